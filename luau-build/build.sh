@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# build.sh: builds wasm/luau.wasm (upstream Luau plus the toolscript shim, as a
+# WASI reactor) and writes wasm/PROVENANCE.
+#
+# Luau's source comes from the luau0-src crate on crates.io, pinned by exact
+# version in luau-build/Cargo.toml and by checksum in luau-build/Cargo.lock;
+# cargo fetches and verifies it. Only its upstream directories are compiled.
+# Nothing is installed here: a missing tool is named and the build stops.
+#
+# Usage: luau-build/build.sh [OUTPUT_DIR]   (default: wasm/)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+out_dir=${1:-$top/wasm}
+mkdir -p "$out_dir"
+out_dir=$(cd "$out_dir" && pwd)
+
+CLANG=${CLANG:-clang++-19}
+WASM_OPT=${WASM_OPT:-wasm-opt}
+SYSROOT_LIB=/usr/lib/wasm32-wasi
+
+# Debian packages the build needs, and a file each one provides.
+required=(
+  "clang-19:$(command -v "$CLANG" || echo /usr/bin/$CLANG)"
+  "lld-19:/usr/bin/wasm-ld-19"
+  "wasi-libc:$SYSROOT_LIB/libc.a"
+  "libc++-19-dev-wasm32:$SYSROOT_LIB/libc++.a"
+  "libc++abi-19-dev-wasm32:$SYSROOT_LIB/libc++abi.a"
+  "libclang-rt-19-dev-wasm32:/usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a"
+)
+missing=()
+for entry in "${required[@]}"; do
+  [ -e "${entry#*:}" ] || missing+=("${entry%%:*}")
+done
+command -v cargo >/dev/null || missing+=("cargo (rustup or Debian's cargo)")
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "build.sh: missing: ${missing[*]}" >&2
+  echo "build.sh: on Debian bookworm: apt-get install clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32" >&2
+  exit 1
+fi
+
+# Fetch the pinned crate (cargo verifies the checksum in Cargo.lock).
+manifest=$here/Cargo.toml
+cargo fetch --locked --manifest-path "$manifest" >&2
+crate_dir=$(cargo metadata --locked --format-version 1 --manifest-path "$manifest" |
+  python3 -c 'import json,sys
+m=json.load(sys.stdin)
+print(next(p["manifest_path"] for p in m["packages"] if p["name"]=="luau0-src").rsplit("/",1)[0])')
+crate_version=$(basename "$crate_dir" | sed 's/^luau0-src-//')
+crate_checksum=$(awk '/name = "luau0-src"/{f=1} f&&/checksum/{gsub(/"/,"",$3); print $3; exit}' "$here/Cargo.lock")
+luau_release=${crate_version##*+luau}
+
+# Copy the upstream directories into a scratch tree and apply our patches.
+work=$(mktemp -d "${TMPDIR:-/tmp}/luau-build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+components=(Ast Bytecode Common Compiler VM)
+for c in "${components[@]}"; do
+  [ -d "$crate_dir/luau/$c/src" ] || { echo "build.sh: $crate_dir lacks luau/$c/src" >&2; exit 1; }
+  mkdir -p "$work/src/$c"
+  cp -R "$crate_dir/luau/$c/include" "$crate_dir/luau/$c/src" "$work/src/$c/"
+done
+for p in "$here"/patches/*.patch; do
+  patch --quiet -d "$work/src" -p1 < "$p"
+done
+
+# -O2: -O3 and wasm-opt gained nothing measurable (see README). The prefix
+# maps keep the scratch directory's name out of the output.
+cflags=(
+  --target=wasm32-wasi -O2 -std=c++17 -DNDEBUG
+  -DTOOLSCRIPT_HOST_UNWIND -DLUA_USE_LONGJMP=0 -D_WASI_EMULATED_PROCESS_CLOCKS
+  -fvisibility=hidden -ffunction-sections -fdata-sections
+  -mbulk-memory -msign-ext -mnontrapping-fptoint -mmutable-globals
+  "-ffile-prefix-map=$work=." "-ffile-prefix-map=$here=."
+  -I "$here/shim"
+)
+for c in "${components[@]}"; do cflags+=(-I "$work/src/$c/include"); done
+
+sources=()
+for c in "${components[@]}"; do
+  while IFS= read -r f; do sources+=("$f"); done < <(find "$work/src/$c/src" -name '*.cpp' | LC_ALL=C sort)
+done
+for f in "$here"/shim/*.cpp; do sources+=("$f"); done
+
+mkdir -p "$work/obj"
+export CLANG work
+printf '%s\n' "${sources[@]}" | nl -ba -w4 -s' ' | xargs -P "$(nproc)" -L1 bash -c '
+  "$CLANG" '"$(printf '%q ' "${cflags[@]}")"' -c "$1" -o "$work/obj/$0.o"' >&2
+
+ldflags=(
+  --target=wasm32-wasi -mexec-model=reactor
+  -Wl,--export=__stack_pointer -Wl,--stack-first -Wl,-z,stack-size=1048576
+  -Wl,--gc-sections -Wl,--strip-debug -lwasi-emulated-process-clocks
+)
+objects=()
+while IFS= read -r o; do objects+=("$o"); done < <(ls "$work/obj"/*.o | LC_ALL=C sort)
+"$CLANG" "${ldflags[@]}" "${objects[@]}" -o "$work/luau.wasm"
+
+optimiser="none"
+if [ "${TOOLSCRIPT_WASM_OPT:-0}" = 1 ]; then
+  "$WASM_OPT" -O2 --enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int \
+    --enable-mutable-globals "$work/luau.wasm" -o "$work/luau.opt.wasm"
+  mv "$work/luau.opt.wasm" "$work/luau.wasm"
+  optimiser="$("$WASM_OPT" --version) -O2"
+fi
+
+cp "$work/luau.wasm" "$out_dir/luau.wasm"
+sum=$(sha256sum "$out_dir/luau.wasm" | cut -d' ' -f1)
+pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+{
+  echo "# Provenance of wasm/luau.wasm (written by luau-build/build.sh)"
+  echo "luau_release: 0.$luau_release"
+  echo "source_crate: luau0-src $crate_version (crates.io)"
+  echo "source_crate_sha256: $crate_checksum"
+  echo "source_directories: ${components[*]}"
+  echo "patches: $(cd "$here/patches" && ls *.patch | tr '\n' ' ')"
+  echo "toolchain: clang-19 $(pkgver clang-19), lld-19 $(pkgver lld-19), wasi-libc $(pkgver wasi-libc), libc++-19-dev-wasm32 $(pkgver libc++-19-dev-wasm32), libc++abi-19-dev-wasm32 $(pkgver libc++abi-19-dev-wasm32), libclang-rt-19-dev-wasm32 $(pkgver libclang-rt-19-dev-wasm32)"
+  echo "optimiser: $optimiser"
+  echo "cflags: $(printf '%s ' "${cflags[@]}" | sed "s|$work|\$WORK|g; s|$here|luau-build|g")"
+  echo "ldflags: ${ldflags[*]}"
+  echo "size_bytes: $(stat -c %s "$out_dir/luau.wasm")"
+  echo "sha256: $sum"
+} > "$out_dir/PROVENANCE"
+echo "build.sh: wrote $out_dir/luau.wasm ($sum)" >&2

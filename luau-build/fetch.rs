@@ -1,0 +1,1 @@
+//! Empty: this crate only pins the luau0-src dependency.

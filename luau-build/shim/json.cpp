@@ -1,0 +1,837 @@
+// json.cpp: the json library (encode, decode, null, object) and the Luau to
+// JSON conversion used for script results. The rules are the contract's
+// section 3: integral numbers below 2^53 as integers, NaN and infinities as
+// null, invalid UTF-8 replaced by U+FFFD, tables with keys exactly 1..n as
+// arrays, every other table as an object with sorted keys, and errors that
+// name where in the value the problem was found.
+#include "shim.h"
+
+#include "lua.h"
+#include "lualib.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace
+{
+
+const char* const kNullKey = "toolscript.json.null";
+const char* const kObjectsKey = "toolscript.json.objects";
+const int kMaxDepth = 200;
+const double kMaxSafeInteger = 9007199254740992.0; // 2^53
+
+bool isNull(lua_State* L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TUSERDATA)
+        return false;
+    lua_getfield(L, LUA_REGISTRYINDEX, kNullKey);
+    bool same = lua_rawequal(L, idx, -1);
+    lua_pop(L, 1);
+    return same;
+}
+
+bool isMarkedObject(lua_State* L, int idx)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, kObjectsKey);
+    lua_pushvalue(L, idx);
+    lua_rawget(L, -2);
+    bool marked = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    return marked;
+}
+
+void markObject(lua_State* L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    lua_getfield(L, LUA_REGISTRYINDEX, kObjectsKey);
+    lua_pushvalue(L, idx);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+// Appends a number's JSON text. Integral values below 2^53 in magnitude are
+// written as integers, others in the shortest form that reads back exactly.
+void formatNumber(std::string& out, double d)
+{
+    char buf[64];
+    if (!isfinite(d))
+    {
+        out += "null";
+        return;
+    }
+    if (d == floor(d) && fabs(d) < kMaxSafeInteger)
+    {
+        snprintf(buf, sizeof(buf), "%lld", (long long)d);
+        out += buf;
+        return;
+    }
+    // %.17g always round-trips; prefer the shortest precision that does.
+    for (int precision = 15; precision <= 17; precision++)
+    {
+        snprintf(buf, sizeof(buf), "%.*g", precision, d);
+        if (strtod(buf, nullptr) == d)
+            break;
+    }
+    out += buf;
+}
+
+// Length of the valid UTF-8 sequence at s (at most n bytes), or 0.
+size_t utf8SequenceLength(const unsigned char* s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80)
+        return 1;
+    else if ((c & 0xE0) == 0xC0)
+        len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0)
+        len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0)
+        len = 4, cp = c & 0x07;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+    {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minimum[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+void appendString(std::string& out, const char* data, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char* s = reinterpret_cast<const unsigned char*>(data);
+    out += '"';
+    for (size_t i = 0; i < len;)
+    {
+        unsigned char c = s[i];
+        if (c >= 0x80)
+        {
+            size_t n = utf8SequenceLength(s + i, len - i);
+            if (n == 0)
+            {
+                out += "\xEF\xBF\xBD";
+                i++;
+            }
+            else
+            {
+                out.append(data + i, n);
+                i += n;
+            }
+            continue;
+        }
+        switch (c)
+        {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\b':
+            out += "\\b";
+            break;
+        case '\f':
+            out += "\\f";
+            break;
+        default:
+            if (c < 0x20 || c == 0x7F)
+            {
+                out += "\\u00";
+                out += hex[c >> 4];
+                out += hex[c & 15];
+            }
+            else
+            {
+                out += char(c);
+            }
+        }
+        i++;
+    }
+    out += '"';
+}
+
+bool isIdentifier(const char* s, size_t len)
+{
+    if (len == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (size_t i = 1; i < len; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+            return false;
+    return true;
+}
+
+// Encoder converts one value. Its text is built in a std::string outside the
+// Luau heap and checked against the cap as it grows; the path of the value
+// being converted is kept for error messages.
+class Encoder
+{
+public:
+    Encoder(lua_State* L, const char* root, size_t cap)
+        : L(L)
+        , cap(cap)
+        , path(root)
+    {
+    }
+
+    // Converts the value at idx, appending to text. On failure returns false
+    // with error (and limitExceeded) set; the caller raises the Lua error
+    // once every C++ object is gone, so a pcall that catches it leaks nothing.
+    bool encode(int idx)
+    {
+        idx = lua_absindex(L, idx);
+        switch (lua_type(L, idx))
+        {
+        case LUA_TNIL:
+            text += "null";
+            break;
+        case LUA_TBOOLEAN:
+            text += lua_toboolean(L, idx) ? "true" : "false";
+            break;
+        case LUA_TNUMBER:
+            formatNumber(text, lua_tonumber(L, idx));
+            break;
+        case LUA_TSTRING:
+        {
+            size_t len;
+            const char* s = lua_tolstring(L, idx, &len);
+            appendString(text, s, len);
+            break;
+        }
+        case LUA_TTABLE:
+            if (!encodeTable(idx))
+                return false;
+            break;
+        case LUA_TUSERDATA:
+            if (isNull(L, idx))
+            {
+                text += "null";
+                break;
+            }
+            return fail("cannot convert userdata");
+        default:
+            return fail(std::string("cannot convert ") + lua_typename(L, lua_type(L, idx)));
+        }
+        if (text.size() > cap)
+        {
+            limitExceeded = true;
+            return false;
+        }
+        return true;
+    }
+
+    std::string text;
+    std::string error;
+    bool limitExceeded = false;
+
+private:
+    lua_State* L;
+    size_t cap;
+    std::string path;
+    std::vector<const void*> ancestors;
+
+    bool fail(const std::string& what)
+    {
+        error = path + ": " + what;
+        return false;
+    }
+
+    bool encodeTable(int idx)
+    {
+        const void* table = lua_topointer(L, idx);
+        if (std::find(ancestors.begin(), ancestors.end(), table) != ancestors.end())
+            return fail("cannot convert a table that contains itself (cycle)");
+        if (ancestors.size() >= size_t(kMaxDepth) || !lua_checkstack(L, 8))
+            return fail("value is nested too deeply to convert to JSON");
+        ancestors.push_back(table);
+
+        // Classify: keys exactly 1..n (n >= 1) make an array.
+        size_t count = 0;
+        double maxKey = 0;
+        bool sequence = true;
+        lua_pushnil(L);
+        while (lua_next(L, idx))
+        {
+            lua_pop(L, 1);
+            count++;
+            if (lua_type(L, -1) == LUA_TNUMBER)
+            {
+                double k = lua_tonumber(L, -1);
+                if (k >= 1 && k == floor(k))
+                    maxKey = std::max(maxKey, k);
+                else
+                    sequence = false;
+            }
+            else
+            {
+                sequence = false;
+            }
+        }
+        bool ok = true;
+        if (count == 0)
+            text += isMarkedObject(L, idx) ? "{}" : "[]";
+        else if (sequence && maxKey == double(count))
+            ok = encodeArray(idx, count);
+        else
+            ok = encodeObject(idx, count);
+
+        ancestors.pop_back();
+        return ok;
+    }
+
+    bool encodeArray(int idx, size_t n)
+    {
+        size_t pathLen = path.size();
+        text += '[';
+        for (size_t i = 1; i <= n; i++)
+        {
+            if (i > 1)
+                text += ',';
+            path += "[" + std::to_string(i) + "]";
+            lua_rawgeti(L, idx, int(i));
+            if (!encode(-1))
+                return false;
+            lua_pop(L, 1);
+            path.resize(pathLen);
+        }
+        text += ']';
+        return true;
+    }
+
+    bool encodeObject(int idx, size_t count)
+    {
+        // Keys as strings, anchored in a table (index -> key string) so that
+        // their bytes stay valid while sorted; the original keys alongside.
+        lua_createtable(L, int(count), 0);
+        int names = lua_gettop(L);
+        lua_createtable(L, int(count), 0);
+        int keys = lua_gettop(L);
+
+        int n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, idx))
+        {
+            lua_pop(L, 1);
+            n++;
+            if (lua_type(L, -1) == LUA_TSTRING)
+            {
+                lua_pushvalue(L, -1);
+            }
+            else if (lua_type(L, -1) == LUA_TNUMBER)
+            {
+                double k = lua_tonumber(L, -1);
+                if (!isfinite(k))
+                    return fail("cannot convert a table with a NaN or infinite key");
+                std::string name;
+                formatNumber(name, k);
+                lua_pushlstring(L, name.data(), name.size());
+            }
+            else
+            {
+                return fail(std::string("cannot convert a table key of type ") + luaL_typename(L, -1));
+            }
+            lua_rawseti(L, names, n);
+            lua_pushvalue(L, -1);
+            lua_rawseti(L, keys, n);
+        }
+
+        struct Entry
+        {
+            const char* name;
+            size_t len;
+            int index;
+        };
+        std::vector<Entry> entries(static_cast<size_t>(n));
+        for (int i = 1; i <= n; i++)
+        {
+            lua_rawgeti(L, names, i);
+            entries[i - 1].name = lua_tolstring(L, -1, &entries[i - 1].len);
+            entries[i - 1].index = i;
+            lua_pop(L, 1);
+        }
+        std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+            int c = memcmp(a.name, b.name, std::min(a.len, b.len));
+            return c != 0 ? c < 0 : a.len < b.len;
+        });
+        for (size_t i = 1; i < entries.size(); i++)
+            if (entries[i].len == entries[i - 1].len && memcmp(entries[i].name, entries[i - 1].name, entries[i].len) == 0)
+                return fail("cannot convert a table with both a number and a string key '" + std::string(entries[i].name, entries[i].len) + "'");
+
+        size_t pathLen = path.size();
+        text += '{';
+        for (size_t i = 0; i < entries.size(); i++)
+        {
+            const Entry& e = entries[i];
+            if (i > 0)
+                text += ',';
+            appendString(text, e.name, e.len);
+            text += ':';
+            lua_rawgeti(L, keys, e.index);
+            if (lua_type(L, -1) == LUA_TSTRING && isIdentifier(e.name, e.len))
+                path += "." + std::string(e.name, e.len);
+            else if (lua_type(L, -1) == LUA_TSTRING)
+                path += "[\"" + std::string(e.name, e.len) + "\"]";
+            else
+                path += "[" + std::string(e.name, e.len) + "]";
+            lua_rawget(L, idx);
+            if (!encode(-1))
+                return false;
+            lua_pop(L, 1);
+            path.resize(pathLen);
+        }
+        text += '}';
+        lua_pop(L, 2);
+        return true;
+    }
+};
+
+// Decoder parses strict JSON (RFC 8259) into Luau values. Like the encoder it
+// reports failure by returning false; jsonDecode raises the error afterwards.
+class Decoder
+{
+public:
+    Decoder(lua_State* L, const char* s, size_t len)
+        : L(L)
+        , s(s)
+        , end(s + len)
+        , p(s)
+    {
+    }
+
+    bool decodeDocument()
+    {
+        skipSpace();
+        if (!value(0))
+            return false;
+        skipSpace();
+        if (p != end)
+            return fail("unexpected trailing characters");
+        return true;
+    }
+
+    std::string error;
+
+private:
+    lua_State* L;
+    const char* s;
+    const char* end;
+    const char* p;
+    std::string buffer;
+
+    bool fail(const char* what)
+    {
+        char where[64];
+        if (p >= end)
+            snprintf(where, sizeof(where), " at end of input (position %d)", int(p - s) + 1);
+        else
+            snprintf(where, sizeof(where), " at position %d", int(p - s) + 1);
+        error = std::string("json.decode: ") + what + where;
+        return false;
+    }
+
+    void skipSpace()
+    {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+            p++;
+    }
+
+    bool literal(const char* word)
+    {
+        size_t n = strlen(word);
+        if (size_t(end - p) < n || memcmp(p, word, n) != 0)
+            return fail("invalid literal");
+        p += n;
+        return true;
+    }
+
+    bool value(int depth)
+    {
+        if (depth > kMaxDepth || !lua_checkstack(L, 4))
+            return fail("nesting too deep");
+        if (p >= end)
+            return fail("unexpected end of input");
+        switch (*p)
+        {
+        case '{':
+            return object(depth);
+        case '[':
+            return array(depth);
+        case '"':
+            return string();
+        case 't':
+            lua_pushboolean(L, 1);
+            return literal("true");
+        case 'f':
+            lua_pushboolean(L, 0);
+            return literal("false");
+        case 'n':
+            lua_getfield(L, LUA_REGISTRYINDEX, kNullKey);
+            return literal("null");
+        default:
+            if (*p == '-' || (*p >= '0' && *p <= '9'))
+                return number();
+            return fail("unexpected character");
+        }
+    }
+
+    bool digits()
+    {
+        if (!(p < end && *p >= '0' && *p <= '9'))
+            return false;
+        while (p < end && *p >= '0' && *p <= '9')
+            p++;
+        return true;
+    }
+
+    bool number()
+    {
+        const char* start = p;
+        if (*p == '-')
+            p++;
+        if (p < end && *p == '0')
+            p++;
+        else if (!digits())
+            return fail("invalid number");
+        if (p < end && *p == '.')
+        {
+            p++;
+            if (!digits())
+                return fail("invalid number");
+        }
+        if (p < end && (*p == 'e' || *p == 'E'))
+        {
+            p++;
+            if (p < end && (*p == '+' || *p == '-'))
+                p++;
+            if (!digits())
+                return fail("invalid number");
+        }
+        buffer.assign(start, p);
+        lua_pushnumber(L, strtod(buffer.c_str(), nullptr));
+        return true;
+    }
+
+    bool hex4(unsigned& v)
+    {
+        if (end - p < 4)
+            return fail("invalid \\u escape");
+        v = 0;
+        for (int i = 0; i < 4; i++, p++)
+        {
+            char c = *p;
+            v <<= 4;
+            if (c >= '0' && c <= '9')
+                v |= unsigned(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                v |= unsigned(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                v |= unsigned(c - 'A' + 10);
+            else
+                return fail("invalid \\u escape");
+        }
+        return true;
+    }
+
+    void appendCodepoint(unsigned cp)
+    {
+        if (cp < 0x80)
+            buffer += char(cp);
+        else if (cp < 0x800)
+        {
+            buffer += char(0xC0 | (cp >> 6));
+            buffer += char(0x80 | (cp & 0x3F));
+        }
+        else if (cp < 0x10000)
+        {
+            buffer += char(0xE0 | (cp >> 12));
+            buffer += char(0x80 | ((cp >> 6) & 0x3F));
+            buffer += char(0x80 | (cp & 0x3F));
+        }
+        else
+        {
+            buffer += char(0xF0 | (cp >> 18));
+            buffer += char(0x80 | ((cp >> 12) & 0x3F));
+            buffer += char(0x80 | ((cp >> 6) & 0x3F));
+            buffer += char(0x80 | (cp & 0x3F));
+        }
+    }
+
+    bool escape()
+    {
+        if (p >= end)
+            return fail("unterminated string");
+        char e = *p++;
+        switch (e)
+        {
+        case '"':
+        case '\\':
+        case '/':
+            buffer += e;
+            return true;
+        case 'b':
+            buffer += '\b';
+            return true;
+        case 'f':
+            buffer += '\f';
+            return true;
+        case 'n':
+            buffer += '\n';
+            return true;
+        case 'r':
+            buffer += '\r';
+            return true;
+        case 't':
+            buffer += '\t';
+            return true;
+        case 'u':
+        {
+            unsigned cp;
+            if (!hex4(cp))
+                return false;
+            if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 && p[0] == '\\' && p[1] == 'u')
+            {
+                const char* save = p;
+                p += 2;
+                unsigned low;
+                if (!hex4(low))
+                    return false;
+                if (low >= 0xDC00 && low <= 0xDFFF)
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                else
+                    p = save;
+            }
+            if (cp >= 0xD800 && cp <= 0xDFFF)
+                cp = 0xFFFD; // a lone surrogate
+            appendCodepoint(cp);
+            return true;
+        }
+        default:
+            p--;
+            return fail("invalid escape in string");
+        }
+    }
+
+    bool string()
+    {
+        p++; // opening quote
+        buffer.clear();
+        for (;;)
+        {
+            if (p >= end)
+                return fail("unterminated string");
+            unsigned char c = (unsigned char)*p;
+            if (c == '"')
+            {
+                p++;
+                break;
+            }
+            if (c < 0x20)
+                return fail("control character in string");
+            if (c == '\\')
+            {
+                p++;
+                if (!escape())
+                    return false;
+                continue;
+            }
+            const char* run = p;
+            while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+                p++;
+            buffer.append(run, p);
+        }
+        lua_pushlstring(L, buffer.data(), buffer.size());
+        return true;
+    }
+
+    bool array(int depth)
+    {
+        p++;
+        lua_newtable(L);
+        skipSpace();
+        if (p < end && *p == ']')
+        {
+            p++;
+            return true;
+        }
+        for (int i = 1;; i++)
+        {
+            skipSpace();
+            if (!value(depth + 1))
+                return false;
+            lua_rawseti(L, -2, i);
+            skipSpace();
+            if (p < end && *p == ',')
+            {
+                p++;
+                continue;
+            }
+            if (p < end && *p == ']')
+            {
+                p++;
+                return true;
+            }
+            return fail("expected ',' or ']'");
+        }
+    }
+
+    bool object(int depth)
+    {
+        p++;
+        lua_newtable(L);
+        skipSpace();
+        if (p < end && *p == '}')
+        {
+            p++;
+            markObject(L, -1);
+            return true;
+        }
+        for (;;)
+        {
+            skipSpace();
+            if (p >= end || *p != '"')
+                return fail("expected a string key");
+            if (!string())
+                return false;
+            skipSpace();
+            if (p >= end || *p != ':')
+                return fail("expected ':'");
+            p++;
+            skipSpace();
+            if (!value(depth + 1))
+                return false;
+            lua_rawset(L, -3);
+            skipSpace();
+            if (p < end && *p == ',')
+            {
+                p++;
+                continue;
+            }
+            if (p < end && *p == '}')
+            {
+                p++;
+                return true;
+            }
+            return fail("expected ',' or '}'");
+        }
+    }
+};
+
+int jsonEncode(lua_State* L)
+{
+    lua_settop(L, 1);
+    ts_json_encode(L, 1, "value", size_t(1) << 30);
+    return 1;
+}
+
+int jsonDecode(lua_State* L)
+{
+    size_t len;
+    const char* s = luaL_checklstring(L, 1, &len);
+    std::string error;
+    {
+        Decoder decoder(L, s, len);
+        if (decoder.decodeDocument())
+            return 1;
+        error.swap(decoder.error);
+    }
+    lua_pushlstring(L, error.data(), error.size());
+    std::string().swap(error); // lua_error does not return: free it now
+    lua_error(L);
+}
+
+int jsonObject(lua_State* L)
+{
+    if (lua_isnoneornil(L, 1))
+    {
+        lua_settop(L, 0);
+        lua_newtable(L);
+    }
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    markObject(L, 1);
+    return 1;
+}
+
+int nullToString(lua_State* L)
+{
+    lua_pushliteral(L, "null");
+    return 1;
+}
+
+} // namespace
+
+void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
+{
+    std::string error;
+    bool limitExceeded = false;
+    {
+        Encoder encoder(L, root, cap);
+        if (encoder.encode(idx))
+        {
+            lua_pushlstring(L, encoder.text.data(), encoder.text.size());
+            return;
+        }
+        error.swap(encoder.error);
+        limitExceeded = encoder.limitExceeded;
+    }
+    if (limitExceeded)
+        ts_raise_tagged(L, TS_LIMIT, "value is too large to convert to JSON (limit %zu bytes)", cap);
+    lua_pushlstring(L, error.data(), error.size());
+    std::string().swap(error); // lua_error does not return: free it now
+    lua_error(L);
+}
+
+void ts_open_json(lua_State* L)
+{
+    // json.null: one userdata whose identity is the sentinel.
+    lua_newuserdata(L, 0);
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, nullToString, "tostring");
+    lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "json.null");
+    lua_setfield(L, -2, "__metatable");
+    lua_setreadonly(L, -1, true);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kNullKey);
+    lua_setfield(L, -2, "null");
+
+    // Tables json.object() or json.decode marked as objects, weakly held.
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, kObjectsKey);
+
+    lua_pushcfunction(L, jsonEncode, "encode");
+    lua_setfield(L, -2, "encode");
+    lua_pushcfunction(L, jsonDecode, "decode");
+    lua_setfield(L, -2, "decode");
+    lua_pushcfunction(L, jsonObject, "object");
+    lua_setfield(L, -2, "object");
+}

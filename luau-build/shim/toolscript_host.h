@@ -1,0 +1,46 @@
+// host.h declares the functions the toolscript host (Go, under wazero)
+// provides to the Luau module, and the few the shim exports back.
+//
+// In the wasm build these are imports of the "toolscript" module. The native
+// build used for benchmarks links the same names from native/harness.cpp.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct lua_State;
+
+#if defined(__wasm__)
+#define TS_IMPORT(name) __attribute__((import_module("toolscript"), import_name(name)))
+#define TS_EXPORT(name) __attribute__((export_name(name)))
+#else
+#define TS_IMPORT(name)
+#define TS_EXPORT(name) __attribute__((visibility("default")))
+#endif
+
+extern "C"
+{
+    // Runs f(L, ud) through the exported ts_trampoline and returns the Lua
+    // status of the call: 0, or the errcode passed to ts_host_throw.
+    TS_IMPORT("rawrunprotected") int ts_host_rawrunprotected(lua_State* L, void (*f)(lua_State*, void*), void* ud);
+
+    // Unwinds to the innermost ts_host_rawrunprotected with errcode.
+    [[noreturn]] TS_IMPORT("throw") void ts_host_throw(lua_State* L, int errcode);
+
+    // Unwinds the whole execution: the host has asked it to stop (deadline
+    // or cancellation). The instance is discarded afterwards.
+    [[noreturn]] TS_IMPORT("stop") void ts_host_stop(void);
+
+    // Called every few thousand interrupts: a safe point for the Go scheduler.
+    TS_IMPORT("tick") void ts_host_tick(void);
+
+    // One print() line (arguments already tostring'ed and tab-joined).
+    TS_IMPORT("print") void ts_host_print(const char* line, size_t len);
+
+    // An exception escaped the C++ front end (compiler or parser); the
+    // message and 1-based line are handed over and the execution unwinds.
+    [[noreturn]] TS_IMPORT("abort") void ts_host_abort(const char* message, size_t len, int line);
+
+    // progress(done, total, message): total < 0 means absent.
+    TS_IMPORT("progress") void ts_host_progress(double done, double total, const char* message, size_t len);
+}
