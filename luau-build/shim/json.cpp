@@ -758,8 +758,10 @@ int jsonDecode(lua_State* L)
             return 1;
         error.swap(decoder.error);
     }
+    luaL_where(L, 1);
     lua_pushlstring(L, error.data(), error.size());
     std::string().swap(error); // lua_error does not return: free it now
+    lua_concat(L, 2);
     lua_error(L);
 }
 
@@ -800,8 +802,10 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
     }
     if (limitExceeded)
         ts_raise_tagged(L, TS_LIMIT, "value is too large to convert to JSON (limit %zu bytes)", cap);
+    luaL_where(L, 1);
     lua_pushlstring(L, error.data(), error.size());
     std::string().swap(error); // lua_error does not return: free it now
+    lua_concat(L, 2);
     lua_error(L);
 }
 

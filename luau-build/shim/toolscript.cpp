@@ -322,7 +322,8 @@ extern "C"
 {
 
 // Creates the Luau state and its environment. heapLimit caps the bytes the
-// Luau heap may hold. Returns 0, or a TsKind on failure.
+// Luau heap may hold until ts_run sets the script's own limit. Returns 0, or
+// a TsKind on failure.
 TS_EXPORT("ts_init") int ts_init(uint32_t heapLimit)
 {
     state.heapLimit = heapLimit;
@@ -367,12 +368,14 @@ TS_EXPORT("ts_trampoline") void ts_trampoline(void (*f)(lua_State*, void*), lua_
 
 // Compiles and runs one script. args holds nargs strings, each a 32-bit
 // little-endian length followed by its bytes; the script receives them as
-// `...`. resultCap bounds the result's JSON text. Returns the outcome's kind;
-// the outcome itself is in ts_out.
-TS_EXPORT("ts_run") int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap)
+// `...`. resultCap bounds the result's JSON text and heapLimit the bytes the
+// Luau heap may hold. Returns the outcome's kind; the outcome itself is in
+// ts_out.
+TS_EXPORT("ts_run") int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit)
 {
     lua_State* L = state.L;
     out = Out{};
+    state.heapLimit = heapLimit;
 
     std::string bytecode;
     if (!compileSource(source, len, bytecode))

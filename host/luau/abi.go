@@ -1,0 +1,20 @@
+package luau
+
+// Kinds ts_run reports; they mirror enum TsKind in luau-build/shim/shim.h.
+const (
+	kindOK       = 0
+	kindSyntax   = 1
+	kindRuntime  = 2
+	kindMemory   = 3
+	kindLimit    = 4
+	kindIO       = 5
+	kindInternal = 6
+)
+
+// outSize is the size of the shim's Out struct: ptr, len, line, kind, each a
+// little-endian 32-bit word.
+const outSize = 16
+
+// initHeapLimit bounds the Luau heap while ts_init builds the environment,
+// before ts_run sets the script's own limit.
+const initHeapLimit = 16 << 20

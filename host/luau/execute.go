@@ -1,0 +1,197 @@
+package luau
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolscript/toolscript/host/result"
+)
+
+// Limits bound one execution. Zero fields take the defaults below.
+type Limits struct {
+	// Timeout is the wall-clock limit. Default 30s.
+	Timeout time.Duration
+	// HeapBytes caps the Luau heap. Default 64 MiB.
+	HeapBytes uint64
+	// MaxLogLines and MaxLogBytes cap the print() lines kept. Defaults 10,000
+	// lines and 1 MiB.
+	MaxLogLines int
+	MaxLogBytes int
+	// MaxResultBytes caps the JSON text of the result. Default 4 MiB.
+	MaxResultBytes int
+}
+
+// The defaults of Limits.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultHeapBytes      = 64 << 20
+	DefaultMaxLogLines    = 10000
+	DefaultMaxLogBytes    = 1 << 20
+	DefaultMaxResultBytes = 4 << 20
+)
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.HeapBytes == 0 {
+		l.HeapBytes = DefaultHeapBytes
+	}
+	if l.MaxLogLines <= 0 {
+		l.MaxLogLines = DefaultMaxLogLines
+	}
+	if l.MaxLogBytes <= 0 {
+		l.MaxLogBytes = DefaultMaxLogBytes
+	}
+	if l.MaxResultBytes <= 0 {
+		l.MaxResultBytes = DefaultMaxResultBytes
+	}
+	return l
+}
+
+// Script is one execution request.
+type Script struct {
+	// Source is Luau source text. Bytecode is refused.
+	Source []byte
+	// Args are passed to the script as `...`.
+	Args   []string
+	Limits Limits
+	// OnLog, if set, sees each print() line as it happens (lines past the
+	// log caps are not shown).
+	OnLog func(line string)
+	// OnProgress, if set, receives the script's progress() calls; total is
+	// nil when the script gave none.
+	OnProgress func(done float64, total *float64, message string)
+}
+
+// execution is the state of one running script that host functions reach.
+type execution struct {
+	logs       logSink
+	onProgress func(done float64, total *float64, message string)
+}
+
+// Execute runs script in a fresh instance and returns its result. It never
+// returns nil; failures of every kind, including toolscript's own, are
+// reported in the result's Error.
+func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
+	limits := script.Limits.WithDefaults()
+	exec := &execution{
+		logs:       logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes, onLine: script.OnLog},
+		onProgress: script.OnProgress,
+	}
+	res := &result.Result{}
+	res.Error = r.execute(ctx, script, limits, exec, res)
+	res.Logs = exec.logs.finish()
+	return res
+}
+
+func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exec *execution, res *result.Result) *result.Error {
+	if limits.HeapBytes > 1<<32-1 {
+		return &result.Error{Kind: result.Limit, Message: fmt.Sprintf("memory limit %d bytes exceeds the 4 GiB a script can address", limits.HeapBytes)}
+	}
+	if err := ctx.Err(); err != nil {
+		return &result.Error{Kind: result.Timeout, Message: "execution was cancelled before it started"}
+	}
+	inst, err := r.acquire(ctx)
+	if err != nil {
+		return internalError(err)
+	}
+	defer inst.close()
+	inst.exec = exec
+	ctx = withInstance(ctx, inst)
+
+	// Source and arguments travel in one allocation: the source, then each
+	// argument as a 32-bit length and its bytes.
+	payload := make([]byte, 0, len(script.Source)+8*len(script.Args))
+	payload = append(payload, script.Source...)
+	for _, arg := range script.Args {
+		payload = binary.LittleEndian.AppendUint32(payload, uint32(len(arg)))
+		payload = append(payload, arg...)
+	}
+	ptr, err := inst.write(ctx, payload)
+	if err != nil {
+		if errors.Is(err, errGuestOutOfMemory) {
+			return &result.Error{Kind: result.Memory, Message: "the script and its arguments do not fit in the module's memory"}
+		}
+		return internalError(err)
+	}
+
+	deadline := time.AfterFunc(limits.Timeout, func() { inst.requestStop(stoppedByDeadline) })
+	stopOnCancel := context.AfterFunc(ctx, func() { inst.requestStop(stoppedByCancellation) })
+	_, err = inst.run.Call(ctx,
+		uint64(ptr), uint64(len(script.Source)),
+		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),
+		uint64(limits.MaxResultBytes), limits.HeapBytes)
+	deadline.Stop()
+	stopOnCancel()
+
+	if err != nil {
+		return unwoundError(inst, err, limits)
+	}
+	return readOutcome(inst, res)
+}
+
+// readOutcome reads ts_out: the result JSON, or the error's message, kind and line.
+func readOutcome(inst *instance, res *result.Result) *result.Error {
+	out, ok := inst.mem.Read(inst.outAddr, outSize)
+	if !ok {
+		return internalError(errors.New("luau: outcome out of range"))
+	}
+	ptr := binary.LittleEndian.Uint32(out[0:])
+	length := binary.LittleEndian.Uint32(out[4:])
+	line := int(int32(binary.LittleEndian.Uint32(out[8:])))
+	kind := int32(binary.LittleEndian.Uint32(out[12:]))
+	text, ok := inst.mem.Read(ptr, length)
+	if !ok {
+		return internalError(errors.New("luau: outcome text out of range"))
+	}
+	if kind == kindOK {
+		res.Value = json.RawMessage(append([]byte(nil), text...))
+		return nil
+	}
+	return &result.Error{Kind: kindName(kind), Message: string(text), Line: line}
+}
+
+func kindName(kind int32) result.Kind {
+	switch kind {
+	case kindSyntax:
+		return result.Syntax
+	case kindRuntime:
+		return result.Runtime
+	case kindMemory:
+		return result.Memory
+	case kindLimit:
+		return result.Limit
+	case kindIO:
+		return result.IO
+	default:
+		return result.Internal
+	}
+}
+
+// unwoundError classifies an execution that unwound through the host.
+func unwoundError(inst *instance, err error, limits Limits) *result.Error {
+	var abort *frontEndAbort
+	switch {
+	case errors.Is(err, errStopRequested):
+		if stopReason(inst.stopReason.Load()) == stoppedByCancellation {
+			return &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}
+		}
+		return &result.Error{Kind: result.Timeout, Message: fmt.Sprintf("script exceeded the time limit of %s", limits.Timeout)}
+	case errors.As(err, &abort):
+		if abort.line > 0 {
+			return &result.Error{Kind: result.Syntax, Message: fmt.Sprintf("script:%d: %s", abort.line, abort.message), Line: abort.line}
+		}
+		return &result.Error{Kind: result.Internal, Message: abort.message}
+	}
+	return internalError(err)
+}
+
+func internalError(err error) *result.Error {
+	return &result.Error{Kind: result.Internal, Message: err.Error()}
+}

@@ -1,0 +1,157 @@
+package luau
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// instance is one instantiation of the Luau module holding one Luau state.
+// It runs at most one script and is then closed: instances are never reused.
+type instance struct {
+	mod      api.Module
+	mem      api.Memory
+	run      api.Function
+	malloc   api.Function
+	sp       api.MutableGlobal
+	outAddr  uint32
+	stopAddr uint32
+
+	// trampolines[d] calls ts_trampoline at protected-call nesting depth d:
+	// a wazero api.Function is not re-entrant, so each depth needs its own.
+	trampolines []api.Function
+	callStacks  [][3]uint64
+	depth       int
+
+	// stopReason is why the host asked the script to stop (a stopReason
+	// value), set once by whichever of the deadline or cancellation is first.
+	stopReason atomic.Int32
+
+	// mu orders requestStop, which timers call from other goroutines,
+	// before close, which unmaps the memory requestStop writes to.
+	mu     sync.Mutex
+	closed bool
+
+	// exec is the execution the instance is running: where print() lines,
+	// progress and file operations go.
+	exec *execution
+}
+
+type stopReason int32
+
+const (
+	notStopped stopReason = iota
+	stoppedByDeadline
+	stoppedByCancellation
+)
+
+type instanceKey struct{}
+
+func withInstance(ctx context.Context, inst *instance) context.Context {
+	return context.WithValue(ctx, instanceKey{}, inst)
+}
+
+func instanceFrom(ctx context.Context) *instance {
+	return ctx.Value(instanceKey{}).(*instance)
+}
+
+// bind looks up the exports and creates the Luau state.
+func (inst *instance) bind(ctx context.Context, mod api.Module) error {
+	inst.mod = mod
+	inst.mem = mod.Memory()
+	var err error
+	if inst.run, err = exported(mod, "ts_run"); err != nil {
+		return err
+	}
+	if inst.malloc, err = exported(mod, "ts_malloc"); err != nil {
+		return err
+	}
+	sp, ok := mod.ExportedGlobal("__stack_pointer").(api.MutableGlobal)
+	if !ok {
+		return errors.New("luau: the module does not export a mutable __stack_pointer")
+	}
+	inst.sp = sp
+
+	addrs := [2]uint32{}
+	for i, name := range []string{"ts_out_addr", "ts_stop_addr"} {
+		fn, err := exported(mod, name)
+		if err != nil {
+			return err
+		}
+		res, err := fn.Call(ctx)
+		if err != nil {
+			return fmt.Errorf("luau: calling %s: %w", name, err)
+		}
+		addrs[i] = uint32(res[0])
+	}
+	inst.outAddr, inst.stopAddr = addrs[0], addrs[1]
+
+	initFn, err := exported(mod, "ts_init")
+	if err != nil {
+		return err
+	}
+	res, err := initFn.Call(ctx, initHeapLimit)
+	if err != nil {
+		return fmt.Errorf("luau: creating the Luau state: %w", err)
+	}
+	if res[0] != kindOK {
+		return fmt.Errorf("luau: creating the Luau state failed (kind %d)", res[0])
+	}
+	return nil
+}
+
+// trampoline returns the ts_trampoline function for nesting depth d.
+func (inst *instance) trampoline(d int) (api.Function, []uint64) {
+	for len(inst.trampolines) <= d {
+		inst.trampolines = append(inst.trampolines, inst.mod.ExportedFunction("ts_trampoline"))
+		inst.callStacks = append(inst.callStacks, [3]uint64{})
+	}
+	return inst.trampolines[d], inst.callStacks[d][:]
+}
+
+// requestStop asks the running script to stop at its next interrupt check.
+// It is safe to call from any goroutine, any number of times.
+func (inst *instance) requestStop(reason stopReason) {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.closed || !inst.stopReason.CompareAndSwap(int32(notStopped), int32(reason)) {
+		return
+	}
+	buf, ok := inst.mem.Read(inst.stopAddr, 4)
+	if !ok {
+		return
+	}
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&buf[0])), 1)
+}
+
+// write copies data into a fresh guest allocation and returns its address.
+func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
+	res, err := inst.malloc.Call(ctx, uint64(len(data)))
+	if err != nil {
+		return 0, fmt.Errorf("luau: allocating %d bytes in the module: %w", len(data), err)
+	}
+	ptr := uint32(res[0])
+	if ptr == 0 && len(data) > 0 {
+		return 0, errGuestOutOfMemory
+	}
+	if !inst.mem.Write(ptr, data) {
+		return 0, fmt.Errorf("luau: writing %d bytes at %#x: out of range", len(data), ptr)
+	}
+	return ptr, nil
+}
+
+var errGuestOutOfMemory = errors.New("luau: the module is out of memory")
+
+func (inst *instance) close() {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if !inst.closed {
+		inst.closed = true
+		_ = inst.mod.Close(context.Background())
+	}
+}

@@ -1,0 +1,198 @@
+// Package luau runs Luau scripts in the embedded WebAssembly build of upstream
+// Luau under wazero.
+//
+// A Runtime compiles the module once per process (with wazero's on-disk
+// compilation cache) and runs every script in a fresh instance that is
+// discarded afterwards: nothing survives from one execution to the next.
+// Executions are safe to run concurrently; a small pool of ready, never-used
+// instances keeps the latency of a warm process low.
+package luau
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/toolscript/toolscript/wasm"
+)
+
+// Config configures a Runtime.
+type Config struct {
+	// CacheDir holds wazero's compilation cache. Empty means the user cache
+	// directory (toolscript/wazero under os.UserCacheDir); "off" disables it.
+	CacheDir string
+	// MaxMemoryBytes caps each instance's linear memory: the Luau heap plus
+	// the compiler, the C stack and allocator overhead. Default 256 MiB.
+	MaxMemoryBytes uint64
+	// PoolSize is how many fresh instances are kept ready. Zero means none:
+	// right for a process that runs one script.
+	PoolSize int
+}
+
+// DefaultMaxMemoryBytes is the default cap on an instance's linear memory.
+const DefaultMaxMemoryBytes = 256 << 20
+
+const wasmPageSize = 64 << 10
+
+// Runtime owns the compiled Luau module and creates instances of it.
+type Runtime struct {
+	runtime  wazero.Runtime
+	compiled wazero.CompiledModule
+	config   wazero.ModuleConfig
+	cache    wazero.CompilationCache
+
+	pool     chan *instance
+	stopPool context.CancelFunc
+	poolDone sync.WaitGroup
+}
+
+// New compiles the Luau module and, if cfg.PoolSize > 0, starts filling the
+// pool of ready instances.
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.MaxMemoryBytes == 0 {
+		cfg.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
+	pages := (cfg.MaxMemoryBytes + wasmPageSize - 1) / wasmPageSize
+	if pages > 65536 {
+		return nil, fmt.Errorf("luau: memory limit %d bytes exceeds the 4 GiB a wasm32 module can address", cfg.MaxMemoryBytes)
+	}
+
+	rtConfig := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(uint32(pages)).
+		WithCloseOnContextDone(false) // stops go through Luau's interrupt instead: 5x cheaper
+	r := &Runtime{}
+	if cache, err := openCache(cfg.CacheDir); err == nil && cache != nil {
+		r.cache = cache
+		rtConfig = rtConfig.WithCompilationCache(cache)
+	}
+	r.runtime = wazero.NewRuntimeWithConfig(ctx, rtConfig)
+
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.runtime); err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("luau: instantiating WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, r.runtime); err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("luau: instantiating host functions: %w", err)
+	}
+	compiled, err := r.runtime.CompileModule(ctx, wasm.Binary)
+	if err != nil {
+		r.Close(ctx)
+		return nil, fmt.Errorf("luau: compiling the Luau module: %w", err)
+	}
+	r.compiled = compiled
+
+	// No preopens, no environment, no arguments: the guest reaches nothing
+	// outside its memory but through the toolscript host functions. Clocks
+	// are real so that os.time and os.clock work.
+	r.config = wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions("_initialize").
+		WithSysWalltime().
+		WithSysNanotime()
+
+	if cfg.PoolSize > 0 {
+		r.startPool(cfg.PoolSize)
+	}
+	return r, nil
+}
+
+func openCache(dir string) (wazero.CompilationCache, error) {
+	switch dir {
+	case "off":
+		return nil, nil
+	case "":
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(base, "toolscript", "wazero")
+	}
+	return wazero.NewCompilationCacheWithDir(dir)
+}
+
+// Close stops the pool and releases the runtime and every instance.
+func (r *Runtime) Close(ctx context.Context) error {
+	if r.stopPool != nil {
+		r.stopPool()
+		r.poolDone.Wait()
+		for {
+			select {
+			case inst := <-r.pool:
+				inst.close()
+				continue
+			default:
+			}
+			break
+		}
+	}
+	err := r.runtime.Close(ctx)
+	if r.cache != nil {
+		err = errors.Join(err, r.cache.Close(ctx))
+	}
+	return err
+}
+
+func (r *Runtime) startPool(size int) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stopPool = cancel
+	r.pool = make(chan *instance, size)
+	r.poolDone.Add(1)
+	go func() {
+		defer r.poolDone.Done()
+		for ctx.Err() == nil {
+			inst, err := r.newInstance(ctx)
+			if err != nil {
+				return // Execute creates instances itself and reports the error
+			}
+			select {
+			case r.pool <- inst:
+			case <-ctx.Done():
+				inst.close()
+				return
+			}
+		}
+	}()
+}
+
+// acquire returns a fresh instance: from the pool when one is ready.
+func (r *Runtime) acquire(ctx context.Context) (*instance, error) {
+	if r.pool != nil {
+		select {
+		case inst := <-r.pool:
+			return inst, nil
+		default:
+		}
+	}
+	return r.newInstance(ctx)
+}
+
+func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
+	ctx = withMemoryAllocator(ctx)
+	inst := &instance{}
+	ctx = withInstance(ctx, inst)
+	mod, err := r.runtime.InstantiateModule(ctx, r.compiled, r.config)
+	if err != nil {
+		return nil, fmt.Errorf("luau: instantiating the Luau module: %w", err)
+	}
+	if err := inst.bind(ctx, mod); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	return inst, nil
+}
+
+func exported(mod api.Module, name string) (api.Function, error) {
+	fn := mod.ExportedFunction(name)
+	if fn == nil {
+		return nil, fmt.Errorf("luau: the module does not export %s", name)
+	}
+	return fn, nil
+}

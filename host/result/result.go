@@ -1,0 +1,98 @@
+// Package result defines the execution result: what one run of a script
+// produces on every surface (CLI, MCP), as the contract's section 1 defines it.
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Kind classifies why an execution failed.
+type Kind string
+
+// The kinds of failure. Every failed execution has exactly one.
+const (
+	Syntax   Kind = "syntax"   // the script does not parse or compile
+	Runtime  Kind = "runtime"  // a Lua error escaped the script
+	Timeout  Kind = "timeout"  // the wall-clock limit passed, or the run was cancelled
+	Memory   Kind = "memory"   // the script exceeded its memory limit
+	Limit    Kind = "limit"    // a configured budget: write bytes, handles, result size...
+	IO       Kind = "io"       // a sandbox refusal or I/O failure escaped the script
+	Internal Kind = "internal" // a fault of toolscript itself
+)
+
+// Error describes a failed execution.
+type Error struct {
+	Kind    Kind   `json:"kind"`
+	Message string `json:"message"`
+	// Line is the 1-based script line the error was raised at, 0 when unknown.
+	Line int `json:"line,omitempty"`
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s error: %s", e.Kind, e.Message)
+}
+
+// Op says what a script did to a file, judged by the file's final state.
+type Op string
+
+// The operations reported in FilesTouched.
+const (
+	OpWrite  Op = "write"
+	OpAppend Op = "append"
+	OpRemove Op = "remove"
+)
+
+// FileTouched is one file the script wrote, appended to or removed.
+type FileTouched struct {
+	// Name is the cleaned path relative to the io directory.
+	Name string `json:"name"`
+	Op   Op     `json:"op"`
+	// Bytes is the file's size on disk at the end; omitted for removals.
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// Result is the outcome of one execution. Logs and FilesTouched are reported
+// whether or not the script succeeded.
+type Result struct {
+	// Value is the script's first return value as JSON ("null" when none).
+	Value        json.RawMessage `json:"result"`
+	Logs         []string        `json:"logs"`
+	FilesTouched []FileTouched   `json:"files_touched"`
+	Error        *Error          `json:"error,omitempty"`
+}
+
+// Failed reports whether the execution failed.
+func (r *Result) Failed() bool { return r.Error != nil }
+
+// MarshalJSON writes the result with empty lists as [] and a null result on
+// failure, so that consumers never meet a missing or null list.
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	out := plain(*r)
+	if out.Logs == nil {
+		out.Logs = []string{}
+	}
+	if out.FilesTouched == nil {
+		out.FilesTouched = []FileTouched{}
+	}
+	if out.Value == nil || out.Error != nil {
+		out.Value = json.RawMessage("null")
+	}
+	return json.Marshal(&out)
+}
+
+// JSON returns the result as one line of JSON. Unlike json.Marshal it leaves
+// <, > and & unescaped: these texts are read by people and models, not
+// embedded in HTML.
+func (r *Result) JSON() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		// Only a malformed Value could fail; report it rather than panic.
+		return []byte(`{"result":null,"logs":[],"files_touched":[],"error":{"kind":"internal","message":"result is not valid JSON"}}` + "\n")
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
