@@ -67,7 +67,22 @@ type Script struct {
 	// OnProgress, if set, receives the script's progress() calls; total is
 	// nil when the script gave none.
 	OnProgress func(done float64, total *float64, message string)
+	// IO, if set, gives the script the io library (and os.remove) confined
+	// to one directory. Nil leaves io out of the environment.
+	IO *IO
 }
+
+// IO configures the sandboxed io library for one execution.
+type IO struct {
+	// Dir is the directory the script's paths are relative to. It is
+	// created on the first write.
+	Dir string
+	// MaxBytes is the cumulative write budget of the execution.
+	MaxBytes int64
+}
+
+// DefaultIOMaxBytes is the default write budget: 50 MiB.
+const DefaultIOMaxBytes = 50 << 20
 
 // execution is the state of one running script that host functions reach.
 type execution struct {

@@ -24,7 +24,9 @@ import (
 // luaThrow is the panic value of luaD_throw.
 type luaThrow struct{ status int32 }
 
-func (t *luaThrow) Error() string { return fmt.Sprintf("luau: unprotected error (status %d)", t.status) }
+func (t *luaThrow) Error() string {
+	return fmt.Sprintf("luau: unprotected error (status %d)", t.status)
+}
 
 // throws holds one preallocated luaThrow per Lua status, so that raising an
 // error allocates nothing.
