@@ -80,6 +80,10 @@ void formatNumber(std::string& out, double d)
             break;
     }
     out += buf;
+    // An integral value beyond 2^53 is written as a float, so that no reader
+    // takes it for an exact integer.
+    if (strpbrk(buf, ".e") == nullptr)
+        out += ".0";
 }
 
 // Length of the valid UTF-8 sequence at s (at most n bytes), or 0.
