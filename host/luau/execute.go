@@ -116,7 +116,7 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 	if err != nil {
 		return internalError(err)
 	}
-	defer inst.close()
+	defer r.discard(inst)
 	inst.exec = exec
 	ctx = withInstance(ctx, inst)
 

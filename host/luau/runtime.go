@@ -51,6 +51,9 @@ type Runtime struct {
 	pool     chan *instance
 	stopPool context.CancelFunc
 	poolDone sync.WaitGroup
+
+	// discarding counts instances being closed in the background.
+	discarding sync.WaitGroup
 }
 
 // New compiles the Luau module and, if cfg.PoolSize > 0, starts filling the
@@ -118,8 +121,19 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(dir)
 }
 
+// discard closes a used instance in the background: unmapping its memory
+// costs more than running a small script, and nobody waits for it.
+func (r *Runtime) discard(inst *instance) {
+	r.discarding.Add(1)
+	go func() {
+		defer r.discarding.Done()
+		inst.close()
+	}()
+}
+
 // Close stops the pool and releases the runtime and every instance.
 func (r *Runtime) Close(ctx context.Context) error {
+	r.discarding.Wait()
 	if r.stopPool != nil {
 		r.stopPool()
 		r.poolDone.Wait()
