@@ -44,9 +44,9 @@ fi
 manifest=$here/Cargo.toml
 cargo fetch --locked --manifest-path "$manifest" >&2
 crate_dir=$(cargo metadata --locked --format-version 1 --manifest-path "$manifest" |
-  python3 -c 'import json,sys
-m=json.load(sys.stdin)
-print(next(p["manifest_path"] for p in m["packages"] if p["name"]=="luau0-src").rsplit("/",1)[0])')
+  grep -o '"manifest_path":"[^"]*/luau0-src-[^"]*/Cargo.toml"' | head -n 1 |
+  sed 's/^"manifest_path":"//; s|/Cargo.toml"$||')
+[ -d "$crate_dir/luau" ] || { echo "build.sh: cargo did not fetch luau0-src" >&2; exit 1; }
 crate_version=$(basename "$crate_dir" | sed 's/^luau0-src-//')
 crate_checksum=$(awk '/name = "luau0-src"/{f=1} f&&/checksum/{gsub(/"/,"",$3); print $3; exit}' "$here/Cargo.lock")
 luau_release=${crate_version##*+luau}
