@@ -106,8 +106,9 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 }
 
 func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exec *execution, res *result.Result) *result.Error {
-	if limits.HeapBytes > 1<<32-1 {
-		return &result.Error{Kind: result.Limit, Message: fmt.Sprintf("memory limit %d bytes exceeds the 4 GiB a script can address", limits.HeapBytes)}
+	if limits.HeapBytes+MemoryOverheadBytes > r.maxMemory {
+		return &result.Error{Kind: result.Limit, Message: fmt.Sprintf(
+			"memory limit of %d bytes is more than this runtime allows (%d bytes)", limits.HeapBytes, r.maxMemory-MemoryOverheadBytes)}
 	}
 	if err := ctx.Err(); err != nil {
 		return &result.Error{Kind: result.Timeout, Message: "execution was cancelled before it started"}

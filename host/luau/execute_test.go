@@ -331,6 +331,15 @@ func TestMemoryLimit(t *testing.T) {
 	check(t, run(t, `return "alive"`, luau.Limits{}), want{result: `"alive"`})
 }
 
+func TestHeapLimitBeyondTheRuntime(t *testing.T) {
+	t.Parallel()
+	res := run(t, `return 1`, luau.Limits{HeapBytes: luau.DefaultMaxMemoryBytes})
+	check(t, res, want{kind: result.Limit, message: "more than this runtime allows"})
+	if got := luau.MaxMemoryFor(1 << 30); got != 1<<30+luau.MemoryOverheadBytes {
+		t.Errorf("MaxMemoryFor(1 GiB) = %d", got)
+	}
+}
+
 func TestLogCaps(t *testing.T) {
 	t.Parallel()
 	res := run(t, `for i = 1, 100 do print("line " .. i) end error("after logs")`, luau.Limits{MaxLogLines: 10})

@@ -39,6 +39,17 @@ type Config struct {
 // DefaultMaxMemoryBytes is the default cap on an instance's linear memory.
 const DefaultMaxMemoryBytes = 256 << 20
 
+// MemoryOverheadBytes is what an instance needs beside the Luau heap: the
+// module's data and C stack, the compiler, allocator overhead. A Runtime
+// accepts scripts whose heap limit leaves this much of MaxMemoryBytes free.
+const MemoryOverheadBytes = 32 << 20
+
+// MaxMemoryFor returns the MaxMemoryBytes a Runtime needs to run scripts
+// with the given heap limit.
+func MaxMemoryFor(heapBytes uint64) uint64 {
+	return max(heapBytes+MemoryOverheadBytes, DefaultMaxMemoryBytes)
+}
+
 const wasmPageSize = 64 << 10
 
 // Runtime owns the compiled Luau module and creates instances of it.
@@ -47,6 +58,8 @@ type Runtime struct {
 	compiled wazero.CompiledModule
 	config   wazero.ModuleConfig
 	cache    wazero.CompilationCache
+	// maxMemory caps each instance's linear memory, in bytes.
+	maxMemory uint64
 
 	pool     chan *instance
 	stopPool context.CancelFunc
@@ -70,7 +83,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rtConfig := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(uint32(pages)).
 		WithCloseOnContextDone(false) // stops go through Luau's interrupt instead: 5x cheaper
-	r := &Runtime{}
+	r := &Runtime{maxMemory: pages * wasmPageSize}
 	if cache, err := openCache(cfg.CacheDir); err == nil && cache != nil {
 		r.cache = cache
 		rtConfig = rtConfig.WithCompilationCache(cache)
