@@ -150,6 +150,7 @@ func TestLanguage(t *testing.T) {
 		{"buffer library", `local b = buffer.create(4) buffer.writeu32(b, 0, 0xdeadbeef) return buffer.readu8(b, 0)`, want{result: "239"}},
 		{"os subset", `return {type(os.time()), type(os.clock()), os.date("!%Y", 0), os.difftime(5, 2)}`, want{result: `["number","number","1970",3]`}},
 		{"utf8 and bit32", `return {utf8.char(72, 228), bit32.band(12, 10)}`, want{result: `["Hä",8]`}},
+		{"_G and _VERSION", `return {_G ~= nil, _VERSION}`, want{result: `[true,"Luau"]`}},
 		{"table.sort with comparator", `local t = {3, 1, 2} table.sort(t, function(a, b) return a > b end) return t`, want{result: `[3,2,1]`}},
 	}
 	for _, c := range cases {
@@ -457,14 +458,33 @@ func TestManyExecutionsDoNotGrowMemory(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		return ms.HeapAlloc
 	}
-	before := heap()
+	before, rssBefore := heap(), residentBytes(t)
 	for i := range 10000 {
 		exec(i)
 	}
-	after := heap()
+	after, rssAfter := heap(), residentBytes(t)
 	if after > before+16<<20 {
 		t.Errorf("Go heap grew from %d to %d bytes over 10,000 executions", before, after)
 	}
+	// Instances' linear memories are mapped outside the Go heap: the
+	// process's resident size shows whether they are released.
+	if rssBefore > 0 && rssAfter > rssBefore+64<<20 {
+		t.Errorf("resident memory grew from %d to %d bytes over 10,000 executions", rssBefore, rssAfter)
+	}
+}
+
+// residentBytes returns the process's resident set size, or 0 where
+// /proc is not available.
+func residentBytes(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var size, resident int64
+	if _, err := fmt.Sscan(string(data), &size, &resident); err != nil {
+		t.Fatalf("parsing /proc/self/statm: %v", err)
+	}
+	return resident * int64(os.Getpagesize())
 }
 
 func TestResultJSONShape(t *testing.T) {
