@@ -34,6 +34,10 @@ type Config struct {
 	// PoolSize is how many fresh instances are kept ready. Zero means none:
 	// right for a process that runs one script.
 	PoolSize int
+	// Module is the Luau module to run. Nil means the embedded wasm.Binary;
+	// another build of luau-build (different flags, say) can be measured
+	// against it.
+	Module []byte
 }
 
 // DefaultMaxMemoryBytes is the default cap on an instance's linear memory.
@@ -98,7 +102,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		r.Close(ctx)
 		return nil, fmt.Errorf("luau: instantiating host functions: %w", err)
 	}
-	compiled, err := r.runtime.CompileModule(ctx, wasm.Binary)
+	module := cfg.Module
+	if module == nil {
+		module = wasm.Binary
+	}
+	compiled, err := r.runtime.CompileModule(ctx, module)
 	if err != nil {
 		r.Close(ctx)
 		return nil, fmt.Errorf("luau: compiling the Luau module: %w", err)
