@@ -18,3 +18,6 @@ const outSize = 16
 // initHeapLimit bounds the Luau heap while ts_init builds the environment,
 // before ts_run sets the script's own limit.
 const initHeapLimit = 16 << 20
+
+// luaErrMem is Luau's LUA_ERRMEM status.
+const luaErrMem = 4

@@ -193,7 +193,13 @@ func kindName(kind int32) result.Kind {
 // unwoundError classifies an execution that unwound through the host.
 func unwoundError(inst *instance, err error, limits Limits) *result.Error {
 	var abort *frontEndAbort
+	var thrown *luaThrow
 	switch {
+	case errors.As(err, &thrown) && thrown.status == luaErrMem:
+		// Out of memory outside any protected call: loading the chunk or
+		// pushing the arguments.
+		return &result.Error{Kind: result.Memory, Message: fmt.Sprintf(
+			"not enough memory: the script and its arguments exceed the memory limit of %d bytes", limits.HeapBytes)}
 	case errors.Is(err, errStopRequested):
 		if stopReason(inst.stopReason.Load()) == stoppedByCancellation {
 			return &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}

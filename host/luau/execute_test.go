@@ -326,8 +326,12 @@ func TestMemoryLimit(t *testing.T) {
 		res := run(t, src, limits)
 		check(t, res, want{kind: result.Memory, message: "memory limit of 16777216 bytes"})
 	}
+	// Arguments larger than the heap limit fail cleanly too.
+	res := run(t, `return #(...)`, limits, strings.Repeat("a", 20<<20))
+	check(t, res, want{kind: result.Memory, message: "memory limit of 16777216 bytes"})
+
 	// Caught by pcall, the script can recover and succeed.
-	res := run(t, `local ok, e = pcall(string.rep, "x", 1e9) return {ok, e}`, limits)
+	res = run(t, `local ok, e = pcall(string.rep, "x", 1e9) return {ok, e}`, limits)
 	check(t, res, want{result: `[false,"not enough memory"]`})
 	check(t, run(t, `return "alive"`, luau.Limits{}), want{result: `"alive"`})
 }
