@@ -65,12 +65,13 @@ type Runtime struct {
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
 
-	pool     chan *instance
-	stopPool context.CancelFunc
-	poolDone sync.WaitGroup
-
-	// discarding counts instances being closed in the background.
-	discarding sync.WaitGroup
+	// pool holds ready, never-used instances (nil without a pool).
+	pool chan *instance
+	// background counts goroutines that fill the pool or close used
+	// instances; closing stops new ones from starting.
+	background sync.WaitGroup
+	mu         sync.Mutex
+	closing    bool
 }
 
 // New compiles the Luau module and, if cfg.PoolSize > 0, starts filling the
@@ -142,30 +143,74 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(dir)
 }
 
-// discard closes a used instance in the background: unmapping its memory
-// costs more than running a small script, and nobody waits for it.
-func (r *Runtime) discard(inst *instance) {
-	r.discarding.Add(1)
+// startPool fills the pool in the background.
+func (r *Runtime) startPool(size int) {
+	r.pool = make(chan *instance, size)
+	r.inBackground(func() {
+		for range size {
+			if !r.refill() {
+				return
+			}
+		}
+	})
+}
+
+// inBackground runs fn in a goroutine unless the runtime is closing.
+func (r *Runtime) inBackground(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return
+	}
+	r.background.Add(1)
 	go func() {
-		defer r.discarding.Done()
-		inst.close()
+		defer r.background.Done()
+		fn()
 	}()
 }
 
+// refill adds one fresh instance to the pool unless it is full. It reports
+// whether it added one.
+func (r *Runtime) refill() bool {
+	if len(r.pool) == cap(r.pool) {
+		return false
+	}
+	inst, err := r.newInstance(context.Background())
+	if err != nil {
+		return false // Execute creates instances itself and reports the error
+	}
+	select {
+	case r.pool <- inst:
+		return true
+	default:
+		inst.close()
+		return false
+	}
+}
+
+// discard closes a used instance and replaces it in the pool, in the
+// background and after the execution: unmapping a memory costs more than
+// running a small script, and creating an instance while a script runs
+// would slow that script down (both contend for the process's memory map).
+func (r *Runtime) discard(inst *instance) {
+	r.inBackground(func() {
+		inst.close()
+		if r.pool != nil {
+			r.refill()
+		}
+	})
+}
+
 // Close stops the pool and releases the runtime and every instance.
+// Executions must have returned before Close is called.
 func (r *Runtime) Close(ctx context.Context) error {
-	r.discarding.Wait()
-	if r.stopPool != nil {
-		r.stopPool()
-		r.poolDone.Wait()
-		for {
-			select {
-			case inst := <-r.pool:
-				inst.close()
-				continue
-			default:
-			}
-			break
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	r.background.Wait()
+	if r.pool != nil {
+		for len(r.pool) > 0 {
+			(<-r.pool).close()
 		}
 	}
 	err := r.runtime.Close(ctx)
@@ -173,28 +218,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 		err = errors.Join(err, r.cache.Close(ctx))
 	}
 	return err
-}
-
-func (r *Runtime) startPool(size int) {
-	ctx, cancel := context.WithCancel(context.Background())
-	r.stopPool = cancel
-	r.pool = make(chan *instance, size)
-	r.poolDone.Add(1)
-	go func() {
-		defer r.poolDone.Done()
-		for ctx.Err() == nil {
-			inst, err := r.newInstance(ctx)
-			if err != nil {
-				return // Execute creates instances itself and reports the error
-			}
-			select {
-			case r.pool <- inst:
-			case <-ctx.Done():
-				inst.close()
-				return
-			}
-		}
-	}()
 }
 
 // acquire returns a fresh instance: from the pool when one is ready.

@@ -174,6 +174,12 @@ int openEnvironment(lua_State* L)
     lua_setfield(L, -2, "json");
 
     lua_pop(L, 1);
+
+    // Library tables, the globals and the string metatable become
+    // read-only now, while the instance waits in the host's pool. Each
+    // script then gets its own writable environment (luaL_sandboxthread in
+    // ts_run) whose reads fall through to these globals.
+    luaL_sandbox(L);
     return 0;
 }
 
@@ -305,6 +311,11 @@ bool compileSource(const char* source, size_t len, std::string& bytecode)
 
 } // namespace
 
+lua_State* ts_state()
+{
+    return state.L;
+}
+
 [[noreturn]] void ts_raise_tagged(lua_State* L, TsKind kind, const char* fmt, ...)
 {
     luaL_where(L, 1);
@@ -393,7 +404,9 @@ TS_EXPORT("ts_run") int ts_run(const char* source, size_t len, const char* args,
     if (!compileSource(source, len, bytecode))
         return out.kind;
 
-    luaL_sandbox(L);
+    // The script's own global table. Anything added to the environment for
+    // this execution only (io when it is enabled) goes into it here, before
+    // luau_load resolves the script's imports.
     luaL_sandboxthread(L);
 
     lua_pushcfunction(L, errorHandler, "errorHandler");
