@@ -33,3 +33,7 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 // Raises a Lua error carrying message and remembers that it is of the given
 // kind, so that the host can classify it if it escapes the script.
 [[noreturn]] void ts_raise_tagged(lua_State* L, TsKind kind, const char* fmt, ...);
+
+// The instance's Luau state, created by ts_init (null before). Lint reads
+// the sandbox's globals from it.
+lua_State* ts_state();
