@@ -1,0 +1,217 @@
+package lint
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// Options configures a lint run.
+type Options struct {
+	// IO lints for an environment with the io library (io, os.remove,
+	// file). Without it, using them is an io_disabled error.
+	IO bool
+	// Disable names rules whose diagnostics are dropped. Syntax errors
+	// cannot be disabled.
+	Disable []string
+	// Workers is how many scripts are linted at once, each worker in its
+	// own module instance. Zero means GOMAXPROCS.
+	Workers int
+}
+
+// Validate checks that Disable names existing rules that may be disabled.
+func (o Options) Validate() error {
+	for _, name := range o.Disable {
+		if name == RuleSyntax {
+			return fmt.Errorf("lint: the %s rule cannot be disabled", RuleSyntax)
+		}
+		if _, ok := findRule(Rules(), name); !ok {
+			return fmt.Errorf("lint: unknown rule %q (rules: %v)", name, RuleNames())
+		}
+	}
+	return nil
+}
+
+// Diagnostic is one problem in one script. Lines and columns are 1-based;
+// columns count characters (Unicode code points). EndLine and EndColumn
+// mark the position just past the end of the problem's text.
+type Diagnostic struct {
+	File      string   `json:"file"`
+	Line      int      `json:"line"`
+	Column    int      `json:"column"`
+	EndLine   int      `json:"end_line"`
+	EndColumn int      `json:"end_column"`
+	Severity  Severity `json:"severity"`
+	Rule      string   `json:"rule"`
+	Message   string   `json:"message"`
+}
+
+// Report is the outcome of a lint run.
+type Report struct {
+	// Files is how many scripts were linted.
+	Files int
+	// Diagnostics are ordered by file (in the order the scripts were
+	// given), then by position.
+	Diagnostics []Diagnostic
+}
+
+// Count returns the number of errors and of warnings.
+func (r *Report) Count() (errors, warnings int) {
+	for _, d := range r.Diagnostics {
+		if d.Severity == Error {
+			errors++
+		} else {
+			warnings++
+		}
+	}
+	return errors, warnings
+}
+
+// Failed reports whether the run fails: any error, or in strict mode any
+// diagnostic at all.
+func (r *Report) Failed(strict bool) bool {
+	errors, warnings := r.Count()
+	return errors > 0 || (strict && warnings > 0)
+}
+
+// Run lints sources with the module of rt and returns their diagnostics. An
+// error means linting itself failed (the module could not be instantiated),
+// not that a script has problems.
+func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	rules := Rules()
+	disabled := make(map[string]bool, len(opts.Disable))
+	for _, name := range opts.Disable {
+		disabled[name] = true
+	}
+
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(sources))
+
+	results := make([][]Diagnostic, len(sources))
+	jobs := make(chan int)
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		failOnce sync.Once
+		failure  error
+	)
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			linter := rt.NewLinter(luau.LintOptions{IO: opts.IO})
+			defer linter.Close()
+			for i := range jobs {
+				diags, err := linter.Lint(ctx, sources[i].Text)
+				if err != nil {
+					failOnce.Do(func() {
+						failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
+						cancel()
+					})
+					continue // drain the remaining jobs
+				}
+				results[i] = convert(sources[i], diags, rules, disabled)
+			}
+		})
+	}
+feed:
+	for i := range sources {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	if failure != nil {
+		return nil, failure
+	}
+	report := &Report{Files: len(sources)}
+	for _, diags := range results {
+		report.Diagnostics = append(report.Diagnostics, diags...)
+	}
+	return report, nil
+}
+
+// convert turns the module's diagnostics for one source into Diagnostics:
+// named, with a severity, disabled rules dropped, columns in characters.
+func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map[string]bool) []Diagnostic {
+	if len(diags) == 0 {
+		return nil
+	}
+	lines := lineStarts(src.Text)
+	out := make([]Diagnostic, 0, len(diags))
+	for _, d := range diags {
+		if disabled[d.Rule] {
+			continue
+		}
+		severity := Error
+		if rule, ok := findRule(rules, d.Rule); ok {
+			severity = rule.Severity
+		}
+		out = append(out, Diagnostic{
+			File:      src.Name,
+			Line:      d.Line,
+			Column:    charColumn(src.Text, lines, d.Line, d.Column),
+			EndLine:   d.EndLine,
+			EndColumn: charColumn(src.Text, lines, d.EndLine, d.EndColumn),
+			Severity:  severity,
+			Rule:      d.Rule,
+			Message:   d.Message,
+		})
+	}
+	slices.SortStableFunc(out, func(a, b Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return out
+}
+
+// lineStarts returns the byte offset at which each line starts. Like Luau's
+// lexer, only \n ends a line.
+func lineStarts(text []byte) []int {
+	starts := []int{0}
+	for i := 0; ; {
+		j := bytes.IndexByte(text[i:], '\n')
+		if j < 0 {
+			return starts
+		}
+		i += j + 1
+		starts = append(starts, i)
+	}
+}
+
+// charColumn converts a 1-based byte column on a 1-based line into a
+// 1-based column in characters. Bytes that are not valid UTF-8 count one
+// character each; positions past the end of the text count as bytes.
+func charColumn(text []byte, lines []int, line, byteColumn int) int {
+	if line < 1 || line > len(lines) || byteColumn < 1 {
+		return byteColumn
+	}
+	start := lines[line-1]
+	end := start + byteColumn - 1
+	past := 0
+	if end > len(text) {
+		past = end - len(text)
+		end = len(text)
+	}
+	return utf8.RuneCount(text[start:end]) + past + 1
+}

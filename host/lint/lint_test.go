@@ -1,0 +1,290 @@
+package lint_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+func newRuntime(t testing.TB) *luau.Runtime {
+	t.Helper()
+	rt, err := luau.New(context.Background(), luau.Config{})
+	if err != nil {
+		t.Fatalf("luau.New: %v", err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
+// triggers holds, for every rule, a script that breaks it.
+var triggers = map[string]string{
+	lint.RuleSyntax:          "local = 1\n",
+	lint.RuleUnknownGlobal:   "pirnt(1)\n",
+	lint.RuleReadonlyGlobal:  "string.x = 1\n",
+	lint.RuleIODisabled:      "return io.open('a')\n",
+	lint.RuleUnusedLocal:     "local a = 1\n",
+	lint.RuleShadowedLocal:   "local a = 1\ndo local a = 2 print(a) end\nprint(a)\n",
+	lint.RuleUnreachableCode: "do return end\nprint(1)\n",
+	lint.RuleAssignmentCount: "local a, b = 1\nprint(a, b)\n",
+	lint.RuleInvalidNolint:   "--!nolint nope\n",
+}
+
+// The module and this package know the same rules: each rule's trigger is
+// reported under that name, --!nolint accepts every name but syntax, and
+// disabling a rule drops exactly its diagnostics.
+func TestRulesAgreeWithModule(t *testing.T) {
+	rt := newRuntime(t)
+	for _, rule := range lint.Rules() {
+		t.Run(rule.Name, func(t *testing.T) {
+			src, ok := triggers[rule.Name]
+			if !ok {
+				t.Fatalf("no trigger for rule %s", rule.Name)
+			}
+			rep, err := lint.Run(context.Background(), rt, []lint.Source{{Name: "t.luau", Text: []byte(src)}}, lint.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Diagnostics) == 0 || rep.Diagnostics[0].Rule != rule.Name || rep.Diagnostics[0].Severity != rule.Severity {
+				t.Fatalf("trigger of %s: got %+v", rule.Name, rep.Diagnostics)
+			}
+
+			nolint := "--!nolint " + rule.Name + "\n" + src
+			rep, err = lint.Run(context.Background(), rt, []lint.Source{{Name: "t.luau", Text: []byte(nolint)}}, lint.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range rep.Diagnostics {
+				if d.Rule == lint.RuleInvalidNolint && rule.Name != lint.RuleSyntax && rule.Name != lint.RuleInvalidNolint {
+					t.Errorf("--!nolint %s: %s", rule.Name, d.Message)
+				}
+			}
+
+			if rule.Name == lint.RuleSyntax {
+				return
+			}
+			rep, err = lint.Run(context.Background(), rt, []lint.Source{{Name: "t.luau", Text: []byte(src)}}, lint.Options{Disable: []string{rule.Name}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range rep.Diagnostics {
+				if d.Rule == rule.Name {
+					t.Errorf("disabled %s is still reported: %+v", rule.Name, d)
+				}
+			}
+		})
+	}
+	if len(triggers) != len(lint.Rules()) {
+		t.Errorf("%d triggers for %d rules", len(triggers), len(lint.Rules()))
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cases := []struct {
+		disable []string
+		err     string
+	}{
+		{nil, ""},
+		{[]string{"unused_local", "shadowed_local"}, ""},
+		{[]string{"syntax"}, "cannot be disabled"},
+		{[]string{"no_such_rule"}, `unknown rule "no_such_rule"`},
+	}
+	for _, c := range cases {
+		err := lint.Options{Disable: c.disable}.Validate()
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("Validate(%v) = %v, want %q", c.disable, err, c.err)
+		}
+	}
+}
+
+func TestRunOrderAndColumns(t *testing.T) {
+	rt := newRuntime(t)
+	sources := []lint.Source{
+		{Name: "b.luau", Text: []byte("pirnt(1)\n")},
+		{Name: "a.luau", Text: []byte("local s = 'héllo' .. pirnt\nreturn s\n")},
+		{Name: "ok.luau", Text: []byte("return 1\n")},
+	}
+	rep, err := lint.Run(context.Background(), rt, sources, lint.Options{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []lint.Diagnostic{
+		{File: "b.luau", Line: 1, Column: 1, EndLine: 1, EndColumn: 6, Severity: lint.Error, Rule: "unknown_global"},
+		// pirnt starts at byte 23; é is two bytes but one character.
+		{File: "a.luau", Line: 1, Column: 22, EndLine: 1, EndColumn: 27, Severity: lint.Error, Rule: "unknown_global"},
+	}
+	if len(rep.Diagnostics) != len(want) {
+		t.Fatalf("got %+v", rep.Diagnostics)
+	}
+	for i, d := range rep.Diagnostics {
+		d.Message = ""
+		if d != want[i] {
+			t.Errorf("diagnostic %d: got %+v, want %+v", i, d, want[i])
+		}
+	}
+	if rep.Files != 3 {
+		t.Errorf("Files = %d", rep.Files)
+	}
+	if errs, warns := rep.Count(); errs != 2 || warns != 0 || !rep.Failed(false) {
+		t.Errorf("Count = %d, %d", errs, warns)
+	}
+}
+
+func TestFailed(t *testing.T) {
+	warning := lint.Report{Diagnostics: []lint.Diagnostic{{Severity: lint.Warning}}}
+	if warning.Failed(false) || !warning.Failed(true) {
+		t.Error("a warning fails only in strict mode")
+	}
+	var clean lint.Report
+	if clean.Failed(true) {
+		t.Error("a clean report fails")
+	}
+}
+
+// Many scripts over a few workers, each reusing its instance.
+func TestRunMany(t *testing.T) {
+	rt := newRuntime(t)
+	var sources []lint.Source
+	for i := range 300 {
+		text := "local x = 1\nreturn x\n"
+		if i%7 == 0 {
+			text = "return pirnt\n"
+		}
+		sources = append(sources, lint.Source{Name: filepath.Join("d", strings.Repeat("x", i%5)+".luau"), Text: []byte(text)})
+	}
+	rep, err := lint.Run(context.Background(), rt, sources, lint.Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs, _ := rep.Count(); errs != 43 {
+		t.Fatalf("%d errors, want 43", errs)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	rt := newRuntime(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := lint.Run(ctx, rt, []lint.Source{{Name: "a", Text: []byte("return 1")}}, lint.Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func names(sources []lint.Source) []string {
+	var out []string
+	for _, s := range sources {
+		out = append(out, filepath.ToSlash(s.Name))
+	}
+	return out
+}
+
+func TestCollect(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{
+		"a.luau":             "return 1",
+		"notes.txt":          "not a script",
+		"sub/b.lua":          "return 2",
+		"sub/deep/c.LUAU":    "return 3",
+		"sub/.git/d.luau":    "hidden",
+		"sub/deep/e.luau.md": "not a script",
+		"explicit.txt":       "return 4",
+	})
+	t.Chdir(root)
+
+	cases := []struct {
+		name  string
+		paths []string
+		stdin string
+		want  []string
+		err   string
+	}{
+		{name: "directory recursion", paths: []string{"."}, want: []string{"a.luau", "sub/b.lua", "sub/deep/c.LUAU"}},
+		{name: "nested directory", paths: []string{"sub"}, want: []string{"sub/b.lua", "sub/deep/c.LUAU"}},
+		{name: "a file whatever its name", paths: []string{"explicit.txt"}, want: []string{"explicit.txt"}},
+		{name: "each script once", paths: []string{"a.luau", ".", "./a.luau"}, want: []string{"a.luau", "sub/b.lua", "sub/deep/c.LUAU"}},
+		{name: "hidden directory given explicitly", paths: []string{"sub/.git"}, want: []string{"sub/.git/d.luau"}},
+		{name: "standard input", paths: []string{"-", "a.luau"}, stdin: "return 5", want: []string{"<stdin>", "a.luau"}},
+		{name: "standard input twice", paths: []string{"-", "-"}, err: "more than once"},
+		{name: "missing file", paths: []string{"a.luau", "missing.luau"}, err: "cannot read missing.luau: no such file or directory"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sources, err := lint.Collect(c.paths, strings.NewReader(c.stdin), "")
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(sources); !slices.Equal(got, c.want) {
+				t.Errorf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lint.Collect([]string{empty}, nil, ""); !errors.Is(err, lint.ErrNoScripts) {
+		t.Errorf("empty directory: err = %v, want ErrNoScripts", err)
+	}
+}
+
+// A script that cannot be read is an error that names it; the other
+// paths are still gathered so that every bad path is reported at once.
+func TestCollectUnreadable(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"ok.luau": "return 1", "dir/x.luau": "return 2"})
+	// A dangling link cannot be read, not even by root.
+	if err := os.Symlink("nowhere.luau", filepath.Join(root, "dir", "broken.luau")); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{filepath.Join(root, "ok.luau"), filepath.Join(root, "dir"), filepath.Join(root, "gone.luau")}
+	_, err := lint.Collect(paths, nil, "")
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("err = %v, want a not-exist error", err)
+	}
+	for _, name := range []string{"broken.luau: no such file or directory", "gone.luau: no such file or directory"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not say %q", err, name)
+		}
+	}
+
+	if runtime.GOOS == "windows" || os.Geteuid() == 0 {
+		return // file modes do not stop root from reading
+	}
+	secret := filepath.Join(root, "secret.luau")
+	writeFiles(t, root, map[string]string{"secret.luau": "return 1"})
+	if err := os.Chmod(secret, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lint.Collect([]string{secret}, nil, ""); !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("err = %v, want a permission error", err)
+	}
+}
