@@ -21,3 +21,6 @@ const initHeapLimit = 16 << 20
 
 // luaErrMem is Luau's LUA_ERRMEM status.
 const luaErrMem = 4
+
+// inputSize is the size of the shim's input buffer (ts_input_addr).
+const inputSize = 64 << 10

@@ -210,6 +210,13 @@ func TestScriptArguments(t *testing.T) {
 	check(t, run(t, `return select("#", ...)`, luau.Limits{}), want{result: "0"})
 }
 
+func TestLargeScript(t *testing.T) {
+	t.Parallel()
+	// Beyond the 64 KiB input buffer the source goes through ts_malloc.
+	src := "local s = 0\n" + strings.Repeat("s = s + 1 -- padding padding padding\n", 5000) + "return s"
+	check(t, run(t, src, luau.Limits{}, strings.Repeat("x", 1000)), want{result: "5000"})
+}
+
 func TestBytecodeIsRefused(t *testing.T) {
 	t.Parallel()
 	for _, prefix := range []string{"\x1bLua", "\x00\x01", "\x06\x03rest", "\x05abc"} {

@@ -21,6 +21,8 @@ type instance struct {
 	sp       api.MutableGlobal
 	outAddr  uint32
 	stopAddr uint32
+	// inputAddr is the shim's input buffer of inputSize bytes.
+	inputAddr uint32
 
 	// trampolines[d] calls ts_trampoline at protected-call nesting depth d:
 	// a wazero api.Function is not re-entrant, so each depth needs its own.
@@ -77,8 +79,8 @@ func (inst *instance) bind(ctx context.Context, mod api.Module) error {
 	}
 	inst.sp = sp
 
-	addrs := [2]uint32{}
-	for i, name := range []string{"ts_out_addr", "ts_stop_addr"} {
+	addrs := [3]uint32{}
+	for i, name := range []string{"ts_out_addr", "ts_stop_addr", "ts_input_addr"} {
 		fn, err := exported(mod, name)
 		if err != nil {
 			return err
@@ -89,7 +91,7 @@ func (inst *instance) bind(ctx context.Context, mod api.Module) error {
 		}
 		addrs[i] = uint32(res[0])
 	}
-	inst.outAddr, inst.stopAddr = addrs[0], addrs[1]
+	inst.outAddr, inst.stopAddr, inst.inputAddr = addrs[0], addrs[1], addrs[2]
 
 	initFn, err := exported(mod, "ts_init")
 	if err != nil {
@@ -129,8 +131,15 @@ func (inst *instance) requestStop(reason stopReason) {
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&buf[0])), 1)
 }
 
-// write copies data into a fresh guest allocation and returns its address.
+// write copies data into guest memory, the input buffer when it fits, and
+// returns its address.
 func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
+	if len(data) <= inputSize {
+		if !inst.mem.Write(inst.inputAddr, data) {
+			return 0, fmt.Errorf("luau: writing %d bytes at %#x: out of range", len(data), inst.inputAddr)
+		}
+		return inst.inputAddr, nil
+	}
 	res, err := inst.malloc.Call(ctx, uint64(len(data)))
 	if err != nil {
 		return 0, fmt.Errorf("luau: allocating %d bytes in the module: %w", len(data), err)

@@ -373,6 +373,15 @@ TS_EXPORT("ts_free") void ts_free(void* ptr)
     free(ptr);
 }
 
+// A buffer of 64 KiB (host/luau/abi.go: inputSize) the host writes a small
+// script and its arguments into, saving the call to ts_malloc that larger
+// ones need.
+TS_EXPORT("ts_input_addr") char* ts_input_addr()
+{
+    static char input[64 * 1024];
+    return input;
+}
+
 TS_EXPORT("ts_out_addr") Out* ts_out_addr()
 {
     return &out;
