@@ -77,7 +77,7 @@ func TestLintRules(t *testing.T) {
 		{name: "read in a closure", source: "local a = 1\nreturn function() return a end\n"},
 		{name: "unused parameter is fine", source: "return function(a, b) return a end\n"},
 		{name: "shadowed local", source: "local x = 1\ndo\n  local x = 2\n  print(x)\nend\nlocal function f(x) return x end\nprint(x, f)\n",
-			want: []string{"shadowed_local@3:9-3:10", "shadowed_local@6:18-6:19"}, message: "local 'x' shadows the local declared at line 1"},
+			want: []string{"shadowed_local@3:9-3:10", "shadowed_local@6:18-6:19"}, message: "local 'x' shadows the variable of the same name declared at line 1"},
 		{name: "underscore may shadow", source: "local _ = 1\nfor _ = 1, 2 do end\n"},
 		{name: "unreachable after error", source: "local function f()\n  error('x')\n  print('never')\n  return 1\nend\nreturn f\n",
 			want: []string{"unreachable_code@3:3-4:11"}, message: "unreachable code after a call to error()"},

@@ -571,7 +571,7 @@ struct Checker : Luau::AstVisitor
             return;
         if (local->shadow)
             report(local->location, kRuleShadowedLocal,
-                std::string(what) + " " + quote(local->name.value) + " shadows the local declared at line " +
+                std::string(what) + " " + quote(local->name.value) + " shadows the variable of the same name declared at line " +
                     std::to_string(local->shadow->location.begin.line + 1));
         if (trackUse)
         {
