@@ -1,0 +1,584 @@
+// Command compare measures toolscript's performance targets in one run.
+//
+// It runs every benchmark script of tests/bench N times on each engine that
+// is available:
+//
+//   - wasm: upstream Luau compiled to WebAssembly, under wazero, through
+//     luau.Runtime.Execute (a pooled runtime; each execution gets a fresh,
+//     ready instance, as in a warm process);
+//   - native: the same Luau source, patches and shim compiled natively
+//     (bin/luau-native, built by luau-build/native/build.sh), timing ts_init
+//     and ts_run in a fresh process per execution;
+//   - gopher-lua: a fresh lua.LState per execution;
+//   - lua5.1: Debian's reference interpreter, if installed.
+//
+// It checks that every engine computes the same checksum, prints the median
+// times and the ratios, then measures the latency of `return 1` executions
+// in a warm process and the whole-process time of `toolscript run` on a
+// hello script, and says which targets are met. It always exits 0 unless it
+// cannot run at all: it is a report.
+//
+// Usage: go run ./tests/bench/cmd/compare [-n 5] [-run REGEXP]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/tests/bench"
+)
+
+// The targets the project promises.
+const (
+	targetReturn1    = 100 * time.Microsecond
+	targetGeomean    = 2.0
+	targetHello      = 60 * time.Millisecond
+	refillPause      = 3 * time.Millisecond
+	moduleImportPath = "github.com/toolscript/toolscript"
+)
+
+type options struct {
+	n              int
+	filter         *regexp.Regexp
+	root           string
+	native         string
+	wasm           string
+	lua51          string
+	engines        map[string]bool
+	latencySamples int
+	helloRuns      int
+}
+
+func main() {
+	var o options
+	var filter string
+	flag.IntVar(&o.n, "n", 5, "executions of each script on each engine (the median is reported)")
+	flag.StringVar(&filter, "run", "", "only scripts whose name matches this regular expression")
+	flag.StringVar(&o.root, "root", "", "the repository's root (default: found from the working directory)")
+	flag.StringVar(&o.native, "native", "", "the native harness (default: ROOT/bin/luau-native)")
+	flag.StringVar(&o.wasm, "wasm", "", "measure this build of the Luau module instead of the embedded wasm/luau.wasm")
+	flag.StringVar(&o.lua51, "lua51", "lua5.1", "the reference Lua 5.1 interpreter")
+	engines := flag.String("engines", "wasm,native,gopher-lua,lua5.1", "the engines to run, comma-separated")
+	flag.IntVar(&o.latencySamples, "latency-samples", 300, "executions of `return 1` for the latency median")
+	flag.IntVar(&o.helloRuns, "hello-runs", 20, "runs of `toolscript run hello` after one warm-up")
+	flag.Parse()
+	if o.n < 1 {
+		fatalf("-n must be at least 1")
+	}
+	var err error
+	if o.filter, err = regexp.Compile(filter); err != nil {
+		fatalf("-run: %v", err)
+	}
+	if o.root == "" {
+		if o.root, err = findRoot(); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	o.engines = map[string]bool{}
+	for _, e := range strings.Split(*engines, ",") {
+		switch e = strings.TrimSpace(e); e {
+		case "wasm", "native", "gopher-lua", "lua5.1":
+			o.engines[e] = true
+		default:
+			fatalf("-engines: unknown engine %q", e)
+		}
+	}
+	if o.native == "" {
+		o.native = filepath.Join(o.root, "bin", "luau-native")
+	}
+	report(o)
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+// findRoot walks up from the working directory to this module's go.mod.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.HasPrefix(bytes.TrimSpace(data), []byte("module "+moduleImportPath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("cannot find the repository root (the go.mod of " + moduleImportPath + "); use -root")
+		}
+		dir = parent
+	}
+}
+
+// measurement is one engine's runs of one script.
+type measurement struct {
+	median   time.Duration
+	checksum string
+	err      error
+	skipped  bool
+}
+
+type row struct {
+	script                     bench.Script
+	wasm, native, gopher, lua  measurement
+	agree                      bool
+	nativeRatio, gopherRatio   float64
+	nativeValid, gopherValid   bool
+	disagreement, referenceSum string
+}
+
+func report(o options) {
+	ctx := context.Background()
+	fmt.Printf("toolscript performance comparison: %s, %s/%s, %d CPUs, %d executions per script and engine (medians)\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.n)
+
+	var notes []string
+	dir, err := os.MkdirTemp("", "toolscript-compare-")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer os.RemoveAll(dir)
+
+	nativeOK := false
+	if !o.engines["native"] {
+		notes = append(notes, "native: not selected (-engines).")
+	} else if info, err := os.Stat(o.native); err == nil && !info.IsDir() {
+		nativeOK = true
+	} else {
+		notes = append(notes, fmt.Sprintf("native: %s not found; run `make native` (luau-build/native/build.sh). Native columns skipped.", o.native))
+	}
+	luaPath, err := exec.LookPath(o.lua51)
+	luaOK := err == nil && o.engines["lua5.1"]
+	if !o.engines["lua5.1"] {
+		notes = append(notes, "lua5.1: not selected (-engines).")
+	} else if !luaOK {
+		notes = append(notes, fmt.Sprintf("lua5.1: %q not found (Debian package lua5.1); its column is skipped.", o.lua51))
+	}
+	if !o.engines["gopher-lua"] {
+		notes = append(notes, "gopher-lua: not selected (-engines).")
+	}
+
+	var module []byte
+	if o.wasm != "" {
+		if module, err = os.ReadFile(o.wasm); err != nil {
+			fatalf("-wasm: %v", err)
+		}
+		notes = append(notes, "wasm: measured "+o.wasm+", not the embedded wasm/luau.wasm.")
+	}
+	rt, err := luau.New(ctx, luau.Config{PoolSize: 1, Module: module})
+	if err != nil {
+		fatalf("luau.New: %v", err)
+	}
+	defer rt.Close(ctx)
+	time.Sleep(20 * time.Millisecond) // the pool fills
+
+	var rows []*row
+	for _, s := range bench.Scripts() {
+		if !o.filter.MatchString(s.Name) {
+			continue
+		}
+		file := filepath.Join(dir, s.Name+".lua")
+		if err := os.WriteFile(file, s.Source, 0o644); err != nil {
+			fatalf("%v", err)
+		}
+		r := &row{script: s}
+		fmt.Fprintf(os.Stderr, "compare: %s: wasm", s.Name)
+		if o.engines["wasm"] {
+			r.wasm = runWasm(ctx, rt, s.Source, o.n)
+		} else {
+			r.wasm.skipped = true
+		}
+		fmt.Fprint(os.Stderr, ", native")
+		if nativeOK {
+			r.native = runNative(o.native, file, o.n)
+		} else {
+			r.native.skipped = true
+		}
+		fmt.Fprint(os.Stderr, ", gopher-lua")
+		if o.engines["gopher-lua"] {
+			r.gopher = runGopher(s.Source, o.n)
+		} else {
+			r.gopher.skipped = true
+		}
+		fmt.Fprint(os.Stderr, ", lua5.1")
+		if luaOK {
+			r.lua = runLua51(luaPath, file, o.n)
+		} else {
+			r.lua.skipped = true
+		}
+		fmt.Fprintln(os.Stderr)
+		r.check()
+		rows = append(rows, r)
+	}
+
+	geomean, geomeanN := printTable(rows)
+	fmt.Println()
+
+	// Latency of `return 1` in a warm process.
+	var latency, p90 time.Duration
+	latErr := errors.New("not selected (-engines)")
+	if o.engines["wasm"] {
+		latency, p90, latErr = measureReturn1(ctx, module, o.latencySamples)
+	}
+	if latErr != nil {
+		fmt.Printf("return 1 latency: not measured: %v\n", latErr)
+	} else {
+		fmt.Printf("return 1 latency (warm, PoolSize 2, %d executions, %v pause between): median %.1f µs, p90 %.1f µs\n",
+			o.latencySamples, refillPause, us(latency), us(p90))
+	}
+
+	// Whole-process time of `toolscript run hello`.
+	hello, helloNote := measureHello(o, dir)
+	if helloNote != "" {
+		notes = append(notes, helloNote)
+	} else {
+		fmt.Printf("toolscript run hello.luau (whole process, %d runs after a warm-up): median %.1f ms\n", o.helloRuns, ms(hello))
+	}
+
+	if len(notes) > 0 {
+		fmt.Println("\nNotes:")
+		for _, n := range notes {
+			fmt.Println("  - " + n)
+		}
+	}
+
+	fmt.Println("\nTargets:")
+	if latErr != nil {
+		fmt.Printf("  [?]    return-1 median <= %v: not measured (%v)\n", targetReturn1, latErr)
+	} else {
+		fmt.Printf("  %s return-1 median <= %v: %.1f µs\n", mark(latency <= targetReturn1), targetReturn1, us(latency))
+	}
+	if geomeanN == 0 {
+		fmt.Printf("  [?]    geomean wasm/native <= %.1f: not measured (no native results)\n", targetGeomean)
+	} else {
+		fmt.Printf("  %s geomean wasm/native <= %.1f: %.2f over %d scripts\n", mark(geomean <= targetGeomean), targetGeomean, geomean, geomeanN)
+	}
+	slower := []string{}
+	compared := 0
+	for _, r := range rows {
+		if r.gopherValid {
+			compared++
+			if r.gopherRatio >= 1 {
+				slower = append(slower, fmt.Sprintf("%s (%.2fx)", r.script.Name, r.gopherRatio))
+			}
+		}
+	}
+	switch {
+	case compared == 0:
+		fmt.Println("  [?]    wasm faster than gopher-lua on every script: not measured")
+	case len(slower) == 0:
+		fmt.Printf("  %s wasm faster than gopher-lua on every script (%d of %d)\n", mark(true), compared, compared)
+	default:
+		fmt.Printf("  %s wasm faster than gopher-lua on every script: slower on %s\n", mark(false), strings.Join(slower, ", "))
+	}
+	if helloNote != "" {
+		fmt.Printf("  [?]    toolscript run hello <= %v: not measured\n", targetHello)
+	} else {
+		fmt.Printf("  %s toolscript run hello <= %v: %.1f ms\n", mark(hello <= targetHello), targetHello, ms(hello))
+	}
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "[met]  "
+	}
+	return "[MISSED]"
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
+}
+
+// consistent returns the checksum shared by all runs, or an error.
+func consistent(sums []string) (string, error) {
+	for _, s := range sums[1:] {
+		if s != sums[0] {
+			return "", fmt.Errorf("runs disagree: %s and %s", sums[0], s)
+		}
+	}
+	return sums[0], nil
+}
+
+func runWasm(ctx context.Context, rt *luau.Runtime, source []byte, n int) measurement {
+	runtime.GC()
+	var times []time.Duration
+	var sums []string
+	for range n {
+		start := time.Now()
+		res := rt.Execute(ctx, luau.Script{Source: source})
+		times = append(times, time.Since(start))
+		if res.Error != nil {
+			return measurement{err: res.Error}
+		}
+		sum, err := bench.CanonicalJSON(res.Value)
+		if err != nil {
+			return measurement{err: err}
+		}
+		sums = append(sums, sum)
+		time.Sleep(refillPause) // the pool refills: the next execution finds a ready instance
+	}
+	sum, err := consistent(sums)
+	return measurement{median: median(times), checksum: sum, err: err}
+}
+
+// nativeReport is what bin/luau-native prints.
+type nativeReport struct {
+	Compiler string          `json:"compiler"`
+	TimesNS  []int64         `json:"times_ns"`
+	Kind     int             `json:"kind"`
+	Result   json.RawMessage `json:"result"`
+}
+
+func runNative(harness, file string, n int) measurement {
+	var stderr bytes.Buffer
+	cmd := exec.Command(harness, file, fmt.Sprint(n))
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var rep nativeReport
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		if err == nil {
+			err = jerr
+		}
+		return measurement{err: fmt.Errorf("%s: %v %s", harness, err, strings.TrimSpace(stderr.String()))}
+	}
+	if rep.Kind != 0 {
+		return measurement{err: fmt.Errorf("native: kind %d: %s", rep.Kind, rep.Result)}
+	}
+	sum, err := bench.CanonicalJSON(rep.Result)
+	if err != nil {
+		return measurement{err: err}
+	}
+	var times []time.Duration
+	for _, t := range rep.TimesNS {
+		times = append(times, time.Duration(t))
+	}
+	if len(times) == 0 {
+		return measurement{err: errors.New("native: no times reported")}
+	}
+	return measurement{median: median(times), checksum: sum}
+}
+
+func runGopher(source []byte, n int) measurement {
+	runtime.GC()
+	var times []time.Duration
+	var sums []string
+	for range n {
+		start := time.Now()
+		sum, err := bench.RunGopherLua(source)
+		times = append(times, time.Since(start))
+		if err != nil {
+			return measurement{err: err}
+		}
+		sums = append(sums, sum)
+	}
+	runtime.GC()
+	sum, err := consistent(sums)
+	return measurement{median: median(times), checksum: sum, err: err}
+}
+
+func runLua51(lua, file string, n int) measurement {
+	var times []time.Duration
+	var sums []string
+	for range n {
+		cmd := exec.Command(lua, "-e", bench.Lua51Wrapper)
+		cmd.Env = append(os.Environ(), "TOOLSCRIPT_BENCH_SCRIPT="+file)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return measurement{err: fmt.Errorf("lua5.1: %v: %s", err, strings.TrimSpace(stderr.String()))}
+		}
+		secs, sum, err := bench.ParseLua51Output(out)
+		if err != nil {
+			return measurement{err: err}
+		}
+		times = append(times, time.Duration(secs*float64(time.Second)))
+		sums = append(sums, sum)
+	}
+	sum, err := consistent(sums)
+	return measurement{median: median(times), checksum: sum, err: err}
+}
+
+// check compares the checksums of the engines that ran and computes the
+// ratios of those that agree with the wasm build.
+func (r *row) check() {
+	r.agree = true
+	var parts []string
+	for _, m := range []struct {
+		name string
+		m    measurement
+	}{{"wasm", r.wasm}, {"native", r.native}, {"gopher-lua", r.gopher}, {"lua5.1", r.lua}} {
+		if m.m.skipped || m.m.err != nil {
+			continue
+		}
+		if r.referenceSum == "" {
+			r.referenceSum = m.m.checksum
+		} else if m.m.checksum != r.referenceSum {
+			r.agree = false
+		}
+		parts = append(parts, m.name+"="+m.m.checksum)
+	}
+	if !r.agree {
+		r.disagreement = strings.Join(parts, " ")
+	}
+	ok := func(m measurement) bool { return !m.skipped && m.err == nil && m.checksum == r.wasm.checksum }
+	if !r.wasm.skipped && r.wasm.err == nil && r.agree {
+		if ok(r.native) && r.native.median > 0 {
+			r.nativeRatio, r.nativeValid = float64(r.wasm.median)/float64(r.native.median), true
+		}
+		if ok(r.gopher) && r.gopher.median > 0 {
+			r.gopherRatio, r.gopherValid = float64(r.wasm.median)/float64(r.gopher.median), true
+		}
+	}
+}
+
+func cell(m measurement) string {
+	switch {
+	case m.skipped:
+		return "-"
+	case m.err != nil:
+		return "error"
+	default:
+		return fmt.Sprintf("%.1f", ms(m.median))
+	}
+}
+
+// printTable prints the results as a Markdown table and returns the
+// geometric mean of wasm/native over the scripts that have it.
+func printTable(rows []*row) (float64, int) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| script\t wasm ms\t native ms\t gopher-lua ms\t lua5.1 ms\t wasm/native\t wasm/gopher-lua\t checksum\t")
+	fmt.Fprintln(tw, "|---\t---:\t---:\t---:\t---:\t---:\t---:\t---\t")
+	logSum, n := 0.0, 0
+	var problems []string
+	for _, r := range rows {
+		nr, gr := "-", "-"
+		if r.nativeValid {
+			nr = fmt.Sprintf("%.2f", r.nativeRatio)
+			logSum += math.Log(r.nativeRatio)
+			n++
+		}
+		if r.gopherValid {
+			gr = fmt.Sprintf("%.2f", r.gopherRatio)
+		}
+		sum := r.referenceSum
+		if !r.agree {
+			sum = "MISMATCH"
+			problems = append(problems, fmt.Sprintf("%s: checksums differ: %s", r.script.Name, r.disagreement))
+		}
+		for _, m := range []struct {
+			name string
+			m    measurement
+		}{{"wasm", r.wasm}, {"native", r.native}, {"gopher-lua", r.gopher}, {"lua5.1", r.lua}} {
+			if m.m.err != nil {
+				problems = append(problems, fmt.Sprintf("%s on %s: %v", r.script.Name, m.name, m.m.err))
+			}
+		}
+		fmt.Fprintf(tw, "| %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n",
+			r.script.Name, cell(r.wasm), cell(r.native), cell(r.gopher), cell(r.lua), nr, gr, sum)
+	}
+	geomean := 0.0
+	if n > 0 {
+		geomean = math.Exp(logSum / float64(n))
+		fmt.Fprintf(tw, "| geomean\t \t \t \t \t %.2f\t \t \t\n", geomean)
+	}
+	tw.Flush()
+	for _, p := range problems {
+		fmt.Println("PROBLEM: " + p)
+	}
+	return geomean, n
+}
+
+// measureReturn1 returns the median and 90th percentile latency of whole
+// executions of `return 1` on a warm runtime whose pool refills between
+// executions.
+func measureReturn1(ctx context.Context, module []byte, samples int) (time.Duration, time.Duration, error) {
+	rt, err := luau.New(ctx, luau.Config{PoolSize: 2, Module: module})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rt.Close(ctx)
+	script := luau.Script{Source: []byte("return 1")}
+	time.Sleep(20 * time.Millisecond)
+	runtime.GC()
+	var times []time.Duration
+	for i := range samples + 10 {
+		start := time.Now()
+		res := rt.Execute(ctx, script)
+		elapsed := time.Since(start)
+		if res.Error != nil {
+			return 0, 0, res.Error
+		}
+		if i >= 10 { // the first few warm the process
+			times = append(times, elapsed)
+		}
+		time.Sleep(refillPause)
+	}
+	return median(times), percentile(times, 0.9), nil
+}
+
+// measureHello builds cmd/toolscript, runs it once on a hello script to
+// warm wazero's compilation cache, then times o.helloRuns whole runs. A
+// non-empty note says why it was not measured.
+func measureHello(o options, dir string) (time.Duration, string) {
+	pkg := filepath.Join(o.root, "cmd", "toolscript")
+	if matches, _ := filepath.Glob(filepath.Join(pkg, "*.go")); len(matches) == 0 {
+		return 0, "toolscript run hello: ./cmd/toolscript does not exist yet; not measured."
+	}
+	bin := filepath.Join(dir, "toolscript")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/toolscript")
+	build.Dir = o.root
+	if out, err := build.CombinedOutput(); err != nil {
+		return 0, fmt.Sprintf("toolscript run hello: go build ./cmd/toolscript failed: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	hello := filepath.Join(dir, "hello.luau")
+	if err := os.WriteFile(hello, []byte("print(\"hello\")\nreturn \"hello\"\n"), 0o644); err != nil {
+		return 0, err.Error()
+	}
+	var times []time.Duration
+	for i := range o.helloRuns + 1 {
+		cmd := exec.Command(bin, "run", hello)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		elapsed := time.Since(start)
+		if err != nil {
+			return 0, fmt.Sprintf("toolscript run hello: `toolscript run %s` failed: %v: %s", hello, err, strings.TrimSpace(string(out)))
+		}
+		if i > 0 { // the first run warms the compilation cache
+			times = append(times, elapsed)
+		}
+	}
+	return median(times), ""
+}
