@@ -1,0 +1,72 @@
+// Command toolscript runs Luau scripts in a sandboxed WebAssembly instance of
+// upstream Luau and reports one structured result.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time: -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitScriptError = 1
+	exitUsage       = 2
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := &cli.App{
+		Name:      "toolscript",
+		Usage:     "run Luau scripts in a sandbox and get one structured result",
+		Reader:    stdin,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Commands: []*cli.Command{
+			runCommand(),
+			versionCommand(),
+		},
+		OnUsageError:    usageError,
+		HideHelpCommand: true,
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown command %q (commands: run, version)", c.Args().First())
+			}
+			_ = cli.ShowAppHelp(c)
+			return cli.Exit("", exitUsage)
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // exit codes are handled below
+	}
+	err := app.Run(args)
+	if err == nil {
+		return exitOK
+	}
+	var coded cli.ExitCoder
+	if errors.As(err, &coded) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		return coded.ExitCode()
+	}
+	fmt.Fprintf(stderr, "toolscript: %v\n", err)
+	return exitUsage
+}
+
+// usageError makes every flag or argument error exit with status 2.
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return cli.Exit("toolscript: "+err.Error(), exitUsage)
+}
+
+func usagef(format string, args ...any) error {
+	return cli.Exit(fmt.Sprintf("toolscript: "+format, args...), exitUsage)
+}

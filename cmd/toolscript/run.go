@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/result"
+)
+
+// sharedFlags are the flags run and serve take alike.
+func sharedFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit per script, e.g. 500ms, 30s (default 30s)"},
+		&cli.Int64Flag{Name: "memory-limit", Usage: "Luau heap limit in `MB` (default 64)"},
+		&cli.StringFlag{Name: "io-dir", Usage: "directory the io library works in (enables io)"},
+		&cli.BoolFlag{Name: "no-io", Usage: "disable the io library"},
+		&cli.Int64Flag{Name: "max-bytes", Usage: "cumulative write budget of one script, in bytes (default 50 MiB)"},
+		&cli.StringFlag{Name: "output-dir", Usage: "deprecated: use --io-dir", Hidden: true},
+	}
+}
+
+// settings resolves the config file, flags and environment for mode, and
+// prints deprecation warnings.
+func settings(c *cli.Context, mode config.Mode) (config.Settings, error) {
+	file, err := config.LoadDefault(c.String("config"))
+	if err != nil {
+		return config.Settings{}, usagef("%v", err)
+	}
+	s, err := config.Resolve(file, config.Flags{
+		Timeout:       c.Duration("timeout"),
+		MemoryLimitMB: c.Int64("memory-limit"),
+		IODir:         c.String("io-dir"),
+		NoIO:          c.Bool("no-io"),
+		MaxBytes:      c.Int64("max-bytes"),
+		OutputDir:     c.String("output-dir"),
+	}, os.Getenv, mode)
+	if err != nil {
+		return s, usagef("%v", err)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", w)
+	}
+	return s, nil
+}
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run one script; its arguments are passed as ...",
+		ArgsUsage: "SCRIPT|- [ARGS...]",
+		Flags: append(sharedFlags(),
+			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
+		),
+		OnUsageError: usageError,
+		Action:       runScript,
+	}
+}
+
+func runScript(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usagef("run needs a script path, or - for standard input")
+	}
+	path := c.Args().First()
+	var source []byte
+	var err error
+	if path == "-" {
+		source, err = io.ReadAll(c.App.Reader)
+	} else {
+		source, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return usagef("reading the script: %v", err)
+	}
+	s, err := settings(c, config.Run)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)})
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
+	}
+	defer rt.Close(context.Background())
+
+	asJSON := c.Bool("json")
+	out := c.App.Writer
+	script := luau.Script{Source: source, Args: c.Args().Tail(), Limits: s.Limits, IO: s.IO}
+	if !asJSON {
+		script.OnLog = func(line string) { fmt.Fprintln(out, line) }
+	}
+	res := rt.Execute(ctx, script)
+
+	if asJSON {
+		fmt.Fprintf(out, "%s\n", res.JSON())
+	} else if res.Error == nil && string(res.Value) != "null" {
+		fmt.Fprintf(out, "%s\n", res.Value)
+	}
+	if res.Error != nil {
+		if !asJSON {
+			fmt.Fprintln(c.App.ErrWriter, describe(res.Error))
+		}
+		return cli.Exit("", exitScriptError)
+	}
+	return nil
+}
+
+// describe renders an execution error for a person: runtime errors as
+// "error: script:3: boom", other kinds named ("timeout error: ...").
+func describe(e *result.Error) string {
+	if e.Kind == result.Runtime {
+		return "error: " + e.Message
+	}
+	return fmt.Sprintf("%s error: %s", e.Kind, e.Message)
+}

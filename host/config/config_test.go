@@ -1,0 +1,134 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "toolscript.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadErrors(t *testing.T) {
+	cases := []struct{ name, text, want string }{
+		{"unknown section", "[nope]\nx = 1\n", "unknown key nope"},
+		{"unknown key", "[limits]\ntimeot = \"1s\"\n", "unknown key limits.timeot"},
+		{"unknown io key", "[io]\ndirectory = \"x\"\n", "unknown key io.directory"},
+		{"bad duration", "[limits]\ntimeout = \"soon\"\n", "limits.timeout"},
+		{"zero duration", "[limits]\ntimeout = \"0s\"\n", "limits.timeout"},
+		{"negative memory", "[limits]\nmemory_limit_mb = -1\n", "limits.memory_limit_mb: must not be negative"},
+		{"negative logs", "[limits]\nmax_log_lines = -5\n", "limits.max_log_lines"},
+		{"negative max_bytes", "[io]\nmax_bytes = -1\n", "io.max_bytes: must not be negative"},
+		{"dotdot dir", "[io]\ndir = \"../elsewhere\"\n", "io.dir: \"../elsewhere\" must not contain '..'"},
+		{"dotdot output dir", "[output]\ndir = \"a/../../b\"\n", "output.dir"},
+		{"wrong type", "[io]\nenabled = \"yes\"\n", "enabled"},
+		{"not toml", "[limits\n", "toolscript.toml"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeConfig(t, c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.toml")); err == nil {
+		t.Error("a missing config file loaded")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	noEnv := env(nil)
+	ptr := func(s string) *string { return &s }
+	boolPtr := func(b bool) *bool { return &b }
+	int64Ptr := func(n int64) *int64 { return &n }
+
+	cases := []struct {
+		name     string
+		file     *File
+		flags    Flags
+		getenv   func(string) string
+		mode     Mode
+		wantIO   *luau.IO
+		wantWarn string
+	}{
+		{name: "run defaults on", mode: Run, getenv: noEnv, wantIO: &luau.IO{Dir: DefaultIODir, MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "stdio defaults on", mode: Stdio, getenv: noEnv, wantIO: &luau.IO{Dir: DefaultIODir, MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "hosted defaults off", mode: Hosted, getenv: noEnv},
+		{name: "hosted enabled by config", mode: Hosted, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(true)}},
+			wantIO: &luau.IO{Dir: DefaultIODir, MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "hosted enabled by --io-dir", mode: Hosted, getenv: noEnv, flags: Flags{IODir: "files"},
+			wantIO: &luau.IO{Dir: "files", MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "disabled by config", mode: Run, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(false)}}},
+		{name: "--io-dir beats enabled=false", mode: Run, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(false)}}, flags: Flags{IODir: "d"},
+			wantIO: &luau.IO{Dir: "d", MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "--no-io wins", mode: Run, getenv: noEnv, flags: Flags{IODir: "d", NoIO: true}},
+		{name: "config dir", mode: Run, getenv: noEnv, file: &File{IO: &IO{Dir: ptr("cfg"), MaxBytes: int64Ptr(10)}},
+			wantIO: &luau.IO{Dir: "cfg", MaxBytes: 10}},
+		{name: "env beats config", mode: Run, getenv: env(map[string]string{EnvIODir: "fromenv"}), file: &File{IO: &IO{Dir: ptr("cfg")}},
+			wantIO: &luau.IO{Dir: "fromenv", MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "flag beats env", mode: Run, getenv: env(map[string]string{EnvIODir: "fromenv"}), flags: Flags{IODir: "flag", MaxBytes: 99},
+			wantIO: &luau.IO{Dir: "flag", MaxBytes: 99}},
+		{name: "legacy output section", mode: Run, getenv: noEnv, file: &File{Output: &IO{Dir: ptr("out"), MaxBytes: int64Ptr(7)}},
+			wantIO: &luau.IO{Dir: "out", MaxBytes: 7}, wantWarn: "[output] is deprecated"},
+		{name: "io beats legacy output", mode: Run, getenv: noEnv, file: &File{IO: &IO{Dir: ptr("new")}, Output: &IO{Dir: ptr("old")}},
+			wantIO: &luau.IO{Dir: "new", MaxBytes: luau.DefaultIOMaxBytes}, wantWarn: "[output] is deprecated"},
+		{name: "legacy --output-dir", mode: Hosted, getenv: noEnv, flags: Flags{OutputDir: "legacy"},
+			wantIO: &luau.IO{Dir: "legacy", MaxBytes: luau.DefaultIOMaxBytes}, wantWarn: "--output-dir is deprecated; use --io-dir"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Resolve(c.file, c.flags, c.getenv, c.mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.wantIO == nil && s.IO != nil:
+				t.Errorf("io = %+v, want disabled", *s.IO)
+			case c.wantIO != nil && (s.IO == nil || *s.IO != *c.wantIO):
+				t.Errorf("io = %+v, want %+v", s.IO, *c.wantIO)
+			}
+			if got := strings.Join(s.Warnings, "\n"); !strings.Contains(got, c.wantWarn) || (c.wantWarn == "" && got != "") {
+				t.Errorf("warnings = %q, want %q", got, c.wantWarn)
+			}
+		})
+	}
+}
+
+func TestResolveLimits(t *testing.T) {
+	f := &File{Limits: Limits{Timeout: "5s", MemoryLimitMB: 16, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000}}
+	s, err := Resolve(f, Flags{}, nil, Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := luau.Limits{Timeout: 5 * time.Second, HeapBytes: 16 << 20, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000}
+	if s.Limits != want {
+		t.Errorf("limits = %+v, want %+v", s.Limits, want)
+	}
+	s, _ = Resolve(f, Flags{Timeout: time.Second, MemoryLimitMB: 32}, nil, Run)
+	if s.Limits.Timeout != time.Second || s.Limits.HeapBytes != 32<<20 {
+		t.Errorf("flags did not override: %+v", s.Limits)
+	}
+	s, _ = Resolve(nil, Flags{}, nil, Run)
+	if s.Limits != (luau.Limits{}).WithDefaults() {
+		t.Errorf("defaults = %+v", s.Limits)
+	}
+	for _, flags := range []Flags{{Timeout: -time.Second}, {MemoryLimitMB: -1}, {MemoryLimitMB: 5000}, {MaxBytes: -1}, {IODir: "a/../.."}} {
+		if _, err := Resolve(nil, flags, nil, Run); err == nil {
+			t.Errorf("flags %+v were accepted", flags)
+		}
+	}
+}
