@@ -24,3 +24,6 @@ const luaErrMem = 4
 
 // inputSize is the size of the shim's input buffer (ts_input_addr).
 const inputSize = 64 << 10
+
+// flagIO is ts_run's flag for the io library (TS_FLAG_IO in shim.h).
+const flagIO = 1

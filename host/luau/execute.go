@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sandboxio"
 )
 
 // Limits bound one execution. Zero fields take the defaults below.
@@ -88,6 +89,10 @@ const DefaultIOMaxBytes = 50 << 20
 type execution struct {
 	logs       logSink
 	onProgress func(done float64, total *float64, message string)
+	// fs is the io directory, nil when io is disabled.
+	fs *sandboxio.FS
+	// pending is an io message or listing the guest has yet to take.
+	pending []byte
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -99,9 +104,22 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		logs:       logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes, onLine: script.OnLog},
 		onProgress: script.OnProgress,
 	}
+	if script.IO != nil {
+		maxBytes := script.IO.MaxBytes
+		if maxBytes <= 0 {
+			maxBytes = DefaultIOMaxBytes
+		}
+		exec.fs = sandboxio.New(script.IO.Dir, maxBytes)
+	}
 	res := &result.Result{}
 	res.Error = r.execute(ctx, script, limits, exec, res)
 	res.Logs = exec.logs.finish()
+	if exec.fs != nil {
+		// However the execution ended, its handles are closed and what it
+		// left on disk is reported.
+		exec.fs.CloseAll()
+		res.FilesTouched = exec.fs.Touched()
+	}
 	return res
 }
 
@@ -142,7 +160,7 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),
-		uint64(limits.MaxResultBytes), limits.HeapBytes)
+		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec))
 	deadline.Stop()
 	stopOnCancel()
 
@@ -150,6 +168,14 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 		return unwoundError(inst, err, limits)
 	}
 	return readOutcome(inst, res)
+}
+
+// runFlags are ts_run's flags: which optional libraries the script gets.
+func runFlags(exec *execution) uint64 {
+	if exec.fs != nil {
+		return flagIO
+	}
+	return 0
 }
 
 // readOutcome reads ts_out: the result JSON, or the error's message, kind and line.

@@ -56,6 +56,7 @@ func instantiateHostModule(ctx context.Context, r wazero.Runtime) error {
 	export("print", hostPrint, []api.ValueType{i32, i32}, nil)
 	export("abort", abort, []api.ValueType{i32, i32, i32}, nil)
 	export("progress", progress, []api.ValueType{f64, f64, i32, i32}, nil)
+	exportIO(export)
 	_, err := b.Instantiate(ctx)
 	return err
 }

@@ -65,7 +65,7 @@ struct TsOut
 extern "C"
 {
     int ts_init(uint32_t heapLimit);
-    int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit);
+    int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags);
     TsOut* ts_out_addr();
 }
 
@@ -156,7 +156,7 @@ void runChild(const std::string& source, int fd)
     {
         kind = ts_init(kInitHeapLimit);
         if (kind == TS_OK)
-            kind = ts_run(source.data(), source.size(), nullptr, 0, kResultCap, kHeapLimit);
+            kind = ts_run(source.data(), source.size(), nullptr, 0, kResultCap, kHeapLimit, 0);
     }
     catch (std::exception& e)
     {
@@ -274,6 +274,25 @@ void ts_host_progress(double done, double total, const char* message, size_t len
     (void)total;
     (void)message;
     (void)len;
+}
+
+// The io library is not used by the benchmarks (ts_run gets no io flag);
+// these keep the link complete and fail if ever called.
+static const char kNoIO[] = "io is not available in the native benchmark harness";
+
+int32_t ts_host_io_open(const char*, size_t, const char*, size_t) { return -1; }
+int32_t ts_host_io_read(int32_t, char*, size_t) { return -1; }
+int32_t ts_host_io_write(int32_t, const char*, size_t) { return -1; }
+int64_t ts_host_io_seek(int32_t, int32_t, int64_t) { return -1; }
+int32_t ts_host_io_flush(int32_t) { return -1; }
+int32_t ts_host_io_close(int32_t) { return -1; }
+int32_t ts_host_io_list(const char*, size_t) { return -1; }
+int32_t ts_host_io_remove(const char*, size_t) { return -1; }
+int32_t ts_host_io_take(char* buf, size_t len)
+{
+    size_t n = len < sizeof(kNoIO) - 1 ? len : sizeof(kNoIO) - 1;
+    memcpy(buf, kNoIO, n);
+    return int32_t(n);
 }
 
 } // extern "C"

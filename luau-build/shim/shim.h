@@ -20,6 +20,16 @@ enum TsKind
     TS_INTERNAL = 6,
 };
 
+// Flags of ts_run: the optional libraries a script gets.
+enum TsFlag
+{
+    TS_FLAG_IO = 1,
+};
+
+// Adds io, os (with remove) and the deprecated file.save to the script's
+// environment table (LUA_GLOBALSINDEX of L after luaL_sandboxthread).
+void ts_open_io(lua_State* L);
+
 // Registers the json table (encode, decode, null, object) in the table on top
 // of the stack.
 void ts_open_json(lua_State* L);

@@ -401,9 +401,10 @@ TS_EXPORT("ts_trampoline") void ts_trampoline(void (*f)(lua_State*, void*), lua_
 // Compiles and runs one script. args holds nargs strings, each a 32-bit
 // little-endian length followed by its bytes; the script receives them as
 // `...`. resultCap bounds the result's JSON text and heapLimit the bytes the
-// Luau heap may hold. Returns the outcome's kind; the outcome itself is in
-// ts_out.
-TS_EXPORT("ts_run") int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit)
+// Luau heap may hold; flags (TsFlag) add optional libraries. Returns the
+// outcome's kind; the outcome itself is in ts_out.
+TS_EXPORT("ts_run") int ts_run(
+    const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags)
 {
     lua_State* L = state.L;
     out = Out{};
@@ -417,6 +418,18 @@ TS_EXPORT("ts_run") int ts_run(const char* source, size_t len, const char* args,
     // this execution only (io when it is enabled) goes into it here, before
     // luau_load resolves the script's imports.
     luaL_sandboxthread(L);
+    if (flags & TS_FLAG_IO)
+    {
+        lua_pushcfunction(L, [](lua_State* L) {
+            ts_open_io(L);
+            return 0;
+        }, "openIO");
+        if (lua_pcall(L, 0, 0, 0) != 0)
+        {
+            setOutScratch("not enough memory to set up the io library", TS_MEMORY, 0);
+            return out.kind;
+        }
+    }
 
     lua_pushcfunction(L, errorHandler, "errorHandler");
     int handler = lua_gettop(L);

@@ -41,6 +41,18 @@ extern "C"
     // message and 1-based line are handed over and the execution unwinds.
     [[noreturn]] TS_IMPORT("abort") void ts_host_abort(const char* message, size_t len, int line);
 
+    // The io library (io.cpp over host/luau/io.go). Calls return a negative
+    // status on failure (-1 io, -2 limit) and leave a message for io_take.
+    TS_IMPORT("io_open") int32_t ts_host_io_open(const char* path, size_t pathLen, const char* mode, size_t modeLen);
+    TS_IMPORT("io_read") int32_t ts_host_io_read(int32_t handle, char* buf, size_t len);
+    TS_IMPORT("io_write") int32_t ts_host_io_write(int32_t handle, const char* buf, size_t len);
+    TS_IMPORT("io_seek") int64_t ts_host_io_seek(int32_t handle, int32_t whence, int64_t offset);
+    TS_IMPORT("io_flush") int32_t ts_host_io_flush(int32_t handle);
+    TS_IMPORT("io_close") int32_t ts_host_io_close(int32_t handle);
+    TS_IMPORT("io_list") int32_t ts_host_io_list(const char* path, size_t len);
+    TS_IMPORT("io_remove") int32_t ts_host_io_remove(const char* path, size_t len);
+    TS_IMPORT("io_take") int32_t ts_host_io_take(char* buf, size_t len);
+
     // progress(done, total, message): total < 0 means absent.
     TS_IMPORT("progress") void ts_host_progress(double done, double total, const char* message, size_t len);
 }

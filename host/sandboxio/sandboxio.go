@@ -1,0 +1,426 @@
+// Package sandboxio is the file system a script's io library works on: one
+// directory, reached only through os.Root so that no path and no symbolic
+// link leads outside it, with a cumulative write budget checked before any
+// byte reaches the disk, a cap on open handles, and a record of the files
+// the script wrote, appended to or removed.
+package sandboxio
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/toolscript/toolscript/host/result"
+)
+
+// MaxHandles is how many files a script may have open at once.
+const MaxHandles = 64
+
+// writeBufferSize is the size of each writable handle's buffer.
+const writeBufferSize = 64 << 10
+
+// Kind says whether an Error is a sandbox refusal or I/O failure, or a
+// configured budget.
+type Kind int
+
+// The kinds of Error.
+const (
+	KindIO Kind = iota
+	KindLimit
+)
+
+// Error is a failed operation, worded for the script's author: it names the
+// operation and the path as the script wrote it, never the host path.
+type Error struct {
+	Kind   Kind
+	Op     string // "io.open", "read", ...
+	Path   string // as the script wrote it; empty for handle operations
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Op + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s: '%s': %s", e.Op, e.Path, e.Reason)
+}
+
+// FS is one execution's view of its io directory. It is not safe for
+// concurrent use: one script uses it from one goroutine.
+type FS struct {
+	dir      string
+	maxBytes int64
+	written  int64
+	root     *os.Root
+
+	handles map[int32]*handle
+	nextID  int32
+	touched map[string]*touch
+	order   []string
+}
+
+type handle struct {
+	file     *os.File
+	name     string
+	readable bool
+	writable bool
+	writer   *bufio.Writer
+}
+
+type touch struct {
+	appendOnly bool
+}
+
+// New returns the file system over dir with a write budget of maxBytes. The
+// directory is created on the first write, not here.
+func New(dir string, maxBytes int64) *FS {
+	return &FS{dir: dir, maxBytes: maxBytes, handles: map[int32]*handle{}, touched: map[string]*touch{}}
+}
+
+// Clean validates a script's path and returns it cleaned, relative and
+// slash-separated ("." for the directory itself). Absolute paths, ".."
+// components, NUL bytes and empty paths are refused.
+func Clean(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", errors.New("empty path")
+	case strings.IndexByte(p, 0) >= 0:
+		return "", errors.New("path contains a NUL byte")
+	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || (len(p) >= 2 && p[1] == ':'):
+		return "", errors.New("absolute paths are not allowed: paths are relative to the io directory")
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == ".." {
+			return "", errors.New("'..' is not allowed: paths must stay inside the io directory")
+		}
+	}
+	return path.Clean(p), nil
+}
+
+func refuse(op, p string, err error) *Error {
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: err.Error()}
+}
+
+// ioError words an error of the os package for the script.
+func ioError(op, p string, err error) *Error {
+	reason := err.Error()
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		reason = pe.Err.Error()
+		if strings.Contains(reason, "escapes from parent") || strings.Contains(reason, "path escapes") {
+			reason = "path escapes the io directory (through a symbolic link)"
+		}
+	}
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: reason}
+}
+
+// openRoot opens the directory, creating it first if create is set.
+func (s *FS) openRoot(create bool) error {
+	if s.root != nil {
+		return nil
+	}
+	if create {
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return fmt.Errorf("creating the io directory: %w", err)
+		}
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errors.New("no such file or directory")
+		}
+		return fmt.Errorf("opening the io directory: %w", err)
+	}
+	s.root = root
+	return nil
+}
+
+// modeFlags parses a Lua open mode.
+func modeFlags(mode string) (flags int, readable, writable, appendOnly bool, ok bool) {
+	m := strings.Replace(mode, "b", "", 1)
+	switch m {
+	case "r":
+		return os.O_RDONLY, true, false, false, true
+	case "w":
+		return os.O_WRONLY | os.O_CREATE | os.O_TRUNC, false, true, false, true
+	case "a":
+		return os.O_WRONLY | os.O_CREATE | os.O_APPEND, false, true, true, true
+	case "r+":
+		return os.O_RDWR, true, true, false, true
+	case "w+":
+		return os.O_RDWR | os.O_CREATE | os.O_TRUNC, true, true, false, true
+	case "a+":
+		return os.O_RDWR | os.O_CREATE | os.O_APPEND, true, true, true, true
+	}
+	return 0, false, false, false, false
+}
+
+// Open opens a file like Lua's io.open and returns its handle.
+func (s *FS) Open(p, mode string) (int32, error) {
+	const op = "io.open"
+	flags, readable, writable, appendOnly, ok := modeFlags(mode)
+	if !ok {
+		return 0, &Error{Kind: KindIO, Op: op, Path: p, Reason: fmt.Sprintf("invalid mode '%s' (use r, w, a, r+, w+ or a+, optionally with b)", mode)}
+	}
+	name, err := Clean(p)
+	if err != nil {
+		return 0, refuse(op, p, err)
+	}
+	if name == "." {
+		return 0, refuse(op, p, errors.New("is a directory"))
+	}
+	if len(s.handles) >= MaxHandles {
+		return 0, &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf("too many open files (at most %d; close some first)", MaxHandles)}
+	}
+	create := flags&os.O_CREATE != 0
+	if err := s.openRoot(create); err != nil {
+		return 0, refuse(op, p, err)
+	}
+	if create {
+		if dir := path.Dir(name); dir != "." {
+			if err := s.root.MkdirAll(dir, 0o755); err != nil {
+				return 0, ioError(op, p, err)
+			}
+		}
+	}
+	// O_NONBLOCK: a FIFO must be refused, not waited on.
+	f, err := s.root.OpenFile(name, flags|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o644)
+	if err != nil {
+		return 0, ioError(op, p, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, ioError(op, p, err)
+	}
+	if !info.Mode().IsRegular() {
+		f.Close()
+		what := "not a regular file"
+		if info.IsDir() {
+			what = "is a directory"
+		}
+		return 0, refuse(op, p, errors.New(what))
+	}
+	h := &handle{file: f, name: name, readable: readable, writable: writable}
+	if writable {
+		h.writer = bufio.NewWriterSize(f, writeBufferSize)
+		if t, seen := s.touched[name]; seen {
+			t.appendOnly = t.appendOnly && appendOnly
+		} else {
+			s.touched[name] = &touch{appendOnly: appendOnly}
+			s.order = append(s.order, name)
+		}
+	}
+	s.nextID++
+	s.handles[s.nextID] = h
+	return s.nextID, nil
+}
+
+func (s *FS) handle(op string, id int32) (*handle, error) {
+	h, ok := s.handles[id]
+	if !ok {
+		return nil, &Error{Kind: KindIO, Op: op, Reason: "attempt to use a closed file"}
+	}
+	return h, nil
+}
+
+// Read reads up to len(buf) bytes; 0 with a nil error means end of file.
+func (s *FS) Read(id int32, buf []byte) (int, error) {
+	h, err := s.handle("read", id)
+	if err != nil {
+		return 0, err
+	}
+	if !h.readable {
+		return 0, &Error{Kind: KindIO, Op: "read", Path: h.name, Reason: "file is not open for reading"}
+	}
+	if h.writer != nil {
+		if err := h.writer.Flush(); err != nil {
+			return 0, ioError("read", h.name, err)
+		}
+	}
+	n, err := h.file.Read(buf)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, ioError("read", h.name, err)
+	}
+	return n, nil
+}
+
+// Write writes data unless it would take the execution past its write
+// budget, in which case nothing is written.
+func (s *FS) Write(id int32, data []byte) error {
+	h, err := s.handle("write", id)
+	if err != nil {
+		return err
+	}
+	if !h.writable {
+		return &Error{Kind: KindIO, Op: "write", Path: h.name, Reason: "file is not open for writing"}
+	}
+	if s.written+int64(len(data)) > s.maxBytes {
+		return &Error{Kind: KindLimit, Op: "write", Path: h.name, Reason: fmt.Sprintf(
+			"write budget exceeded: this write of %d bytes would bring the total to %d bytes, over the limit of %d",
+			len(data), s.written+int64(len(data)), s.maxBytes)}
+	}
+	s.written += int64(len(data))
+	if _, err := h.writer.Write(data); err != nil {
+		return ioError("write", h.name, err)
+	}
+	return nil
+}
+
+// Seek moves the file position like Lua's seek (whence 0 set, 1 cur, 2 end)
+// and returns the new position.
+func (s *FS) Seek(id int32, whence int, offset int64) (int64, error) {
+	h, err := s.handle("seek", id)
+	if err != nil {
+		return 0, err
+	}
+	if h.writer != nil {
+		if err := h.writer.Flush(); err != nil {
+			return 0, ioError("seek", h.name, err)
+		}
+	}
+	pos, err := h.file.Seek(offset, whence)
+	if err != nil {
+		return 0, ioError("seek", h.name, err)
+	}
+	return pos, nil
+}
+
+// Flush writes buffered bytes to the file.
+func (s *FS) Flush(id int32) error {
+	h, err := s.handle("flush", id)
+	if err != nil {
+		return err
+	}
+	if h.writer != nil {
+		if err := h.writer.Flush(); err != nil {
+			return ioError("flush", h.name, err)
+		}
+	}
+	return nil
+}
+
+// Close flushes and closes a handle.
+func (s *FS) Close(id int32) error {
+	h, err := s.handle("close", id)
+	if err != nil {
+		return err
+	}
+	delete(s.handles, id)
+	var flushErr error
+	if h.writer != nil {
+		flushErr = h.writer.Flush()
+	}
+	if err := errors.Join(flushErr, h.file.Close()); err != nil {
+		return ioError("close", h.name, err)
+	}
+	return nil
+}
+
+// List returns the sorted names of the entries of one directory.
+func (s *FS) List(p string) ([]string, error) {
+	const op = "io.list"
+	name, err := Clean(p)
+	if err != nil {
+		return nil, refuse(op, p, err)
+	}
+	if err := s.openRoot(false); err != nil {
+		if name == "." {
+			return []string{}, nil // the directory is created on first write
+		}
+		return nil, refuse(op, p, err)
+	}
+	dir, err := s.root.Open(name)
+	if err != nil {
+		return nil, ioError(op, p, err)
+	}
+	defer dir.Close()
+	info, err := dir.Stat()
+	if err != nil {
+		return nil, ioError(op, p, err)
+	}
+	if !info.IsDir() {
+		return nil, refuse(op, p, errors.New("not a directory"))
+	}
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, ioError(op, p, err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Remove deletes a file; directories are refused.
+func (s *FS) Remove(p string) error {
+	const op = "os.remove"
+	name, err := Clean(p)
+	if err != nil {
+		return refuse(op, p, err)
+	}
+	if name == "." {
+		return refuse(op, p, errors.New("is a directory"))
+	}
+	if err := s.openRoot(false); err != nil {
+		return refuse(op, p, err)
+	}
+	info, err := s.root.Lstat(name)
+	if err != nil {
+		return ioError(op, p, err)
+	}
+	if info.IsDir() {
+		return refuse(op, p, errors.New("is a directory: os.remove deletes files only"))
+	}
+	if err := s.root.Remove(name); err != nil {
+		return ioError(op, p, err)
+	}
+	if _, seen := s.touched[name]; !seen {
+		s.touched[name] = &touch{}
+		s.order = append(s.order, name)
+	}
+	return nil
+}
+
+// OpenHandles is the number of open handles.
+func (s *FS) OpenHandles() int { return len(s.handles) }
+
+// CloseAll closes every handle and the directory. It is called when the
+// execution ends, however it ended; the FS is unusable afterwards except
+// for Touched.
+func (s *FS) CloseAll() {
+	for id := range s.handles {
+		_ = s.Close(id)
+	}
+}
+
+// Touched reports the final state on disk of every file the script wrote,
+// appended to or removed, sorted by name. Call it after CloseAll.
+func (s *FS) Touched() []result.FileTouched {
+	out := make([]result.FileTouched, 0, len(s.order))
+	names := append([]string(nil), s.order...)
+	sort.Strings(names)
+	for _, name := range names {
+		entry := result.FileTouched{Name: name, Op: result.OpRemove}
+		if s.root != nil {
+			if info, err := s.root.Lstat(name); err == nil && info.Mode().IsRegular() {
+				entry.Op = result.OpWrite
+				if s.touched[name].appendOnly {
+					entry.Op = result.OpAppend
+				}
+				entry.Bytes = info.Size()
+			}
+		}
+		out = append(out, entry)
+	}
+	if s.root != nil {
+		s.root.Close()
+		s.root = nil
+	}
+	return out
+}

@@ -1,0 +1,574 @@
+// io.cpp: the sandboxed io library (io.open, io.lines, io.list, io.type,
+// file handles, os.remove, the deprecated file.save) over the host's file
+// functions (host/luau/io.go, host/sandboxio).
+//
+// The host confines every path to one directory and meters writes; this file
+// gives scripts standard Lua 5.1 semantics on top. Reads go through a 64 KiB
+// buffer per handle in guest memory, so reading lines costs one host call per
+// buffer, not per line; "*a" reads straight into the Luau string buffer, so a
+// huge file is stopped by the script's heap limit, never buffered by the host.
+#include "shim.h"
+#include "toolscript_host.h"
+
+#include "lua.h"
+#include "lualib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <initializer_list>
+
+namespace
+{
+
+const int kFileTag = 42;
+const size_t kReadBufferSize = 64 * 1024;
+
+struct FileHandle
+{
+    int32_t id;
+    bool closed;
+    char* buf; // read buffer, allocated on first read
+    uint32_t pos;
+    uint32_t len;
+};
+
+// Raises the host's pending message for a failed call.
+[[noreturn]] void raiseHostError(lua_State* L, int64_t status)
+{
+    char message[1024];
+    int32_t n = ts_host_io_take(message, sizeof(message) - 1);
+    message[n < 0 ? 0 : n] = '\0';
+    ts_raise_tagged(L, status == -2 ? TS_LIMIT : TS_IO, "%s", message);
+}
+
+FileHandle* toHandle(lua_State* L, int idx)
+{
+    return static_cast<FileHandle*>(lua_touserdatatagged(L, idx, kFileTag));
+}
+
+FileHandle* checkOpen(lua_State* L, int idx)
+{
+    FileHandle* h = toHandle(L, idx);
+    if (h == nullptr)
+        luaL_typeerrorL(L, idx, "file");
+    if (h->closed)
+        luaL_errorL(L, "attempt to use a closed file");
+    return h;
+}
+
+void releaseBuffer(FileHandle* h)
+{
+    free(h->buf);
+    h->buf = nullptr;
+    h->pos = h->len = 0;
+}
+
+void closeHandle(lua_State* L, FileHandle* h)
+{
+    h->closed = true;
+    releaseBuffer(h);
+    int32_t status = ts_host_io_close(h->id);
+    if (status < 0)
+        raiseHostError(L, status);
+}
+
+// A file the script dropped without closing is closed when collected.
+void destroyHandle(lua_State* L, void* ud)
+{
+    (void)L;
+    FileHandle* h = static_cast<FileHandle*>(ud);
+    if (!h->closed)
+    {
+        h->closed = true;
+        ts_host_io_close(h->id);
+    }
+    releaseBuffer(h);
+}
+
+void pushHandle(lua_State* L, int32_t id)
+{
+    FileHandle* h = static_cast<FileHandle*>(lua_newuserdatatagged(L, sizeof(FileHandle), kFileTag));
+    *h = FileHandle{id, false, nullptr, 0, 0};
+    lua_getuserdatametatable(L, kFileTag);
+    lua_setmetatable(L, -2);
+}
+
+// Refills the read buffer; returns false at end of file.
+bool fill(lua_State* L, FileHandle* h)
+{
+    if (h->buf == nullptr)
+    {
+        h->buf = static_cast<char*>(malloc(kReadBufferSize));
+        if (h->buf == nullptr)
+            luaL_errorL(L, "not enough memory for a read buffer");
+    }
+    int32_t n = ts_host_io_read(h->id, h->buf, kReadBufferSize);
+    if (n < 0)
+        raiseHostError(L, n);
+    h->pos = 0;
+    h->len = uint32_t(n);
+    return n > 0;
+}
+
+// Gives back bytes read ahead, so the file position is where the script
+// believes it is before a write or a seek.
+void sync(lua_State* L, FileHandle* h)
+{
+    if (h->pos < h->len)
+    {
+        int64_t pos = ts_host_io_seek(h->id, 1, -int64_t(h->len - h->pos));
+        if (pos < 0)
+            raiseHostError(L, pos);
+    }
+    h->pos = h->len = 0;
+}
+
+// Pushes the next line (with its newline if keep) or returns false at EOF.
+bool readLine(lua_State* L, FileHandle* h, bool keep)
+{
+    luaL_Strbuf b;
+    luaL_buffinit(L, &b);
+    bool any = false;
+    for (;;)
+    {
+        if (h->pos == h->len && !fill(L, h))
+            break;
+        any = true;
+        const char* start = h->buf + h->pos;
+        size_t avail = h->len - h->pos;
+        const char* nl = static_cast<const char*>(memchr(start, '\n', avail));
+        if (nl != nullptr)
+        {
+            size_t n = size_t(nl - start);
+            luaL_addlstring(&b, start, keep ? n + 1 : n);
+            h->pos += uint32_t(n + 1);
+            luaL_pushresult(&b);
+            return true;
+        }
+        luaL_addlstring(&b, start, avail);
+        h->pos = h->len;
+    }
+    if (!any)
+    {
+        luaL_pushresult(&b);
+        lua_pop(L, 1);
+        return false;
+    }
+    luaL_pushresult(&b);
+    return true;
+}
+
+void readAll(lua_State* L, FileHandle* h)
+{
+    luaL_Strbuf b;
+    luaL_buffinit(L, &b);
+    if (h->pos < h->len)
+        luaL_addlstring(&b, h->buf + h->pos, h->len - h->pos);
+    h->pos = h->len = 0;
+    for (;;)
+    {
+        char* p = luaL_prepbuffsize(&b, kReadBufferSize);
+        int32_t n = ts_host_io_read(h->id, p, kReadBufferSize);
+        if (n < 0)
+            raiseHostError(L, n);
+        if (n == 0)
+            break;
+        b.p += n;
+    }
+    luaL_pushresult(&b);
+}
+
+bool readBytes(lua_State* L, FileHandle* h, size_t count)
+{
+    if (count == 0)
+    {
+        // read(0) tests for end of file
+        if (h->pos == h->len && !fill(L, h))
+            return false;
+        lua_pushliteral(L, "");
+        return true;
+    }
+    luaL_Strbuf b;
+    luaL_buffinit(L, &b);
+    size_t got = 0;
+    while (got < count)
+    {
+        if (h->pos == h->len && !fill(L, h))
+            break;
+        size_t n = h->len - h->pos;
+        if (n > count - got)
+            n = count - got;
+        luaL_addlstring(&b, h->buf + h->pos, n);
+        h->pos += uint32_t(n);
+        got += n;
+    }
+    luaL_pushresult(&b);
+    if (got == 0)
+    {
+        lua_pop(L, 1);
+        return false;
+    }
+    return true;
+}
+
+int peekByte(lua_State* L, FileHandle* h)
+{
+    if (h->pos == h->len && !fill(L, h))
+        return -1;
+    return (unsigned char)h->buf[h->pos];
+}
+
+bool readNumber(lua_State* L, FileHandle* h)
+{
+    int c;
+    while ((c = peekByte(L, h)) == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v')
+        h->pos++;
+    char text[201];
+    size_t n = 0;
+    while (n < sizeof(text) - 1 && (c = peekByte(L, h)) >= 0 && strchr("0123456789+-.eExXabcdefABCDEFpP", c) != nullptr)
+    {
+        text[n++] = char(c);
+        h->pos++;
+    }
+    text[n] = '\0';
+    char* end = nullptr;
+    double value = strtod(text, &end);
+    if (n == 0 || end != text + n)
+        return false;
+    lua_pushnumber(L, value);
+    return true;
+}
+
+int fileRead(lua_State* L)
+{
+    FileHandle* h = checkOpen(L, 1);
+    int nargs = lua_gettop(L) - 1;
+    if (nargs == 0)
+    {
+        if (!readLine(L, h, false))
+            lua_pushnil(L);
+        return 1;
+    }
+    luaL_checkstack(L, nargs + LUA_MINSTACK, "too many arguments");
+    for (int i = 2; i <= nargs + 1; i++)
+    {
+        bool ok;
+        if (lua_type(L, i) == LUA_TNUMBER)
+        {
+            double count = lua_tonumber(L, i);
+            if (count < 0)
+                luaL_argerrorL(L, i, "byte count must not be negative");
+            ok = readBytes(L, h, size_t(count));
+        }
+        else
+        {
+            const char* fmt = luaL_checkstring(L, i);
+            if (*fmt == '*')
+                fmt++;
+            switch (*fmt)
+            {
+            case 'a':
+                readAll(L, h);
+                ok = true;
+                break;
+            case 'l':
+                ok = readLine(L, h, false);
+                break;
+            case 'L':
+                ok = readLine(L, h, true);
+                break;
+            case 'n':
+                ok = readNumber(L, h);
+                break;
+            default:
+                luaL_argerrorL(L, i, "invalid format (use \"*a\", \"*l\", \"*L\", \"*n\" or a byte count)");
+            }
+        }
+        if (!ok)
+        {
+            lua_pushnil(L);
+            return i - 1;
+        }
+    }
+    return nargs;
+}
+
+int fileWrite(lua_State* L)
+{
+    FileHandle* h = checkOpen(L, 1);
+    sync(L, h);
+    int n = lua_gettop(L);
+    for (int i = 2; i <= n; i++)
+    {
+        if (lua_type(L, i) != LUA_TSTRING && lua_type(L, i) != LUA_TNUMBER)
+            luaL_typeerrorL(L, i, "string or number");
+        size_t len;
+        const char* s = lua_tolstring(L, i, &len);
+        int32_t status = ts_host_io_write(h->id, s, len);
+        if (status < 0)
+            raiseHostError(L, status);
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
+int fileSeek(lua_State* L)
+{
+    static const char* const names[] = {"set", "cur", "end", nullptr};
+    FileHandle* h = checkOpen(L, 1);
+    int whence = luaL_checkoption(L, 2, "cur", names);
+    double offset = luaL_optnumber(L, 3, 0);
+    sync(L, h);
+    int64_t pos = ts_host_io_seek(h->id, whence, int64_t(offset));
+    if (pos < 0)
+        raiseHostError(L, pos);
+    lua_pushnumber(L, double(pos));
+    return 1;
+}
+
+int fileFlush(lua_State* L)
+{
+    FileHandle* h = checkOpen(L, 1);
+    int32_t status = ts_host_io_flush(h->id);
+    if (status < 0)
+        raiseHostError(L, status);
+    lua_settop(L, 1);
+    return 1;
+}
+
+int fileClose(lua_State* L)
+{
+    FileHandle* h = checkOpen(L, 1);
+    closeHandle(L, h);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+// The iterator of handle:lines() and io.lines(): upvalue 1 is the handle,
+// upvalue 2 whether to close it at end of file.
+int linesIterator(lua_State* L)
+{
+    FileHandle* h = toHandle(L, lua_upvalueindex(1));
+    if (h->closed)
+        luaL_errorL(L, "attempt to use a closed file");
+    if (readLine(L, h, false))
+        return 1;
+    if (lua_toboolean(L, lua_upvalueindex(2)))
+        closeHandle(L, h);
+    lua_pushnil(L);
+    return 1;
+}
+
+void pushLines(lua_State* L, int handleIdx, bool closeAtEnd)
+{
+    lua_pushvalue(L, handleIdx);
+    lua_pushboolean(L, closeAtEnd);
+    lua_pushcclosure(L, linesIterator, "lines", 2);
+}
+
+int fileLines(lua_State* L)
+{
+    checkOpen(L, 1);
+    pushLines(L, 1, false);
+    return 1;
+}
+
+int fileToString(lua_State* L)
+{
+    FileHandle* h = toHandle(L, 1);
+    if (h->closed)
+        lua_pushliteral(L, "file (closed)");
+    else
+        lua_pushfstringL(L, "file (%p)", lua_topointer(L, 1));
+    return 1;
+}
+
+int notAvailable(lua_State* L)
+{
+    luaL_errorL(L, "%s is not available in the toolscript sandbox", lua_tostring(L, lua_upvalueindex(1)));
+}
+
+int open(lua_State* L, const char* path, size_t pathLen, const char* mode, size_t modeLen)
+{
+    int32_t id = ts_host_io_open(path, pathLen, mode, modeLen);
+    if (id < 0)
+        raiseHostError(L, id);
+    pushHandle(L, id);
+    return 1;
+}
+
+int ioOpen(lua_State* L)
+{
+    size_t pathLen, modeLen;
+    const char* path = luaL_checklstring(L, 1, &pathLen);
+    const char* mode = luaL_optlstring(L, 2, "r", &modeLen);
+    return open(L, path, pathLen, mode, modeLen);
+}
+
+int ioLines(lua_State* L)
+{
+    size_t pathLen;
+    const char* path = luaL_checklstring(L, 1, &pathLen);
+    open(L, path, pathLen, "r", 1);
+    pushLines(L, lua_gettop(L), true);
+    return 1;
+}
+
+int ioType(lua_State* L)
+{
+    luaL_checkany(L, 1);
+    FileHandle* h = toHandle(L, 1);
+    if (h == nullptr)
+        lua_pushnil(L);
+    else if (h->closed)
+        lua_pushliteral(L, "closed file");
+    else
+        lua_pushliteral(L, "file");
+    return 1;
+}
+
+int ioList(lua_State* L)
+{
+    size_t len;
+    const char* path = luaL_optlstring(L, 1, ".", &len);
+    int32_t n = ts_host_io_list(path, len);
+    if (n < 0)
+        raiseHostError(L, n);
+    lua_newtable(L);
+    if (n == 0)
+        return 1;
+    char* names = static_cast<char*>(malloc(size_t(n)));
+    if (names == nullptr)
+        luaL_errorL(L, "not enough memory to list the directory");
+    ts_host_io_take(names, size_t(n));
+    int index = 1;
+    for (int32_t start = 0; start <= n;)
+    {
+        const char* end = static_cast<const char*>(memchr(names + start, '\0', size_t(n - start)));
+        int32_t stop = end ? int32_t(end - names) : n;
+        lua_pushlstring(L, names + start, size_t(stop - start));
+        lua_rawseti(L, -2, index++);
+        start = stop + 1;
+    }
+    free(names);
+    return 1;
+}
+
+int osRemove(lua_State* L)
+{
+    size_t len;
+    const char* path = luaL_checklstring(L, 1, &len);
+    int32_t status = ts_host_io_remove(path, len);
+    if (status < 0)
+        raiseHostError(L, status);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+// file.save(name, content): the deprecated predecessor of io (seed 002),
+// kept as a wrapper that writes through the same sandbox. Returns name.
+int fileSave(lua_State* L)
+{
+    size_t nameLen, contentLen;
+    const char* name = luaL_checklstring(L, 1, &nameLen);
+    const char* content = luaL_checklstring(L, 2, &contentLen);
+    open(L, name, nameLen, "w", 1);
+    FileHandle* h = toHandle(L, -1);
+    int32_t status = ts_host_io_write(h->id, content, contentLen);
+    if (status < 0)
+    {
+        closeHandle(L, h);
+        raiseHostError(L, status);
+    }
+    closeHandle(L, h);
+    lua_pushvalue(L, 1);
+    return 1;
+}
+
+int ioMissing(lua_State* L)
+{
+    const char* key = lua_tostring(L, 2);
+    if (key != nullptr && (strcmp(key, "stdin") == 0 || strcmp(key, "stdout") == 0 || strcmp(key, "stderr") == 0))
+        luaL_errorL(L, "io.%s is not available in the toolscript sandbox: use print() for output", key);
+    return 0;
+}
+
+void setFunction(lua_State* L, const char* name, lua_CFunction fn)
+{
+    lua_pushcfunction(L, fn, name);
+    lua_setfield(L, -2, name);
+}
+
+void setNotAvailable(lua_State* L, const char* field, const char* qualified)
+{
+    lua_pushstring(L, qualified);
+    lua_pushcclosure(L, notAvailable, field, 1);
+    lua_setfield(L, -2, field);
+}
+
+} // namespace
+
+void ts_open_io(lua_State* L)
+{
+    // File handles: tagged userdata with a shared metatable.
+    lua_createtable(L, 0, 4);
+    lua_createtable(L, 0, 8);
+    setFunction(L, "read", fileRead);
+    setFunction(L, "write", fileWrite);
+    setFunction(L, "lines", fileLines);
+    setFunction(L, "seek", fileSeek);
+    setFunction(L, "flush", fileFlush);
+    setFunction(L, "close", fileClose);
+    setNotAvailable(L, "setvbuf", "file:setvbuf");
+    lua_setreadonly(L, -1, true);
+    lua_setfield(L, -2, "__index");
+    setFunction(L, "__tostring", fileToString);
+    lua_pushliteral(L, "file");
+    lua_setfield(L, -2, "__type");
+    lua_pushliteral(L, "file");
+    lua_setfield(L, -2, "__metatable");
+    lua_setreadonly(L, -1, true);
+    lua_setuserdatametatable(L, kFileTag);
+    lua_setuserdatadtor(L, kFileTag, destroyHandle);
+
+    // io
+    lua_createtable(L, 0, 16);
+    setFunction(L, "open", ioOpen);
+    setFunction(L, "lines", ioLines);
+    setFunction(L, "type", ioType);
+    setFunction(L, "list", ioList);
+    const char* const unavailable[] = {"popen", "tmpfile", "input", "output", "read", "write", "flush", "close"};
+    for (const char* name : unavailable)
+    {
+        lua_pushfstringL(L, "io.%s", name);
+        lua_pushcclosure(L, notAvailable, name, 1);
+        lua_setfield(L, -2, name);
+    }
+    // io.stdin, io.stdout and io.stderr raise when read.
+    lua_createtable(L, 0, 1);
+    setFunction(L, "__index", ioMissing);
+    lua_setreadonly(L, -1, true);
+    lua_setmetatable(L, -2);
+    lua_setreadonly(L, -1, true);
+    lua_setfield(L, LUA_GLOBALSINDEX, "io");
+
+    // os: the sandbox's os functions plus remove, in the script's environment.
+    lua_createtable(L, 0, 5);
+    lua_getglobal(L, "os");
+    for (const char* name : {"clock", "date", "difftime", "time"})
+    {
+        lua_getfield(L, -1, name);
+        lua_setfield(L, -3, name);
+    }
+    lua_pop(L, 1);
+    setFunction(L, "remove", osRemove);
+    lua_setreadonly(L, -1, true);
+    lua_setfield(L, LUA_GLOBALSINDEX, "os");
+
+    // file.save (deprecated)
+    lua_createtable(L, 0, 1);
+    setFunction(L, "save", fileSave);
+    lua_setreadonly(L, -1, true);
+    lua_setfield(L, LUA_GLOBALSINDEX, "file");
+}
