@@ -13,7 +13,7 @@
 //   - lua5.1: Debian's reference interpreter, if installed.
 //
 // It checks that every engine computes the same checksum, prints the median
-// times and the ratios, then measures the latency of `return 1` executions
+// (or, with -stat min, the fastest) times and the ratios, then measures the latency of `return 1` executions
 // in a warm process and the whole-process time of `toolscript run` on a
 // hello script, and says which targets are met. It always exits 0 unless it
 // cannot run at all: it is a report.
@@ -67,7 +67,8 @@ type options struct {
 func main() {
 	var o options
 	var filter string
-	flag.IntVar(&o.n, "n", 5, "executions of each script on each engine (the median is reported)")
+	flag.IntVar(&o.n, "n", 5, "executions of each script on each engine")
+	stat := flag.String("stat", "median", "what the table reports of each script's executions: median or min (steadier on a busy machine)")
 	flag.StringVar(&filter, "run", "", "only scripts whose name matches this regular expression")
 	flag.StringVar(&o.root, "root", "", "the repository's root (default: found from the working directory)")
 	flag.StringVar(&o.native, "native", "", "the native harness (default: ROOT/bin/luau-native)")
@@ -88,6 +89,14 @@ func main() {
 		if o.root, err = findRoot(); err != nil {
 			fatalf("%v", err)
 		}
+	}
+	switch *stat {
+	case "median":
+		summarize, statName = median, "medians"
+	case "min":
+		summarize, statName = slices.Min[[]time.Duration], "fastest of each"
+	default:
+		fatalf("-stat: want median or min, not %q", *stat)
 	}
 	o.engines = map[string]bool{}
 	for _, e := range strings.Split(*engines, ",") {
@@ -130,7 +139,7 @@ func findRoot() (string, error) {
 
 // measurement is one engine's runs of one script.
 type measurement struct {
-	median   time.Duration
+	elapsed  time.Duration
 	checksum string
 	err      error
 	skipped  bool
@@ -147,8 +156,8 @@ type row struct {
 
 func report(o options) {
 	ctx := context.Background()
-	fmt.Printf("toolscript performance comparison: %s, %s/%s, %d CPUs, %d executions per script and engine (medians)\n\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.n)
+	fmt.Printf("toolscript performance comparison: %s, %s/%s, %d CPUs, %d executions per script and engine (%s)\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.n, statName)
 
 	var notes []string
 	dir, err := os.MkdirTemp("", "toolscript-compare-")
@@ -250,7 +259,7 @@ func report(o options) {
 	if helloNote != "" {
 		notes = append(notes, helloNote)
 	} else {
-		fmt.Printf("toolscript run hello.luau (whole process, %d runs after a warm-up): median %.1f ms\n", o.helloRuns, ms(hello))
+		fmt.Printf("toolscript run hello (whole process, %d runs after a warm-up): median %.1f ms\n", o.helloRuns, ms(hello))
 	}
 
 	if len(notes) > 0 {
@@ -306,6 +315,13 @@ func mark(ok bool) string {
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// summarize reduces a script's execution times to the number the table
+// shows (-stat); statName says which.
+var (
+	summarize = median
+	statName  = "medians"
+)
+
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
@@ -350,7 +366,7 @@ func runWasm(ctx context.Context, rt *luau.Runtime, source []byte, n int) measur
 		time.Sleep(refillPause) // the pool refills: the next execution finds a ready instance
 	}
 	sum, err := consistent(sums)
-	return measurement{median: median(times), checksum: sum, err: err}
+	return measurement{elapsed: summarize(times), checksum: sum, err: err}
 }
 
 // nativeReport is what bin/luau-native prints.
@@ -387,7 +403,7 @@ func runNative(harness, file string, n int) measurement {
 	if len(times) == 0 {
 		return measurement{err: errors.New("native: no times reported")}
 	}
-	return measurement{median: median(times), checksum: sum}
+	return measurement{elapsed: summarize(times), checksum: sum}
 }
 
 func runGopher(source []byte, n int) measurement {
@@ -405,7 +421,7 @@ func runGopher(source []byte, n int) measurement {
 	}
 	runtime.GC()
 	sum, err := consistent(sums)
-	return measurement{median: median(times), checksum: sum, err: err}
+	return measurement{elapsed: summarize(times), checksum: sum, err: err}
 }
 
 func runLua51(lua, file string, n int) measurement {
@@ -428,7 +444,7 @@ func runLua51(lua, file string, n int) measurement {
 		sums = append(sums, sum)
 	}
 	sum, err := consistent(sums)
-	return measurement{median: median(times), checksum: sum, err: err}
+	return measurement{elapsed: summarize(times), checksum: sum, err: err}
 }
 
 // check compares the checksums of the engines that ran and computes the
@@ -455,11 +471,11 @@ func (r *row) check() {
 	}
 	ok := func(m measurement) bool { return !m.skipped && m.err == nil && m.checksum == r.wasm.checksum }
 	if !r.wasm.skipped && r.wasm.err == nil && r.agree {
-		if ok(r.native) && r.native.median > 0 {
-			r.nativeRatio, r.nativeValid = float64(r.wasm.median)/float64(r.native.median), true
+		if ok(r.native) && r.native.elapsed > 0 {
+			r.nativeRatio, r.nativeValid = float64(r.wasm.elapsed)/float64(r.native.elapsed), true
 		}
-		if ok(r.gopher) && r.gopher.median > 0 {
-			r.gopherRatio, r.gopherValid = float64(r.wasm.median)/float64(r.gopher.median), true
+		if ok(r.gopher) && r.gopher.elapsed > 0 {
+			r.gopherRatio, r.gopherValid = float64(r.wasm.elapsed)/float64(r.gopher.elapsed), true
 		}
 	}
 }
@@ -471,7 +487,7 @@ func cell(m measurement) string {
 	case m.err != nil:
 		return "error"
 	default:
-		return fmt.Sprintf("%.1f", ms(m.median))
+		return fmt.Sprintf("%.1f", ms(m.elapsed))
 	}
 }
 
@@ -563,9 +579,13 @@ func measureHello(o options, dir string) (time.Duration, string) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return 0, fmt.Sprintf("toolscript run hello: go build ./cmd/toolscript failed: %v: %s", err, strings.TrimSpace(string(out)))
 	}
-	hello := filepath.Join(dir, "hello.luau")
-	if err := os.WriteFile(hello, []byte("print(\"hello\")\nreturn \"hello\"\n"), 0o644); err != nil {
-		return 0, err.Error()
+	// The project's own hello script when there is one, else a minimal one.
+	hello := filepath.Join(o.root, "examples", "hello.luau")
+	if _, err := os.Stat(hello); err != nil {
+		hello = filepath.Join(dir, "hello.luau")
+		if err := os.WriteFile(hello, []byte("print(\"hello\")\nreturn \"hello\"\n"), 0o644); err != nil {
+			return 0, err.Error()
+		}
 	}
 	var times []time.Duration
 	for i := range o.helloRuns + 1 {
