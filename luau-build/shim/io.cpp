@@ -37,9 +37,9 @@ struct FileHandle
 [[noreturn]] void raiseHostError(lua_State* L, int64_t status)
 {
     char message[1024];
-    int32_t n = ts_host_io_take(message, sizeof(message) - 1);
-    message[n < 0 ? 0 : n] = '\0';
-    ts_raise_tagged(L, status == -2 ? TS_LIMIT : TS_IO, "%s", message);
+    int32_t n = ts_host_io_take(message, sizeof(message));
+    lua_pushlstring(L, message, n < 0 ? 0 : size_t(n));
+    ts_raise_tagged_top(L, status == -2 ? TS_LIMIT : TS_IO);
 }
 
 FileHandle* toHandle(lua_State* L, int idx)

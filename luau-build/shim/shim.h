@@ -47,3 +47,7 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 // The instance's Luau state, created by ts_init (null before). Lint reads
 // the sandbox's globals from it.
 lua_State* ts_state();
+
+// Like ts_raise_tagged, with the message the string on top of the stack
+// (which may hold any bytes, NUL included).
+[[noreturn]] void ts_raise_tagged_top(lua_State* L, TsKind kind);

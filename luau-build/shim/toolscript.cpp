@@ -318,11 +318,17 @@ lua_State* ts_state()
 
 [[noreturn]] void ts_raise_tagged(lua_State* L, TsKind kind, const char* fmt, ...)
 {
-    luaL_where(L, 1);
     va_list args;
     va_start(args, fmt);
     lua_pushvfstring(L, fmt, args);
     va_end(args);
+    ts_raise_tagged_top(L, kind);
+}
+
+[[noreturn]] void ts_raise_tagged_top(lua_State* L, TsKind kind)
+{
+    luaL_where(L, 1);
+    lua_insert(L, -2);
     lua_concat(L, 2);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, kTagKey);
