@@ -309,7 +309,7 @@ loop:
 		runtime.GC()
 		progress++
 	}
-	if progress < 10 {
+	if progress < 2 { // a deadlock gives at most one
 		t.Errorf("only %d garbage collections completed beside a looping script", progress)
 	}
 	select {
