@@ -159,22 +159,35 @@ bool readLine(lua_State* L, FileHandle* h, bool keep)
     return true;
 }
 
+// Reads the rest of the file. The size left is asked for first so that the
+// string is allocated once and read into directly (the heap limit applies to
+// that allocation); a file that grows meanwhile is read on in chunks.
 void readAll(lua_State* L, FileHandle* h)
 {
+    sync(L, h);
+    int64_t here = ts_host_io_seek(h->id, 1, 0);
+    int64_t end = here < 0 ? here : ts_host_io_seek(h->id, 2, 0);
+    if (end >= 0)
+        end = ts_host_io_seek(h->id, 0, here) < 0 ? -1 : end;
+    if (here < 0 || end < 0)
+        raiseHostError(L, here < 0 ? here : end);
+    size_t chunk = end > here ? size_t(end - here) : kReadBufferSize;
+    if (chunk > (1u << 30))
+        chunk = 1u << 30;
+
+    // Exactly the size left: luaL_pushresult then takes the buffer as the
+    // string without copying it.
     luaL_Strbuf b;
-    luaL_buffinit(L, &b);
-    if (h->pos < h->len)
-        luaL_addlstring(&b, h->buf + h->pos, h->len - h->pos);
-    h->pos = h->len = 0;
-    for (;;)
+    char* p = luaL_buffinitsize(L, &b, chunk);
+    int32_t n = ts_host_io_read(h->id, p, chunk);
+    if (n < 0)
+        raiseHostError(L, n);
+    b.p += n;
+    // Whatever the file gained since, through the read buffer.
+    while (fill(L, h))
     {
-        char* p = luaL_prepbuffsize(&b, kReadBufferSize);
-        int32_t n = ts_host_io_read(h->id, p, kReadBufferSize);
-        if (n < 0)
-            raiseHostError(L, n);
-        if (n == 0)
-            break;
-        b.p += n;
+        luaL_addlstring(&b, h->buf, h->len);
+        h->pos = h->len = 0;
     }
     luaL_pushresult(&b);
 }

@@ -1,0 +1,133 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+func benchRuntime(b *testing.B) *luau.Runtime {
+	rt, err := luau.New(context.Background(), luau.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
+// BenchmarkIOThroughput writes 50 MiB in 64 KiB chunks and reads it back
+// with "*a", in a script and with plain Go os.File, in the same run, and
+// reports toolscript's throughput as a percentage of Go's (target ≥ 50).
+func BenchmarkIOThroughput(b *testing.B) {
+	const total, chunk = 50 << 20, 64 << 10
+	rt := benchRuntime(b)
+	dir := b.TempDir()
+	script := luau.Script{
+		Source: []byte(fmt.Sprintf(`
+			local chunk = string.rep("x", %d)
+			local f = io.open("data.bin", "wb")
+			for i = 1, %d do f:write(chunk) end
+			f:close()
+			local g = io.open("data.bin", "rb")
+			local n = #g:read("*a")
+			g:close()
+			return n`, chunk, total/chunk)),
+		IO:     &luau.IO{Dir: dir, MaxBytes: total},
+		Limits: luau.Limits{HeapBytes: 256 << 20},
+	}
+	rt = func() *luau.Runtime {
+		r, err := luau.New(context.Background(), luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(256 << 20)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { r.Close(context.Background()) })
+		return r
+	}()
+	goPath := filepath.Join(dir, "go.bin")
+	buf := make([]byte, chunk)
+	var wasmTime, goTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		res := rt.Execute(context.Background(), script)
+		wasmTime += time.Since(start)
+		if res.Error != nil || string(res.Value) != fmt.Sprint(total) {
+			b.Fatalf("%s %v", res.Value, res.Error)
+		}
+
+		start = time.Now()
+		f, err := os.Create(goPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range total / chunk {
+			if _, err := f.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+		}
+		f.Close()
+		data, err := os.ReadFile(goPath)
+		if err != nil || len(data) != total {
+			b.Fatal(err)
+		}
+		goTime += time.Since(start)
+	}
+	mb := float64(total) / (1 << 20) * float64(b.N)
+	b.ReportMetric(mb/wasmTime.Seconds(), "toolscript-MiB/s")
+	b.ReportMetric(mb/goTime.Seconds(), "go-MiB/s")
+	b.ReportMetric(100*goTime.Seconds()/wasmTime.Seconds(), "%-of-go")
+}
+
+// BenchmarkIOLines iterates a 100 MB, 1-million-line file with io.lines in
+// a script and with Debian's lua5.1 on the same file, and reports the ratio
+// of their times (target ≤ 2).
+func BenchmarkIOLines(b *testing.B) {
+	lua, err := exec.LookPath("lua5.1")
+	if err != nil {
+		b.Skip("lua5.1 is not installed (apt-get install lua5.1)")
+	}
+	dir := b.TempDir()
+	path := filepath.Join(dir, "lines.txt")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	line := strings.Repeat("y", 99)
+	for i := range 1_000_000 {
+		fmt.Fprintf(w, "%s\n", line[:99-len(fmt.Sprint(i))]+fmt.Sprint(i))
+	}
+	w.Flush()
+	f.Close()
+
+	loop := `local n, bytes = 0, 0 for l in io.lines(%q) do n = n + 1 bytes = bytes + #l end`
+	rt := benchRuntime(b)
+	script := luau.Script{Source: []byte(fmt.Sprintf(loop, "lines.txt") + " return n"), IO: &luau.IO{Dir: dir, MaxBytes: 1}}
+	var wasmTime, luaTime time.Duration
+	for b.Loop() {
+		start := time.Now()
+		res := rt.Execute(context.Background(), script)
+		wasmTime += time.Since(start)
+		if res.Error != nil || string(res.Value) != "1000000" {
+			b.Fatalf("%s %v", res.Value, res.Error)
+		}
+		start = time.Now()
+		cmd := exec.Command(lua, "-e", fmt.Sprintf(loop, path)+" assert(n == 1000000)")
+		cmd.Stderr = io.Discard
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("lua5.1: %v", err)
+		}
+		luaTime += time.Since(start)
+	}
+	b.ReportMetric(wasmTime.Seconds()*1000/float64(b.N), "toolscript-ms")
+	b.ReportMetric(luaTime.Seconds()*1000/float64(b.N), "lua5.1-ms")
+	b.ReportMetric(wasmTime.Seconds()/luaTime.Seconds(), "x-lua5.1")
+}
