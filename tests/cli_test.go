@@ -145,3 +145,44 @@ func TestHelloExample(t *testing.T) {
 		t.Errorf("hello.luau gave %s", stdout)
 	}
 }
+
+func TestRunIO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := `io.open("out/r.csv", "w"):write("a,b\n"):close() return io.list("out")`
+	// Default directory ./toolscript-files, created on first write.
+	stdout, stderr, status := toolscript(t, dir, script, "run", "--json", "-")
+	if status != 0 || !strings.Contains(stdout, `"files_touched":[{"name":"out/r.csv","op":"write","bytes":4}]`) {
+		t.Fatalf("default io: %d %s %s", status, stdout, stderr)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "toolscript-files", "out", "r.csv")); err != nil || string(data) != "a,b\n" {
+		t.Errorf("file: %q %v", data, err)
+	}
+	// --io-dir, relative to the working directory.
+	if _, _, status := toolscript(t, dir, script, "run", "--io-dir", "elsewhere", "-"); status != 0 {
+		t.Fatalf("--io-dir: status %d", status)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "elsewhere", "out", "r.csv")); err != nil {
+		t.Error(err)
+	}
+	// --no-io.
+	stdout, _, _ = toolscript(t, dir, `return io == nil`, "run", "--no-io", "-")
+	if stdout != "true\n" {
+		t.Errorf("--no-io: %q", stdout)
+	}
+	// --max-bytes.
+	_, stderr, status = toolscript(t, dir, `io.open("big", "w"):write(string.rep("x", 100))`, "run", "--max-bytes", "10", "-")
+	if status != 1 || !strings.Contains(stderr, "limit error: ") || !strings.Contains(stderr, "write budget exceeded") {
+		t.Errorf("--max-bytes: %d %q", status, stderr)
+	}
+	// [io] in the config file.
+	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte("[io]\ndir = \"cfgdir\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, status := toolscript(t, dir, script, "run", "-"); status != 0 {
+		t.Fatalf("[io] dir: status %d", status)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cfgdir", "out", "r.csv")); err != nil {
+		t.Error(err)
+	}
+}
