@@ -29,7 +29,6 @@ func benchRuntime(b *testing.B) *luau.Runtime {
 // reports toolscript's throughput as a percentage of Go's (target ≥ 50).
 func BenchmarkIOThroughput(b *testing.B) {
 	const total, chunk = 50 << 20, 64 << 10
-	rt := benchRuntime(b)
 	dir := b.TempDir()
 	script := luau.Script{
 		Source: []byte(fmt.Sprintf(`
@@ -44,7 +43,7 @@ func BenchmarkIOThroughput(b *testing.B) {
 		IO:     &luau.IO{Dir: dir, MaxBytes: total},
 		Limits: luau.Limits{HeapBytes: 256 << 20},
 	}
-	rt = func() *luau.Runtime {
+	rt := func() *luau.Runtime {
 		r, err := luau.New(context.Background(), luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(256 << 20)})
 		if err != nil {
 			b.Fatal(err)
