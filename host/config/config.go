@@ -22,6 +22,8 @@ type File struct {
 	IO     *IO    `toml:"io"`
 	// Output is the deprecated [output] section, read as [io].
 	Output *IO `toml:"output"`
+	// Server is the [server] section (server.go).
+	Server Server `toml:"server"`
 }
 
 // Limits is the [limits] section.
@@ -103,6 +105,9 @@ func (f *File) check() error {
 		if v.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", v.key, v.value)
 		}
+	}
+	if err := f.Server.check(); err != nil {
+		return err
 	}
 	for name, section := range map[string]*IO{"io": f.IO, "output": f.Output} {
 		if section == nil {

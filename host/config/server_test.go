@@ -1,0 +1,57 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestServerSection(t *testing.T) {
+	f, err := Load(writeConfig(t, "[server]\nmax_concurrent = 2\nmax_timeout = \"90s\"\nmax_script_bytes = 4096\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ResolveServer(f, ServerFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ServerSettings{MaxConcurrent: 2, MaxTimeout: 90 * time.Second, MaxScriptBytes: 4096}); s != want {
+		t.Errorf("from the file: %+v, want %+v", s, want)
+	}
+	s, err = ResolveServer(f, ServerFlags{MaxConcurrent: 8, MaxTimeout: time.Minute, MaxScriptBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ServerSettings{MaxConcurrent: 8, MaxTimeout: time.Minute, MaxScriptBytes: 10}); s != want {
+		t.Errorf("flags over the file: %+v, want %+v", s, want)
+	}
+	s, err = ResolveServer(nil, ServerFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ServerSettings{MaxConcurrent: DefaultMaxConcurrent, MaxTimeout: DefaultMaxTimeout, MaxScriptBytes: DefaultMaxScriptBytes}); s != want {
+		t.Errorf("defaults: %+v, want %+v", s, want)
+	}
+}
+
+func TestServerSectionErrors(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"bad timeout", "[server]\nmax_timeout = \"later\"\n", "server.max_timeout"},
+		{"zero timeout", "[server]\nmax_timeout = \"0s\"\n", "server.max_timeout"},
+		{"negative concurrency", "[server]\nmax_concurrent = -1\n", "server.max_concurrent: must not be negative"},
+		{"negative script size", "[server]\nmax_script_bytes = -1\n", "server.max_script_bytes: must not be negative"},
+		{"unknown key", "[server]\nport = 80\n", "unknown key server.port"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeConfig(t, c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+	for _, flags := range []ServerFlags{{MaxConcurrent: -1}, {MaxTimeout: -time.Second}, {MaxScriptBytes: -2}} {
+		if _, err := ResolveServer(nil, flags); err == nil {
+			t.Errorf("ResolveServer accepted %+v", flags)
+		}
+	}
+}
