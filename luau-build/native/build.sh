@@ -31,8 +31,10 @@ if [ -z "${CXX:-}" ]; then
   fi
 fi
 missing=()
-if [ -z "${CXX:-}" ] || ! command -v "$CXX" >/dev/null; then
+if [ -z "${CXX:-}" ]; then
   missing+=("a C++17 compiler (Debian: clang-19, the wasm build's compiler, or g++; or set CXX)")
+elif ! command -v "$CXX" >/dev/null; then
+  missing+=("the compiler CXX names: $CXX")
 fi
 command -v cargo >/dev/null || missing+=("cargo (rustup or Debian's cargo)")
 command -v patch >/dev/null || missing+=("patch (Debian: patch)")
