@@ -25,6 +25,10 @@
 #include <string>
 #include <typeinfo>
 
+// Safepoints left before the VM calls the interrupt callback again (see
+// luau-build/patches/lvmexecute-interrupt-budget.patch).
+extern "C" unsigned ts_interrupt_budget = 256;
+
 namespace
 {
 
@@ -84,16 +88,22 @@ void* limitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize)
     return block;
 }
 
+// The VM calls interrupt once every kInterruptBudget safepoints (see
+// luau-build/patches/lvmexecute-interrupt-budget.patch); the string
+// library's matcher and the collector call it directly.
+const unsigned kInterruptBudget = 256;
+
 void interrupt(lua_State* L, int gc)
 {
     (void)L;
     (void)gc;
+    ts_interrupt_budget = kInterruptBudget;
     if (stopRequested)
         ts_host_stop();
     // A goroutine running compiled wasm cannot be preempted by Go; a host
     // call now and then gives the Go scheduler and garbage collector a safe
     // point. Without it a looping script can stall the whole process.
-    if ((++state.ticks & 1023) == 0)
+    if ((++state.ticks & 15) == 0)
         ts_host_tick();
 }
 
