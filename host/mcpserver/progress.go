@@ -1,0 +1,130 @@
+package mcpserver
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// progressUpdate is one progress() call of a script.
+type progressUpdate struct {
+	Progress float64  `json:"progress"`
+	Total    *float64 `json:"total,omitempty"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// progressNotification is a notifications/progress message.
+type progressNotification struct {
+	JSONRPC string             `json:"jsonrpc"`
+	Method  string             `json:"method"`
+	Params  progressParamsWire `json:"params"`
+}
+
+type progressParamsWire struct {
+	ProgressToken mcp.ProgressToken `json:"progressToken"`
+	progressUpdate
+}
+
+// progressReporter turns a script's progress() calls into notifications:
+// the first at once, then at most one per interval, and the last one
+// always, when the execution ends. Progress must increase (the protocol
+// requires it): a call that does not is skipped, as are NaN and infinities.
+//
+// The script never waits for the protocol output: report only records the
+// update and a goroutine of the reporter writes it.
+type progressReporter struct {
+	send     func(progressUpdate)
+	interval time.Duration
+
+	mu       sync.Mutex
+	pending  *progressUpdate // the latest update not yet sent
+	accepted bool
+	last     float64 // the progress of the latest accepted update
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newProgressReporter(interval time.Duration, send func(progressUpdate)) *progressReporter {
+	p := &progressReporter{
+		send:     send,
+		interval: interval,
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go p.run()
+	return p
+}
+
+// report is luau.Script.OnProgress.
+func (p *progressReporter) report(done float64, total *float64, message string) {
+	if math.IsNaN(done) || math.IsInf(done, 0) {
+		return
+	}
+	if total != nil && (math.IsNaN(*total) || math.IsInf(*total, 0)) {
+		total = nil
+	}
+	if total != nil {
+		t := *total
+		total = &t
+	}
+	p.mu.Lock()
+	if p.accepted && done <= p.last {
+		p.mu.Unlock()
+		return
+	}
+	p.accepted, p.last = true, done
+	p.pending = &progressUpdate{Progress: done, Total: total, Message: message}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *progressReporter) run() {
+	defer close(p.done)
+	var last time.Time
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-p.wake:
+		}
+		if wait := p.interval - time.Since(last); wait > 0 {
+			timer := time.NewTimer(wait)
+			select {
+			case <-p.stop:
+				timer.Stop()
+				return
+			case <-timer.C:
+			}
+		}
+		if u := p.take(); u != nil {
+			p.send(*u)
+			last = time.Now()
+		}
+	}
+}
+
+func (p *progressReporter) take() *progressUpdate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u := p.pending
+	p.pending = nil
+	return u
+}
+
+// finish sends the last update if it is still pending. Nothing is sent
+// after finish returns.
+func (p *progressReporter) finish() {
+	close(p.stop)
+	<-p.done
+	if u := p.take(); u != nil {
+		p.send(*u)
+	}
+}

@@ -1,0 +1,207 @@
+// Package mcpserver serves toolscript over the Model Context Protocol on
+// standard input and output, built on github.com/mark3labs/mcp-go.
+//
+// The server offers one tool, execute_script, which runs a Luau script in a
+// fresh sandboxed instance and returns the execution result both as
+// structured content (with a declared output schema) and as JSON text. Its
+// instructions and resources document the runtime for the model: a Luau
+// overview and one page per toolscript built-in, matching what is enabled.
+//
+// Several calls run concurrently, up to a limit; a call cancelled by the
+// client (notifications/cancelled) stops its script; a script's progress()
+// calls become rate-limited progress notifications when the client asked for
+// them. Standard output carries protocol messages only: a script's prints go
+// to its result's logs, and diagnostics to the error log.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math"
+	"os"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Runtime runs the scripts. It must be safe for concurrent use (a
+	// luau.Runtime is); the caller closes it after Serve returns.
+	Runtime *luau.Runtime
+	// Limits bound each execution; zero fields take luau's defaults. Its
+	// Timeout is the default of calls that give no timeout_ms.
+	Limits luau.Limits
+	// IO enables the io library for every execution; nil leaves it out.
+	IO *luau.IO
+	// MaxConcurrent is how many scripts run at once; later calls wait for
+	// a slot (and can be cancelled while they wait). Default 4.
+	MaxConcurrent int
+	// MaxTimeout caps timeout_ms and the default timeout. Default 5 minutes.
+	MaxTimeout time.Duration
+	// MaxScriptBytes caps the size of a script. Default 1 MiB.
+	MaxScriptBytes int64
+	// ProgressInterval is the least time between two progress
+	// notifications of one call (the last is always sent). Default 100ms.
+	ProgressInterval time.Duration
+	// Version is the server version reported to clients.
+	Version string
+	// ErrorLog receives diagnostics. Default os.Stderr.
+	ErrorLog io.Writer
+}
+
+// The defaults of Config.
+const (
+	DefaultMaxConcurrent    = 4
+	DefaultMaxTimeout       = 5 * time.Minute
+	DefaultMaxScriptBytes   = 1 << 20
+	DefaultProgressInterval = 100 * time.Millisecond
+)
+
+// ToolName is the name of the one tool.
+const ToolName = "execute_script"
+
+// maxWorkers is the number of mcp-go stdio workers: tools/call requests
+// beyond it wait in mcp-go's queue, where a cancellation cannot reach them
+// yet. Executions are limited by Config.MaxConcurrent, not by this.
+const maxWorkers = 100
+
+// Server is an MCP server for toolscript. A Server serves one connection:
+// call Serve once.
+type Server struct {
+	cfg   Config
+	mcp   *server.MCPServer
+	slots chan struct{}
+	log   *log.Logger
+	// out is the protocol output, shared with mcp-go so that the messages
+	// the server writes itself (progress, refusals of oversized requests)
+	// never interleave with mcp-go's.
+	out *lineWriter
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("mcpserver: Config.Runtime is nil")
+	}
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:   cfg,
+		slots: make(chan struct{}, cfg.MaxConcurrent),
+		log:   log.New(cfg.ErrorLog, "toolscript serve: ", 0),
+	}
+	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
+		server.WithTitle("toolscript"),
+		server.WithDescription("Runs Luau scripts in a sandbox and returns one structured result"),
+		server.WithInstructions(s.instructions()),
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+	)
+	s.mcp.AddTool(s.tool(), s.executeScript)
+	for _, doc := range s.docs() {
+		s.mcp.AddResource(doc.resource(), doc.read)
+	}
+	return s, nil
+}
+
+// withDefaults returns cfg with every zero field set to its default.
+func (cfg Config) withDefaults() Config {
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.MaxTimeout <= 0 {
+		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.MaxScriptBytes <= 0 {
+		cfg.MaxScriptBytes = DefaultMaxScriptBytes
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = DefaultProgressInterval
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = os.Stderr
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.IO != nil && cfg.IO.MaxBytes <= 0 {
+		io := *cfg.IO
+		io.MaxBytes = luau.DefaultIOMaxBytes
+		cfg.IO = &io
+	}
+	if cfg.Limits.Timeout > cfg.MaxTimeout {
+		cfg.Limits.Timeout = cfg.MaxTimeout
+	}
+	return cfg
+}
+
+// Serve speaks MCP over in and out until in ends or ctx is cancelled (on
+// SIGINT or SIGTERM, say). Either way the running scripts are cancelled and
+// Serve returns once they have stopped; both are a clean shutdown and
+// return nil.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	s.out = &lineWriter{w: out}
+	stdio := server.NewStdioServer(s.mcp)
+	stdio.SetErrorLogger(s.log)
+	server.WithWorkerPoolSize(maxWorkers)(stdio)
+	server.WithQueueSize(10 * maxWorkers)(stdio)
+
+	reader := newRequestReader(in, s.maxRequestBytes(), s.refuseOversized)
+	err := stdio.Listen(ctx, reader, s.out)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("mcpserver: %w", err)
+	}
+	return nil
+}
+
+// maxRequestBytes bounds one protocol message: room for the largest
+// script the server accepts even if JSON escaped every byte (\u0000 is six
+// bytes), plus the rest of the request.
+func (s *Server) maxRequestBytes() int {
+	n := s.cfg.MaxScriptBytes*6 + 1<<20
+	if n > math.MaxInt32 {
+		n = math.MaxInt32
+	}
+	return int(n)
+}
+
+// refuseOversized answers a message too large to read: a request gets an
+// Invalid Request error with its id (null when none could be read), a
+// notification nothing.
+func (s *Server) refuseOversized(id json.RawMessage, isRequest bool) {
+	limit := s.maxRequestBytes()
+	s.log.Printf("refused a message of more than %d bytes", limit)
+	if !isRequest {
+		return
+	}
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	resp := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: id}
+	resp.Error.Code = mcp.INVALID_REQUEST
+	resp.Error.Message = fmt.Sprintf("request too large: more than %d bytes (a script may be at most %d bytes)",
+		limit, s.cfg.MaxScriptBytes)
+	if err := s.out.writeJSON(resp); err != nil {
+		s.log.Printf("writing a response: %v", err)
+	}
+}
+
+// rpcError is a JSON-RPC error response with the request's id as it was sent.
+type rpcError struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
