@@ -35,6 +35,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Commands: []*cli.Command{
 			runCommand(),
 			versionCommand(),
+			serveCommand(),
 		},
 		OnUsageError:    usageError,
 		HideHelpCommand: true,
