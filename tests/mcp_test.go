@@ -1,0 +1,914 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// These tests drive `toolscript serve` as a subprocess: through mcp-go's
+// client for the protocol's normal use, and through a raw pipe for
+// malformed input, shutdown and the bytes on standard output.
+
+const errorPrefix = "Script execution error: "
+
+// lockedBuffer collects a subprocess's standard error.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// mcpClient starts `toolscript serve ARGS` in dir and connects mcp-go's
+// client to it. version pins the protocol revision ("" lets the client
+// negotiate the newest).
+func mcpClient(t *testing.T, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
+			return cmd, nil
+		}),
+		transport.WithCommandStderrWriter(stderr))
+	var opts []client.ClientOption
+	if version != "" {
+		opts = append(opts, client.WithProtocolVersion(version))
+	}
+	c := client.NewClient(tr, opts...)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatalf("starting toolscript serve: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	init, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: version,
+		ClientInfo:      mcp.Implementation{Name: "toolscript-tests", Version: "1"},
+	}})
+	if err != nil {
+		t.Fatalf("initialize: %v (stderr %s)", err, stderr.String())
+	}
+	return c, init
+}
+
+// execResult is the structured content of execute_script.
+type execResult struct {
+	Result       json.RawMessage `json:"result"`
+	Logs         []string        `json:"logs"`
+	FilesTouched []struct {
+		Name  string `json:"name"`
+		Op    string `json:"op"`
+		Bytes int64  `json:"bytes"`
+	} `json:"files_touched"`
+	Error *struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+		Line    int    `json:"line"`
+	} `json:"error"`
+}
+
+// callScript calls execute_script with the given arguments and checks the
+// shape every result must have: structured content that validates against
+// the declared output schema, the same JSON as text, and on failure the
+// error text first. It reports problems with Errorf only, so that it can
+// run on any goroutine.
+func callScript(t *testing.T, ctx context.Context, c *client.Client, args map[string]any) (*mcp.CallToolResult, execResult) {
+	t.Helper()
+	var out execResult
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_script", Arguments: args}})
+	if err != nil {
+		t.Errorf("tools/call: %v", err)
+		return &mcp.CallToolResult{}, out
+	}
+	if len(res.RawStructuredContent) == 0 {
+		t.Errorf("no structured content: %+v", res)
+		return res, out
+	}
+	if err := json.Unmarshal(res.RawStructuredContent, &out); err != nil {
+		t.Errorf("structured content %s: %v", res.RawStructuredContent, err)
+		return res, out
+	}
+	validateOutput(t, c, res.RawStructuredContent)
+	texts := textsOf(res)
+	if len(texts) == 0 {
+		t.Errorf("no text content: %+v", res)
+		return res, out
+	}
+	jsonText := texts[len(texts)-1]
+	if !jsonEqual(jsonText, string(res.RawStructuredContent)) {
+		t.Errorf("text content %s differs from structured content %s", jsonText, res.RawStructuredContent)
+	}
+	if res.IsError != (out.Error != nil) {
+		t.Errorf("isError %v but error %+v", res.IsError, out.Error)
+	}
+	if out.Error != nil && texts[0] != errorPrefix+out.Error.Message {
+		t.Errorf("first text %q, want %q", texts[0], errorPrefix+out.Error.Message)
+	}
+	return res, out
+}
+
+func textsOf(res *mcp.CallToolResult) []string {
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return texts
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+var outputSchemas sync.Map // *client.Client -> *jsonschema.Schema
+
+// validateOutput checks structured content against execute_script's
+// declared output schema.
+func validateOutput(t *testing.T, c *client.Client, content json.RawMessage) {
+	t.Helper()
+	schema, ok := outputSchemas.Load(c)
+	if !ok {
+		tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil || len(tools.Tools) != 1 {
+			t.Errorf("tools/list: %v %+v", err, tools)
+			return
+		}
+		raw, err := json.Marshal(tools.Tools[0].OutputSchema)
+		if len(tools.Tools[0].RawOutputSchema) > 0 {
+			raw = tools.Tools[0].RawOutputSchema
+		}
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			t.Errorf("output schema %s: %v", raw, err)
+			return
+		}
+		compiler := jsonschema.NewCompiler()
+		if err := compiler.AddResource("output.json", doc); err != nil {
+			t.Error(err)
+			return
+		}
+		compiled, err := compiler.Compile("output.json")
+		if err != nil {
+			t.Errorf("output schema %s: %v", raw, err)
+			return
+		}
+		schema, _ = outputSchemas.LoadOrStore(c, compiled)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(content))
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if err := schema.(*jsonschema.Schema).Validate(inst); err != nil {
+		t.Errorf("structured content %s does not match the output schema: %v", content, err)
+	}
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestMCPInitialize(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
+		t.Run("version "+version, func(t *testing.T) {
+			t.Parallel()
+			c, init := mcpClient(t, t.TempDir(), version)
+			want := version
+			if want == "" {
+				want = mcp.LATEST_PROTOCOL_VERSION // the newest mcp-go speaks, through server/discover
+			}
+			if init.ProtocolVersion != want || c.ProtocolVersion() != want {
+				t.Errorf("protocol version %q (client %q), want %q", init.ProtocolVersion, c.ProtocolVersion(), want)
+			}
+			if init.ServerInfo.Name != "toolscript" {
+				t.Errorf("server name %q", init.ServerInfo.Name)
+			}
+			if init.Capabilities.Tools == nil || init.Capabilities.Resources == nil {
+				t.Errorf("capabilities %+v: want tools and resources", init.Capabilities)
+			}
+			if !strings.Contains(init.Instructions, "execute_script") || !strings.Contains(init.Instructions, "toolscript://docs/luau") {
+				t.Errorf("instructions %q", init.Instructions)
+			}
+			// Every revision can run a script.
+			_, out := callScript(t, testContext(t), c, map[string]any{"script": "return 6 * 7"})
+			if string(out.Result) != "42" {
+				t.Errorf("result %s, want 42", out.Result)
+			}
+		})
+	}
+}
+
+func TestMCPToolsList(t *testing.T) {
+	t.Parallel()
+	for _, io := range []bool{true, false} {
+		t.Run(fmt.Sprintf("io %v", io), func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			if !io {
+				args = append(args, "--no-io")
+			}
+			c, _ := mcpClient(t, t.TempDir(), "", append(args, "--timeout", "20s", "--max-timeout", "2m")...)
+			tools, err := c.ListTools(testContext(t), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tools.Tools) != 1 || tools.Tools[0].Name != "execute_script" {
+				t.Fatalf("tools %+v, want execute_script only", tools.Tools)
+			}
+			tool := tools.Tools[0]
+			raw, _ := json.Marshal(tool)
+			var decoded struct {
+				InputSchema struct {
+					Type       string                    `json:"type"`
+					Properties map[string]map[string]any `json:"properties"`
+					Required   []string                  `json:"required"`
+				} `json:"inputSchema"`
+				OutputSchema struct {
+					Type     string         `json:"type"`
+					Props    map[string]any `json:"properties"`
+					Required []string       `json:"required"`
+				} `json:"outputSchema"`
+				Annotations map[string]any `json:"annotations"`
+			}
+			if err := json.Unmarshal(raw, &decoded); err != nil {
+				t.Fatal(err)
+			}
+			in := decoded.InputSchema
+			if in.Type != "object" || in.Properties["script"]["type"] != "string" || in.Properties["timeout_ms"]["type"] != "integer" ||
+				!slices.Equal(in.Required, []string{"script"}) {
+				t.Errorf("input schema %+v", in)
+			}
+			out := decoded.OutputSchema
+			if out.Type != "object" || out.Props["result"] == nil || out.Props["logs"] == nil || out.Props["files_touched"] == nil ||
+				out.Props["error"] == nil || !slices.Equal(out.Required, []string{"result", "logs", "files_touched"}) {
+				t.Errorf("output schema %+v", out)
+			}
+			wantAnnotations := map[string]any{"readOnlyHint": !io, "destructiveHint": io, "idempotentHint": !io, "openWorldHint": false}
+			for k, v := range wantAnnotations {
+				if decoded.Annotations[k] != v {
+					t.Errorf("annotation %s = %v, want %v", k, decoded.Annotations[k], v)
+				}
+			}
+			d := tool.Description
+			for _, want := range []string{"json.encode", "json.decode", "print(", "progress(done, total?, message?)",
+				"Example:", "files_touched", errorPrefix, "20s per call", "up to 2 min", "64 MB", "string table math"} {
+				if !strings.Contains(d, want) {
+					t.Errorf("description lacks %q:\n%s", want, d)
+				}
+			}
+			for _, ioWord := range []string{"io.open(path, mode?)", "io.lines(path)", "io.list(path?)", "os.remove(path)", "relative to that directory", "50 MiB written"} {
+				if strings.Contains(d, ioWord) != io {
+					t.Errorf("description with io %v: contains %q is %v", io, ioWord, !io)
+				}
+			}
+		})
+	}
+}
+
+func TestMCPResources(t *testing.T) {
+	t.Parallel()
+	for _, io := range []bool{true, false} {
+		t.Run(fmt.Sprintf("io %v", io), func(t *testing.T) {
+			t.Parallel()
+			var args []string
+			if !io {
+				args = append(args, "--no-io")
+			}
+			c, _ := mcpClient(t, t.TempDir(), "", args...)
+			ctx := testContext(t)
+			list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, r := range list.Resources {
+				names = append(names, r.Name)
+				if r.URI != "toolscript://docs/"+r.Name || r.MIMEType != "text/markdown" || r.Description == "" {
+					t.Errorf("resource %+v", r)
+				}
+				read, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: r.URI}})
+				if err != nil {
+					t.Fatalf("reading %s: %v", r.URI, err)
+				}
+				text := read.Contents[0].(mcp.TextResourceContents).Text
+				if !strings.Contains(text, "```luau") || strings.Contains(text, "<no value>") {
+					t.Errorf("%s has no Luau block or an unfilled value:\n%s", r.URI, text)
+				}
+				if r.Name != "luau" && !strings.Contains(text, r.Name+"(") {
+					t.Errorf("%s lacks its signature:\n%s", r.URI, text)
+				}
+				if !io && strings.Contains(text, "io.open") {
+					t.Errorf("%s documents io, which is off:\n%s", r.URI, text)
+				}
+			}
+			sort.Strings(names)
+			want := []string{"json.decode", "json.encode", "luau", "print", "progress"}
+			if io {
+				want = append(want, "io.lines", "io.list", "io.open", "io.type", "os.remove")
+				sort.Strings(want)
+			}
+			if !slices.Equal(names, want) {
+				t.Errorf("resources %v, want %v", names, want)
+			}
+			if _, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "toolscript://docs/nope"}}); err == nil {
+				t.Error("reading an unknown resource succeeded")
+			}
+		})
+	}
+}
+
+func TestMCPExecute(t *testing.T) {
+	t.Parallel()
+	c, _ := mcpClient(t, t.TempDir(), "")
+	ctx := testContext(t)
+
+	t.Run("success", func(t *testing.T) {
+		res, out := callScript(t, ctx, c, map[string]any{"script": `
+			local sum = 0
+			for i = 1, 10 do sum += i end
+			print("sum", sum)
+			print(1.5, nil, true)
+			return {sum = sum, big = 3000000000, list = {1, 2, 3}, empty = {}, obj = json.object()}`})
+		if res.IsError || out.Error != nil {
+			t.Fatalf("failed: %+v", out.Error)
+		}
+		if !jsonEqual(string(out.Result), `{"big":3000000000,"empty":[],"list":[1,2,3],"obj":{},"sum":55}`) {
+			t.Errorf("result %s", out.Result)
+		}
+		if !slices.Equal(out.Logs, []string{"sum\t55", "1.5\tnil\ttrue"}) {
+			t.Errorf("logs %q", out.Logs)
+		}
+		if len(textsOf(res)) != 1 {
+			t.Errorf("content %+v: want one text", res.Content)
+		}
+	})
+	t.Run("no result", func(t *testing.T) {
+		_, out := callScript(t, ctx, c, map[string]any{"script": `print("only")`})
+		if string(out.Result) != "null" || out.Error != nil {
+			t.Errorf("%+v", out)
+		}
+	})
+	t.Run("runtime error", func(t *testing.T) {
+		res, out := callScript(t, ctx, c, map[string]any{"script": "print('before')\nerror('boom')"})
+		if !res.IsError || out.Error == nil || out.Error.Kind != "runtime" || out.Error.Message != "script:2: boom" || out.Error.Line != 2 {
+			t.Fatalf("%+v %+v", res, out.Error)
+		}
+		if !slices.Equal(out.Logs, []string{"before"}) || string(out.Result) != "null" {
+			t.Errorf("logs %q result %s", out.Logs, out.Result)
+		}
+		if texts := textsOf(res); texts[0] != "Script execution error: script:2: boom" {
+			t.Errorf("text %q", texts[0])
+		}
+	})
+	t.Run("syntax error", func(t *testing.T) {
+		_, out := callScript(t, ctx, c, map[string]any{"script": "local = 1"})
+		if out.Error == nil || out.Error.Kind != "syntax" || !strings.HasPrefix(out.Error.Message, "script:1:") {
+			t.Errorf("%+v", out.Error)
+		}
+	})
+	t.Run("memory", func(t *testing.T) {
+		_, out := callScript(t, ctx, c, map[string]any{"script": "local t = {} for i = 1, 1e9 do t[i] = i end"})
+		if out.Error == nil || out.Error.Kind != "memory" {
+			t.Errorf("%+v", out.Error)
+		}
+	})
+	t.Run("sandbox", func(t *testing.T) {
+		_, out := callScript(t, ctx, c, map[string]any{"script": "return {require == nil, load == nil, os.execute == nil, os.getenv == nil}"})
+		if string(out.Result) != "[true,true,true,true]" {
+			t.Errorf("result %s", out.Result)
+		}
+	})
+	t.Run("isolation", func(t *testing.T) {
+		callScript(t, ctx, c, map[string]any{"script": "leaked = 1"})
+		_, out := callScript(t, ctx, c, map[string]any{"script": "return leaked == nil"})
+		if string(out.Result) != "true" {
+			t.Errorf("a global survived: %s", out.Result)
+		}
+	})
+}
+
+func TestMCPIO(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c, _ := mcpClient(t, dir, "")
+	ctx := testContext(t)
+	_, probe := callScript(t, ctx, c, map[string]any{"script": "return io ~= nil and io.open ~= nil"})
+	if string(probe.Result) != "true" {
+		t.Skip("the io global is absent from this build: the io library has not landed")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "toolscript-files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "toolscript-files", "in.csv"), []byte("a,1\nb,2\nc,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "toolscript-files", "old.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, out := callScript(t, ctx, c, map[string]any{"script": `
+		local total = 0
+		for line in io.lines("in.csv") do total += tonumber(line:match(",(%d+)")) end
+		io.open("out/total.txt", "w"):write("total=", total):close()
+		local log = io.open("log.txt", "a") log:write("ran\n") log:close()
+		os.remove("old.txt")
+		print(table.concat(io.list(), ","))
+		return total`})
+	if out.Error != nil || string(out.Result) != "6" {
+		t.Fatalf("result %s error %+v", out.Result, out.Error)
+	}
+	got, _ := json.Marshal(out.FilesTouched)
+	if want := `[{"name":"log.txt","op":"append","bytes":4},{"name":"old.txt","op":"remove","bytes":0},{"name":"out/total.txt","op":"write","bytes":7}]`; string(got) != want {
+		t.Errorf("files_touched %s, want %s", got, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "toolscript-files", "out", "total.txt")); err != nil || string(b) != "total=6" {
+		t.Errorf("out/total.txt: %q %v", b, err)
+	}
+
+	// A failed script still reports what it wrote.
+	res, out := callScript(t, ctx, c, map[string]any{"script": `io.open("partial.txt", "w"):write("12345"):close() error("after writing")`})
+	if !res.IsError || len(out.FilesTouched) != 1 || out.FilesTouched[0].Name != "partial.txt" || out.FilesTouched[0].Bytes != 5 {
+		t.Errorf("failure lost files_touched: %+v", out)
+	}
+	// Confinement holds over MCP too.
+	_, out = callScript(t, ctx, c, map[string]any{"script": `io.open("../escape.txt", "w")`})
+	if out.Error == nil || !strings.Contains(out.Error.Message, "../escape.txt") {
+		t.Errorf("escape: %+v", out.Error)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escape.txt")); err == nil {
+		t.Error("a script wrote outside the io directory")
+	}
+}
+
+func TestMCPTimeout(t *testing.T) {
+	t.Parallel()
+	c, _ := mcpClient(t, t.TempDir(), "", "--max-timeout", "1s")
+	ctx := testContext(t)
+
+	start := time.Now()
+	_, out := callScript(t, ctx, c, map[string]any{"script": "while true do end", "timeout_ms": 200})
+	if out.Error == nil || out.Error.Kind != "timeout" || !strings.Contains(out.Error.Message, "200ms") {
+		t.Errorf("timeout_ms 200: %+v", out.Error)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("timeout_ms 200 took %s", d)
+	}
+
+	// timeout_ms above the maximum is capped to it, and so is the default.
+	for _, args := range []map[string]any{{"script": "while true do end", "timeout_ms": 3600000}, {"script": "while true do end"}} {
+		start = time.Now()
+		_, out = callScript(t, ctx, c, args)
+		if out.Error == nil || out.Error.Kind != "timeout" || !strings.Contains(out.Error.Message, "1s") {
+			t.Errorf("%v: %+v", args, out.Error)
+		}
+		if d := time.Since(start); d > 8*time.Second {
+			t.Errorf("%v: took %s, want the 1s maximum", args, d)
+		}
+	}
+}
+
+// busy is a script that runs until its timeout.
+const busy = "while true do end"
+
+func TestMCPConcurrency(t *testing.T) {
+	t.Parallel()
+	t.Run("calls run concurrently", func(t *testing.T) {
+		t.Parallel()
+		c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "2")
+		ctx := testContext(t)
+		done := make(chan time.Time, 1)
+		go func() {
+			callScript(t, ctx, c, map[string]any{"script": busy, "timeout_ms": 3000})
+			done <- time.Now()
+		}()
+		time.Sleep(300 * time.Millisecond) // the busy script is running
+		_, out := callScript(t, ctx, c, map[string]any{"script": "return 1"})
+		finished := time.Now()
+		if string(out.Result) != "1" {
+			t.Errorf("result %s", out.Result)
+		}
+		if busyDone := <-done; !finished.Before(busyDone) {
+			t.Error("a quick call waited for a running one despite a free slot")
+		}
+	})
+	t.Run("the limit makes calls wait", func(t *testing.T) {
+		t.Parallel()
+		c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "1")
+		ctx := testContext(t)
+		start := time.Now()
+		var wg sync.WaitGroup
+		wg.Go(func() { callScript(t, ctx, c, map[string]any{"script": busy, "timeout_ms": 1500}) })
+		time.Sleep(300 * time.Millisecond)
+		callScript(t, ctx, c, map[string]any{"script": "return 1"})
+		if d := time.Since(start); d < 1400*time.Millisecond {
+			t.Errorf("the second call finished after %s, before the first's 1.5s: the limit of 1 was not kept", d)
+		}
+		wg.Wait()
+	})
+	t.Run("many in flight", func(t *testing.T) {
+		t.Parallel()
+		c, _ := mcpClient(t, t.TempDir(), "")
+		ctx := testContext(t)
+		var wg sync.WaitGroup
+		for i := range 24 {
+			wg.Go(func() {
+				_, out := callScript(t, ctx, c, map[string]any{"script": fmt.Sprintf("print(%d) return %d * 2", i, i)})
+				if string(out.Result) != fmt.Sprint(i*2) || !slices.Equal(out.Logs, []string{fmt.Sprint(i)}) {
+					t.Errorf("call %d got %s %q", i, out.Result, out.Logs)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
+
+func TestMCPCancellation(t *testing.T) {
+	t.Parallel()
+	// One slot: the next call can only run once the cancelled script stopped.
+	c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "1")
+	ctx := testContext(t)
+
+	callCtx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(callCtx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+			Name: "execute_script", Arguments: map[string]any{"script": busy, "timeout_ms": 60000}}})
+		errc <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel() // the client sends notifications/cancelled
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call returned %v", err)
+	}
+	start := time.Now()
+	_, out := callScript(t, ctx, c, map[string]any{"script": "return 'next'"})
+	if string(out.Result) != `"next"` {
+		t.Errorf("result %s", out.Result)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the next call waited %s: the cancelled script kept its slot", d)
+	}
+
+	// A call cancelled while it waits for a slot never runs.
+	blocker, stopBlocker := context.WithCancel(ctx)
+	defer stopBlocker()
+	go c.CallTool(blocker, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: "execute_script", Arguments: map[string]any{"script": busy, "timeout_ms": 60000}}})
+	time.Sleep(200 * time.Millisecond)
+	waiting, cancelWaiting := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelWaiting()
+	if _, err := c.CallTool(waiting, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: "execute_script", Arguments: map[string]any{"script": "return 1"}}}); err == nil {
+		t.Error("a call waiting for the busy slot returned a result")
+	}
+	stopBlocker()
+	_, out = callScript(t, ctx, c, map[string]any{"script": "return 2"})
+	if string(out.Result) != "2" {
+		t.Errorf("result %s", out.Result)
+	}
+}
+
+func TestMCPProgress(t *testing.T) {
+	t.Parallel()
+	c, _ := mcpClient(t, t.TempDir(), "")
+	ctx := testContext(t)
+	var mu sync.Mutex
+	var got []map[string]any
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			got = append(got, n.Params.AdditionalFields)
+			mu.Unlock()
+		}
+	})
+	// About 600 progress calls over 0.6s of wall-clock time.
+	script := `
+		local n = 600
+		for i = 1, n do
+			local t = os.clock()
+			while os.clock() - t < 0.001 do end
+			progress(i, n, "step " .. i)
+		end
+		progress(n - 1) -- not an increase: skipped
+		return n`
+	start := time.Now()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: "execute_script", Arguments: map[string]any{"script": script}, Meta: &mcp.Meta{ProgressToken: "tok-1"}}})
+	elapsed := time.Since(start)
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	mu.Lock()
+	notes := slices.Clone(got)
+	mu.Unlock()
+	if len(notes) == 0 {
+		t.Fatal("no progress notification")
+	}
+	// Rate limited: at most one per 100ms, plus the first and the last.
+	if max := int(elapsed/(100*time.Millisecond)) + 2; len(notes) > max {
+		t.Errorf("%d notifications in %s: more than %d", len(notes), elapsed, max)
+	}
+	last := -1.0
+	for _, n := range notes {
+		p := n["progress"].(float64)
+		if n["progressToken"] != "tok-1" || p <= last || n["total"] != 600.0 {
+			t.Errorf("notification %v (after progress %v)", n, last)
+		}
+		last = p
+	}
+	// The final one is sent, and before the result.
+	if final := notes[len(notes)-1]; final["progress"] != 600.0 || final["message"] != "step 600" {
+		t.Errorf("last notification %v, want progress 600", final)
+	}
+
+	// Without a progress token, progress() sends nothing.
+	mu.Lock()
+	got = nil
+	mu.Unlock()
+	callScript(t, ctx, c, map[string]any{"script": "for i = 1, 10 do progress(i, 10) end return 1"})
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("notifications without a progress token: %v", got)
+	}
+}
+
+// rawServer is `toolscript serve` on a raw pipe.
+type rawServer struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte
+	stderr *lockedBuffer
+	exited chan struct{} // closed when the process has exited
+	err    error         // its exit error, set before exited is closed
+}
+
+func startRaw(t *testing.T, dir string, args ...string) *rawServer {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rawServer{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 64<<20)
+		for sc.Scan() {
+			r.lines <- slices.Clone(sc.Bytes())
+		}
+		close(r.lines)
+		r.err = cmd.Wait()
+		close(r.exited)
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-r.exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", r.stderr.String())
+		}
+	})
+	return r
+}
+
+func (r *rawServer) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.stdin, line+"\n"); err != nil {
+		r.t.Fatalf("writing to the server: %v", err)
+	}
+}
+
+// recv returns the next message on standard output, which must be one JSON
+// object per line.
+func (r *rawServer) recv() map[string]any {
+	r.t.Helper()
+	select {
+	case line, ok := <-r.lines:
+		if !ok {
+			r.t.Fatalf("the server closed its output (stderr %s)", r.stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil || m["jsonrpc"] != "2.0" {
+			r.t.Fatalf("standard output holds a line that is not a JSON-RPC message: %q", line)
+		}
+		return m
+	case <-time.After(30 * time.Second):
+		r.t.Fatalf("no message from the server (stderr %s)", r.stderr.String())
+	}
+	return nil
+}
+
+// initialize performs the handshake.
+func (r *rawServer) initialize(version string) map[string]any {
+	r.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version +
+		`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	m := r.recv()
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return m
+}
+
+func TestMCPMalformedInput(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, t.TempDir(), "--max-script-bytes", "1000")
+	if m := r.initialize("1999-01-01"); m["result"].(map[string]any)["protocolVersion"] != "2025-11-25" {
+		t.Errorf("an unknown old version was answered with %v, want the newest handshake revision", m)
+	}
+	call := func(id int, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"execute_script","arguments":%s}}`, id, args)
+	}
+	big := strings.Repeat("x", 2000)
+	huge := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"` +
+		strings.Repeat("y", 1100000) + `"}},"id":"huge"}`
+	cases := []struct {
+		name, line string
+		id         any    // the id of the answer
+		code       int    // a JSON-RPC error, or 0 for a tool result with isError
+		text       string // fragment of the error message or text
+	}{
+		{"not JSON", `{"jsonrpc":`, nil, -32700, ""},
+		{"not JSON-RPC 2.0", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, 1.0, -32600, ""},
+		{"unknown method", `{"jsonrpc":"2.0","id":2,"method":"tools/frobnicate"}`, 2.0, -32601, ""},
+		{"unknown tool", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_python","arguments":{}}}`, 3.0, -32602, "run_python"},
+		{"params not an object", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":42}`, 4.0, -32600, ""},
+		{"no arguments", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"execute_script"}}`, 5.0, 0, `missing required argument "script"`},
+		{"missing script", call(6, `{"timeout_ms":100}`), 6.0, 0, `missing required argument "script"`},
+		{"script not a string", call(7, `{"script":42}`), 7.0, 0, `"script" must be a string of Luau source, not a number`},
+		{"script null", call(8, `{"script":null}`), 8.0, 0, `missing required argument "script"`},
+		{"timeout not a number", call(9, `{"script":"return 1","timeout_ms":"5s"}`), 9.0, 0, `"timeout_ms" must be an integer number of milliseconds, not a string`},
+		{"timeout negative", call(10, `{"script":"return 1","timeout_ms":-5}`), 10.0, 0, `"timeout_ms" must be a positive integer`},
+		{"timeout fractional", call(11, `{"script":"return 1","timeout_ms":1.5}`), 11.0, 0, `"timeout_ms" must be a positive integer`},
+		{"unknown argument", call(12, `{"script":"return 1","lang":"lua"}`), 12.0, 0, `unknown argument "lang"`},
+		{"arguments an array", call(13, `["return 1"]`), 13.0, 0, "arguments must be an object"},
+		{"script too large", call(14, `{"script":"`+big+`"}`), 14.0, 0, "the script is 2000 bytes, more than the 1000 bytes this server accepts"},
+		{"message too large", huge, "huge", -32600, "request too large"},
+	}
+	for _, c := range cases {
+		r.send(c.line)
+		m := r.recv()
+		if m["id"] != c.id {
+			t.Errorf("%s: answer %v, want id %v", c.name, m, c.id)
+			continue
+		}
+		if c.code != 0 {
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != float64(c.code) || !strings.Contains(fmt.Sprint(e["message"]), c.text) {
+				t.Errorf("%s: answer %v, want error %d %q", c.name, m, c.code, c.text)
+			}
+			continue
+		}
+		res, _ := m["result"].(map[string]any)
+		if res == nil || res["isError"] != true {
+			t.Errorf("%s: answer %v, want a tool error", c.name, m)
+			continue
+		}
+		text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+		if !strings.Contains(text, c.text) {
+			t.Errorf("%s: text %q, want it to contain %q", c.name, text, c.text)
+		}
+		if c.name == "script too large" {
+			sc := res["structuredContent"].(map[string]any)
+			if !strings.HasPrefix(text, errorPrefix) || sc["error"].(map[string]any)["kind"] != "limit" {
+				t.Errorf("%s: %v", c.name, res)
+			}
+		}
+	}
+	// A notification never gets an answer, whatever it holds; the server
+	// keeps serving after all of the above.
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}`)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/whatever"}`)
+	r.send(call(99, `{"script":"print('still here') return 'ok'"}`))
+	m := r.recv()
+	if m["id"] != 99.0 || m["result"].(map[string]any)["structuredContent"].(map[string]any)["result"] != "ok" {
+		t.Errorf("after the malformed input: %v", m)
+	}
+}
+
+func TestMCPStdoutCarriesProtocolOnly(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, t.TempDir())
+	r.initialize("2025-06-18")
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"for i = 1, 100 do print('line', i) end return 1"}}}`)
+	m := r.recv() // recv fails on any line that is not a JSON-RPC message
+	logs := m["result"].(map[string]any)["structuredContent"].(map[string]any)["logs"].([]any)
+	if len(logs) != 100 || logs[99] != "line\t100" {
+		t.Errorf("logs %v", logs)
+	}
+	r.stdin.Close()
+	for line := range r.lines {
+		t.Errorf("unexpected output after the answer: %q", line)
+	}
+	<-r.exited
+	if r.err != nil {
+		t.Errorf("exit: %v", r.err)
+	}
+	if !strings.Contains(r.stderr.String(), "toolscript serve: ready") {
+		t.Errorf("stderr %q", r.stderr.String())
+	}
+}
+
+func TestMCPShutdown(t *testing.T) {
+	t.Parallel()
+	stops := []struct {
+		name string
+		stop func(*rawServer)
+	}{
+		{"end of input", func(r *rawServer) { r.stdin.Close() }},
+		{"SIGTERM", func(r *rawServer) { r.cmd.Process.Signal(syscall.SIGTERM) }},
+		{"SIGINT", func(r *rawServer) { r.cmd.Process.Signal(os.Interrupt) }},
+	}
+	for _, s := range stops {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			r := startRaw(t, dir)
+			r.initialize("2025-11-25")
+			// A running script holding an open file with buffered bytes.
+			r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local f = io.open('held.txt', 'w') f:write('written before the stop') while true do end","timeout_ms":60000}}}`)
+			time.Sleep(500 * time.Millisecond)
+			start := time.Now()
+			s.stop(r)
+			select {
+			case <-r.exited:
+				if r.err != nil {
+					t.Errorf("exit: %v (stderr %s)", r.err, r.stderr.String())
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("the server did not stop")
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("stopping took %s", d)
+			}
+			// The script was stopped and its file closed, with its bytes.
+			if b, err := os.ReadFile(filepath.Join(dir, "toolscript-files", "held.txt")); err != nil || string(b) != "written before the stop" {
+				t.Errorf("held.txt: %q %v", b, err)
+			}
+		})
+	}
+}
