@@ -155,14 +155,12 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 		return internalError(err)
 	}
 
-	deadline := time.AfterFunc(limits.Timeout, func() { inst.requestStop(stoppedByDeadline) })
-	stopOnCancel := context.AfterFunc(ctx, func() { inst.requestStop(stoppedByCancellation) })
+	inst.deadline = time.Now().Add(limits.Timeout)
+	inst.done = ctx.Done()
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),
 		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec))
-	deadline.Stop()
-	stopOnCancel()
 
 	if err != nil {
 		return unwoundError(inst, err, limits)
@@ -227,7 +225,7 @@ func unwoundError(inst *instance, err error, limits Limits) *result.Error {
 		return &result.Error{Kind: result.Memory, Message: fmt.Sprintf(
 			"not enough memory: the script and its arguments exceed the memory limit of %d bytes", limits.HeapBytes)}
 	case errors.Is(err, errStopRequested):
-		if stopReason(inst.stopReason.Load()) == stoppedByCancellation {
+		if inst.stopReason == stoppedByCancellation {
 			return &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}
 		}
 		return &result.Error{Kind: result.Timeout, Message: fmt.Sprintf("script exceeded the time limit of %s", limits.Timeout)}

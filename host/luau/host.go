@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -51,7 +52,6 @@ func instantiateHostModule(ctx context.Context, r wazero.Runtime) error {
 	}
 	export("rawrunprotected", rawRunProtected, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
 	export("throw", throw, []api.ValueType{i32, i32}, nil)
-	export("stop", stop, nil, nil)
 	export("tick", tick, nil, nil)
 	export("print", hostPrint, []api.ValueType{i32, i32}, nil)
 	export("abort", abort, []api.ValueType{i32, i32, i32}, nil)
@@ -90,13 +90,23 @@ func throw(_ context.Context, _ api.Module, stack []uint64) {
 	panic(&luaThrow{status})
 }
 
-func stop(context.Context, api.Module, []uint64) {
-	panic(errStopRequested)
+// tick runs every few thousand Luau safepoints. Calling into Go gives the
+// scheduler a safe point, which a goroutine running compiled wasm code
+// otherwise lacks, and is where the deadline and cancellation stop the
+// script: checking them here costs less than arming timers per execution.
+func tick(ctx context.Context, _ api.Module, _ []uint64) {
+	inst := instanceFrom(ctx)
+	select {
+	case <-inst.done:
+		inst.stopReason = stoppedByCancellation
+		panic(errStopRequested)
+	default:
+	}
+	if !inst.deadline.IsZero() && time.Now().After(inst.deadline) {
+		inst.stopReason = stoppedByDeadline
+		panic(errStopRequested)
+	}
 }
-
-// tick is deliberately empty: calling into Go gives the scheduler a safe
-// point, which a goroutine running compiled wasm code otherwise lacks.
-func tick(context.Context, api.Module, []uint64) {}
 
 func hostPrint(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceFrom(ctx)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
-	"unsafe"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -19,8 +17,7 @@ type instance struct {
 	run      api.Function
 	malloc   api.Function
 	sp       api.MutableGlobal
-	outAddr  uint32
-	stopAddr uint32
+	outAddr uint32
 	// inputAddr is the shim's input buffer of inputSize bytes.
 	inputAddr uint32
 
@@ -30,13 +27,12 @@ type instance struct {
 	callStacks  [][3]uint64
 	depth       int
 
-	// stopReason is why the host asked the script to stop (a stopReason
-	// value), set once by whichever of the deadline or cancellation is first.
-	stopReason atomic.Int32
+	// deadline and done stop the execution: tick checks them.
+	deadline time.Time
+	done     <-chan struct{}
+	// stopReason is why the execution was stopped.
+	stopReason stopReason
 
-	// mu orders requestStop, which timers call from other goroutines,
-	// before close, which unmaps the memory requestStop writes to.
-	mu     sync.Mutex
 	closed bool
 
 	// exec is the execution the instance is running: where print() lines,
@@ -79,8 +75,8 @@ func (inst *instance) bind(ctx context.Context, mod api.Module) error {
 	}
 	inst.sp = sp
 
-	addrs := [3]uint32{}
-	for i, name := range []string{"ts_out_addr", "ts_stop_addr", "ts_input_addr"} {
+	addrs := [2]uint32{}
+	for i, name := range []string{"ts_out_addr", "ts_input_addr"} {
 		fn, err := exported(mod, name)
 		if err != nil {
 			return err
@@ -91,7 +87,7 @@ func (inst *instance) bind(ctx context.Context, mod api.Module) error {
 		}
 		addrs[i] = uint32(res[0])
 	}
-	inst.outAddr, inst.stopAddr, inst.inputAddr = addrs[0], addrs[1], addrs[2]
+	inst.outAddr, inst.inputAddr = addrs[0], addrs[1]
 
 	initFn, err := exported(mod, "ts_init")
 	if err != nil {
@@ -114,21 +110,6 @@ func (inst *instance) trampoline(d int) (api.Function, []uint64) {
 		inst.callStacks = append(inst.callStacks, [3]uint64{})
 	}
 	return inst.trampolines[d], inst.callStacks[d][:]
-}
-
-// requestStop asks the running script to stop at its next interrupt check.
-// It is safe to call from any goroutine, any number of times.
-func (inst *instance) requestStop(reason stopReason) {
-	inst.mu.Lock()
-	defer inst.mu.Unlock()
-	if inst.closed || !inst.stopReason.CompareAndSwap(int32(notStopped), int32(reason)) {
-		return
-	}
-	buf, ok := inst.mem.Read(inst.stopAddr, 4)
-	if !ok {
-		return
-	}
-	atomic.StoreUint32((*uint32)(unsafe.Pointer(&buf[0])), 1)
 }
 
 // write copies data into guest memory, the input buffer when it fits, and
@@ -157,8 +138,6 @@ func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 var errGuestOutOfMemory = errors.New("luau: the module is out of memory")
 
 func (inst *instance) close() {
-	inst.mu.Lock()
-	defer inst.mu.Unlock()
 	if !inst.closed {
 		inst.closed = true
 		_ = inst.mod.Close(context.Background())

@@ -57,9 +57,6 @@ struct State
 State state;
 Out out;
 
-// The host sets this word (through ts_stop_addr) to ask the script to stop.
-volatile uint32_t stopRequested;
-
 const char* const kTagKey = "toolscript.errortag";
 const size_t kWarmHeapBytes = 256 * 1024;
 const char* const kChunkName = "=script";
@@ -98,11 +95,10 @@ void interrupt(lua_State* L, int gc)
     (void)L;
     (void)gc;
     ts_interrupt_budget = kInterruptBudget;
-    if (stopRequested)
-        ts_host_stop();
     // A goroutine running compiled wasm cannot be preempted by Go; a host
     // call now and then gives the Go scheduler and garbage collector a safe
-    // point. Without it a looping script can stall the whole process.
+    // point (without it a looping script can stall the whole process), and
+    // lets the host stop the script.
     if ((++state.ticks & 15) == 0)
         ts_host_tick();
 }
@@ -401,11 +397,6 @@ TS_EXPORT("ts_input_addr") char* ts_input_addr()
 TS_EXPORT("ts_out_addr") Out* ts_out_addr()
 {
     return &out;
-}
-
-TS_EXPORT("ts_stop_addr") volatile uint32_t* ts_stop_addr()
-{
-    return &stopRequested;
 }
 
 // Runs f(L, ud) for the host's implementation of luaD_rawrunprotected.

@@ -27,11 +27,10 @@ extern "C"
     // Unwinds to the innermost ts_host_rawrunprotected with errcode.
     [[noreturn]] TS_IMPORT("throw") void ts_host_throw(lua_State* L, int errcode);
 
-    // Unwinds the whole execution: the host has asked it to stop (deadline
-    // or cancellation). The instance is discarded afterwards.
-    [[noreturn]] TS_IMPORT("stop") void ts_host_stop(void);
-
-    // Called every few thousand interrupts: a safe point for the Go scheduler.
+    // Called every few thousand safepoints: a safe point for the Go
+    // scheduler, and where the host stops a script whose deadline passed or
+    // whose caller cancelled it (by unwinding the whole execution; the
+    // instance is discarded afterwards).
     TS_IMPORT("tick") void ts_host_tick(void);
 
     // One print() line (arguments already tostring'ed and tab-joined).
