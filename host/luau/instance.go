@@ -12,11 +12,11 @@ import (
 // instance is one instantiation of the Luau module holding one Luau state.
 // It runs at most one script and is then closed: instances are never reused.
 type instance struct {
-	mod      api.Module
-	mem      api.Memory
-	run      api.Function
-	malloc   api.Function
-	sp       api.MutableGlobal
+	mod     api.Module
+	mem     api.Memory
+	run     api.Function
+	malloc  api.Function
+	sp      api.MutableGlobal
 	outAddr uint32
 	// inputAddr is the shim's input buffer of inputSize bytes.
 	inputAddr uint32

@@ -24,26 +24,38 @@ const (
 
 func exportIO(export func(string, api.GoModuleFunc, []api.ValueType, []api.ValueType)) {
 	i32, i64 := api.ValueTypeI32, api.ValueTypeI64
-	export("io_open", ioOpen, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
-	export("io_read", ioRead, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
-	export("io_write", ioWrite, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
-	export("io_seek", ioSeek, []api.ValueType{i32, i32, i64}, []api.ValueType{i64})
-	export("io_flush", ioFlush, []api.ValueType{i32}, []api.ValueType{i32})
-	export("io_close", ioClose, []api.ValueType{i32}, []api.ValueType{i32})
-	export("io_list", ioList, []api.ValueType{i32, i32}, []api.ValueType{i32})
-	export("io_remove", ioRemove, []api.ValueType{i32, i32}, []api.ValueType{i32})
+	export("io_open", ioCall(ioOpen), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
+	export("io_read", ioCall(ioRead), []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
+	export("io_write", ioCall(ioWrite), []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
+	export("io_seek", ioCall(ioSeek), []api.ValueType{i32, i32, i64}, []api.ValueType{i64})
+	export("io_flush", ioCall(ioFlush), []api.ValueType{i32}, []api.ValueType{i32})
+	export("io_close", ioCall(ioClose), []api.ValueType{i32}, []api.ValueType{i32})
+	export("io_list", ioCall(ioList), []api.ValueType{i32, i32}, []api.ValueType{i32})
+	export("io_remove", ioCall(ioRemove), []api.ValueType{i32, i32}, []api.ValueType{i32})
 	export("io_take", ioTake, []api.ValueType{i32, i32}, []api.ValueType{i32})
 }
 
 var errIODisabled = &sandboxio.Error{Kind: sandboxio.KindIO, Op: "io", Reason: "io is not enabled for this execution"}
 
-// ioState returns the execution and its file system.
-func ioState(ctx context.Context) (*execution, *sandboxio.FS) {
-	exec := instanceFrom(ctx).exec
-	if exec == nil {
-		return nil, nil
+// ioFunc is one io host function: it returns its result, or an error.
+type ioFunc func(exec *execution, mod api.Module, stack []uint64) (uint64, error)
+
+// ioCall adapts an ioFunc: with io disabled, or on error, the result is a
+// failure status (sign-extended, for the i32 and i64 results alike) and the
+// message is left pending for io_take.
+func ioCall(fn ioFunc) api.GoModuleFunc {
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
+		exec := instanceFrom(ctx).exec
+		var result uint64
+		var err error = errIODisabled
+		if exec.fs != nil {
+			result, err = fn(exec, mod, stack)
+		}
+		if err != nil {
+			result = uint64(int64(exec.fail(err)))
+		}
+		stack[0] = result
 	}
-	return exec, exec.fs
 }
 
 // fail leaves err's message pending and returns its status code.
@@ -56,14 +68,6 @@ func (e *execution) fail(err error) int32 {
 	return ioFailed
 }
 
-func guestString(mod api.Module, ptr, n uint64) string {
-	b, ok := mod.Memory().Read(uint32(ptr), uint32(n))
-	if !ok {
-		panic(errors.New("luau: io argument out of range"))
-	}
-	return string(b)
-}
-
 func guestBytes(mod api.Module, ptr, n uint64) []byte {
 	b, ok := mod.Memory().Read(uint32(ptr), uint32(n))
 	if !ok {
@@ -72,124 +76,54 @@ func guestBytes(mod api.Module, ptr, n uint64) []byte {
 	return b
 }
 
-func status(v int32) uint64 { return uint64(uint32(v)) }
+func guestString(mod api.Module, ptr, n uint64) string { return string(guestBytes(mod, ptr, n)) }
 
-func ioOpen(ctx context.Context, mod api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	id, err := fs.Open(guestString(mod, stack[0], stack[1]), guestString(mod, stack[2], stack[3]))
+func ioOpen(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
+	id, err := exec.fs.Open(guestString(mod, stack[0], stack[1]), guestString(mod, stack[2], stack[3]))
+	return uint64(id), err
+}
+
+func ioRead(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
+	n, err := exec.fs.Read(int32(stack[0]), guestBytes(mod, stack[1], stack[2]))
+	return uint64(n), err
+}
+
+func ioWrite(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
+	return 0, exec.fs.Write(int32(stack[0]), guestBytes(mod, stack[1], stack[2]))
+}
+
+func ioSeek(exec *execution, _ api.Module, stack []uint64) (uint64, error) {
+	pos, err := exec.fs.Seek(int32(stack[0]), int(int32(stack[1])), int64(stack[2]))
+	return uint64(pos), err
+}
+
+func ioFlush(exec *execution, _ api.Module, stack []uint64) (uint64, error) {
+	return 0, exec.fs.Flush(int32(stack[0]))
+}
+
+func ioClose(exec *execution, _ api.Module, stack []uint64) (uint64, error) {
+	return 0, exec.fs.Close(int32(stack[0]))
+}
+
+func ioList(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
+	names, err := exec.fs.List(guestString(mod, stack[0], stack[1]))
 	if err != nil {
-		stack[0] = status(exec.fail(err))
-		return
-	}
-	stack[0] = status(id)
-}
-
-func ioRead(ctx context.Context, mod api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	n, err := fs.Read(int32(stack[0]), guestBytes(mod, stack[1], stack[2]))
-	if err != nil {
-		stack[0] = status(exec.fail(err))
-		return
-	}
-	stack[0] = status(int32(n))
-}
-
-func ioWrite(ctx context.Context, mod api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	if err := fs.Write(int32(stack[0]), guestBytes(mod, stack[1], stack[2])); err != nil {
-		stack[0] = status(exec.fail(err))
-		return
-	}
-	stack[0] = 0
-}
-
-func ioSeek(ctx context.Context, _ api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = uint64(int64(exec.fail(errIODisabled)))
-		return
-	}
-	pos, err := fs.Seek(int32(stack[0]), int(int32(stack[1])), int64(stack[2]))
-	if err != nil {
-		stack[0] = uint64(int64(exec.fail(err)))
-		return
-	}
-	stack[0] = uint64(pos)
-}
-
-func ioFlush(ctx context.Context, _ api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	if err := fs.Flush(int32(stack[0])); err != nil {
-		stack[0] = status(exec.fail(err))
-		return
-	}
-	stack[0] = 0
-}
-
-func ioClose(ctx context.Context, _ api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	if err := fs.Close(int32(stack[0])); err != nil {
-		stack[0] = status(exec.fail(err))
-		return
-	}
-	stack[0] = 0
-}
-
-func ioList(ctx context.Context, mod api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	names, err := fs.List(guestString(mod, stack[0], stack[1]))
-	if err != nil {
-		stack[0] = status(exec.fail(err))
-		return
+		return 0, err
 	}
 	// Names cannot contain NUL: it separates them.
 	exec.pending = []byte(strings.Join(names, "\x00"))
-	stack[0] = status(int32(len(exec.pending)))
+	return uint64(len(exec.pending)), nil
 }
 
-func ioRemove(ctx context.Context, mod api.Module, stack []uint64) {
-	exec, fs := ioState(ctx)
-	if fs == nil {
-		stack[0] = status(exec.fail(errIODisabled))
-		return
-	}
-	if err := fs.Remove(guestString(mod, stack[0], stack[1])); err != nil {
-		stack[0] = status(exec.fail(err))
-		return
-	}
-	stack[0] = 0
+func ioRemove(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
+	return 0, exec.fs.Remove(guestString(mod, stack[0], stack[1]))
 }
 
 // ioTake copies the pending message or listing into the guest's buffer and
 // returns its length.
 func ioTake(ctx context.Context, mod api.Module, stack []uint64) {
 	exec := instanceFrom(ctx).exec
-	buf := guestBytes(mod, stack[0], stack[1])
-	n := copy(buf, exec.pending)
+	n := copy(guestBytes(mod, stack[0], stack[1]), exec.pending)
 	exec.pending = nil
-	stack[0] = status(int32(n))
+	stack[0] = uint64(n)
 }
