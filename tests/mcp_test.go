@@ -52,7 +52,7 @@ func (b *lockedBuffer) String() string {
 // mcpClient starts `toolscript serve ARGS` in dir and connects mcp-go's
 // client to it. version pins the protocol revision ("" lets the client
 // negotiate the newest).
-func mcpClient(t *testing.T, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult) {
+func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
 	stderr := &lockedBuffer{}
 	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
