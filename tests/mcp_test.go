@@ -912,3 +912,19 @@ func TestMCPShutdown(t *testing.T) {
 		})
 	}
 }
+
+func TestMCPCancelledRequestGetsNoResponse(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, t.TempDir())
+	r.initialize("2025-11-25")
+	r.send(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"while true do end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`)
+	time.Sleep(300 * time.Millisecond)
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long","reason":"user"}}`)
+	time.Sleep(300 * time.Millisecond)
+	r.send(`{"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 'after'"}}}`)
+	// The protocol says a cancelled request gets no response: the next
+	// message is the answer to the next call.
+	if m := r.recv(); m["id"] != "next" {
+		t.Errorf("after the cancellation the server sent %v", m)
+	}
+}

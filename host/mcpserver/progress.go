@@ -41,7 +41,8 @@ type progressReporter struct {
 	mu       sync.Mutex
 	pending  *progressUpdate // the latest update not yet sent
 	accepted bool
-	last     float64 // the progress of the latest accepted update
+	last     float64   // the progress of the latest accepted update
+	sentAt   time.Time // when the latest notification was sent
 
 	wake chan struct{}
 	stop chan struct{}
@@ -107,6 +108,9 @@ func (p *progressReporter) run() {
 		if u := p.take(); u != nil {
 			p.send(*u)
 			last = time.Now()
+			p.mu.Lock()
+			p.sentAt = last
+			p.mu.Unlock()
 		}
 	}
 }
@@ -120,11 +124,14 @@ func (p *progressReporter) take() *progressUpdate {
 }
 
 // finish sends the last update if it is still pending. Nothing is sent
-// after finish returns.
-func (p *progressReporter) finish() {
+// after finish returns. It returns when the latest notification was sent
+// (zero if none was).
+func (p *progressReporter) finish() time.Time {
 	close(p.stop)
 	<-p.done
 	if u := p.take(); u != nil {
 		p.send(*u)
+		p.sentAt = time.Now()
 	}
+	return p.sentAt
 }

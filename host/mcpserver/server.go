@@ -156,7 +156,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	server.WithWorkerPoolSize(maxWorkers)(stdio)
 	server.WithQueueSize(10 * maxWorkers)(stdio)
 
-	reader := newRequestReader(in, s.maxRequestBytes(), s.refuseOversized)
+	reader := newRequestReader(in, s.maxRequestBytes(), s.refuseOversized, s.out.cancel)
 	err := stdio.Listen(ctx, reader, s.out)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("mcpserver: %w", err)

@@ -16,6 +16,10 @@ import (
 	"github.com/toolscript/toolscript/host/result"
 )
 
+// progressSettle is the least time between a progress notification and the
+// response to its call.
+const progressSettle = 5 * time.Millisecond
+
 // ErrorPrefix begins the text of every failed execution.
 const ErrorPrefix = "Script execution error: "
 
@@ -222,12 +226,23 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 	var progress *progressReporter
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 		token := req.Params.Meta.ProgressToken
-		progress = newProgressReporter(s.cfg.ProgressInterval, func(u progressUpdate) { s.notifyProgress(token, u) })
+		progress = newProgressReporter(s.cfg.ProgressInterval, func(u progressUpdate) {
+			if ctx.Err() == nil { // a cancelled call's token is forgotten by the client
+				s.notifyProgress(token, u)
+			}
+		})
 		script.OnProgress = progress.report
 	}
 	res := s.cfg.Runtime.Execute(ctx, script)
 	if progress != nil {
-		progress.finish()
+		// A notification and the response that follows it at once can reach
+		// a client in one read, and the TypeScript SDK then handles the
+		// response first and reports the notification as one for an unknown
+		// token (modelcontextprotocol/typescript-sdk#2580). A short pause
+		// after the last notification keeps them apart.
+		if wait := progressSettle - time.Since(progress.finish()); wait > 0 && ctx.Err() == nil {
+			time.Sleep(wait)
+		}
 	}
 	return toolResult(res), nil
 }

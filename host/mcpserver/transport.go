@@ -2,23 +2,85 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // lineWriter serialises whole-message writes to the protocol output. mcp-go
 // writes each message with one Write call, and so does writeJSON.
+//
+// It also holds back the response to a request the client cancelled: the
+// protocol says such a request gets no response, and clients report one
+// for an id they no longer know as an error. mcp-go answers every request,
+// so the response is dropped here.
 type lineWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// cancelled holds the ids (idKey) of cancelled requests whose response
+	// has not been seen yet; order keeps them oldest first, to bound them.
+	cancelled map[string]bool
+	order     []string
 }
+
+// maxCancelled bounds the ids kept: a cancellation that crossed its
+// request's response leaves an id that never matches.
+const maxCancelled = 1024
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if len(l.cancelled) > 0 {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(p, &msg) == nil && msg.Method == "" {
+			if key := idKey(msg.ID); l.cancelled[key] {
+				delete(l.cancelled, key)
+				return len(p), nil
+			}
+		}
+	}
 	return l.w.Write(p)
+}
+
+// cancel records that the client cancelled the request with this id.
+func (l *lineWriter) cancel(id json.RawMessage) {
+	key := idKey(id)
+	if key == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancelled == nil {
+		l.cancelled = make(map[string]bool)
+	}
+	l.cancelled[key] = true
+	l.order = append(l.order, key)
+	if len(l.order) > maxCancelled {
+		delete(l.cancelled, l.order[0])
+		l.order = l.order[1:]
+	}
+}
+
+// idKey writes a JSON-RPC id the way mcp-go writes it back (numbers go
+// through float64), or "" if it is not a string or a number.
+func idKey(id json.RawMessage) string {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return ""
+	}
+	switch v.(type) {
+	case string, float64:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return ""
 }
 
 // writeJSON writes v as one line of JSON.
@@ -38,18 +100,20 @@ func (l *lineWriter) writeJSON(v any) error {
 // skipped while a small scanner looks for its JSON-RPC id, and refuse is
 // called so that the client gets an error instead of silence. A last line
 // without a newline gets one, so that it is not lost at end of input.
+// onCancel sees the request id of every notifications/cancelled.
 type requestReader struct {
-	src    *bufio.Reader
-	max    int
-	refuse func(id json.RawMessage, isRequest bool)
+	src      *bufio.Reader
+	max      int
+	refuse   func(id json.RawMessage, isRequest bool)
+	onCancel func(id json.RawMessage)
 
 	line []byte // the line being handed out
 	off  int
 	err  error // the input's error, returned once line is used up
 }
 
-func newRequestReader(src io.Reader, max int, refuse func(id json.RawMessage, isRequest bool)) *requestReader {
-	return &requestReader{src: bufio.NewReaderSize(src, 64<<10), max: max, refuse: refuse}
+func newRequestReader(src io.Reader, max int, refuse func(id json.RawMessage, isRequest bool), onCancel func(id json.RawMessage)) *requestReader {
+	return &requestReader{src: bufio.NewReaderSize(src, 64<<10), max: max, refuse: refuse, onCancel: onCancel}
 }
 
 func (r *requestReader) Read(p []byte) (int, error) {
@@ -96,8 +160,22 @@ func (r *requestReader) next() {
 	if finder != nil {
 		id, isRequest := finder.result()
 		r.refuse(id, isRequest)
+		return
+	}
+	if r.onCancel != nil && bytes.Contains(r.line, cancelledMethod) {
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(r.line, &msg) == nil && msg.Method == string(cancelledMethod) {
+			r.onCancel(msg.Params.RequestID)
+		}
 	}
 }
+
+var cancelledMethod = []byte(mcp.MethodNotificationCancelled)
 
 // idFinder scans a JSON-RPC message byte by byte, without keeping it, for
 // the value of its top-level "id" member.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -46,19 +47,55 @@ func TestRequestReader(t *testing.T) {
 	}
 	var refused []refusal
 	long := `{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"script":"` + strings.Repeat("x", 200000) + `"}},"id":99}`
-	input := `{"id":1}` + "\n" + long + "\n" + `{"method":"n","params":"` + strings.Repeat("y", 100000) + `"}` + "\n\n" + `{"id":2}`
+	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r-7","reason":"no"}}`
+	input := `{"id":1}` + "\n" + long + "\n" + `{"method":"n","params":"` + strings.Repeat("y", 100000) + `"}` + "\n\n" + cancel + "\n" + `{"id":2}`
+	var cancelled []string
 	r := newRequestReader(strings.NewReader(input), 1000, func(id json.RawMessage, isRequest bool) {
 		refused = append(refused, refusal{string(id), isRequest})
-	})
+	}, func(id json.RawMessage) { cancelled = append(cancelled, string(id)) })
 	out, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The long lines are dropped, the last line gets its newline.
-	if want := "{\"id\":1}\n\n{\"id\":2}\n"; string(out) != want {
+	if want := "{\"id\":1}\n\n" + cancel + "\n{\"id\":2}\n"; string(out) != want {
 		t.Errorf("passed %q, want %q", out, want)
 	}
 	if len(refused) != 2 || refused[0] != (refusal{"99", true}) || refused[1] != (refusal{"", false}) {
 		t.Errorf("refused %+v", refused)
+	}
+	if len(cancelled) != 1 || cancelled[0] != `"r-7"` {
+		t.Errorf("cancelled %q", cancelled)
+	}
+}
+
+func TestLineWriterDropsCancelledResponses(t *testing.T) {
+	var out strings.Builder
+	w := &lineWriter{w: &out}
+	w.cancel(json.RawMessage(`3`))
+	w.cancel(json.RawMessage(`"s"`))
+	w.cancel(json.RawMessage(`{"not":"an id"}`))
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3}}`,
+		`{"jsonrpc":"2.0","id":3,"result":{}}`,  // dropped
+		`{"jsonrpc":"2.0","id":"s","error":{}}`, // dropped
+		`{"jsonrpc":"2.0","id":3,"result":{"again":true}}`,
+	} {
+		if n, err := w.Write([]byte(msg + "\n")); err != nil || n != len(msg)+1 {
+			t.Fatalf("Write: %d %v", n, err)
+		}
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{"again":true}}` + "\n"
+	if out.String() != want {
+		t.Errorf("wrote\n%s\nwant\n%s", out.String(), want)
+	}
+	for i := range maxCancelled + 10 {
+		w.cancel(json.RawMessage(fmt.Sprint(1000 + i)))
+	}
+	if len(w.cancelled) > maxCancelled {
+		t.Errorf("%d cancelled ids kept", len(w.cancelled))
 	}
 }
