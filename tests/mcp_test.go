@@ -928,3 +928,69 @@ func TestMCPCancelledRequestGetsNoResponse(t *testing.T) {
 		t.Errorf("after the cancellation the server sent %v", m)
 	}
 }
+
+// TestMCPDocumentedExamplesRun runs the example of the tool description and
+// of every documentation resource, so that what the model is shown works.
+func TestMCPDocumentedExamplesRun(t *testing.T) {
+	t.Parallel()
+	for _, io := range []bool{true, false} {
+		t.Run(fmt.Sprintf("io %v", io), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			files := filepath.Join(dir, "toolscript-files")
+			for name, content := range map[string]string{
+				"sales.csv":      "id,amount\n1,2.5\n2,4\n",
+				"log.txt":        "INFO start\nWARN slow\nINFO done\n",
+				"data/words.txt": "a\nlongest\nmid\n",
+				"reports/x.csv":  "x\n",
+			} {
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(files, name)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(files, name), []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var args []string
+			if !io {
+				args = append(args, "--no-io")
+			}
+			c, _ := mcpClient(t, dir, "", args...)
+			ctx := testContext(t)
+
+			examples := map[string]string{}
+			tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			desc := tools.Tools[0].Description
+			i := strings.Index(desc, "Example:\n")
+			if i < 0 {
+				t.Fatalf("no example in the description:\n%s", desc)
+			}
+			examples["tool description"] = desc[i+len("Example:\n"):]
+			list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range list.Resources {
+				read, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: r.URI}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := read.Contents[0].(mcp.TextResourceContents).Text
+				// The last Luau block is the example; the first of a
+				// function's page is its signature.
+				blocks := strings.Split(text, "```luau\n")
+				example := blocks[len(blocks)-1]
+				examples[r.URI] = example[:strings.Index(example, "```")]
+			}
+			for name, script := range examples {
+				_, out := callScript(t, ctx, c, map[string]any{"script": script})
+				if out.Error != nil {
+					t.Errorf("the example of %s fails: %+v\n%s", name, out.Error, script)
+				}
+			}
+		})
+	}
+}

@@ -42,7 +42,8 @@ type Config struct {
 	// IO enables the io library for every execution; nil leaves it out.
 	IO *luau.IO
 	// MaxConcurrent is how many scripts run at once; later calls wait for
-	// a slot (and can be cancelled while they wait). Default 4.
+	// a slot (and can be cancelled while they wait). Default 4; at most
+	// 100 calls are handled at once whatever it says (mcp-go's workers).
 	MaxConcurrent int
 	// MaxTimeout caps timeout_ms and the default timeout. Default 5 minutes.
 	MaxTimeout time.Duration
@@ -148,7 +149,8 @@ func (cfg Config) withDefaults() Config {
 // Serve speaks MCP over in and out until in ends or ctx is cancelled (on
 // SIGINT or SIGTERM, say). Either way the running scripts are cancelled and
 // Serve returns once they have stopped; both are a clean shutdown and
-// return nil.
+// return nil. mcp-go keeps its stdio session in a package variable, so a
+// process serves one connection at a time.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	s.out = &lineWriter{w: out}
 	stdio := server.NewStdioServer(s.mcp)
