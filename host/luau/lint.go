@@ -30,9 +30,6 @@ type LintDiagnostic struct {
 // RuleSyntax is the rule of syntax and compile errors.
 const RuleSyntax = "syntax"
 
-// lintFlagIO is bit 0 of ts_lint's flags: the configuration enables io.
-const lintFlagIO = 1
-
 // lintRecordHeader is the size of a packed diagnostic before its rule and
 // message: line, column, end line, end column, rule length, message length.
 const lintRecordHeader = 24
@@ -58,7 +55,7 @@ type Linter struct {
 func (r *Runtime) NewLinter(opts LintOptions) *Linter {
 	l := &Linter{rt: r}
 	if opts.IO {
-		l.flags |= lintFlagIO
+		l.flags |= flagIO
 	}
 	return l
 }

@@ -67,9 +67,6 @@ const char* const kRules[] = {
     kRuleInvalidNolint,
 };
 
-// ts_lint's flags.
-const uint32_t kFlagIO = 1; // the configuration enables io
-
 // One global of the sandbox as the runtime builds it.
 struct Global
 {
@@ -78,52 +75,50 @@ struct Global
     std::unordered_set<std::string> members; // keys of a table that are strings
 };
 
-// The globals a script sees, read from the live Luau state.
-struct Environment
+using Globals = std::unordered_map<std::string, Global>;
+
+// The globals a script sees, read from the instance's live Luau state:
+// those ts_init built, and those a script gets when io is enabled (ts_run
+// adds io, os with remove, and file to the script's own environment table
+// with ts_open_io; lint does the same on a thread of its own).
+struct Environments
 {
     bool ready = false;
-    std::unordered_map<std::string, Global> globals;
+    Globals plain;
+    Globals withIO;
 };
 
-// The names that exist only when the configuration enables io (contract,
-// section 4). io.cpp registers them; lint uses the list to tell "io is
-// disabled" from "does not exist".
-const char* const kIOGlobals[] = {"io", "file"};
-const char* const kIOOsMembers[] = {"remove"};
-
-bool isIOGlobal(std::string_view name)
+// Whether the value on top of the stack is one of io.cpp's stand-ins for
+// functions the sandbox does not offer (io.popen, io.read, ...): a C
+// closure whose one upvalue is its qualified name, which raises "is not
+// available" when called. A script that uses one fails at run time, so for
+// lint it does not exist.
+bool isStandIn(lua_State* L, const std::string& qualified)
 {
-    for (const char* g : kIOGlobals)
-        if (name == g)
-            return true;
-    return false;
-}
-
-bool isIOMember(std::string_view table, std::string_view member)
-{
-    if (table != "os")
+    if (!lua_iscfunction(L, -1) || lua_getupvalue(L, -1, 1) == nullptr)
         return false;
-    for (const char* m : kIOOsMembers)
-        if (member == m)
-            return true;
-    return false;
+    bool named = lua_type(L, -1) == LUA_TSTRING && qualified == lua_tostring(L, -1);
+    lua_pop(L, 1);
+    if (!named || lua_getupvalue(L, -1, 2) != nullptr)
+    {
+        if (named)
+            lua_pop(L, 1);
+        return false;
+    }
+    return true;
 }
 
-// Reads the global table of the state into the Environment passed as a light
-// userdata. Runs under lua_pcall: pushing values may raise.
-int readGlobals(lua_State* L)
+// Reads the string keys of the table at idx (its own keys: lua_next does
+// not follow __index) into globals, replacing entries of the same name.
+void readTable(lua_State* L, int idx, Globals& globals)
 {
-    Environment* env = static_cast<Environment*>(lua_touserdata(L, 1));
-    lua_settop(L, 0);
-
-    // ts_init has sandboxed the state: the read-only flags are the ones a
-    // script meets.
     lua_pushnil(L);
-    while (lua_next(L, LUA_GLOBALSINDEX) != 0)
+    while (lua_next(L, idx) != 0)
     {
         if (lua_type(L, -2) == LUA_TSTRING)
         {
-            Global& g = env->globals[lua_tostring(L, -2)];
+            std::string name = lua_tostring(L, -2);
+            Global g;
             if (lua_istable(L, -1))
             {
                 g.isTable = true;
@@ -132,13 +127,47 @@ int readGlobals(lua_State* L)
                 while (lua_next(L, -2) != 0)
                 {
                     if (lua_type(L, -2) == LUA_TSTRING)
-                        g.members.insert(lua_tostring(L, -2));
+                    {
+                        std::string member = lua_tostring(L, -2);
+                        if (!isStandIn(L, name + "." + member))
+                            g.members.insert(member);
+                    }
                     lua_pop(L, 1);
                 }
             }
+            globals[name] = std::move(g);
         }
         lua_pop(L, 1);
     }
+}
+
+int openIO(lua_State* L)
+{
+    ts_open_io(L);
+    return 0;
+}
+
+// Reads both environments into the Environments passed as a light
+// userdata. Runs under lua_pcall: pushing values may raise.
+int readEnvironments(lua_State* L)
+{
+    Environments* envs = static_cast<Environments*>(lua_touserdata(L, 1));
+    lua_settop(L, 0);
+
+    // ts_init has sandboxed the state: the read-only flags are the ones a
+    // script meets.
+    readTable(L, LUA_GLOBALSINDEX, envs->plain);
+
+    envs->withIO = envs->plain;
+    lua_State* T = lua_newthread(L); // stays on L's stack until this returns
+    luaL_sandboxthread(T);
+    lua_pushcfunction(T, openIO, "openIO");
+    if (lua_pcall(T, 0, 0, 0) != 0)
+    {
+        lua_xmove(T, L, 1);
+        lua_error(L);
+    }
+    readTable(T, LUA_GLOBALSINDEX, envs->withIO);
     return 0;
 }
 
@@ -159,7 +188,7 @@ struct Diagnostic
 
 struct LintState
 {
-    Environment environments[2]; // [0]: io disabled, [1]: io enabled
+    Environments environments;
     std::vector<char> input;
     std::string packed;
     LintOut out;
@@ -167,32 +196,18 @@ struct LintState
 
 LintState lint;
 
-const Environment& environment(bool io)
+const Environments& environments()
 {
-    Environment& env = lint.environments[io ? 1 : 0];
-    if (env.ready)
-        return env;
-
+    Environments& envs = lint.environments;
+    if (envs.ready)
+        return envs;
     lua_State* L = ts_state();
-    lua_pushcfunction(L, readGlobals, "lintGlobals");
-    lua_pushlightuserdata(L, &env);
+    lua_pushcfunction(L, readEnvironments, "lintEnvironments");
+    lua_pushlightuserdata(L, &envs);
     if (lua_pcall(L, 1, 0, 0) != 0)
         lua_pop(L, 1); // out of memory: lint with what was read
-
-    // io, os.remove and file are in the environment exactly when the
-    // configuration enables io. The state built by ts_init is the one
-    // ts_run uses; until io.cpp registers io in it, io is absent from both.
-    if (!io)
-    {
-        for (const char* g : kIOGlobals)
-            env.globals.erase(g);
-        auto os = env.globals.find("os");
-        if (os != env.globals.end())
-            for (const char* m : kIOOsMembers)
-                os->second.members.erase(m);
-    }
-    env.ready = true;
-    return env;
+    envs.ready = true;
+    return envs;
 }
 
 std::string quote(std::string_view s)
@@ -368,7 +383,10 @@ const char* afterWhat(Flow flow)
 
 struct Checker : Luau::AstVisitor
 {
-    const Environment& env;
+    // The globals of the configuration's environment, and those of the
+    // environment with io (which tell "io is disabled" from "unknown").
+    const Globals& env;
+    const Globals& withIO;
     bool io;
     AssignedGlobals assigned;
     std::vector<Diagnostic>& out;
@@ -383,8 +401,9 @@ struct Checker : Luau::AstVisitor
     std::vector<LocalUse> locals;
     std::unordered_map<AstLocal*, size_t> localIndex;
 
-    Checker(const Environment& env, bool io, std::vector<Diagnostic>& out)
-        : env(env)
+    Checker(const Environments& envs, bool io, std::vector<Diagnostic>& out)
+        : env(io ? envs.withIO : envs.plain)
+        , withIO(envs.withIO)
         , io(io)
         , out(out)
     {
@@ -401,8 +420,8 @@ struct Checker : Luau::AstVisitor
     {
         if (assigned.names.count(name))
             return nullptr;
-        auto it = env.globals.find(name.value);
-        return it == env.globals.end() ? nullptr : &it->second;
+        auto it = env.find(name.value);
+        return it == env.end() ? nullptr : &it->second;
     }
 
     // A read-only library table: the global named by expr, if it is one.
@@ -423,16 +442,16 @@ struct Checker : Luau::AstVisitor
     void checkGlobalRead(Luau::AstExprGlobal* node)
     {
         std::string_view name = node->name.value;
-        if (assigned.names.count(node->name) || env.globals.count(std::string(name)))
+        if (assigned.names.count(node->name) || env.count(std::string(name)))
             return;
-        if (!io && isIOGlobal(name))
+        if (!io && withIO.count(std::string(name)))
         {
             report(node->location, kRuleIODisabled, quote(name) + " is not available: io is disabled by the configuration");
             return;
         }
         std::string message = "unknown global " + quote(name) + ": it does not exist in the toolscript sandbox";
         std::vector<std::string_view> candidates;
-        for (const auto& [n, g] : env.globals)
+        for (const auto& [n, g] : env)
             candidates.push_back(n);
         for (AstName a : assigned.names)
             candidates.push_back(a.value);
@@ -452,7 +471,8 @@ struct Checker : Luau::AstVisitor
         if (!global || !global->isTable || global->members.count(std::string(member)))
             return;
         std::string full = std::string(g->name.value) + "." + std::string(member);
-        if (!io && isIOMember(g->name.value, member))
+        auto gated = withIO.find(g->name.value);
+        if (!io && gated != withIO.end() && gated->second.members.count(std::string(member)))
         {
             report(location, kRuleIODisabled, quote(full) + " is not available: io is disabled by the configuration");
             return;
@@ -871,9 +891,10 @@ TS_EXPORT("ts_lint_out") LintOut* ts_lint_out()
     return &lint.out;
 }
 
-// Lints the len bytes of source in the ts_lint_input buffer. flags: bit 0,
-// the configuration enables io. The diagnostics are in ts_lint_out; returns
-// their count.
+// Lints the len bytes of source in the ts_lint_input buffer. flags are
+// ts_run's (TsFlag): with TS_FLAG_IO the script is checked for an
+// environment with io. The diagnostics are in ts_lint_out; returns their
+// count.
 TS_EXPORT("ts_lint") uint32_t ts_lint(uint32_t len, uint32_t flags)
 {
     lint.out = LintOut{};
@@ -909,8 +930,8 @@ TS_EXPORT("ts_lint") uint32_t ts_lint(uint32_t len, uint32_t flags)
         return uint32_t(diagnostics.size());
     }
 
-    bool io = (flags & kFlagIO) != 0;
-    Checker checker(environment(io), io, diagnostics);
+    bool io = (flags & TS_FLAG_IO) != 0;
+    Checker checker(environments(), io, diagnostics);
     parsed.root->visit(&checker.assigned);
     parsed.root->visit(&checker);
     checker.reportUnused();
