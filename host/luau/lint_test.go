@@ -66,7 +66,7 @@ func TestLintRules(t *testing.T) {
 		{name: "locals and parameters", source: "local t = {}\nlocal function f(a, ...) return a, ... end\nreturn f(t)\n"},
 		{name: "io enabled", io: true, source: "local f = io.open('x')\nos.remove('y')\nfile.save('a', 'b')\nfor line in io.lines('z') do print(line) end\nreturn f, io.type(f), io.list(), os.time()\n"},
 		{name: "io stand-ins do not exist", io: true, source: "return io.popen, io.read, io.stdin, os.execute\n",
-			want: []string{"unknown_global@1:8-1:16", "unknown_global@1:18-1:25", "unknown_global@1:27-1:35", "unknown_global@1:37-1:47"},
+			want:    []string{"unknown_global@1:8-1:16", "unknown_global@1:18-1:25", "unknown_global@1:27-1:35", "unknown_global@1:37-1:47"},
 			message: "'io.popen' does not exist in the toolscript sandbox"},
 		{name: "io tables are read-only", io: true, source: "io.x = 1\nos.y = 2\n", want: []string{"readonly_global@1:1-1:5", "readonly_global@2:1-2:5"}},
 		{name: "io disabled", source: "local f = io.open('x')\nos.remove('y')\nreturn f, file\n",
