@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -33,7 +34,7 @@ func (o Options) Validate() error {
 			return fmt.Errorf("lint: the %s rule cannot be disabled", RuleSyntax)
 		}
 		if _, ok := findRule(Rules(), name); !ok {
-			return fmt.Errorf("lint: unknown rule %q (rules: %v)", name, RuleNames())
+			return fmt.Errorf("lint: unknown rule %q (rules: %s)", name, strings.Join(RuleNames(), ", "))
 		}
 	}
 	return nil
