@@ -24,6 +24,8 @@ type File struct {
 	Output *IO `toml:"output"`
 	// Server is the [server] section (server.go).
 	Server Server `toml:"server"`
+	// Lint is the [lint] section (lint.go).
+	Lint Lint `toml:"lint"`
 }
 
 // Limits is the [limits] section.
@@ -107,6 +109,9 @@ func (f *File) check() error {
 		}
 	}
 	if err := f.Server.check(); err != nil {
+		return err
+	}
+	if err := f.Lint.check(); err != nil {
 		return err
 	}
 	for name, section := range map[string]*IO{"io": f.IO, "output": f.Output} {
