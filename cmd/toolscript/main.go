@@ -36,6 +36,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			runCommand(),
 			versionCommand(),
 			serveCommand(),
+			lintCommand(),
 		},
 		OnUsageError:    usageError,
 		HideHelpCommand: true,

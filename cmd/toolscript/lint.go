@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// lintCommand returns `toolscript lint`: checks scripts before they are
+// deployed, for CI.
+func lintCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "lint",
+		Usage:     "check scripts for syntax errors and what would fail in the sandbox (for CI)",
+		ArgsUsage: "PATHS...",
+		Description: "Parses and compiles each script with the real Luau front end, then checks it against the\n" +
+			"toolscript sandbox (unknown globals, writes to read-only library tables, io when it is\n" +
+			"disabled) and for unused or shadowed locals, unreachable code and assignment count\n" +
+			"mismatches. PATHS are files, directories (searched for *.luau and *.lua) and - for\n" +
+			"standard input. `toolscript lint --list-rules` lists the rules.\n\n" +
+			"Exit status: 0 clean, 1 errors found (or warnings, with --strict), 2 usage error.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
+			&cli.StringFlag{Name: "format", Value: string(lint.FormatText),
+				Usage: "output `FORMAT`: " + strings.Join(lint.Formats(), ", ")},
+			&cli.BoolFlag{Name: "strict", Usage: "warnings fail the run too"},
+			&cli.StringSliceFlag{Name: "disable", Usage: "disable a `RULE` (repeat the flag or separate names with commas)"},
+			&cli.BoolFlag{Name: "io", Usage: "lint for an environment with io (io, os.remove, file); --io=false for one without (default: [lint] io, else [io] enabled, else true)"},
+			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
+			&cli.StringFlag{Name: "stdin-filename", Value: lint.DefaultStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
+			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
+		},
+		OnUsageError: usageError,
+		Action:       runLint,
+	}
+}
+
+func runLint(c *cli.Context) error {
+	if c.Bool("list-rules") {
+		return listRules(c.App.Writer)
+	}
+	if c.NArg() == 0 {
+		return usagef("lint needs paths: files, directories, or - for standard input")
+	}
+	format, err := lint.ParseFormat(c.String("format"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	file, err := config.LoadDefault(c.String("config"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	flags := config.LintFlags{Strict: c.Bool("strict")}
+	for _, v := range c.StringSlice("disable") {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				flags.Disable = append(flags.Disable, name)
+			}
+		}
+	}
+	switch {
+	case c.Bool("no-io"):
+		off := false
+		flags.IO = &off
+	case c.IsSet("io"):
+		on := c.Bool("io")
+		flags.IO = &on
+	}
+	s, err := config.ResolveLint(file, flags)
+	if err != nil {
+		return usagef("%v", err)
+	}
+
+	sources, err := lint.Collect(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))
+	if err != nil {
+		return usagef("lint: %s", strings.ReplaceAll(err.Error(), "\n", "\ntoolscript: lint: "))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rt, err := luau.New(ctx, luau.Config{})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer rt.Close(context.Background())
+	report, err := lint.Run(ctx, rt, sources, s.Options)
+	if err != nil {
+		return usagef("%v", err)
+	}
+
+	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: version}); err != nil {
+		return usagef("%v", err)
+	}
+	if format == lint.FormatText {
+		fmt.Fprintln(c.App.ErrWriter, summary(report))
+	}
+	if report.Failed(s.Strict) {
+		return cli.Exit("", exitScriptError)
+	}
+	return nil
+}
+
+// summary is the last line of text output, on standard error.
+func summary(r *lint.Report) string {
+	count := func(n int, word string) string {
+		if n != 1 {
+			word += "s"
+		}
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	errs, warns := r.Count()
+	return fmt.Sprintf("toolscript lint: %s, %s in %s", count(errs, "error"), count(warns, "warning"), count(r.Files, "file"))
+}
+
+func listRules(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tSEVERITY\tREPORTS")
+	for _, r := range lint.Rules() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Severity, r.Summary)
+	}
+	return tw.Flush()
+}
