@@ -3,6 +3,8 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +124,200 @@ func TestLintSARIFMatchesSchema(t *testing.T) {
 		}
 		if err := validateSARIF(t, schema, []byte(data)); err == nil {
 			t.Errorf("a log with %s passed validation", broken.to)
+		}
+	}
+}
+
+// updateGolden rewrites the lint golden files: go test ./tests -run TestLintGolden -update
+var updateGolden = flag.Bool("update", false, "rewrite the golden files of the lint tests")
+
+// lintDir holds the lint testdata; the end-to-end tests run there so that
+// the paths in the output are short and stable.
+const lintDir = "testdata/lint"
+
+// The exact output of every format for a script with one problem of each
+// kind. The golden files are in testdata/lint/known; SARIF output is also
+// validated against the schema.
+func TestLintGolden(t *testing.T) {
+	schema := compileSARIFSchema(t)
+	for _, c := range []struct {
+		format, golden string
+		status         int
+	}{
+		{"text", "report.txt", 1},
+		{"json", "report.json", 1},
+		{"github", "report.github", 1},
+		{"sarif", "report.sarif", 1},
+	} {
+		t.Run(c.format, func(t *testing.T) {
+			stdout, stderr, status := toolscript(t, lintDir, "", "lint", "--format", c.format, "known/report.luau")
+			if status != c.status {
+				t.Fatalf("exit status %d, want %d; stderr: %s", status, c.status, stderr)
+			}
+			golden := filepath.Join(lintDir, "known", c.golden)
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stdout != string(want) {
+				t.Errorf("output differs from %s:\n%s", golden, stdout)
+			}
+			switch c.format {
+			case "sarif":
+				if err := validateSARIF(t, schema, []byte(stdout)); err != nil {
+					t.Errorf("SARIF output does not match the schema: %v", err)
+				}
+			case "text":
+				if want := "toolscript lint: 3 errors, 4 warnings in 1 file\n"; stderr != want {
+					t.Errorf("stderr = %q, want %q", stderr, want)
+				}
+			default:
+				if stderr != "" {
+					t.Errorf("machine formats write nothing on stderr, got %q", stderr)
+				}
+			}
+		})
+	}
+}
+
+type lintDiag struct {
+	File      string `json:"file"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"end_line"`
+	EndColumn int    `json:"end_column"`
+	Severity  string `json:"severity"`
+	Rule      string `json:"rule"`
+	Message   string `json:"message"`
+}
+
+// where renders a diagnostic as "file:line:col rule".
+func (d lintDiag) where() string {
+	return d.File + ":" + itoa(int64(d.Line)) + ":" + itoa(int64(d.Column)) + " " + d.Rule
+}
+
+func TestLintCLI(t *testing.T) {
+	t.Parallel()
+	type files map[string]string
+	cases := []struct {
+		name   string
+		files  files // written to a fresh directory the command runs in
+		dir    string
+		stdin  string
+		args   []string
+		status int
+		want   []string // where() of each diagnostic, in order (from --format json)
+		stderr string   // fragment of standard error
+	}{
+		{name: "several syntax errors", dir: lintDir, args: []string{"syntax/several.luau"}, status: 1,
+			want: []string{"syntax/several.luau:1:11 syntax", "syntax/several.luau:3:1 syntax",
+				"syntax/several.luau:4:3 syntax", "syntax/several.luau:7:1 syntax"}},
+		{name: "nested directories", dir: lintDir, args: []string{"tree"}, status: 1,
+			want: []string{"tree/nested/deeper/broken.luau:2:1 syntax"}},
+		{name: "clean files and directories", dir: lintDir, args: []string{"clean", "tree/top.luau", "tree/nested/helper.lua"}},
+		{name: "standard input", stdin: "local x = 1\npirnt(x)\n", args: []string{"-"}, status: 1,
+			want: []string{"<stdin>:2:1 unknown_global"}},
+		{name: "standard input named", stdin: "pirnt(1)\n", args: []string{"--stdin-filename", "jobs/x.luau", "-"}, status: 1,
+			want: []string{"jobs/x.luau:1:1 unknown_global"}},
+		{name: "stdin and files", files: files{"a.luau": "return 1\n"}, stdin: "return os.exit\n", args: []string{"a.luau", "-"}, status: 1,
+			want: []string{"<stdin>:1:8 unknown_global"}},
+		{name: "warnings pass", files: files{"w.luau": "local unused = 1\n"}, args: []string{"w.luau"},
+			want: []string{"w.luau:1:7 unused_local"}},
+		{name: "warnings fail with --strict", files: files{"w.luau": "local unused = 1\n"}, args: []string{"--strict", "w.luau"}, status: 1,
+			want: []string{"w.luau:1:7 unused_local"}},
+		{name: "strict from config", files: files{"w.luau": "local unused = 1\n", "toolscript.toml": "[lint]\nstrict = true\n"},
+			args: []string{"w.luau"}, status: 1, want: []string{"w.luau:1:7 unused_local"}},
+		{name: "--disable", files: files{"w.luau": "local unused = 1\nlocal a, b = 1\nreturn a, b\n"},
+			args: []string{"--strict", "--disable", "unused_local,assignment_count", "w.luau"}},
+		{name: "disable from config", files: files{"w.luau": "local unused = 1\n", "toolscript.toml": "[lint]\ndisable = [\"unused_local\"]\n"},
+			args: []string{"--strict", "w.luau"}},
+		{name: "io enabled by default", files: files{"io.luau": "return io.open('x'):read('a')\n"}, args: []string{"io.luau"}},
+		{name: "--no-io", files: files{"io.luau": "os.remove('x')\n"}, args: []string{"--no-io", "io.luau"}, status: 1,
+			want: []string{"io.luau:1:1 io_disabled"}},
+		{name: "io disabled in [io]", files: files{"io.luau": "return io.lines('x')\n", "toolscript.toml": "[io]\nenabled = false\n"},
+			args: []string{"io.luau"}, status: 1, want: []string{"io.luau:1:8 io_disabled"}},
+		{name: "[lint] io wins", files: files{"io.luau": "return io.lines('x')\n", "toolscript.toml": "[io]\nenabled = false\n[lint]\nio = true\n"},
+			args: []string{"io.luau"}},
+		{name: "--!nolint", files: files{"n.luau": "--!nolint unknown_global\npirnt(1)\n"}, args: []string{"n.luau"}},
+		{name: "a file named anything", files: files{"script.txt": "pirnt(1)\n"}, args: []string{"script.txt"}, status: 1,
+			want: []string{"script.txt:1:1 unknown_global"}},
+
+		{name: "no paths", args: []string{}, status: 2, stderr: "lint needs paths"},
+		{name: "missing file", files: files{"a.luau": "return 1\n"}, args: []string{"a.luau", "missing.luau"}, status: 2,
+			stderr: "toolscript: lint: cannot read missing.luau: no such file or directory"},
+		{name: "unreadable file in a directory", files: files{"d/a.luau": "return 1\n", "d/b.luau": "@link:nowhere.luau"}, args: []string{"d"}, status: 2,
+			stderr: "cannot read d/b.luau: no such file or directory"},
+		{name: "no scripts found", files: files{"d/readme.md": "x"}, args: []string{"d"}, status: 2, stderr: "no .luau or .lua files found"},
+		{name: "unknown format", files: files{"a.luau": "return 1\n"}, args: []string{"--format", "xml", "a.luau"}, status: 2, stderr: `unknown format "xml"`},
+		{name: "unknown rule", files: files{"a.luau": "return 1\n"}, args: []string{"--disable", "nope", "a.luau"}, status: 2, stderr: `unknown rule "nope"`},
+		{name: "syntax cannot be disabled", files: files{"a.luau": "return 1\n"}, args: []string{"--disable", "syntax", "a.luau"}, status: 2, stderr: "cannot be disabled"},
+		{name: "bad config", files: files{"a.luau": "return 1\n", "toolscript.toml": "[lint]\ndisable = [\"nope\"]\n"}, args: []string{"a.luau"}, status: 2, stderr: "lint.disable"},
+		{name: "unknown flag", args: []string{"--bogus", "a.luau"}, status: 2, stderr: "flag provided but not defined"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := c.dir
+			if dir == "" {
+				dir = t.TempDir()
+				for name, text := range c.files {
+					path := filepath.Join(dir, filepath.FromSlash(name))
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					var err error
+					if target, ok := strings.CutPrefix(text, "@link:"); ok {
+						err = os.Symlink(target, path)
+					} else {
+						err = os.WriteFile(path, []byte(text), 0o644)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			args := append([]string{"lint", "--format", "json"}, c.args...)
+			stdout, stderr, status := toolscript(t, dir, c.stdin, args...)
+			if status != c.status {
+				t.Fatalf("exit status %d, want %d\nstdout: %s\nstderr: %s", status, c.status, stdout, stderr)
+			}
+			if !strings.Contains(stderr, c.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, c.stderr)
+			}
+			if status == 2 {
+				if stdout != "" {
+					t.Errorf("a usage error printed %q", stdout)
+				}
+				return
+			}
+			var diags []lintDiag
+			if err := json.Unmarshal([]byte(stdout), &diags); err != nil {
+				t.Fatalf("output is not a JSON array of diagnostics: %v\n%s", err, stdout)
+			}
+			var got []string
+			for _, d := range diags {
+				got = append(got, d.where())
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestLintListRules(t *testing.T) {
+	stdout, _, status := toolscript(t, t.TempDir(), "", "lint", "--list-rules")
+	if status != 0 {
+		t.Fatalf("exit status %d", status)
+	}
+	for _, r := range lint.Rules() {
+		if !strings.Contains(stdout, r.Name+" ") || !strings.Contains(stdout, r.Summary) {
+			t.Errorf("--list-rules does not list %s", r.Name)
 		}
 	}
 }
