@@ -15,7 +15,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/toolscript/toolscript/host/result"
 )
@@ -190,23 +189,31 @@ func (s *FS) Open(p, mode string) (int32, error) {
 			}
 		}
 	}
-	// O_NONBLOCK: a FIFO must be refused, not waited on.
-	f, err := s.root.OpenFile(name, flags|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o644)
-	if err != nil {
-		return 0, ioError(op, p, err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return 0, ioError(op, p, err)
-	}
-	if !info.Mode().IsRegular() {
-		f.Close()
-		what := "not a regular file"
-		if info.IsDir() {
-			what = "is a directory"
+	// Anything but a regular file is refused before it is opened: opening
+	// a device can have effects, and opening a FIFO waits for its other end.
+	info, err := s.root.Stat(name)
+	switch {
+	case err == nil:
+		if why := notRegular(info); why != "" {
+			return 0, refuse(op, p, errors.New(why))
 		}
-		return 0, refuse(op, p, errors.New(what))
+	case !create || !errors.Is(err, fs.ErrNotExist):
+		return 0, ioError(op, p, err)
+	}
+	// It may have been swapped since: open without blocking (openFlags)
+	// and check what was opened.
+	f, err := s.root.OpenFile(name, flags|openFlags, 0o644)
+	if err != nil {
+		return 0, ioError(op, p, err)
+	}
+	info, err = f.Stat()
+	if err != nil {
+		f.Close()
+		return 0, ioError(op, p, err)
+	}
+	if why := notRegular(info); why != "" {
+		f.Close()
+		return 0, refuse(op, p, errors.New(why))
 	}
 	h := &handle{file: f, name: name, readable: readable, writable: writable}
 	if writable {
@@ -221,6 +228,26 @@ func (s *FS) Open(p, mode string) (int32, error) {
 	s.nextID++
 	s.handles[s.nextID] = h
 	return s.nextID, nil
+}
+
+// notRegular says why a file that is not regular cannot be opened, or
+// returns "" for a regular file.
+func notRegular(info fs.FileInfo) string {
+	const only = ": only regular files can be opened"
+	mode := info.Mode()
+	switch {
+	case mode.IsRegular():
+		return ""
+	case mode.IsDir():
+		return "is a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "is a named pipe (FIFO)" + only
+	case mode&fs.ModeSocket != 0:
+		return "is a socket" + only
+	case mode&fs.ModeDevice != 0:
+		return "is a device" + only
+	}
+	return "not a regular file" + only
 }
 
 func (s *FS) handle(op string, id int32) (*handle, error) {
@@ -337,13 +364,21 @@ func (s *FS) List(p string) ([]string, error) {
 		}
 		return nil, refuse(op, p, err)
 	}
-	dir, err := s.root.Open(name)
+	// Only a directory is opened: opening a FIFO would block the host,
+	// beyond the reach of the script's timeout.
+	info, err := s.root.Stat(name)
+	if err != nil {
+		return nil, ioError(op, p, err)
+	}
+	if !info.IsDir() {
+		return nil, refuse(op, p, errors.New("not a directory"))
+	}
+	dir, err := s.root.OpenFile(name, os.O_RDONLY|dirFlags, 0)
 	if err != nil {
 		return nil, ioError(op, p, err)
 	}
 	defer dir.Close()
-	info, err := dir.Stat()
-	if err != nil {
+	if info, err = dir.Stat(); err != nil {
 		return nil, ioError(op, p, err)
 	}
 	if !info.IsDir() {
@@ -377,7 +412,7 @@ func (s *FS) Remove(p string) error {
 	if info.IsDir() {
 		return refuse(op, p, errors.New("is a directory: os.remove deletes files only"))
 	}
-	if err := s.root.Remove(name); err != nil {
+	if err := removeFile(s.root, name); err != nil {
 		return ioError(op, p, err)
 	}
 	if _, seen := s.touched[name]; !seen {
@@ -408,11 +443,16 @@ func (s *FS) Touched() []result.FileTouched {
 	for _, name := range names {
 		entry := result.FileTouched{Name: name, Op: result.OpRemove}
 		if s.root != nil {
-			if info, err := s.root.Lstat(name); err == nil && info.Mode().IsRegular() {
+			// Stat follows links that stay inside: a file written through
+			// one is reported with its size, not as removed.
+			info, err := s.root.Stat(name)
+			if err == nil || !errors.Is(err, fs.ErrNotExist) {
 				entry.Op = result.OpWrite
 				if s.touched[name].appendOnly {
 					entry.Op = result.OpAppend
 				}
+			}
+			if err == nil {
 				entry.Bytes = info.Size()
 			}
 		}
