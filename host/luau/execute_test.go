@@ -183,6 +183,7 @@ func TestErrors(t *testing.T) {
 		{"rethrown from pcall", "local ok, e = pcall(error, 'first', 0)\nerror('again: ' .. e, 0)", want{kind: result.Runtime, message: "again: first", line: 2}},
 		{"syntax error", "local x = 1\nlocal y = = 2", want{kind: result.Syntax, message: "script:2:", line: 2}},
 		{"unclosed block", "if true then\n  print(1)\n", want{kind: result.Syntax, message: "Expected 'end'", line: 3}},
+		{"parser limit", "return " + strings.Repeat("(", 2000) + "1" + strings.Repeat(")", 2000), want{kind: result.Syntax, message: "script:1:", line: 1}},
 		{"compiler limit", many.String(), want{kind: result.Syntax, message: "Out of local registers"}},
 		{"deep recursion", `local function f(n) return 1 + f(n + 1) end return f(1)`, want{kind: result.Runtime, message: "stack overflow"}},
 		{"deep pcall recursion is caught", `local function f() return select(2, pcall(f)) end return f()`, want{result: `"C stack overflow"`}},

@@ -516,6 +516,14 @@ void __cxa_free_exception(void* ptr) noexcept
         message = error->what();
         line = error->getLocation().begin.line + 1;
     }
+    else if (type != nullptr && *type == typeid(Luau::ParseError))
+    {
+        // The parser throws, instead of collecting, past its limits (such
+        // as nesting deeper than 1,000 levels).
+        auto* error = static_cast<Luau::ParseError*>(thrown);
+        message = error->what();
+        line = error->getLocation().begin.line + 1;
+    }
     else if (type != nullptr && *type == typeid(std::bad_alloc))
     {
         message = "not enough memory to compile the script";
