@@ -162,20 +162,19 @@ func (r *requestReader) next() {
 		r.refuse(id, isRequest)
 		return
 	}
-	if r.onCancel != nil && bytes.Contains(r.line, cancelledMethod) {
+	if r.onCancel != nil && bytes.Contains(r.line, []byte(mcp.MethodNotificationCancelled)) {
 		var msg struct {
 			Method string `json:"method"`
 			Params struct {
 				RequestID json.RawMessage `json:"requestId"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(r.line, &msg) == nil && msg.Method == string(cancelledMethod) {
+		if json.Unmarshal(r.line, &msg) == nil && msg.Method == string(mcp.MethodNotificationCancelled) {
 			r.onCancel(msg.Params.RequestID)
 		}
 	}
 }
 
-var cancelledMethod = []byte(mcp.MethodNotificationCancelled)
 
 // idFinder scans a JSON-RPC message byte by byte, without keeping it, for
 // the value of its top-level "id" member.
