@@ -61,6 +61,9 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 	p99 := latencies[len(latencies)*99/100]
 	b.ReportMetric(float64(median.Microseconds()), "median-µs")
 	b.ReportMetric(float64(p99.Microseconds()), "p99-µs")
+	if b.N < 100 {
+		return // the benchmark's trial run
+	}
 	b.Logf("execute_script `return 1` over stdio, one at a time: median round trip %s, p99 %s (%d calls; target: median <= 1ms)",
 		median.Round(time.Microsecond), p99.Round(time.Microsecond), len(latencies))
 }
@@ -93,6 +96,9 @@ func BenchmarkMCPThroughput8(b *testing.B) {
 	}
 	perSecond := float64(b.N) / elapsed.Seconds()
 	b.ReportMetric(perSecond, "calls/s")
+	if b.N < 100 {
+		return // the benchmark's trial run
+	}
 	b.Logf("execute_script `return 1` over stdio, 8 in flight: %.0f executions per second (%d calls in %s; target: >= 1000/s)",
 		perSecond, b.N, elapsed.Round(time.Millisecond))
 }
