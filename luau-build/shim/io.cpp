@@ -13,6 +13,7 @@
 #include "lua.h"
 #include "lualib.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,38 +126,47 @@ void sync(lua_State* L, FileHandle* h)
 }
 
 // Pushes the next line (with its newline if keep) or returns false at EOF.
+// A line inside the read buffer is pushed straight from it; only a line
+// that spans buffer refills is collected in a string buffer.
 bool readLine(lua_State* L, FileHandle* h, bool keep)
 {
     luaL_Strbuf b;
-    luaL_buffinit(L, &b);
-    bool any = false;
+    bool spanning = false;
     for (;;)
     {
         if (h->pos == h->len && !fill(L, h))
-            break;
-        any = true;
+        {
+            if (!spanning)
+                return false;
+            luaL_pushresult(&b);
+            return true;
+        }
         const char* start = h->buf + h->pos;
         size_t avail = h->len - h->pos;
         const char* nl = static_cast<const char*>(memchr(start, '\n', avail));
         if (nl != nullptr)
         {
             size_t n = size_t(nl - start);
-            luaL_addlstring(&b, start, keep ? n + 1 : n);
             h->pos += uint32_t(n + 1);
+            if (keep)
+                n++;
+            if (!spanning)
+            {
+                lua_pushlstring(L, start, n);
+                return true;
+            }
+            luaL_addlstring(&b, start, n);
             luaL_pushresult(&b);
             return true;
+        }
+        if (!spanning)
+        {
+            luaL_buffinit(L, &b);
+            spanning = true;
         }
         luaL_addlstring(&b, start, avail);
         h->pos = h->len;
     }
-    if (!any)
-    {
-        luaL_pushresult(&b);
-        lua_pop(L, 1);
-        return false;
-    }
-    luaL_pushresult(&b);
-    return true;
 }
 
 // Reads the rest of the file. The size left is asked for first so that the
@@ -232,22 +242,82 @@ int peekByte(lua_State* L, FileHandle* h)
     return (unsigned char)h->buf[h->pos];
 }
 
+// "*n": reads a numeral as Lua 5.2 does (optional sign; decimal or 0x
+// hexadecimal digits with an optional fraction and exponent; at most 200
+// characters) and pushes its value; returns false when what was read is
+// not a number.
+struct NumeralReader
+{
+    lua_State* L;
+    FileHandle* h;
+    int c = 0;
+    size_t n = 0;
+    bool overflow = false;
+    char text[201];
+
+    int peek() { return peekByte(L, h); }
+
+    void next()
+    {
+        if (n == sizeof(text) - 1)
+            overflow = true;
+        else
+            text[n++] = char(c);
+        h->pos++;
+        c = peek();
+    }
+
+    bool accept(const char* set)
+    {
+        if (c < 0 || (c != set[0] && c != set[1]))
+            return false;
+        next();
+        return true;
+    }
+
+    int digits(bool hex)
+    {
+        int count = 0;
+        while (c >= 0 && (hex ? isxdigit(c) : isdigit(c)))
+        {
+            next();
+            count++;
+        }
+        return count;
+    }
+};
+
 bool readNumber(lua_State* L, FileHandle* h)
 {
-    int c;
-    while ((c = peekByte(L, h)) == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v')
+    NumeralReader r{L, h};
+    while ((r.c = r.peek()) >= 0 && isspace(r.c))
         h->pos++;
-    char text[201];
-    size_t n = 0;
-    while (n < sizeof(text) - 1 && (c = peekByte(L, h)) >= 0 && strchr("0123456789+-.eExXabcdefABCDEFpP", c) != nullptr)
+    r.accept("-+");
+    bool hex = false;
+    int count = 0;
+    if (r.accept("00"))
     {
-        text[n++] = char(c);
-        h->pos++;
+        if (r.accept("xX"))
+            hex = true;
+        else
+            count = 1;
     }
-    text[n] = '\0';
-    char* end = nullptr;
-    double value = strtod(text, &end);
-    if (n == 0 || end != text + n)
+    count += r.digits(hex);
+    if (r.accept(".."))
+        count += r.digits(hex);
+    if (count > 0 && r.accept(hex ? "pP" : "eE"))
+    {
+        r.accept("-+");
+        r.digits(false);
+    }
+    r.text[r.n] = '\0';
+    if (r.overflow || count == 0)
+        return false;
+    lua_pushlstring(L, r.text, r.n);
+    int isnum = 0;
+    double value = lua_tonumberx(L, -1, &isnum);
+    lua_pop(L, 1);
+    if (!isnum)
         return false;
     lua_pushnumber(L, value);
     return true;
@@ -307,17 +377,33 @@ int fileRead(lua_State* L)
     return nargs;
 }
 
+// handle:write(...): the arguments are written as one write, so that one
+// that would exceed the budget writes nothing: several are first joined
+// (in the Luau heap), one goes as it is.
 int fileWrite(lua_State* L)
 {
     FileHandle* h = checkOpen(L, 1);
-    sync(L, h);
     int n = lua_gettop(L);
     for (int i = 2; i <= n; i++)
-    {
         if (lua_type(L, i) != LUA_TSTRING && lua_type(L, i) != LUA_TNUMBER)
             luaL_typeerrorL(L, i, "string or number");
+    sync(L, h);
+    if (n > 2)
+    {
+        luaL_Strbuf b;
+        luaL_buffinit(L, &b);
+        for (int i = 2; i <= n; i++)
+        {
+            size_t len;
+            const char* s = lua_tolstring(L, i, &len);
+            luaL_addlstring(&b, s, len);
+        }
+        luaL_pushresult(&b);
+    }
+    if (n >= 2)
+    {
         size_t len;
-        const char* s = lua_tolstring(L, i, &len);
+        const char* s = lua_tolstring(L, -1, &len);
         int32_t status = ts_host_io_write(h->id, s, len);
         if (status < 0)
             raiseHostError(L, status);
@@ -397,14 +483,26 @@ int fileToString(lua_State* L)
     return 1;
 }
 
+// The stand-in for a function the sandbox does not offer. lint.cpp
+// (isStandIn) recognises stand-ins by their one upvalue, the qualified name.
+// Calling one is a sandbox refusal: kind io.
 int notAvailable(lua_State* L)
 {
-    luaL_errorL(L, "%s is not available in the toolscript sandbox", lua_tostring(L, lua_upvalueindex(1)));
+    ts_raise_tagged(L, TS_IO, "%s is not available in the toolscript sandbox", lua_tostring(L, lua_upvalueindex(1)));
 }
 
+// At the handle limit, a full collection closes the handles the script can
+// no longer reach (destroyHandle), and the open is tried once more: files
+// dropped without close do not count against the limit, files still
+// reachable (and io.lines loops not yet finished) do.
 int open(lua_State* L, const char* path, size_t pathLen, const char* mode, size_t modeLen)
 {
     int32_t id = ts_host_io_open(path, pathLen, mode, modeLen);
+    if (id == -2)
+    {
+        lua_gc(L, LUA_GCCOLLECT, 0);
+        id = ts_host_io_open(path, pathLen, mode, modeLen);
+    }
     if (id < 0)
         raiseHostError(L, id);
     pushHandle(L, id);
@@ -503,7 +601,7 @@ int ioMissing(lua_State* L)
 {
     const char* key = lua_tostring(L, 2);
     if (key != nullptr && (strcmp(key, "stdin") == 0 || strcmp(key, "stdout") == 0 || strcmp(key, "stderr") == 0))
-        luaL_errorL(L, "io.%s is not available in the toolscript sandbox: use print() for output", key);
+        ts_raise_tagged(L, TS_IO, "io.%s is not available in the toolscript sandbox: use print() for output", key);
     return 0;
 }
 
