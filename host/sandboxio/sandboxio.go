@@ -42,7 +42,11 @@ type Error struct {
 	Op     string // "io.open", "read", ...
 	Path   string // as the script wrote it; empty for handle operations
 	Reason string
+	// Err is the cause, when there is one.
+	Err error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Path == "" {
@@ -104,7 +108,17 @@ func Clean(p string) (string, error) {
 }
 
 func refuse(op, p string, err error) *Error {
-	return &Error{Kind: KindIO, Op: op, Path: p, Reason: err.Error()}
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: err.Error(), Err: err}
+}
+
+// withoutPath returns the error an *fs.PathError wraps: the path may be the
+// io directory's host path, which messages never show.
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil {
+		return pe.Err
+	}
+	return err
 }
 
 // ioError words an error of the os package for the script.
@@ -117,7 +131,7 @@ func ioError(op, p string, err error) *Error {
 			reason = "path escapes the io directory (through a symbolic link)"
 		}
 	}
-	return &Error{Kind: KindIO, Op: op, Path: p, Reason: reason}
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: reason, Err: err}
 }
 
 // openRoot opens the directory, creating it first if create is set.
@@ -127,7 +141,7 @@ func (s *FS) openRoot(create bool) error {
 	}
 	if create {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
-			return fmt.Errorf("creating the io directory: %w", err)
+			return fmt.Errorf("creating the io directory: %w", withoutPath(err))
 		}
 	}
 	root, err := os.OpenRoot(s.dir)
@@ -135,7 +149,7 @@ func (s *FS) openRoot(create bool) error {
 		if errors.Is(err, fs.ErrNotExist) {
 			return errors.New("no such file or directory")
 		}
-		return fmt.Errorf("opening the io directory: %w", err)
+		return fmt.Errorf("opening the io directory: %w", withoutPath(err))
 	}
 	s.root = root
 	return nil
@@ -217,7 +231,6 @@ func (s *FS) Open(p, mode string) (int32, error) {
 	}
 	h := &handle{file: f, name: name, readable: readable, writable: writable}
 	if writable {
-		h.writer = bufio.NewWriterSize(f, writeBufferSize)
 		if t, seen := s.touched[name]; seen {
 			t.appendOnly = t.appendOnly && appendOnly
 		} else {
@@ -295,6 +308,11 @@ func (s *FS) Write(id int32, data []byte) error {
 			len(data), s.written+int64(len(data)), s.maxBytes)}
 	}
 	s.written += int64(len(data))
+	if h.writer == nil {
+		// Created on the first write: a file opened, written a little and
+		// closed thousands of times should not cost a 64 KiB buffer each.
+		h.writer = bufio.NewWriterSize(h.file, writeBufferSize)
+	}
 	if _, err := h.writer.Write(data); err != nil {
 		return ioError("write", h.name, err)
 	}

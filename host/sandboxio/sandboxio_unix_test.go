@@ -3,6 +3,7 @@
 package sandboxio
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -170,4 +171,34 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("Open(%q, %q) changed the secret: %q", name, mode, data)
 		}
 	})
+}
+
+// Messages never show the io directory's host path, even when the
+// directory itself cannot be created or opened.
+func TestMessagesHideTheDirectory(t *testing.T) {
+	base := t.TempDir()
+	os.WriteFile(filepath.Join(base, "file"), nil, 0o644)
+	for _, dir := range []string{filepath.Join(base, "file", "io"), filepath.Join(base, "missing")} {
+		s := New(dir, 1<<20)
+		_, errWrite := s.Open("x.txt", "w")
+		_, errRead := s.Open("x.txt", "r")
+		_, errList := s.List("sub")
+		for _, err := range []error{errWrite, errRead, errList, s.Remove("x.txt")} {
+			if err == nil {
+				if dir == filepath.Join(base, "file", "io") {
+					t.Errorf("an operation in %s succeeded", dir)
+				}
+				continue
+			}
+			if strings.Contains(err.Error(), base) {
+				t.Errorf("message shows the host path: %v", err)
+			}
+			var e *Error
+			if !errors.As(err, &e) || (e.Err == nil && e.Kind == KindIO && !strings.Contains(e.Reason, "is a directory")) {
+				t.Errorf("error %v does not wrap its cause", err)
+			}
+		}
+		s.CloseAll()
+		s.Touched()
+	}
 }
