@@ -444,6 +444,15 @@ int fileClose(lua_State* L)
     return 1;
 }
 
+// io.close(file) closes file, as file:close() does. Without a file it
+// would close the default output, which the sandbox does not have.
+int ioClose(lua_State* L)
+{
+    if (lua_isnone(L, 1))
+        ts_raise_tagged(L, TS_IO, "io.close() without a file closes the default output, which is not available in the toolscript sandbox; use file:close()");
+    return fileClose(L);
+}
+
 // The iterator of handle:lines() and io.lines(): upvalue 1 is the handle,
 // upvalue 2 whether to close it at end of file.
 int linesIterator(lua_State* L)
@@ -649,7 +658,8 @@ void ts_open_io(lua_State* L)
     setFunction(L, "lines", ioLines);
     setFunction(L, "type", ioType);
     setFunction(L, "list", ioList);
-    const char* const unavailable[] = {"popen", "tmpfile", "input", "output", "read", "write", "flush", "close"};
+    setFunction(L, "close", ioClose);
+    const char* const unavailable[] = {"popen", "tmpfile", "input", "output", "read", "write", "flush"};
     for (const char* name : unavailable)
     {
         lua_pushfstringL(L, "io.%s", name);
