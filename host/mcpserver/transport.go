@@ -175,7 +175,6 @@ func (r *requestReader) next() {
 	}
 }
 
-
 // idFinder scans a JSON-RPC message byte by byte, without keeping it, for
 // the value of its top-level "id" member.
 type idFinder struct {
