@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/toolscript/toolscript/host/result"
@@ -155,12 +156,13 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 		return internalError(err)
 	}
 
+	inst.clock.restart()
 	inst.deadline = time.Now().Add(limits.Timeout)
 	inst.done = ctx.Done()
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),
-		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec))
+		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec), uint64(rand.Uint32()))
 
 	if err != nil {
 		return unwoundError(inst, err, limits)

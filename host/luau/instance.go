@@ -33,6 +33,9 @@ type instance struct {
 	// stopReason is why the execution was stopped.
 	stopReason stopReason
 
+	// clock is the instance's monotonic clock.
+	clock instanceClock
+
 	closed bool
 
 	// exec is the execution the instance is running: where print() lines,
@@ -58,8 +61,8 @@ func instanceFrom(ctx context.Context) *instance {
 	return ctx.Value(instanceKey{}).(*instance)
 }
 
-// bind looks up the exports and creates the Luau state.
-func (inst *instance) bind(ctx context.Context, mod api.Module) error {
+// lookup finds the exports the host calls.
+func (inst *instance) lookup(mod api.Module) error {
 	inst.mod = mod
 	inst.mem = mod.Memory()
 	var err error
@@ -74,9 +77,16 @@ func (inst *instance) bind(ctx context.Context, mod api.Module) error {
 		return errors.New("luau: the module does not export a mutable __stack_pointer")
 	}
 	inst.sp = sp
+	return nil
+}
 
-	addrs := [2]uint32{}
-	for i, name := range []string{"ts_out_addr", "ts_input_addr"} {
+// initialize runs the module's initialisation in mod, instantiated without
+// it, and creates the Luau state: what an image spares later instances.
+func (inst *instance) initialize(ctx context.Context, mod api.Module) error {
+	if err := inst.lookup(mod); err != nil {
+		return err
+	}
+	for _, name := range []string{"_initialize", "ts_out_addr", "ts_input_addr"} {
 		fn, err := exported(mod, name)
 		if err != nil {
 			return err
@@ -85,9 +95,13 @@ func (inst *instance) bind(ctx context.Context, mod api.Module) error {
 		if err != nil {
 			return fmt.Errorf("luau: calling %s: %w", name, err)
 		}
-		addrs[i] = uint32(res[0])
+		switch name {
+		case "ts_out_addr":
+			inst.outAddr = uint32(res[0])
+		case "ts_input_addr":
+			inst.inputAddr = uint32(res[0])
+		}
 	}
-	inst.outAddr, inst.inputAddr = addrs[0], addrs[1]
 
 	initFn, err := exported(mod, "ts_init")
 	if err != nil {

@@ -4,12 +4,16 @@
 // A Runtime compiles the module once per process (with wazero's on-disk
 // compilation cache) and runs every script in a fresh instance that is
 // discarded afterwards: nothing survives from one execution to the next.
+// Only the first instance runs the module's initialisation; the others start
+// from an image of its memory taken before it ran anything (image.go).
 // Executions are safe to run concurrently; a small pool of ready, never-used
 // instances keeps the latency of a warm process low.
 package luau
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -65,6 +69,10 @@ type Runtime struct {
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
 
+	// image is what instances start from, taken from the first one.
+	imageMu sync.Mutex
+	image   *image
+
 	// pool holds ready, never-used instances (nil without a pool).
 	pool chan *instance
 	// background counts goroutines that fill the pool or close used
@@ -115,13 +123,15 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	r.compiled = compiled
 
 	// No preopens, no environment, no arguments: the guest reaches nothing
-	// outside its memory but through the toolscript host functions. Clocks
-	// are real so that os.time and os.clock work.
+	// outside its memory but through the toolscript host functions. The
+	// wall clock is real so that os.time works; each instance gets its own
+	// monotonic clock (for os.clock) in newInstance. No start function: the
+	// first instance initialises explicitly, the others from the image.
 	r.config = wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions("_initialize").
+		WithStartFunctions().
 		WithSysWalltime().
-		WithSysNanotime()
+		WithRandSource(rand.Reader)
 
 	if cfg.PoolSize > 0 {
 		r.startPool(cfg.PoolSize)
@@ -232,19 +242,52 @@ func (r *Runtime) acquire(ctx context.Context) (*instance, error) {
 	return r.newInstance(ctx)
 }
 
+// newInstance creates an instance with a fresh Luau state: from the image,
+// or by initialising the module when there is no image yet, and then taking
+// it.
 func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
-	ctx = withMemoryAllocator(ctx)
-	inst := &instance{}
-	ctx = withInstance(ctx, inst)
-	mod, err := r.runtime.InstantiateModule(ctx, r.compiled, r.config)
-	if err != nil {
-		return nil, fmt.Errorf("luau: instantiating the Luau module: %w", err)
+	r.imageMu.Lock()
+	img := r.image
+	if img != nil {
+		r.imageMu.Unlock()
+		inst, mod, err := r.instantiate(ctx, img.clock)
+		if err != nil {
+			return nil, err
+		}
+		if err := img.restore(ctx, inst, mod); err != nil {
+			mod.Close(ctx)
+			return nil, err
+		}
+		return inst, nil
 	}
-	if err := inst.bind(ctx, mod); err != nil {
+	defer r.imageMu.Unlock()
+	inst, mod, err := r.instantiate(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	fresh, _ := mod.Memory().Read(0, mod.Memory().Size())
+	fresh = bytes.Clone(fresh)
+	if err := inst.initialize(withInstance(ctx, inst), mod); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	if r.image, err = newImage(inst, fresh, inst.clock.last); err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}
 	return inst, nil
+}
+
+// instantiate instantiates the module, without initialising it, for a new
+// instance whose monotonic clock starts at clockStart.
+func (r *Runtime) instantiate(ctx context.Context, clockStart int64) (*instance, api.Module, error) {
+	inst := &instance{clock: newInstanceClock(clockStart)}
+	config := r.config.WithNanotime(inst.clock.nanotime, 1)
+	mod, err := r.runtime.InstantiateModule(withInstance(withMemoryAllocator(ctx), inst), r.compiled, config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("luau: instantiating the Luau module: %w", err)
+	}
+	return inst, mod, nil
 }
 
 func exported(mod api.Module, name string) (api.Function, error) {

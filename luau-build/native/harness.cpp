@@ -65,7 +65,7 @@ struct TsOut
 extern "C"
 {
     int ts_init(uint32_t heapLimit);
-    int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags);
+    int ts_run(const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags, uint32_t seed);
     TsOut* ts_out_addr();
 }
 
@@ -156,7 +156,7 @@ void runChild(const std::string& source, int fd)
     {
         kind = ts_init(kInitHeapLimit);
         if (kind == TS_OK)
-            kind = ts_run(source.data(), source.size(), nullptr, 0, kResultCap, kHeapLimit, 0);
+            kind = ts_run(source.data(), source.size(), nullptr, 0, kResultCap, kHeapLimit, 0, uint32_t(start));
     }
     catch (std::exception& e)
     {

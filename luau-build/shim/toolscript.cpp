@@ -362,9 +362,9 @@ TS_EXPORT("ts_init") int ts_init(uint32_t heapLimit)
     if (status != 0)
         return status == LUA_ERRMEM ? TS_MEMORY : TS_INTERNAL;
 
-    // Grow and touch the heap now, while the instance waits in the host's
-    // pool: a small script then runs on memory that is already mapped,
-    // instead of paying for growing and faulting it in.
+    // Grow the heap now: the host restores every later instance from an
+    // image of this one's memory, at this size, so that a small script
+    // does not have to grow the memory.
     if (char* warm = static_cast<char*>(malloc(kWarmHeapBytes)))
     {
         // volatile: otherwise the compiler removes the unused allocation
@@ -408,14 +408,24 @@ TS_EXPORT("ts_trampoline") void ts_trampoline(void (*f)(lua_State*, void*), lua_
 // Compiles and runs one script. args holds nargs strings, each a 32-bit
 // little-endian length followed by its bytes; the script receives them as
 // `...`. resultCap bounds the result's JSON text and heapLimit the bytes the
-// Luau heap may hold; flags (TsFlag) add optional libraries. Returns the
-// outcome's kind; the outcome itself is in ts_out.
+// Luau heap may hold; flags (TsFlag) add optional libraries; seed seeds
+// math.random. Returns the outcome's kind; the outcome itself is in ts_out.
 TS_EXPORT("ts_run") int ts_run(
-    const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags)
+    const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags,
+    uint32_t seed)
 {
     lua_State* L = state.L;
     out = Out{};
     state.heapLimit = heapLimit;
+
+    // The host restores instances from a copy of one initialised instance's
+    // memory, so the generator state luaopen_math seeded is the same in
+    // every instance: each execution gets its own seed.
+    lua_getglobal(L, "math");
+    lua_getfield(L, -1, "randomseed");
+    lua_pushinteger(L, int(seed));
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
 
     std::string bytecode;
     if (!compileSource(source, len, bytecode))
