@@ -77,6 +77,9 @@ func (inst *instance) lookup(mod api.Module) error {
 		return errors.New("luau: the module does not export a mutable __stack_pointer")
 	}
 	inst.sp = sp
+	// Every script runs inside a protected call at depth 0: its function is
+	// made here, while the instance waits in the pool.
+	inst.trampoline(0)
 	return nil
 }
 
