@@ -6,6 +6,10 @@
 //   - wasm: upstream Luau compiled to WebAssembly, under wazero, through
 //     luau.Runtime.Execute (a pooled runtime; each execution gets a fresh,
 //     ready instance, as in a warm process);
+//   - v8: the very same module under Node.js's V8 (tests/bench/v8/run.mjs,
+//     a fresh instance per execution, timing ts_init and ts_run after an
+//     untimed warm-up run), if node is installed: what separates it from the
+//     wasm column is the wasm engine alone;
 //   - native: the same Luau source, patches and shim compiled natively
 //     (bin/luau-native, built by luau-build/native/build.sh), timing ts_init
 //     and ts_run in a fresh process per execution;
@@ -13,10 +17,10 @@
 //   - lua5.1: Debian's reference interpreter, if installed.
 //
 // It checks that every engine computes the same checksum, prints the median
-// (or, with -stat min, the fastest) times and the ratios, then measures the latency of `return 1` executions
-// in a warm process and the whole-process time of `toolscript run` on a
-// hello script, and says which targets are met. It always exits 0 unless it
-// cannot run at all: it is a report.
+// (or, with -stat min, the fastest) times and the ratios, then measures the
+// latency of `return 1` executions in a warm process and the whole-process
+// time of `toolscript run` on a hello script, and says which targets are
+// met. It always exits 0 unless it cannot run at all: it is a report.
 //
 // Usage: go run ./tests/bench/cmd/compare [-n 5] [-run REGEXP]
 package main
@@ -41,6 +45,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/tests/bench"
+	"github.com/toolscript/toolscript/wasm"
 )
 
 // The targets the project promises.
@@ -59,6 +64,9 @@ type options struct {
 	native         string
 	wasm           string
 	lua51          string
+	node           string
+	v8Flags        []string
+	v8Warmups      int
 	engines        map[string]bool
 	latencySamples int
 	helloRuns      int
@@ -74,13 +82,20 @@ func main() {
 	flag.StringVar(&o.native, "native", "", "the native harness (default: ROOT/bin/luau-native)")
 	flag.StringVar(&o.wasm, "wasm", "", "measure this build of the Luau module instead of the embedded wasm/luau.wasm")
 	flag.StringVar(&o.lua51, "lua51", "lua5.1", "the reference Lua 5.1 interpreter")
-	engines := flag.String("engines", "wasm,native,gopher-lua,lua5.1", "the engines to run, comma-separated")
+	flag.StringVar(&o.node, "node", "node", "the Node.js that runs the module under V8 (engine v8)")
+	v8Flags := flag.String("v8-flags", "--no-liftoff", "V8 flags for the v8 engine, space-separated (--no-liftoff: TurboFan code only)")
+	flag.IntVar(&o.v8Warmups, "v8-warmups", 1, "untimed runs of each script on v8 before the timed ones (V8 compiles lazily and in tiers)")
+	engines := flag.String("engines", "wasm,v8,native,gopher-lua,lua5.1", "the engines to run, comma-separated")
 	flag.IntVar(&o.latencySamples, "latency-samples", 300, "executions of `return 1` for the latency median")
 	flag.IntVar(&o.helloRuns, "hello-runs", 20, "runs of `toolscript run hello` after one warm-up")
 	flag.Parse()
 	if o.n < 1 {
 		fatalf("-n must be at least 1")
 	}
+	if o.v8Warmups < 0 {
+		fatalf("-v8-warmups must not be negative")
+	}
+	o.v8Flags = strings.Fields(*v8Flags)
 	var err error
 	if o.filter, err = regexp.Compile(filter); err != nil {
 		fatalf("-run: %v", err)
@@ -101,7 +116,7 @@ func main() {
 	o.engines = map[string]bool{}
 	for _, e := range strings.Split(*engines, ",") {
 		switch e = strings.TrimSpace(e); e {
-		case "wasm", "native", "gopher-lua", "lua5.1":
+		case "wasm", "v8", "native", "gopher-lua", "lua5.1":
 			o.engines[e] = true
 		default:
 			fatalf("-engines: unknown engine %q", e)
@@ -146,12 +161,24 @@ type measurement struct {
 }
 
 type row struct {
-	script                     bench.Script
-	wasm, native, gopher, lua  measurement
-	agree                      bool
-	nativeRatio, gopherRatio   float64
-	nativeValid, gopherValid   bool
-	disagreement, referenceSum string
+	script                        bench.Script
+	wasm, v8, native, gopher, lua measurement
+	agree                         bool
+	// wasm/native, v8/native, wasm/v8 and wasm/gopher-lua, valid when
+	// both engines ran and every engine agrees on the checksum.
+	nativeRatio, v8Ratio, wasmV8Ratio, gopherRatio float64
+	nativeValid, v8Valid, wasmV8Valid, gopherValid bool
+	disagreement, referenceSum                     string
+}
+
+// engines lists the row's measurements in the order of the table.
+func (r *row) engines() []namedMeasurement {
+	return []namedMeasurement{{"wasm", r.wasm}, {"v8", r.v8}, {"native", r.native}, {"gopher-lua", r.gopher}, {"lua5.1", r.lua}}
+}
+
+type namedMeasurement struct {
+	name string
+	m    measurement
 }
 
 func report(o options) {
@@ -192,6 +219,18 @@ func report(o options) {
 		}
 		notes = append(notes, "wasm: measured "+o.wasm+", not the embedded wasm/luau.wasm.")
 	}
+
+	// V8 runs the very module wazero does: the embedded one (or -wasm's),
+	// written out, not whatever wasm/luau.wasm holds by now.
+	var v8 *v8Engine
+	if !o.engines["v8"] {
+		notes = append(notes, "v8: not selected (-engines).")
+	} else if v8, err = newV8Engine(o, dir, module); err != nil {
+		notes = append(notes, fmt.Sprintf("v8: %v; its columns are skipped.", err))
+	} else {
+		notes = append(notes, fmt.Sprintf("v8: %s, the same luau.wasm, a fresh instance per execution, %d untimed warm-up run(s) per script; times are ts_init+ts_run, as native's.",
+			v8.version, o.v8Warmups))
+	}
 	rt, err := luau.New(ctx, luau.Config{PoolSize: 1, Module: module})
 	if err != nil {
 		fatalf("luau.New: %v", err)
@@ -214,6 +253,12 @@ func report(o options) {
 			r.wasm = runWasm(ctx, rt, s.Source, o.n)
 		} else {
 			r.wasm.skipped = true
+		}
+		fmt.Fprint(os.Stderr, ", v8")
+		if v8 != nil {
+			r.v8 = v8.run(file, o.n)
+		} else {
+			r.v8.skipped = true
 		}
 		fmt.Fprint(os.Stderr, ", native")
 		if nativeOK {
@@ -238,13 +283,17 @@ func report(o options) {
 		rows = append(rows, r)
 	}
 
-	geomean, geomeanN := printTable(rows)
+	geomean, geomeanN, v8Geomean, v8GeomeanN := printTable(rows)
 	fmt.Println()
 
 	// Latency of `return 1` in a warm process.
 	var latency, p90 time.Duration
 	latErr := errors.New("not selected (-engines)")
-	if o.engines["wasm"] {
+	switch {
+	case !o.engines["wasm"]:
+	case o.latencySamples < 1:
+		latErr = errors.New("-latency-samples is 0")
+	default:
 		latency, p90, latErr = measureReturn1(ctx, module, o.latencySamples)
 	}
 	if latErr != nil {
@@ -279,6 +328,9 @@ func report(o options) {
 		fmt.Printf("  [?]    geomean wasm/native <= %.1f: not measured (no native results)\n", targetGeomean)
 	} else {
 		fmt.Printf("  %s geomean wasm/native <= %.1f: %.2f over %d scripts\n", mark(geomean <= targetGeomean), targetGeomean, geomean, geomeanN)
+	}
+	if v8GeomeanN > 0 {
+		fmt.Printf("         (for reference, not a target: the same module under V8, geomean v8/native %.2f over %d scripts)\n", v8Geomean, v8GeomeanN)
 	}
 	slower := []string{}
 	compared := 0
@@ -323,6 +375,9 @@ var (
 )
 
 func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	if len(s)%2 == 1 {
@@ -332,6 +387,9 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
@@ -447,15 +505,111 @@ func runLua51(lua, file string, n int) measurement {
 	return measurement{elapsed: summarize(times), checksum: sum, err: err}
 }
 
+// v8Engine runs the module under Node.js's V8 (tests/bench/v8/run.mjs).
+type v8Engine struct {
+	node, script, module string
+	flags                []string
+	warmups              int
+	// version is what run.mjs says it runs on: Node's and V8's versions.
+	version string
+}
+
+// newV8Engine finds node and run.mjs, writes the module wazero runs
+// (module, or the embedded one when nil) into dir and checks that node can
+// run it.
+func newV8Engine(o options, dir string, module []byte) (*v8Engine, error) {
+	node, err := exec.LookPath(o.node)
+	if err != nil {
+		return nil, fmt.Errorf("%q not found (Node.js 20 or later)", o.node)
+	}
+	e := &v8Engine{node: node, script: filepath.Join(o.root, "tests", "bench", "v8", "run.mjs"), flags: o.v8Flags, warmups: o.v8Warmups}
+	if _, err := os.Stat(e.script); err != nil {
+		return nil, err
+	}
+	if module == nil {
+		module = wasm.Binary
+	}
+	e.module = filepath.Join(dir, "luau.wasm")
+	if err := os.WriteFile(e.module, module, 0o644); err != nil {
+		return nil, err
+	}
+	// A trial run: an old node (no node:wasi) or a bad flag shows here, once.
+	trial := filepath.Join(dir, "v8-trial.lua")
+	if err := os.WriteFile(trial, []byte("return 1"), 0o644); err != nil {
+		return nil, err
+	}
+	rep, err := e.exec(trial, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	e.version = rep.Engine
+	return e, nil
+}
+
+// v8Report is what run.mjs prints.
+type v8Report struct {
+	Engine  string            `json:"engine"`
+	TimesNS []int64           `json:"times_ns"`
+	Kind    int               `json:"kind"`
+	Results []json.RawMessage `json:"results"`
+}
+
+func (e *v8Engine) exec(file string, n, warmups int) (*v8Report, error) {
+	args := append([]string{"--no-warnings"}, e.flags...)
+	args = append(args, e.script, e.module, file, fmt.Sprint(n), fmt.Sprint(warmups))
+	cmd := exec.Command(e.node, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var rep v8Report
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		if err == nil {
+			err = jerr
+		}
+		return nil, fmt.Errorf("%s %s: %v %s", e.node, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	if rep.Kind != 0 {
+		return nil, fmt.Errorf("kind %d: %s", rep.Kind, bytes.Join(rawBytes(rep.Results), []byte(", ")))
+	}
+	if len(rep.TimesNS) == 0 || len(rep.TimesNS) != len(rep.Results) {
+		return nil, fmt.Errorf("%d times and %d results reported", len(rep.TimesNS), len(rep.Results))
+	}
+	return &rep, nil
+}
+
+func rawBytes(raws []json.RawMessage) [][]byte {
+	out := make([][]byte, len(raws))
+	for i, r := range raws {
+		out[i] = r
+	}
+	return out
+}
+
+func (e *v8Engine) run(file string, n int) measurement {
+	rep, err := e.exec(file, n, e.warmups)
+	if err != nil {
+		return measurement{err: err}
+	}
+	var times []time.Duration
+	var sums []string
+	for i, t := range rep.TimesNS {
+		sum, err := bench.CanonicalJSON(rep.Results[i])
+		if err != nil {
+			return measurement{err: err}
+		}
+		times = append(times, time.Duration(t))
+		sums = append(sums, sum)
+	}
+	sum, err := consistent(sums)
+	return measurement{elapsed: summarize(times), checksum: sum, err: err}
+}
+
 // check compares the checksums of the engines that ran and computes the
-// ratios of those that agree with the wasm build.
+// ratios of the pairs of engines that both ran, when every engine agrees.
 func (r *row) check() {
 	r.agree = true
 	var parts []string
-	for _, m := range []struct {
-		name string
-		m    measurement
-	}{{"wasm", r.wasm}, {"native", r.native}, {"gopher-lua", r.gopher}, {"lua5.1", r.lua}} {
+	for _, m := range r.engines() {
 		if m.m.skipped || m.m.err != nil {
 			continue
 		}
@@ -468,16 +622,19 @@ func (r *row) check() {
 	}
 	if !r.agree {
 		r.disagreement = strings.Join(parts, " ")
+		return
 	}
-	ok := func(m measurement) bool { return !m.skipped && m.err == nil && m.checksum == r.wasm.checksum }
-	if !r.wasm.skipped && r.wasm.err == nil && r.agree {
-		if ok(r.native) && r.native.elapsed > 0 {
-			r.nativeRatio, r.nativeValid = float64(r.wasm.elapsed)/float64(r.native.elapsed), true
+	ok := func(m measurement) bool { return !m.skipped && m.err == nil && m.elapsed > 0 }
+	ratio := func(a, b measurement) (float64, bool) {
+		if ok(a) && ok(b) {
+			return float64(a.elapsed) / float64(b.elapsed), true
 		}
-		if ok(r.gopher) && r.gopher.elapsed > 0 {
-			r.gopherRatio, r.gopherValid = float64(r.wasm.elapsed)/float64(r.gopher.elapsed), true
-		}
+		return 0, false
 	}
+	r.nativeRatio, r.nativeValid = ratio(r.wasm, r.native)
+	r.v8Ratio, r.v8Valid = ratio(r.v8, r.native)
+	r.wasmV8Ratio, r.wasmV8Valid = ratio(r.wasm, r.v8)
+	r.gopherRatio, r.gopherValid = ratio(r.wasm, r.gopher)
 }
 
 func cell(m measurement) string {
@@ -491,50 +648,71 @@ func cell(m measurement) string {
 	}
 }
 
+// geomean accumulates a geometric mean of ratios.
+type geomean struct {
+	logSum float64
+	n      int
+}
+
+// add adds the ratio if valid and returns its cell.
+func (g *geomean) add(ratio float64, valid bool) string {
+	if !valid {
+		return "-"
+	}
+	g.logSum += math.Log(ratio)
+	g.n++
+	return fmt.Sprintf("%.2f", ratio)
+}
+
+func (g *geomean) value() float64 {
+	if g.n == 0 {
+		return 0
+	}
+	return math.Exp(g.logSum / float64(g.n))
+}
+
+func (g *geomean) cell() string {
+	if g.n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", g.value())
+}
+
 // printTable prints the results as a Markdown table and returns the
-// geometric mean of wasm/native over the scripts that have it.
-func printTable(rows []*row) (float64, int) {
+// geometric means of wasm/native and of v8/native over the scripts that
+// have them, with their counts.
+func printTable(rows []*row) (wasmNative float64, wasmNativeN int, v8Native float64, v8NativeN int) {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| script\t wasm ms\t native ms\t gopher-lua ms\t lua5.1 ms\t wasm/native\t wasm/gopher-lua\t checksum\t")
-	fmt.Fprintln(tw, "|---\t---:\t---:\t---:\t---:\t---:\t---:\t---\t")
-	logSum, n := 0.0, 0
+	fmt.Fprintln(tw, "| script\t wasm ms\t v8 ms\t native ms\t gopher-lua ms\t lua5.1 ms\t wasm/native\t v8/native\t wasm/v8\t wasm/gopher-lua\t checksum\t")
+	fmt.Fprintln(tw, "|---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---\t")
+	var native, v8, wasmV8, gopher geomean
 	var problems []string
 	for _, r := range rows {
-		nr, gr := "-", "-"
-		if r.nativeValid {
-			nr = fmt.Sprintf("%.2f", r.nativeRatio)
-			logSum += math.Log(r.nativeRatio)
-			n++
-		}
-		if r.gopherValid {
-			gr = fmt.Sprintf("%.2f", r.gopherRatio)
-		}
+		nr := native.add(r.nativeRatio, r.nativeValid)
+		vr := v8.add(r.v8Ratio, r.v8Valid)
+		wv := wasmV8.add(r.wasmV8Ratio, r.wasmV8Valid)
+		gr := gopher.add(r.gopherRatio, r.gopherValid)
 		sum := r.referenceSum
 		if !r.agree {
 			sum = "MISMATCH"
 			problems = append(problems, fmt.Sprintf("%s: checksums differ: %s", r.script.Name, r.disagreement))
 		}
-		for _, m := range []struct {
-			name string
-			m    measurement
-		}{{"wasm", r.wasm}, {"native", r.native}, {"gopher-lua", r.gopher}, {"lua5.1", r.lua}} {
+		for _, m := range r.engines() {
 			if m.m.err != nil {
 				problems = append(problems, fmt.Sprintf("%s on %s: %v", r.script.Name, m.name, m.m.err))
 			}
 		}
-		fmt.Fprintf(tw, "| %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n",
-			r.script.Name, cell(r.wasm), cell(r.native), cell(r.gopher), cell(r.lua), nr, gr, sum)
+		fmt.Fprintf(tw, "| %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t %s\t\n",
+			r.script.Name, cell(r.wasm), cell(r.v8), cell(r.native), cell(r.gopher), cell(r.lua), nr, vr, wv, gr, sum)
 	}
-	geomean := 0.0
-	if n > 0 {
-		geomean = math.Exp(logSum / float64(n))
-		fmt.Fprintf(tw, "| geomean\t \t \t \t \t %.2f\t \t \t\n", geomean)
+	if native.n+v8.n+wasmV8.n+gopher.n > 0 {
+		fmt.Fprintf(tw, "| geomean\t \t \t \t \t \t %s\t %s\t %s\t %s\t \t\n", native.cell(), v8.cell(), wasmV8.cell(), gopher.cell())
 	}
 	tw.Flush()
 	for _, p := range problems {
 		fmt.Println("PROBLEM: " + p)
 	}
-	return geomean, n
+	return native.value(), native.n, v8.value(), v8.n
 }
 
 // measureReturn1 returns the median and 90th percentile latency of whole
@@ -569,6 +747,9 @@ func measureReturn1(ctx context.Context, module []byte, samples int) (time.Durat
 // warm wazero's compilation cache, then times o.helloRuns whole runs. A
 // non-empty note says why it was not measured.
 func measureHello(o options, dir string) (time.Duration, string) {
+	if o.helloRuns < 1 {
+		return 0, "toolscript run hello: not measured (-hello-runs 0)."
+	}
 	pkg := filepath.Join(o.root, "cmd", "toolscript")
 	if matches, _ := filepath.Glob(filepath.Join(pkg, "*.go")); len(matches) == 0 {
 		return 0, "toolscript run hello: ./cmd/toolscript does not exist yet; not measured."
