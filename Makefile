@@ -1,7 +1,8 @@
 # Makefile: the performance comparison and the builds it needs.
 #
-#   make bench    builds the native harness, then compares wasm, native,
-#                 gopher-lua and lua5.1 on tests/bench/scripts in one run
+#   make bench    builds the native harness, then compares wasm (wazero),
+#                 v8 (the same module under node), native, gopher-lua and
+#                 lua5.1 on tests/bench/scripts in one run
 #                 (BENCH_FLAGS are passed on, e.g. BENCH_FLAGS='-n 9')
 #   make native   builds bin/luau-native (luau-build/native/build.sh)
 #   make wasm     rebuilds wasm/luau.wasm (luau-build/build.sh)
