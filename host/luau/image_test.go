@@ -109,3 +109,29 @@ func TestClockStartsWithTheExecution(t *testing.T) {
 		}
 	}
 }
+
+// The image is taken before the first instance runs its script: nothing
+// that script does reaches the instances restored from it.
+func TestTheFirstScriptLeavesNothingInTheImage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt, err := luau.New(ctx, luau.Config{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	first := rt.Execute(ctx, luau.Script{Source: []byte(`
+		leaked = "global"
+		local big = string.rep("x", 1e6)
+		local ok = pcall(function() string.leaked = "library" end)
+		return {leaked, #big, ok}`)})
+	if first.Error != nil || string(first.Value) != `["global",1000000,false]` {
+		t.Fatalf("first execution: %s %+v", first.Value, first.Error)
+	}
+	for i := range 3 {
+		res := rt.Execute(ctx, luau.Script{Source: []byte(`return {leaked == nil, string.leaked == nil}`)})
+		if res.Error != nil || string(res.Value) != `[true,true]` {
+			t.Fatalf("execution %d after the first: %s %+v", i+2, res.Value, res.Error)
+		}
+	}
+}
