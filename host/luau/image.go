@@ -2,7 +2,6 @@ package luau
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"time"
 
@@ -89,7 +88,7 @@ func newImage(inst *instance, fresh []byte, clock int64) (*image, error) {
 
 // restore gives mod, instantiated without initialisation, the memory and
 // globals of the image, and binds inst to it.
-func (img *image) restore(ctx context.Context, inst *instance, mod api.Module) error {
+func (img *image) restore(inst *instance, mod api.Module) error {
 	mem := mod.Memory()
 	if cur := mem.Size(); cur < img.size {
 		if _, ok := mem.Grow((img.size - cur) / wasmPageSize); !ok {

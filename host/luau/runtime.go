@@ -254,7 +254,7 @@ func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := img.restore(ctx, inst, mod); err != nil {
+		if err := img.restore(inst, mod); err != nil {
 			mod.Close(ctx)
 			return nil, err
 		}
