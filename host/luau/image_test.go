@@ -31,11 +31,7 @@ return {names = table.concat(names, " "), count = #names}
 func TestRestoredInstancesMatchTheFirst(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt := ownRuntime(t, 0)
 	var first string
 	for i := range 5 {
 		res := rt.Execute(ctx, luau.Script{Source: []byte(environmentScript)})
@@ -75,11 +71,7 @@ func TestEachExecutionHasItsOwnRandomSeed(t *testing.T) {
 func TestClockStartsWithTheExecution(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{CacheDir: t.TempDir(), PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt := ownRuntime(t, 1)
 	// The first execution makes the image; the second runs on an instance
 	// restored from it that waited in the pool for a while.
 	for i := range 2 {
@@ -115,11 +107,7 @@ func TestClockStartsWithTheExecution(t *testing.T) {
 func TestTheFirstScriptLeavesNothingInTheImage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt := ownRuntime(t, 0)
 	first := rt.Execute(ctx, luau.Script{Source: []byte(`
 		leaked = "global"
 		local big = string.rep("x", 1e6)
@@ -134,4 +122,16 @@ func TestTheFirstScriptLeavesNothingInTheImage(t *testing.T) {
 			t.Fatalf("execution %d after the first: %s %+v", i+2, res.Value, res.Error)
 		}
 	}
+}
+
+// ownRuntime returns a Runtime of the test's own, whose first execution
+// makes the image, closed when the test ends.
+func ownRuntime(t *testing.T, poolSize int) *luau.Runtime {
+	t.Helper()
+	rt, err := luau.New(context.Background(), luau.Config{CacheDir: t.TempDir(), PoolSize: poolSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
 }
