@@ -698,6 +698,13 @@ func TestIOAttackHugeSparseFile(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a chunk within the limit", func(t *testing.T) {
+		res := runIO(t, dir, `local f = io.open("sparse.bin", "rb") local chunk = f:read(1048576) f:close() return #chunk`,
+			luau.IO{MaxBytes: 1 << 20}, luau.Limits{HeapBytes: 16 << 20})
+		if res.Error != nil || string(res.Value) != "1048576" {
+			t.Errorf("reading a 1 MiB chunk: %s %+v", res.Value, res.Error)
+		}
+	})
 }
 
 // openFDs counts the process's open descriptors.

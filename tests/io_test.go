@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -512,44 +511,5 @@ func TestIOFIFO(t *testing.T) {
 	res := runIO(t, dir, `os.remove("fifo") return io.list()`, luau.IO{MaxBytes: 100}, luau.Limits{})
 	if res.Error != nil || string(res.Value) != "[]" {
 		t.Errorf("removing the FIFO: %s %v", res.Value, res.Error)
-	}
-}
-
-// Reading a huge file with "*a" is stopped by the script's memory limit; the
-// host never buffers the file.
-func TestIOHugeSparseFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1 GB sparse file")
-	}
-	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "files")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, "huge.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(1 << 30); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-
-	var before runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	res := runIO(t, dir, `local data = io.open("huge.bin", "rb"):read("*a") return #data`, luau.IO{MaxBytes: 100}, luau.Limits{HeapBytes: 32 << 20})
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	if res.Error == nil || res.Error.Kind != result.Memory {
-		t.Fatalf("error = %+v, want kind memory", res.Error)
-	}
-	if after.TotalAlloc-before.TotalAlloc > 64<<20 {
-		t.Errorf("the host allocated %d bytes while the script read the file", after.TotalAlloc-before.TotalAlloc)
-	}
-	// Lines of a huge file stream fine within the limit.
-	res = runIO(t, dir, `local f = io.open("huge.bin", "rb") local chunk = f:read(1048576) f:close() return #chunk`, luau.IO{MaxBytes: 100}, luau.Limits{HeapBytes: 32 << 20})
-	if res.Error != nil || string(res.Value) != "1048576" {
-		t.Errorf("reading a chunk: %s %v", res.Value, res.Error)
 	}
 }
