@@ -42,8 +42,16 @@ const inputSchema = `{
 	"additionalProperties": false
 }`
 
-// outputSchema is the execution result (host/result.Result).
-const outputSchema = `{
+// outputSchema is the execution result (host/result.Result); the error
+// kinds come from result.Kinds.
+var outputSchema = strings.Replace(outputSchemaTemplate, "KINDS", kindsJSON(), 1)
+
+func kindsJSON() string {
+	b, _ := json.Marshal(result.Kinds)
+	return string(b)
+}
+
+const outputSchemaTemplate = `{
 	"type": "object",
 	"properties": {
 		"result": {
@@ -71,7 +79,7 @@ const outputSchema = `{
 			"type": "object",
 			"description": "Present when the execution failed.",
 			"properties": {
-				"kind": {"type": "string", "enum": ["syntax", "runtime", "timeout", "memory", "limit", "io", "internal"]},
+				"kind": {"type": "string", "enum": KINDS},
 				"message": {"type": "string"},
 				"line": {"type": "integer", "description": "The script line the error was raised at, when known."}
 			},

@@ -19,8 +19,13 @@ const (
 	Memory   Kind = "memory"   // the script exceeded its memory limit
 	Limit    Kind = "limit"    // a configured budget: write bytes, handles, result size...
 	IO       Kind = "io"       // a sandbox refusal or I/O failure escaped the script
+	Upstream Kind = "upstream" // an sdk call's HTTP error, transport failure or MCP tool error escaped the script
 	Internal Kind = "internal" // a fault of toolscript itself
 )
+
+// Kinds lists every Kind, in the contract's order: the one list that
+// schemas, docs and tests take the kinds from.
+var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Internal}
 
 // Error describes a failed execution.
 type Error struct {

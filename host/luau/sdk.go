@@ -1,0 +1,95 @@
+package luau
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// The sdk seen from the runtime. The guest knows nothing of APIs but the
+// names in an SDKManifest: the shim builds the read-only sdk table from it
+// once, in the instance every later one is restored from, and each function
+// of that table hands its arguments to the host as one JSON text and gets
+// one SDKResponse back. What an id means, how its arguments are checked and
+// how the call is made belong to the SDKCaller (host/sdk).
+
+// SDKManifest lists the functions of a script's sdk table.
+type SDKManifest struct {
+	APIs []SDKAPI `json:"apis"`
+}
+
+// SDKAPI is one source of functions: an OpenAPI spec or an MCP server. Its
+// functions are sdk.<Name>.<function>.
+type SDKAPI struct {
+	Name      string        `json:"name"`
+	Functions []SDKFunction `json:"functions"`
+}
+
+// SDKFunction is one function of an SDKAPI.
+type SDKFunction struct {
+	// Name is the Luau identifier under sdk.<api>.
+	Name string `json:"name"`
+	// ID is what the SDKCaller receives for a call of this function; unique
+	// within a manifest.
+	ID uint32 `json:"id"`
+	// Flat makes it sdk.<Name> too (no other API has a function of that name).
+	Flat bool `json:"flat,omitempty"`
+	// Params and Required name the function's visible parameters (frozen
+	// ones excluded) and those a call must give: lint checks literal
+	// argument tables against them.
+	Params   []string `json:"params,omitempty"`
+	Required []string `json:"required,omitempty"`
+	// Kind is "openapi" or "mcp": how lint reads the arguments (OpenAPI:
+	// params, body; MCP: one table of arguments).
+	Kind string `json:"kind,omitempty"`
+}
+
+// SDKCaller makes the sdk calls of one execution. Calls of one execution
+// may be made concurrently (parallel).
+type SDKCaller interface {
+	// Call performs one call of function id. args is the JSON array of the
+	// arguments the script passed, converted by the json.encode rules
+	// (trailing nils dropped; nil in between is null). Call returns when
+	// the response is complete, or at once when ctx ends (the execution's
+	// deadline or cancellation): an abandoned request must not outlive it.
+	Call(ctx context.Context, id uint32, args json.RawMessage) *SDKResponse
+}
+
+// SDKResponse is the outcome of one call as the script sees it.
+type SDKResponse struct {
+	// Fail says how the call failed; SDKOK for a response the script gets
+	// as data, response.
+	Fail SDKFailure
+	// Message is the error message (Fail != SDKOK). For SDKUpstream it
+	// starts with the function's name: "sdk.get_pet: HTTP 404 Not Found: ...".
+	// It never holds a credential.
+	Message string
+	// Status is the HTTP status; 0 for a transport failure or an MCP tool.
+	Status int
+	// Headers are the response's headers, names in lower case (several
+	// values of one header joined with ", ").
+	Headers map[string]string
+	// The body, in at most one of three forms: JSON (decoded by json.decode
+	// rules), Text (a string, bytes preserved), or neither (nil).
+	JSON json.RawMessage
+	Text []byte
+	// Content is an MCP error's content blocks (the error table's content).
+	Content json.RawMessage
+}
+
+// SDKFailure classifies an sdk call's outcome.
+type SDKFailure int
+
+const (
+	// SDKOK: the call succeeded; the script gets data, response.
+	SDKOK SDKFailure = iota
+	// SDKArgument: the arguments do not fit the function (unknown or
+	// missing parameter, wrong type...); raised as a plain Lua error before
+	// any request was made.
+	SDKArgument
+	// SDKUpstream: an HTTP error status, a transport failure or an MCP tool
+	// error; raised as the error table {status, message, body, headers} (or
+	// {message, content}), kind upstream when it escapes the script.
+	SDKUpstream
+	// SDKLimit: a budget of the execution (max_calls); kind limit.
+	SDKLimit
+)
