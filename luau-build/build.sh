@@ -75,6 +75,8 @@ cflags=(
   -I "$here/shim"
 )
 for c in "${components[@]}"; do cflags+=(-I "$work/src/$c/include"); done
+# The shim reads a few VM internals (table sizes, luaD_throw).
+cflags+=(-I "$work/src/VM/src")
 
 sources=()
 for c in "${components[@]}"; do

@@ -9,6 +9,7 @@ const (
 	kindLimit    = 4
 	kindIO       = 5
 	kindInternal = 6
+	kindUpstream = 7
 )
 
 // outSize is the size of the shim's Out struct: ptr, len, line, kind, each a
@@ -27,3 +28,13 @@ const inputSize = 64 << 10
 
 // flagIO is ts_run's flag for the io library (TS_FLAG_IO in shim.h).
 const flagIO = 1
+
+// abortOutOfMemory is the line the shim's abort passes when the front end
+// ran out of memory (std::bad_alloc before the script runs).
+const abortOutOfMemory = -1
+
+// MaxProgressMessageBytes caps a progress() message; a longer one is cut at
+// a character boundary and ends with progressCutMarker.
+const MaxProgressMessageBytes = 1024
+
+const progressCutMarker = "... (cut)"

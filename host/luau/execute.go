@@ -211,6 +211,8 @@ func kindName(kind int32) result.Kind {
 		return result.Limit
 	case kindIO:
 		return result.IO
+	case kindUpstream:
+		return result.Upstream
 	default:
 		return result.Internal
 	}
@@ -232,6 +234,9 @@ func unwoundError(inst *instance, err error, limits Limits) *result.Error {
 		}
 		return &result.Error{Kind: result.Timeout, Message: fmt.Sprintf("script exceeded the time limit of %s", limits.Timeout)}
 	case errors.As(err, &abort):
+		if abort.line == abortOutOfMemory {
+			return &result.Error{Kind: result.Memory, Message: abort.message}
+		}
 		if abort.line > 0 {
 			return &result.Error{Kind: result.Syntax, Message: fmt.Sprintf("script:%d: %s", abort.line, abort.message), Line: abort.line}
 		}

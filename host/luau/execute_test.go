@@ -259,9 +259,31 @@ func TestNothingLeaksBetweenExecutions(t *testing.T) {
 	first := run(t, `leaked = "yes"
 		local ok = pcall(rawset, _G, "raw", 2)
 		return {leaked, ok}`, luau.Limits{})
-	check(t, first, want{result: `["yes",false]`})
+	check(t, first, want{result: `["yes",true]`})
 	second := run(t, `return {leaked == nil, raw == nil}`, luau.Limits{})
 	check(t, second, want{result: `[true,true]`})
+}
+
+// _G is the script's own environment (issue 13): what a script defines is
+// in it, what it sets in it is defined, and the libraries stay read-only.
+func TestGlobalTableIsTheEnvironment(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ src, result, message string }{
+		{src: `x = 1 return _G.x`, result: `1`},
+		{src: `_G.y = 2 return y`, result: `2`},
+		{src: `return _G._G == _G`, result: `true`},
+		{src: `return _G.string == string and _G.print == print`, result: `true`},
+		{src: `_G.string.foo = 1`, message: "readonly"},
+	} {
+		res := run(t, c.src, luau.Limits{})
+		if c.message != "" {
+			if res.Error == nil || !strings.Contains(res.Error.Message, c.message) {
+				t.Errorf("%s: error = %v, want one containing %q", c.src, res.Error, c.message)
+			}
+			continue
+		}
+		check(t, res, want{result: c.result})
+	}
 }
 
 func TestTimeout(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -137,5 +138,19 @@ func progress(ctx context.Context, mod api.Module, stack []uint64) {
 	if total >= 0 && !math.IsNaN(total) {
 		totalPtr = &total
 	}
-	inst.exec.onProgress(done, totalPtr, string(msg))
+	inst.exec.onProgress(done, totalPtr, progressMessage(msg))
+}
+
+// progressMessage copies a progress message out of guest memory, cut to
+// MaxProgressMessageBytes: notifications carry it to the client as often as
+// ten times a second.
+func progressMessage(msg []byte) string {
+	if len(msg) <= MaxProgressMessageBytes {
+		return string(msg)
+	}
+	cut := MaxProgressMessageBytes - len(progressCutMarker)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return string(msg[:cut]) + progressCutMarker
 }

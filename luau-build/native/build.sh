@@ -113,6 +113,7 @@ cxxflags=(
   -I "$build_dir/shim"
 )
 for c in "${components[@]}"; do cxxflags+=(-I "$work/src/$c/include"); done
+cxxflags+=(-I "$work/src/VM/src") # the shim reads a few VM internals
 # shellcheck disable=SC2206 # word splitting of the extra flags is intended
 cxxflags+=(${NATIVE_CXXFLAGS:-})
 

@@ -9,6 +9,8 @@
 #include "lua.h"
 #include "lualib.h"
 
+#include "lobject.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,12 @@ namespace
 
 const char* const kNullKey = "toolscript.json.null";
 const char* const kObjectsKey = "toolscript.json.objects";
-const int kMaxDepth = 200;
+// How deep a value may nest: what common JSON readers accept (serde_json's
+// default, and below Python's recursion limit, which the official MCP
+// Python SDK meets when it parses a result).
+const int kMaxDepth = 128;
+// How much of a table key an error's path shows.
+const size_t kMaxPathKey = 64;
 const double kMaxSafeInteger = 9007199254740992.0; // 2^53
 
 bool isNull(lua_State* L, int idx)
@@ -56,34 +63,32 @@ void markObject(lua_State* L, int idx)
     lua_pop(L, 1);
 }
 
-// Appends a number's JSON text. Integral values below 2^53 in magnitude are
-// written as integers, others in the shortest form that reads back exactly.
-void formatNumber(std::string& out, double d)
+// Writes a number's JSON text into buf (at least 64 bytes) and returns its
+// length. Integral values below 2^53 in magnitude are written as integers,
+// others in the shortest form that reads back exactly.
+size_t formatNumber(char* buf, double d)
 {
-    char buf[64];
+    const size_t size = 64;
     if (!isfinite(d))
-    {
-        out += "null";
-        return;
-    }
+        return size_t(snprintf(buf, size, "null"));
     if (d == floor(d) && fabs(d) < kMaxSafeInteger)
-    {
-        snprintf(buf, sizeof(buf), "%lld", (long long)d);
-        out += buf;
-        return;
-    }
+        return size_t(snprintf(buf, size, "%lld", (long long)d));
     // %.17g always round-trips; prefer the shortest precision that does.
     for (int precision = 15; precision <= 17; precision++)
     {
-        snprintf(buf, sizeof(buf), "%.*g", precision, d);
+        snprintf(buf, size, "%.*g", precision, d);
         if (strtod(buf, nullptr) == d)
             break;
     }
-    out += buf;
+    size_t len = strlen(buf);
     // An integral value beyond 2^53 is written as a float, so that no reader
     // takes it for an exact integer.
     if (strpbrk(buf, ".e") == nullptr)
-        out += ".0";
+    {
+        memcpy(buf + len, ".0", 3);
+        len += 2;
+    }
+    return len;
 }
 
 // Length of the valid UTF-8 sequence at s (at most n bytes), or 0.
@@ -116,20 +121,35 @@ size_t utf8SequenceLength(const unsigned char* s, size_t n)
     return len;
 }
 
-void appendString(std::string& out, const char* data, size_t len)
+// Appends data as a JSON string. It stops early when out fails (its cap or
+// the memory limit), and counts its work (ts_work) by runs.
+void appendString(HeapBuffer& out, const char* data, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char* s = reinterpret_cast<const unsigned char*>(data);
-    out += '"';
-    for (size_t i = 0; i < len;)
+    out.push('"');
+    size_t i = 0;
+    while (i < len && out.ok())
     {
+        // A run of bytes that need no escaping is appended at once.
+        size_t run = i;
+        while (run < len && s[run] >= 0x20 && s[run] < 0x7F && s[run] != '"' && s[run] != '\\')
+            run++;
+        if (run > i)
+        {
+            out.append(data + i, run - i);
+            ts_work((run - i) / 16 + 1);
+            i = run;
+            continue;
+        }
         unsigned char c = s[i];
+        ts_work(1);
         if (c >= 0x80)
         {
             size_t n = utf8SequenceLength(s + i, len - i);
             if (n == 0)
             {
-                out += "\xEF\xBF\xBD";
+                out.append("\xEF\xBF\xBD", 3);
                 i++;
             }
             else
@@ -142,41 +162,35 @@ void appendString(std::string& out, const char* data, size_t len)
         switch (c)
         {
         case '"':
-            out += "\\\"";
+            out.append("\\\"", 2);
             break;
         case '\\':
-            out += "\\\\";
+            out.append("\\\\", 2);
             break;
         case '\n':
-            out += "\\n";
+            out.append("\\n", 2);
             break;
         case '\r':
-            out += "\\r";
+            out.append("\\r", 2);
             break;
         case '\t':
-            out += "\\t";
+            out.append("\\t", 2);
             break;
         case '\b':
-            out += "\\b";
+            out.append("\\b", 2);
             break;
         case '\f':
-            out += "\\f";
+            out.append("\\f", 2);
             break;
         default:
-            if (c < 0x20 || c == 0x7F)
-            {
-                out += "\\u00";
-                out += hex[c >> 4];
-                out += hex[c & 15];
-            }
-            else
-            {
-                out += char(c);
-            }
+        {
+            char escaped[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            out.append(escaped, 6);
+        }
         }
         i++;
     }
-    out += '"';
+    out.push('"');
 }
 
 bool isIdentifier(const char* s, size_t len)
@@ -189,36 +203,47 @@ bool isIdentifier(const char* s, size_t len)
     return true;
 }
 
-// Encoder converts one value. Its text is built in a std::string outside the
-// Luau heap and checked against the cap as it grows; the path of the value
-// being converted is kept for error messages.
+// Encoder converts one value. Its text is built in a HeapBuffer outside the
+// Luau heap, charged against the heap limit and checked against the cap as
+// it grows; the path of the value being converted is kept for error
+// messages. Its work is counted (ts_work), so that a large or repetitive
+// value (a DAG of shared tables, a huge emptied table referenced many
+// times) reaches the host's deadline checks.
 class Encoder
 {
 public:
     Encoder(lua_State* L, const char* root, size_t cap)
-        : L(L)
-        , cap(cap)
-        , path(root)
+        : text(cap)
+        , L(L)
+        , root(root)
     {
     }
 
     // Converts the value at idx, appending to text. On failure returns false
-    // with error (and limitExceeded) set; the caller raises the Lua error
-    // once every C++ object is gone, so a pcall that catches it leaks nothing.
+    // with error set, or text.capExceeded / text.memoryExceeded; the caller
+    // raises the Lua error once every C++ object is gone, so a pcall that
+    // catches it leaks nothing.
     bool encode(int idx)
     {
         idx = lua_absindex(L, idx);
+        ts_work(1);
         switch (lua_type(L, idx))
         {
         case LUA_TNIL:
-            text += "null";
+            text.append("null", 4);
             break;
         case LUA_TBOOLEAN:
-            text += lua_toboolean(L, idx) ? "true" : "false";
+            if (lua_toboolean(L, idx))
+                text.append("true", 4);
+            else
+                text.append("false", 5);
             break;
         case LUA_TNUMBER:
-            formatNumber(text, lua_tonumber(L, idx));
+        {
+            char buf[64];
+            text.append(buf, formatNumber(buf, lua_tonumber(L, idx)));
             break;
+        }
         case LUA_TSTRING:
         {
             size_t len;
@@ -233,33 +258,56 @@ public:
         case LUA_TUSERDATA:
             if (isNull(L, idx))
             {
-                text += "null";
+                text.append("null", 4);
                 break;
             }
             return fail("cannot convert userdata");
         default:
             return fail(std::string("cannot convert ") + lua_typename(L, lua_type(L, idx)));
         }
-        if (text.size() > cap)
-        {
-            limitExceeded = true;
-            return false;
-        }
-        return true;
+        return text.ok();
     }
 
-    std::string text;
+    HeapBuffer text;
     std::string error;
-    bool limitExceeded = false;
 
 private:
+    // Frame is one step of the path from the root to the value being
+    // converted: an array index, or an object key (its bytes anchored in
+    // the names table on the Lua stack while the frame lives). The path is
+    // spelled out only when a conversion fails.
+    struct Frame
+    {
+        const char* key; // nullptr for an array index
+        size_t len;
+        size_t index;
+        bool stringKey;
+    };
+
     lua_State* L;
-    size_t cap;
-    std::string path;
+    const char* root;
+    std::vector<Frame> frames;
     std::vector<const void*> ancestors;
 
     bool fail(const std::string& what)
     {
+        std::string path = root;
+        for (const Frame& f : frames)
+        {
+            if (f.key == nullptr)
+            {
+                path += "[" + std::to_string(f.index) + "]";
+                continue;
+            }
+            size_t shown = f.len < kMaxPathKey ? f.len : kMaxPathKey;
+            const char* more = f.len > kMaxPathKey ? "..." : "";
+            if (f.stringKey && isIdentifier(f.key, f.len))
+                path += "." + std::string(f.key, shown) + more;
+            else if (f.stringKey)
+                path += "[\"" + std::string(f.key, shown) + more + "\"]";
+            else
+                path += "[" + std::string(f.key, shown) + more + "]";
+        }
         error = path + ": " + what;
         return false;
     }
@@ -270,7 +318,10 @@ private:
         if (std::find(ancestors.begin(), ancestors.end(), table) != ancestors.end())
             return fail("cannot convert a table that contains itself (cycle)");
         if (ancestors.size() >= size_t(kMaxDepth) || !lua_checkstack(L, 8))
-            return fail("value is nested too deeply to convert to JSON");
+            return fail("value is nested too deeply to convert to JSON (more than " + std::to_string(kMaxDepth) + " levels)");
+        // Scanning a table costs its capacity, however few entries it holds.
+        const LuaTable* t = static_cast<const LuaTable*>(table);
+        ts_work(1 + size_t(t->sizearray) + sizenode(t));
         ancestors.push_back(table);
 
         // Classify: keys exactly 1..n (n >= 1) make an array.
@@ -297,32 +348,32 @@ private:
         }
         bool ok = true;
         if (count == 0)
-            text += isMarkedObject(L, idx) ? "{}" : "[]";
+            text.append(isMarkedObject(L, idx) ? "{}" : "[]", 2);
         else if (sequence && maxKey == double(count))
             ok = encodeArray(idx, count);
         else
             ok = encodeObject(idx, count);
 
         ancestors.pop_back();
-        return ok;
+        return ok && text.ok();
     }
 
     bool encodeArray(int idx, size_t n)
     {
-        size_t pathLen = path.size();
-        text += '[';
+        text.push('[');
+        frames.push_back(Frame{nullptr, 0, 0, false});
         for (size_t i = 1; i <= n; i++)
         {
             if (i > 1)
-                text += ',';
-            path += "[" + std::to_string(i) + "]";
+                text.push(',');
+            frames.back().index = i;
             lua_rawgeti(L, idx, int(i));
             if (!encode(-1))
                 return false;
             lua_pop(L, 1);
-            path.resize(pathLen);
         }
-        text += ']';
+        frames.pop_back();
+        text.push(']');
         return true;
     }
 
@@ -350,9 +401,8 @@ private:
                 double k = lua_tonumber(L, -1);
                 if (!isfinite(k))
                     return fail("cannot convert a table with a NaN or infinite key");
-                std::string name;
-                formatNumber(name, k);
-                lua_pushlstring(L, name.data(), name.size());
+                char buf[64];
+                lua_pushlstring(L, buf, formatNumber(buf, k));
             }
             else
             {
@@ -377,37 +427,36 @@ private:
             entries[i - 1].index = i;
             lua_pop(L, 1);
         }
+        ts_work(size_t(n) * 16);
         std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
             int c = memcmp(a.name, b.name, std::min(a.len, b.len));
             return c != 0 ? c < 0 : a.len < b.len;
         });
         for (size_t i = 1; i < entries.size(); i++)
             if (entries[i].len == entries[i - 1].len && memcmp(entries[i].name, entries[i - 1].name, entries[i].len) == 0)
-                return fail("cannot convert a table with both a number and a string key '" + std::string(entries[i].name, entries[i].len) + "'");
+            {
+                std::string key(entries[i].name, std::min(entries[i].len, kMaxPathKey));
+                return fail("cannot convert a table with both a number and a string key '" + key + "'");
+            }
 
-        size_t pathLen = path.size();
-        text += '{';
+        text.push('{');
+        frames.push_back(Frame{});
         for (size_t i = 0; i < entries.size(); i++)
         {
             const Entry& e = entries[i];
             if (i > 0)
-                text += ',';
+                text.push(',');
             appendString(text, e.name, e.len);
-            text += ':';
+            text.push(':');
             lua_rawgeti(L, keys, e.index);
-            if (lua_type(L, -1) == LUA_TSTRING && isIdentifier(e.name, e.len))
-                path += "." + std::string(e.name, e.len);
-            else if (lua_type(L, -1) == LUA_TSTRING)
-                path += "[\"" + std::string(e.name, e.len) + "\"]";
-            else
-                path += "[" + std::string(e.name, e.len) + "]";
+            frames.back() = Frame{e.name, e.len, 0, lua_type(L, -1) == LUA_TSTRING};
             lua_rawget(L, idx);
             if (!encode(-1))
                 return false;
             lua_pop(L, 1);
-            path.resize(pathLen);
         }
-        text += '}';
+        frames.pop_back();
+        text.push('}');
         lua_pop(L, 2);
         return true;
     }
@@ -438,13 +487,22 @@ public:
     }
 
     std::string error;
+    bool memoryExceeded = false;
 
 private:
     lua_State* L;
     const char* s;
     const char* end;
     const char* p;
-    std::string buffer;
+    HeapBuffer buffer;
+
+    // outOfMemory fails the decoding with memoryExceeded set: its buffer
+    // went past the script's memory limit.
+    bool outOfMemory()
+    {
+        memoryExceeded = true;
+        return false;
+    }
 
     bool fail(const char* what)
     {
@@ -474,8 +532,9 @@ private:
 
     bool value(int depth)
     {
+        ts_work(1);
         if (depth > kMaxDepth || !lua_checkstack(L, 4))
-            return fail("nesting too deep");
+            return fail("nesting too deep (more than 128 levels)");
         if (p >= end)
             return fail("unexpected end of input");
         switch (*p)
@@ -534,8 +593,11 @@ private:
             if (!digits())
                 return fail("invalid number");
         }
-        buffer.assign(start, p);
-        lua_pushnumber(L, strtod(buffer.c_str(), nullptr));
+        buffer.clear();
+        buffer.append(start, p - start);
+        if (!buffer.push('\0'))
+            return outOfMemory();
+        lua_pushnumber(L, strtod(buffer.data(), nullptr));
         return true;
     }
 
@@ -563,24 +625,24 @@ private:
     void appendCodepoint(unsigned cp)
     {
         if (cp < 0x80)
-            buffer += char(cp);
+            buffer.push(char(cp));
         else if (cp < 0x800)
         {
-            buffer += char(0xC0 | (cp >> 6));
-            buffer += char(0x80 | (cp & 0x3F));
+            buffer.push(char(0xC0 | (cp >> 6)));
+            buffer.push(char(0x80 | (cp & 0x3F)));
         }
         else if (cp < 0x10000)
         {
-            buffer += char(0xE0 | (cp >> 12));
-            buffer += char(0x80 | ((cp >> 6) & 0x3F));
-            buffer += char(0x80 | (cp & 0x3F));
+            buffer.push(char(0xE0 | (cp >> 12)));
+            buffer.push(char(0x80 | ((cp >> 6) & 0x3F)));
+            buffer.push(char(0x80 | (cp & 0x3F)));
         }
         else
         {
-            buffer += char(0xF0 | (cp >> 18));
-            buffer += char(0x80 | ((cp >> 12) & 0x3F));
-            buffer += char(0x80 | ((cp >> 6) & 0x3F));
-            buffer += char(0x80 | (cp & 0x3F));
+            buffer.push(char(0xF0 | (cp >> 18)));
+            buffer.push(char(0x80 | ((cp >> 12) & 0x3F)));
+            buffer.push(char(0x80 | ((cp >> 6) & 0x3F)));
+            buffer.push(char(0x80 | (cp & 0x3F)));
         }
     }
 
@@ -594,22 +656,22 @@ private:
         case '"':
         case '\\':
         case '/':
-            buffer += e;
+            buffer.push(e);
             return true;
         case 'b':
-            buffer += '\b';
+            buffer.push('\b');
             return true;
         case 'f':
-            buffer += '\f';
+            buffer.push('\f');
             return true;
         case 'n':
-            buffer += '\n';
+            buffer.push('\n');
             return true;
         case 'r':
-            buffer += '\r';
+            buffer.push('\r');
             return true;
         case 't':
-            buffer += '\t';
+            buffer.push('\t');
             return true;
         case 'u':
         {
@@ -665,8 +727,10 @@ private:
             const char* run = p;
             while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
                 p++;
-            buffer.append(run, p);
+            buffer.append(run, p - run);
         }
+        if (!buffer.ok())
+            return outOfMemory();
         lua_pushlstring(L, buffer.data(), buffer.size());
         return true;
     }
@@ -747,7 +811,8 @@ private:
 int jsonEncode(lua_State* L)
 {
     lua_settop(L, 1);
-    ts_json_encode(L, 1, "value", size_t(1) << 30);
+    // No cap of its own: the text is bounded by the memory limit.
+    ts_json_encode(L, 1, "value", SIZE_MAX);
     return 1;
 }
 
@@ -756,12 +821,16 @@ int jsonDecode(lua_State* L)
     size_t len;
     const char* s = luaL_checklstring(L, 1, &len);
     std::string error;
+    bool memoryExceeded = false;
     {
         Decoder decoder(L, s, len);
         if (decoder.decodeDocument())
             return 1;
         error.swap(decoder.error);
+        memoryExceeded = decoder.memoryExceeded;
     }
+    if (memoryExceeded)
+        ts_raise_memory(L);
     luaL_where(L, 1);
     lua_pushlstring(L, error.data(), error.size());
     std::string().swap(error); // lua_error does not return: free it now
@@ -790,10 +859,20 @@ int nullToString(lua_State* L)
 
 } // namespace
 
-void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
+namespace
+{
+
+// How an encoding that did not finish is reported.
+enum class Overflow
+{
+    Raise,    // the cap is a limit: raise an error of kind limit
+    Truncate, // push the text so far with a marker
+};
+
+void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow overflow)
 {
     std::string error;
-    bool limitExceeded = false;
+    bool capExceeded, memoryExceeded;
     {
         Encoder encoder(L, root, cap);
         if (encoder.encode(idx))
@@ -801,16 +880,38 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
             lua_pushlstring(L, encoder.text.data(), encoder.text.size());
             return;
         }
+        capExceeded = encoder.text.capExceeded;
+        memoryExceeded = encoder.text.memoryExceeded;
+        if (capExceeded && overflow == Overflow::Truncate)
+        {
+            lua_pushlstring(L, encoder.text.data(), encoder.text.size());
+            lua_pushliteral(L, "... (cut)");
+            lua_concat(L, 2);
+            return;
+        }
         error.swap(encoder.error);
-        limitExceeded = encoder.limitExceeded;
     }
-    if (limitExceeded)
+    if (memoryExceeded)
+        ts_raise_memory(L);
+    if (capExceeded)
         ts_raise_tagged(L, TS_LIMIT, "value is too large to convert to JSON (limit %zu bytes)", cap);
     luaL_where(L, 1);
     lua_pushlstring(L, error.data(), error.size());
     std::string().swap(error); // lua_error does not return: free it now
     lua_concat(L, 2);
     lua_error(L);
+}
+
+} // namespace
+
+void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
+{
+    encodeOrRaise(L, idx, root, cap, Overflow::Raise);
+}
+
+void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap)
+{
+    encodeOrRaise(L, idx, root, cap, Overflow::Truncate);
 }
 
 void ts_open_json(lua_State* L)

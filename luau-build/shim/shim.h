@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 // Kinds of failure reported to the host. The numbers are part of the ABI:
 // host/luau/abi.go mirrors them.
@@ -18,6 +19,7 @@ enum TsKind
     TS_LIMIT = 4,
     TS_IO = 5,
     TS_INTERNAL = 6,
+    TS_UPSTREAM = 7,
 };
 
 // Flags of ts_run: the optional libraries a script gets.
@@ -40,6 +42,10 @@ void ts_open_json(lua_State* L);
 // cap bytes.
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 
+// Like ts_json_encode, but text past cap bytes is cut, with a marker,
+// instead of raising: for describing error objects.
+void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap);
+
 // Raises a Lua error carrying message and remembers that it is of the given
 // kind, so that the host can classify it if it escapes the script.
 [[noreturn]] void ts_raise_tagged(lua_State* L, TsKind kind, const char* fmt, ...);
@@ -47,6 +53,80 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 // The instance's Luau state, created by ts_init (null before). Lint reads
 // the sandbox's globals from it.
 lua_State* ts_state();
+
+// Counts units of work done in C code that never reaches the VM's
+// interrupt (converting values, scanning tables). Every kWorkQuantum units
+// it calls the host's tick, where the deadline and cancellation stop the
+// script and Go's scheduler gets a safe point. A unit is about one step of
+// a loop: one value converted, one table slot scanned, one byte escaped.
+void ts_work(size_t units);
+
+// Charges bytes held outside the Luau heap (the converters' buffers)
+// against the script's heap limit. Returns false, and charges nothing, when
+// they do not fit; ts_heap_release gives them back.
+bool ts_heap_charge(size_t bytes);
+void ts_heap_release(size_t bytes);
+
+// Raises the script's out-of-memory error (LUA_ERRMEM, catchable by pcall,
+// kind memory when it escapes), as Luau's own allocation failures do.
+[[noreturn]] void ts_raise_memory(lua_State* L);
+
+// HeapBuffer is a byte buffer outside the Luau heap whose capacity counts
+// against the script's heap limit (ts_heap_charge). Appending past the
+// limit, or past a cap the user sets, fails: the buffer then keeps what it
+// has, ignores further appends and says why in memoryExceeded or
+// capExceeded. Nothing it does throws.
+class HeapBuffer
+{
+public:
+    explicit HeapBuffer(size_t cap = SIZE_MAX)
+        : cap(cap)
+    {
+    }
+    ~HeapBuffer();
+    HeapBuffer(const HeapBuffer&) = delete;
+    HeapBuffer& operator=(const HeapBuffer&) = delete;
+
+    bool append(const char* p, size_t n);
+    bool append(const char* s);
+    bool push(char c)
+    {
+        if (len < capacity && len < cap)
+        {
+            bytes[len++] = c;
+            return true;
+        }
+        return append(&c, 1);
+    }
+    void clear()
+    {
+        len = 0;
+    }
+    bool ok() const
+    {
+        return !memoryExceeded && !capExceeded;
+    }
+
+    const char* data() const
+    {
+        return bytes ? bytes : "";
+    }
+    size_t size() const
+    {
+        return len;
+    }
+
+    bool memoryExceeded = false;
+    bool capExceeded = false;
+
+private:
+    bool grow(size_t need);
+
+    char* bytes = nullptr;
+    size_t len = 0;
+    size_t capacity = 0;
+    size_t cap;
+};
 
 // Like ts_raise_tagged, with the message the string on top of the stack
 // (which may hold any bytes, NUL included).

@@ -17,6 +17,8 @@
 #include "luacode.h"
 #include "lualib.h"
 
+#include "ldo.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +47,11 @@ struct Out
 struct State
 {
     lua_State* L = nullptr;
+    // running is set while the script's own code runs (after it compiled).
+    bool running = false;
+    // workLeft counts down the units of work C code may do before the next
+    // host tick (ts_work).
+    size_t workLeft = 0;
     size_t heapUsed = 0;
     size_t heapLimit = 0;
     bool heapLimitHit = false;
@@ -60,6 +67,8 @@ Out out;
 const char* const kTagKey = "toolscript.errortag";
 const size_t kWarmHeapBytes = 256 * 1024;
 const char* const kChunkName = "=script";
+// An error object that is not a string is reported as JSON, at most this long.
+const size_t kMaxErrorObjectBytes = 64 * 1024;
 
 void* limitedAlloc(void* ud, void* ptr, size_t osize, size_t nsize)
 {
@@ -102,6 +111,10 @@ void interrupt(lua_State* L, int gc)
     if ((++state.ticks & 15) == 0)
         ts_host_tick();
 }
+
+// Units of work between two host ticks from C code (ts_work): about a
+// millisecond of converting or scanning.
+const size_t kWorkQuantum = size_t(1) << 18;
 
 int luaPrint(lua_State* L)
 {
@@ -238,7 +251,14 @@ int describeError(lua_State* L)
         luaL_tolstring(L, 1, nullptr);
         return 1;
     }
-    ts_json_encode(L, 1, "error", 1 << 16);
+    if (lua_isnil(L, 1))
+    {
+        // As Luau's own tostring says it (JSON would say null).
+        lua_pushliteral(L, "nil");
+        return 1;
+    }
+    // An error object is shown as JSON, cut to kMaxErrorObjectBytes.
+    ts_json_describe(L, 1, "error", kMaxErrorObjectBytes);
     return 1;
 }
 
@@ -320,6 +340,88 @@ bool compileSource(const char* source, size_t len, std::string& bytecode)
 lua_State* ts_state()
 {
     return state.L;
+}
+
+void ts_work(size_t units)
+{
+    if (units < state.workLeft)
+    {
+        state.workLeft -= units;
+        return;
+    }
+    state.workLeft = kWorkQuantum;
+    ts_host_tick();
+}
+
+bool ts_heap_charge(size_t bytes)
+{
+    if (bytes > state.heapLimit || state.heapUsed > state.heapLimit - bytes)
+    {
+        state.heapLimitHit = true;
+        return false;
+    }
+    state.heapUsed += bytes;
+    return true;
+}
+
+void ts_heap_release(size_t bytes)
+{
+    state.heapUsed -= bytes;
+}
+
+[[noreturn]] void ts_raise_memory(lua_State* L)
+{
+    state.heapLimitHit = true;
+    luaD_throw(L, LUA_ERRMEM);
+}
+
+HeapBuffer::~HeapBuffer()
+{
+    free(bytes);
+    ts_heap_release(capacity);
+}
+
+bool HeapBuffer::append(const char* s)
+{
+    return append(s, strlen(s));
+}
+
+bool HeapBuffer::append(const char* p, size_t n)
+{
+    if (!ok())
+        return false;
+    if (n > cap - len)
+    {
+        capExceeded = true;
+        return false;
+    }
+    if (n > capacity - len && !grow(len + n))
+        return false;
+    memcpy(bytes + len, p, n);
+    len += n;
+    return true;
+}
+
+bool HeapBuffer::grow(size_t need)
+{
+    // append guarantees need <= cap. Try doubling (within the cap), then
+    // exactly what is needed.
+    size_t doubled = capacity < 128 ? 256 : capacity * 2;
+    size_t sizes[2] = {doubled < need ? need : (doubled > cap ? cap : doubled), need};
+    for (size_t size : sizes)
+    {
+        if (!ts_heap_charge(size - capacity))
+            continue;
+        if (char* grown = static_cast<char*>(realloc(bytes, size)))
+        {
+            bytes = grown;
+            capacity = size;
+            return true;
+        }
+        ts_heap_release(size - capacity);
+    }
+    memoryExceeded = true;
+    return false;
 }
 
 [[noreturn]] void ts_raise_tagged(lua_State* L, TsKind kind, const char* fmt, ...)
@@ -435,6 +537,10 @@ TS_EXPORT("ts_run") int ts_run(
     // this execution only (io when it is enabled) goes into it here, before
     // luau_load resolves the script's imports.
     luaL_sandboxthread(L);
+    // _G is the script's own environment, as it is in Lua: after x = 1,
+    // _G.x is 1, and _G.y = 1 defines y.
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    lua_setfield(L, LUA_GLOBALSINDEX, "_G");
     if (flags & TS_FLAG_IO)
     {
         lua_pushcfunction(L, [](lua_State* L) {
@@ -471,6 +577,7 @@ TS_EXPORT("ts_run") int ts_run(
         args += 4 + n;
     }
 
+    state.running = true;
     int status = lua_pcall(L, int(nargs), 1, handler);
     if (status != 0)
     {
@@ -536,7 +643,13 @@ void __cxa_free_exception(void* ptr) noexcept
     }
     else if (type != nullptr && *type == typeid(std::bad_alloc))
     {
+        // Memory ran out outside the Luau heap. While the script runs this
+        // is its own out-of-memory error, catchable as Luau's own; before,
+        // the front end could not compile it (line -1 tells the host).
+        if (state.running)
+            ts_raise_memory(state.L);
         message = "not enough memory to compile the script";
+        line = -1;
     }
     ts_host_abort(message, strlen(message), line);
 }
