@@ -256,9 +256,12 @@ func TestIOConfinement(t *testing.T) {
 		{name: "open a directory", setup: func(t *testing.T, dir string) { os.MkdirAll(filepath.Join(dir, "d"), 0o755) },
 			source: `io.open("d")`, kind: result.IO, message: "is a directory"},
 		{name: "unusual bytes in names", source: `
-			local name = "naïve \1 file\255 [x].txt"
+			local name = "naïve \1 file\u{7f} [x].txt"
 			io.open(name, "w"):write("ok"):close()
 			return {io.list()[1] == name, io.open(name):read("*a")}`, result: `[true,"ok"]`},
+		{name: "names that are not UTF-8 are refused", source: `
+			local ok, err = pcall(io.open, "file\255.txt", "w")
+			return {ok, err, #io.list()}`, result: "[false,\"io.open: 'file\uFFFD.txt': path is not valid UTF-8\",0]"},
 		{name: "refusals can be caught", source: `local ok, e = pcall(io.open, "/etc/passwd") return {ok, e}`,
 			result: `[false,"io.open: '/etc/passwd': absolute paths are not allowed: paths are relative to the io directory"]`},
 	}, luau.IO{MaxBytes: 1 << 20})

@@ -86,6 +86,12 @@ func runScript(c *cli.Context) error {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal asks the script to stop; the next one gets the
+	// default action and ends the process, whatever the guest is doing.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	defer stop()
 	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)})
 	if err != nil {

@@ -35,12 +35,14 @@ type Limits struct {
 	MaxLogLines    int    `toml:"max_log_lines"`
 	MaxLogBytes    int    `toml:"max_log_bytes"`
 	MaxResultBytes int    `toml:"max_result_bytes"`
+	MaxOutputBytes int    `toml:"max_output_bytes"`
 }
 
 // IO is the [io] section (and the deprecated [output] one).
 type IO struct {
 	Dir      *string `toml:"dir"`
 	MaxBytes *int64  `toml:"max_bytes"`
+	MaxFiles *int    `toml:"max_files"`
 	Enabled  *bool   `toml:"enabled"`
 }
 
@@ -103,6 +105,7 @@ func (f *File) check() error {
 		{"limits.max_log_lines", int64(l.MaxLogLines)},
 		{"limits.max_log_bytes", int64(l.MaxLogBytes)},
 		{"limits.max_result_bytes", int64(l.MaxResultBytes)},
+		{"limits.max_output_bytes", int64(l.MaxOutputBytes)},
 	} {
 		if v.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", v.key, v.value)
@@ -120,6 +123,9 @@ func (f *File) check() error {
 		}
 		if section.MaxBytes != nil && *section.MaxBytes < 0 {
 			return fmt.Errorf("%s.max_bytes: must not be negative (got %d)", name, *section.MaxBytes)
+		}
+		if section.MaxFiles != nil && *section.MaxFiles < 1 {
+			return fmt.Errorf("%s.max_files: must be at least 1 (got %d)", name, *section.MaxFiles)
 		}
 		if section.Dir != nil {
 			if err := checkDir(*section.Dir); err != nil {
@@ -205,6 +211,7 @@ func Resolve(f *File, flags Flags, getenv func(string) string, mode Mode) (Setti
 	s.Limits.MaxLogLines = l.MaxLogLines
 	s.Limits.MaxLogBytes = l.MaxLogBytes
 	s.Limits.MaxResultBytes = l.MaxResultBytes
+	s.Limits.MaxOutputBytes = l.MaxOutputBytes
 	s.Limits = s.Limits.WithDefaults()
 
 	io := f.IO
@@ -255,6 +262,9 @@ func Resolve(f *File, flags Flags, getenv func(string) string, mode Mode) (Setti
 		}
 		maxBytes = flags.MaxBytes
 	}
-	s.IO = &luau.IO{Dir: dir, MaxBytes: maxBytes}
+	s.IO = &luau.IO{Dir: dir, MaxBytes: maxBytes} // MaxFiles 0: sandboxio's default
+	if io.MaxFiles != nil {
+		s.IO.MaxFiles = *io.MaxFiles
+	}
 	return s, nil
 }

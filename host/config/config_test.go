@@ -76,8 +76,8 @@ func TestResolve(t *testing.T) {
 		{name: "--io-dir beats enabled=false", mode: Run, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(false)}}, flags: Flags{IODir: "d"},
 			wantIO: &luau.IO{Dir: "d", MaxBytes: luau.DefaultIOMaxBytes}},
 		{name: "--no-io wins", mode: Run, getenv: noEnv, flags: Flags{IODir: "d", NoIO: true}},
-		{name: "config dir", mode: Run, getenv: noEnv, file: &File{IO: &IO{Dir: ptr("cfg"), MaxBytes: int64Ptr(10)}},
-			wantIO: &luau.IO{Dir: "cfg", MaxBytes: 10}},
+		{name: "config dir", mode: Run, getenv: noEnv, file: &File{IO: &IO{Dir: ptr("cfg"), MaxBytes: int64Ptr(10), MaxFiles: intPtr(7)}},
+			wantIO: &luau.IO{Dir: "cfg", MaxBytes: 10, MaxFiles: 7}},
 		{name: "env beats config", mode: Run, getenv: env(map[string]string{EnvIODir: "fromenv"}), file: &File{IO: &IO{Dir: ptr("cfg")}},
 			wantIO: &luau.IO{Dir: "fromenv", MaxBytes: luau.DefaultIOMaxBytes}},
 		{name: "flag beats env", mode: Run, getenv: env(map[string]string{EnvIODir: "fromenv"}), flags: Flags{IODir: "flag", MaxBytes: 99},
@@ -109,12 +109,12 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveLimits(t *testing.T) {
-	f := &File{Limits: Limits{Timeout: "5s", MemoryLimitMB: 16, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000}}
+	f := &File{Limits: Limits{Timeout: "5s", MemoryLimitMB: 16, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000, MaxOutputBytes: 5000}}
 	s, err := Resolve(f, Flags{}, nil, Run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := luau.Limits{Timeout: 5 * time.Second, HeapBytes: 16 << 20, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000}
+	want := luau.Limits{Timeout: 5 * time.Second, HeapBytes: 16 << 20, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000, MaxOutputBytes: 5000}
 	if s.Limits != want {
 		t.Errorf("limits = %+v, want %+v", s.Limits, want)
 	}
@@ -132,3 +132,5 @@ func TestResolveLimits(t *testing.T) {
 		}
 	}
 }
+
+func intPtr(v int) *int { return &v }

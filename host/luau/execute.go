@@ -25,6 +25,10 @@ type Limits struct {
 	MaxLogBytes int
 	// MaxResultBytes caps the JSON text of the result. Default 4 MiB.
 	MaxResultBytes int
+	// MaxOutputBytes bounds the whole execution result (value, logs, files
+	// touched) as JSON; past it files touched, then logs, are left out and
+	// counted. Default 8 MiB; MaxResultBytes is capped by it.
+	MaxOutputBytes int
 }
 
 // The defaults of Limits.
@@ -34,6 +38,7 @@ const (
 	DefaultMaxLogLines    = 10000
 	DefaultMaxLogBytes    = 1 << 20
 	DefaultMaxResultBytes = 4 << 20
+	DefaultMaxOutputBytes = 8 << 20
 )
 
 // WithDefaults returns l with every zero field set to its default.
@@ -53,6 +58,10 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxResultBytes <= 0 {
 		l.MaxResultBytes = DefaultMaxResultBytes
 	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	l.MaxResultBytes = min(l.MaxResultBytes, l.MaxOutputBytes)
 	return l
 }
 
@@ -81,6 +90,9 @@ type IO struct {
 	Dir string
 	// MaxBytes is the cumulative write budget of the execution.
 	MaxBytes int64
+	// MaxFiles caps the files and directories the execution creates.
+	// Default sandboxio.DefaultMaxFiles.
+	MaxFiles int
 }
 
 // DefaultIOMaxBytes is the default write budget: 50 MiB.
@@ -110,7 +122,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		if maxBytes <= 0 {
 			maxBytes = DefaultIOMaxBytes
 		}
-		exec.fs = sandboxio.New(script.IO.Dir, maxBytes)
+		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles})
 	}
 	res := &result.Result{}
 	res.Error = r.execute(ctx, script, limits, exec, res)
@@ -119,8 +131,9 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		// However the execution ended, its handles are closed and what it
 		// left on disk is reported.
 		exec.fs.CloseAll()
-		res.FilesTouched = exec.fs.Touched()
+		res.FilesTouched, res.FilesOmitted = exec.fs.Touched()
 	}
+	res.Bound(limits.MaxOutputBytes)
 	return res
 }
 

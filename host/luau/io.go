@@ -78,8 +78,22 @@ func guestBytes(mod api.Module, ptr, n uint64) []byte {
 
 func guestString(mod api.Module, ptr, n uint64) string { return string(guestBytes(mod, ptr, n)) }
 
+// guestPath reads a path the script named for op, refusing one too long to
+// be a path before copying it: the message shows its first bytes.
+func guestPath(op string, mod api.Module, ptr, n uint64) (string, error) {
+	if err := sandboxio.CheckLength(int(uint32(n))); err != nil {
+		shown := guestBytes(mod, ptr, 40)
+		return "", &sandboxio.Error{Kind: sandboxio.KindIO, Op: op, Path: strings.ToValidUTF8(string(shown), "?") + "...", Reason: err.Error()}
+	}
+	return guestString(mod, ptr, n), nil
+}
+
 func ioOpen(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
-	id, err := exec.fs.Open(guestString(mod, stack[0], stack[1]), guestString(mod, stack[2], stack[3]))
+	path, err := guestPath("io.open", mod, stack[0], stack[1])
+	if err != nil {
+		return 0, err
+	}
+	id, err := exec.fs.Open(path, guestString(mod, stack[2], uint64(min(uint32(stack[3]), 16))))
 	return uint64(id), err
 }
 
@@ -106,7 +120,11 @@ func ioClose(exec *execution, _ api.Module, stack []uint64) (uint64, error) {
 }
 
 func ioList(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
-	names, err := exec.fs.List(guestString(mod, stack[0], stack[1]))
+	path, err := guestPath("io.list", mod, stack[0], stack[1])
+	if err != nil {
+		return 0, err
+	}
+	names, err := exec.fs.List(path)
 	if err != nil {
 		return 0, err
 	}
@@ -116,7 +134,11 @@ func ioList(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
 }
 
 func ioRemove(exec *execution, mod api.Module, stack []uint64) (uint64, error) {
-	return 0, exec.fs.Remove(guestString(mod, stack[0], stack[1]))
+	path, err := guestPath("os.remove", mod, stack[0], stack[1])
+	if err != nil {
+		return 0, err
+	}
+	return 0, exec.fs.Remove(path)
 }
 
 // ioTake copies the pending message or listing into the guest's buffer and

@@ -65,7 +65,50 @@ type Result struct {
 	Value        json.RawMessage `json:"result"`
 	Logs         []string        `json:"logs"`
 	FilesTouched []FileTouched   `json:"files_touched"`
-	Error        *Error          `json:"error,omitempty"`
+	// FilesOmitted counts the files touched that FilesTouched leaves out,
+	// past its cap or to keep the result within its size bound.
+	FilesOmitted int    `json:"files_touched_omitted,omitempty"`
+	Error        *Error `json:"error,omitempty"`
+}
+
+// Bound keeps the result's JSON text within about maxBytes, so that no
+// surface has to carry an unbounded answer: entries of FilesTouched are
+// left out from the end (and counted in FilesOmitted), then log lines from
+// the end (a last line says how many). The value and the error are capped
+// where they are made.
+func (r *Result) Bound(maxBytes int) {
+	size := len(r.JSON())
+	if size <= maxBytes {
+		return
+	}
+	for len(r.FilesTouched) > 0 && size > maxBytes {
+		last := r.FilesTouched[len(r.FilesTouched)-1]
+		b, _ := json.Marshal(last)
+		size -= len(b) + 1
+		r.FilesTouched = r.FilesTouched[:len(r.FilesTouched)-1]
+		r.FilesOmitted++
+	}
+	if size <= maxBytes {
+		return
+	}
+	dropped := 0
+	for len(r.Logs) > 0 && size > maxBytes-100 {
+		b, _ := json.Marshal(r.Logs[len(r.Logs)-1])
+		size -= len(b) + 1
+		r.Logs = r.Logs[:len(r.Logs)-1]
+		dropped++
+	}
+	if dropped > 0 {
+		r.Logs = append(r.Logs, fmt.Sprintf("... %s dropped to keep the result within %d bytes", Plural(dropped, "more log line", "more log lines"), maxBytes))
+	}
+}
+
+// Plural says n things, in the singular for one.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Failed reports whether the execution failed.

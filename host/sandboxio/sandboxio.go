@@ -15,12 +15,33 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/result"
 )
 
 // MaxHandles is how many files a script may have open at once.
 const MaxHandles = 64
+
+// Limits on the paths a script names, checked before a path is split or
+// walked: a path of many megabytes, or of thousands of levels, costs the
+// host time and memory in every call that names it.
+const (
+	// MaxPathBytes bounds a path's length.
+	MaxPathBytes = 4096
+	// MaxNameBytes bounds one component of a path (as most file systems do).
+	MaxNameBytes = 255
+	// MaxPathDepth bounds the number of components of a path.
+	MaxPathDepth = 64
+)
+
+// DefaultMaxFiles is how many files and directories one execution may
+// create, by default.
+const DefaultMaxFiles = 1000
+
+// MaxTouchedReported bounds the entries Touched reports; the rest are
+// counted.
+const MaxTouchedReported = 1000
 
 // writeBufferSize is the size of each writable handle's buffer.
 const writeBufferSize = 64 << 10
@@ -55,12 +76,24 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: '%s': %s", e.Op, e.Path, e.Reason)
 }
 
+// Limits are the budgets of one execution's file system.
+type Limits struct {
+	// MaxBytes is the cumulative write budget: bytes written, and the
+	// holes a write past the end of a file leaves, which readers read as
+	// zeros all the same.
+	MaxBytes int64
+	// MaxFiles is how many files and directories the execution may
+	// create. Zero means DefaultMaxFiles.
+	MaxFiles int
+}
+
 // FS is one execution's view of its io directory. It is not safe for
 // concurrent use: one script uses it from one goroutine.
 type FS struct {
 	dir      string
-	maxBytes int64
+	limits   Limits
 	written  int64
+	created  int
 	root     *os.Root
 
 	handles map[int32]*handle
@@ -70,39 +103,73 @@ type FS struct {
 }
 
 type handle struct {
-	file     *os.File
-	name     string
-	readable bool
-	writable bool
-	writer   *bufio.Writer
+	file       *os.File
+	name       string
+	readable   bool
+	writable   bool
+	appendOnly bool
+	writer     *bufio.Writer
+	// pos is the handle's position and size the file's size as the handle
+	// knows them (other handles to the same file may change the size): a
+	// write at pos past size leaves a hole, which counts against the
+	// budget.
+	pos, size int64
 }
 
 type touch struct {
 	appendOnly bool
 }
 
-// New returns the file system over dir with a write budget of maxBytes. The
+// New returns the file system over dir with the given budgets. The
 // directory is created on the first write, not here.
-func New(dir string, maxBytes int64) *FS {
-	return &FS{dir: dir, maxBytes: maxBytes, handles: map[int32]*handle{}, touched: map[string]*touch{}}
+func New(dir string, limits Limits) *FS {
+	if limits.MaxFiles <= 0 {
+		limits.MaxFiles = DefaultMaxFiles
+	}
+	return &FS{dir: dir, limits: limits, handles: map[int32]*handle{}, touched: map[string]*touch{}}
+}
+
+// CheckLength refuses a path of n bytes that is too long to be one, before
+// it is copied or looked at.
+func CheckLength(n int) error {
+	if n > MaxPathBytes {
+		return fmt.Errorf("path is too long (%d bytes; at most %d)", n, MaxPathBytes)
+	}
+	return nil
 }
 
 // Clean validates a script's path and returns it cleaned, relative and
 // slash-separated ("." for the directory itself). Absolute paths, ".."
-// components, NUL bytes and empty paths are refused.
+// components, NUL bytes, empty paths, names that are not valid UTF-8 (they
+// could not be reported unambiguously) and paths past the limits above are
+// refused.
 func Clean(p string) (string, error) {
+	if err := CheckLength(len(p)); err != nil {
+		return "", err
+	}
 	switch {
 	case p == "":
 		return "", errors.New("empty path")
 	case strings.IndexByte(p, 0) >= 0:
 		return "", errors.New("path contains a NUL byte")
+	case !utf8.ValidString(p):
+		return "", errors.New("path is not valid UTF-8")
 	case strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || (len(p) >= 2 && p[1] == ':'):
 		return "", errors.New("absolute paths are not allowed: paths are relative to the io directory")
 	}
-	for _, part := range strings.Split(p, "/") {
-		if part == ".." {
+	depth := 0
+	for part := range strings.SplitSeq(p, "/") {
+		switch {
+		case part == "..":
 			return "", errors.New("'..' is not allowed: paths must stay inside the io directory")
+		case len(part) > MaxNameBytes:
+			return "", fmt.Errorf("a name in the path is too long (%d bytes; at most %d)", len(part), MaxNameBytes)
+		case part != "" && part != ".":
+			depth++
 		}
+	}
+	if depth > MaxPathDepth {
+		return "", fmt.Errorf("path is too deep (%d levels; at most %d)", depth, MaxPathDepth)
 	}
 	return path.Clean(p), nil
 }
@@ -196,16 +263,22 @@ func (s *FS) Open(p, mode string) (int32, error) {
 	if err := s.openRoot(create); err != nil {
 		return 0, refuse(op, p, err)
 	}
+	if strings.HasSuffix(p, "/") {
+		// A trailing slash names a directory, never the file x.txt.
+		if info, err := s.root.Stat(name); err == nil && !info.IsDir() {
+			return 0, refuse(op, p, errors.New("not a directory"))
+		}
+		return 0, refuse(op, p, errors.New("is a directory"))
+	}
 	if create {
-		if dir := path.Dir(name); dir != "." {
-			if err := s.root.MkdirAll(dir, 0o755); err != nil {
-				return 0, ioError(op, p, err)
-			}
+		if err := s.makeParents(op, p, name); err != nil {
+			return 0, err
 		}
 	}
 	// Anything but a regular file is refused before it is opened: opening
 	// a device can have effects, and opening a FIFO waits for its other end.
 	info, err := s.root.Stat(name)
+	exists := err == nil
 	switch {
 	case err == nil:
 		if why := notRegular(info); why != "" {
@@ -213,6 +286,10 @@ func (s *FS) Open(p, mode string) (int32, error) {
 		}
 	case !create || !errors.Is(err, fs.ErrNotExist):
 		return 0, ioError(op, p, err)
+	default:
+		if err := s.mayCreate(op, p, 1); err != nil {
+			return 0, err
+		}
 	}
 	// It may have been swapped since: open without blocking (openFlags)
 	// and check what was opened.
@@ -229,7 +306,10 @@ func (s *FS) Open(p, mode string) (int32, error) {
 		f.Close()
 		return 0, refuse(op, p, errors.New(why))
 	}
-	h := &handle{file: f, name: name, readable: readable, writable: writable}
+	if !exists {
+		s.created++
+	}
+	h := &handle{file: f, name: name, readable: readable, writable: writable, appendOnly: appendOnly, size: info.Size()}
 	if writable {
 		if t, seen := s.touched[name]; seen {
 			t.appendOnly = t.appendOnly && appendOnly
@@ -263,6 +343,48 @@ func notRegular(info fs.FileInfo) string {
 	return "not a regular file" + only
 }
 
+// mayCreate refuses to create n more files or directories past the budget.
+func (s *FS) mayCreate(op, p string, n int) error {
+	if s.created+n > s.limits.MaxFiles {
+		return &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf(
+			"too many files and directories created (at most %d per execution)", s.limits.MaxFiles)}
+	}
+	return nil
+}
+
+// makeParents creates the parent directories of name, one level at a time
+// so that each counts against the creation budget.
+func (s *FS) makeParents(op, p, name string) error {
+	dir := path.Dir(name)
+	if dir == "." {
+		return nil
+	}
+	var missing []string
+	for d := dir; d != "."; d = path.Dir(d) {
+		info, err := s.root.Stat(d)
+		if err == nil {
+			if !info.IsDir() {
+				return refuse(op, p, fmt.Errorf("not a directory: '%s' is a file", d))
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return ioError(op, p, err)
+		}
+		missing = append(missing, d)
+	}
+	if err := s.mayCreate(op, p, len(missing)); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		if err := s.root.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return ioError(op, p, err)
+		}
+		s.created++
+	}
+	return nil
+}
+
 func (s *FS) handle(op string, id int32) (*handle, error) {
 	h, ok := s.handles[id]
 	if !ok {
@@ -286,6 +408,7 @@ func (s *FS) Read(id int32, buf []byte) (int, error) {
 		}
 	}
 	n, err := h.file.Read(buf)
+	h.pos += int64(n)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return n, ioError("read", h.name, err)
 	}
@@ -302,12 +425,25 @@ func (s *FS) Write(id int32, data []byte) error {
 	if !h.writable {
 		return &Error{Kind: KindIO, Op: "write", Path: h.name, Reason: "file is not open for writing"}
 	}
-	if s.written+int64(len(data)) > s.maxBytes {
-		return &Error{Kind: KindLimit, Op: "write", Path: h.name, Reason: fmt.Sprintf(
-			"write budget exceeded: this write of %d bytes would bring the total to %d bytes, over the limit of %d",
-			len(data), s.written+int64(len(data)), s.maxBytes)}
+	if h.appendOnly {
+		// Writes land at the end, wherever the handle was.
+		h.pos = h.size
 	}
-	s.written += int64(len(data))
+	// A write past the end of the file leaves a hole that readers read as
+	// zeros: the file grows by it all the same.
+	cost := int64(len(data)) + max(0, h.pos-h.size)
+	if s.written+cost > s.limits.MaxBytes {
+		what := fmt.Sprintf("this write of %d bytes", len(data))
+		if cost > int64(len(data)) {
+			what = fmt.Sprintf("this write of %d bytes at offset %d, past the end of the file (%d bytes),", len(data), h.pos, h.size)
+		}
+		return &Error{Kind: KindLimit, Op: "write", Path: h.name, Reason: fmt.Sprintf(
+			"write budget exceeded: %s would bring the total to %d bytes, over the limit of %d",
+			what, s.written+cost, s.limits.MaxBytes)}
+	}
+	s.written += cost
+	h.pos += int64(len(data))
+	h.size = max(h.size, h.pos)
 	if h.writer == nil {
 		// Created on the first write: a file opened, written a little and
 		// closed thousands of times should not cost a 64 KiB buffer each.
@@ -334,6 +470,10 @@ func (s *FS) Seek(id int32, whence int, offset int64) (int64, error) {
 	pos, err := h.file.Seek(offset, whence)
 	if err != nil {
 		return 0, ioError("seek", h.name, err)
+	}
+	h.pos = pos
+	if info, err := h.file.Stat(); err == nil {
+		h.size = info.Size()
 	}
 	return pos, nil
 }
@@ -427,6 +567,9 @@ func (s *FS) Remove(p string) error {
 	if err != nil {
 		return ioError(op, p, err)
 	}
+	if strings.HasSuffix(p, "/") && !info.IsDir() {
+		return refuse(op, p, errors.New("not a directory"))
+	}
 	if info.IsDir() {
 		return refuse(op, p, errors.New("is a directory: os.remove deletes files only"))
 	}
@@ -453,11 +596,16 @@ func (s *FS) CloseAll() {
 }
 
 // Touched reports the final state on disk of every file the script wrote,
-// appended to or removed, sorted by name. Call it after CloseAll.
-func (s *FS) Touched() []result.FileTouched {
-	out := make([]result.FileTouched, 0, len(s.order))
+// appended to or removed, sorted by name: the first MaxTouchedReported of
+// them, and how many more there were. Call it after CloseAll.
+func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 	names := append([]string(nil), s.order...)
 	sort.Strings(names)
+	if len(names) > MaxTouchedReported {
+		omitted = len(names) - MaxTouchedReported
+		names = names[:MaxTouchedReported]
+	}
+	out := make([]result.FileTouched, 0, len(names))
 	for _, name := range names {
 		entry := result.FileTouched{Name: name, Op: result.OpRemove}
 		if s.root != nil {
@@ -480,5 +628,5 @@ func (s *FS) Touched() []result.FileTouched {
 		s.root.Close()
 		s.root = nil
 	}
-	return out
+	return out, omitted
 }

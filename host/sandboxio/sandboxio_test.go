@@ -70,7 +70,7 @@ func FuzzClean(f *testing.F) {
 
 func TestFS(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "io")
-	fs := New(dir, 8)
+	fs := New(dir, Limits{MaxBytes: 8})
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatal("New created the directory")
 	}
@@ -92,7 +92,7 @@ func TestFS(t *testing.T) {
 	if err := fs.Write(id, []byte("x")); err == nil || !strings.Contains(err.Error(), "closed file") {
 		t.Errorf("write after CloseAll: %v", err)
 	}
-	touched := fs.Touched()
+	touched, _ := fs.Touched()
 	if len(touched) != 1 || touched[0].Name != "a/b.txt" || touched[0].Bytes != 8 {
 		t.Errorf("touched = %+v", touched)
 	}

@@ -14,6 +14,7 @@
 #include "lualib.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -418,6 +419,9 @@ int fileSeek(lua_State* L)
     FileHandle* h = checkOpen(L, 1);
     int whence = luaL_checkoption(L, 2, "cur", names);
     double offset = luaL_optnumber(L, 3, 0);
+    // NaN, infinities and fractions name no position (NaN used to become 0).
+    if (!(offset == floor(offset) && fabs(offset) < 9.2e18))
+        luaL_argerror(L, 3, "offset must be an integer");
     sync(L, h);
     int64_t pos = ts_host_io_seek(h->id, whence, int64_t(offset));
     if (pos < 0)

@@ -1,0 +1,133 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pathological are scripts whose work once ran in C code that never reached
+// the deadline check: the whole process then waited for them at its next
+// garbage collection (issue 13, section 1).
+var pathological = map[string]string{
+	"find":  `local h = string.rep("a", 2^17) for i = 1, 1e9 do string.find(h, string.rep("a", 2^15) .. "b", 1, true) end`,
+	"empty": `local t = {} for i = 1, 2^20 do t[i] = i end for i = 1, 2^20 do t[i] = nil end local r = {} for i = 1, 10000 do r[i] = t end return r`,
+	"dag":   `local t = {} for i = 1, 40 do t = {t, t} end return json.encode(t)`,
+	"sort":  `local t = table.create(2e6, 0) for i = 1, #t do t[i] = (i * 7919) % 2e6 end for i = 1, 1e9 do table.sort(t, rawequal) end`,
+}
+
+// While pathological scripts run, serve keeps answering ping and running
+// other scripts, and each of them ends with kind timeout near its timeout.
+func TestServeStaysResponsiveDuringPathologicalScripts(t *testing.T) {
+	c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "8", "--no-io")
+	ctx := testContext(t)
+
+	var wg sync.WaitGroup
+	for name, src := range pathological {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			res, out := callScript(t, ctx, c, map[string]any{"script": src, "timeout_ms": 1500})
+			took := time.Since(start)
+			if !res.IsError || out.Error == nil || out.Error.Kind != "timeout" {
+				t.Errorf("%s: error %+v, want kind timeout", name, out.Error)
+			}
+			if took > 1500*time.Millisecond+time.Second {
+				t.Errorf("%s: took %s, past its timeout of 1.5s plus a second", name, took)
+			}
+		}()
+	}
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	var longest time.Duration
+	pings, scripts := 0, 0
+	for {
+		select {
+		case <-done:
+			if pings < 5 || scripts < 5 {
+				t.Errorf("only %d pings and %d scripts answered while the pathological ones ran", pings, scripts)
+			}
+			if longest > time.Second {
+				t.Errorf("the slowest ping or script took %s", longest)
+			}
+			t.Logf("%d pings and %d scripts answered; the slowest in %s", pings, scripts, longest)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+		start := time.Now()
+		if err := c.Ping(ctx); err != nil {
+			t.Fatalf("ping: %v", err)
+		}
+		pings++
+		longest = max(longest, time.Since(start))
+		start = time.Now()
+		res, _ := callScript(t, ctx, c, map[string]any{"script": "return 1"})
+		if res.IsError {
+			t.Fatalf("return 1 failed: %v", textsOf(res))
+		}
+		scripts++
+		longest = max(longest, time.Since(start))
+	}
+}
+
+// One SIGINT or SIGTERM stops the script `toolscript run` runs. (After it,
+// the signal's default action is back, so that a second one ends the
+// process whatever the guest is doing; with every loop of the module
+// reaching the deadline check, no script is left to show it.)
+func TestRunSignalStopsTheScript(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "loop.luau")
+			if err := os.WriteFile(script, []byte(`print("started") while true do end`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, "run", "--timeout", "1m", script)
+			stdout := &lockedBuffer{}
+			var stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			waitFor(t, func() bool { return strings.Contains(stdout.String(), "started") })
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				// One signal stops the script: status 1, the error says so.
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), "cancelled") {
+					t.Errorf("after one %s: %v, stderr %q", sig, err, stderr.String())
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("toolscript run did not stop on %s", sig)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, for at most 30 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("timed out waiting for a condition")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
