@@ -90,11 +90,11 @@ type Limits struct {
 // FS is one execution's view of its io directory. It is not safe for
 // concurrent use: one script uses it from one goroutine.
 type FS struct {
-	dir      string
-	limits   Limits
-	written  int64
-	created  int
-	root     *os.Root
+	dir     string
+	limits  Limits
+	written int64
+	created int
+	root    *os.Root
 
 	handles map[int32]*handle
 	nextID  int32

@@ -24,7 +24,7 @@ func TestFIFOIsNeverOpened(t *testing.T) {
 	if err := os.Symlink("fifo", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	s := New(dir, Limits{MaxBytes: 1<<20})
+	s := New(dir, Limits{MaxBytes: 1 << 20})
 	defer s.Touched()
 	defer s.CloseAll()
 
@@ -53,7 +53,7 @@ func TestTouchedFollowsLinksInside(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "real.txt"), []byte("abc"), 0o644)
 	os.Symlink("real.txt", filepath.Join(dir, "link.txt"))
-	s := New(dir, Limits{MaxBytes: 1<<20})
+	s := New(dir, Limits{MaxBytes: 1 << 20})
 	id, err := s.Open("link.txt", "a")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestRemoveNeverRemovesADirectory(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
 	os.WriteFile(filepath.Join(dir, "f"), nil, 0o644)
 	os.Symlink("empty", filepath.Join(dir, "dirlink"))
-	s := New(dir, Limits{MaxBytes: 1<<20})
+	s := New(dir, Limits{MaxBytes: 1 << 20})
 	defer s.Touched()
 	for _, c := range []struct{ name, err string }{
 		{"empty", "is a directory"},
@@ -147,7 +147,7 @@ func FuzzOpen(f *testing.F) {
 		} {
 			os.Symlink(target, filepath.Join(dir, link))
 		}
-		s := New(dir, Limits{MaxBytes: 1<<20})
+		s := New(dir, Limits{MaxBytes: 1 << 20})
 		defer s.Touched()
 		defer s.CloseAll()
 		mode := modes[int(m)%len(modes)]
@@ -179,7 +179,7 @@ func TestMessagesHideTheDirectory(t *testing.T) {
 	base := t.TempDir()
 	os.WriteFile(filepath.Join(base, "file"), nil, 0o644)
 	for _, dir := range []string{filepath.Join(base, "file", "io"), filepath.Join(base, "missing")} {
-		s := New(dir, Limits{MaxBytes: 1<<20})
+		s := New(dir, Limits{MaxBytes: 1 << 20})
 		_, errWrite := s.Open("x.txt", "w")
 		_, errRead := s.Open("x.txt", "r")
 		_, errList := s.List("sub")
