@@ -81,6 +81,9 @@ type Script struct {
 	// IO, if set, gives the script the io library (and os.remove) confined
 	// to one directory. Nil leaves io out of the environment.
 	IO *IO
+	// SDK makes the script's sdk calls (the functions of the Runtime's
+	// Config.SDK); nil fails every call.
+	SDK SDKCaller
 }
 
 // IO configures the sandboxed io library for one execution.
@@ -106,6 +109,8 @@ type execution struct {
 	fs *sandboxio.FS
 	// pending is an io message or listing the guest has yet to take.
 	pending []byte
+	// sdk makes the execution's sdk calls, nil when there is none.
+	sdk SDKCaller
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -116,6 +121,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 	exec := &execution{
 		logs:       logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes, onLine: script.OnLog},
 		onProgress: script.OnProgress,
+		sdk:        script.SDK,
 	}
 	if script.IO != nil {
 		maxBytes := script.IO.MaxBytes

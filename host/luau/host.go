@@ -57,6 +57,7 @@ func instantiateHostModule(ctx context.Context, r wazero.Runtime) error {
 	export("print", hostPrint, []api.ValueType{i32, i32}, nil)
 	export("abort", abort, []api.ValueType{i32, i32, i32}, nil)
 	export("progress", progress, []api.ValueType{f64, f64, i32, i32}, nil)
+	export("sdk_call", sdkCall, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
 	exportIO(export)
 	_, err := b.Instantiate(ctx)
 	return err
@@ -96,7 +97,12 @@ func throw(_ context.Context, _ api.Module, stack []uint64) {
 // otherwise lacks, and is where the deadline and cancellation stop the
 // script: checking them here costs less than arming timers per execution.
 func tick(ctx context.Context, _ api.Module, _ []uint64) {
-	inst := instanceFrom(ctx)
+	instanceFrom(ctx).checkStop()
+}
+
+// checkStop stops the execution, by unwinding it through the host, when
+// its caller cancelled it or its deadline passed.
+func (inst *instance) checkStop() {
 	select {
 	case <-inst.done:
 		inst.stopReason = stoppedByCancellation

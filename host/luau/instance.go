@@ -12,12 +12,14 @@ import (
 // instance is one instantiation of the Luau module holding one Luau state.
 // It runs at most one script and is then closed: instances are never reused.
 type instance struct {
-	mod     api.Module
-	mem     api.Memory
-	run     api.Function
-	malloc  api.Function
-	sp      api.MutableGlobal
-	outAddr uint32
+	mod    api.Module
+	mem    api.Memory
+	run    api.Function
+	malloc api.Function
+	// sdkBuffer is ts_sdk_buffer, which allocates an sdk response.
+	sdkBuffer api.Function
+	sp        api.MutableGlobal
+	outAddr   uint32
 	// inputAddr is the shim's input buffer of inputSize bytes.
 	inputAddr uint32
 
@@ -72,6 +74,9 @@ func (inst *instance) lookup(mod api.Module) error {
 	if inst.malloc, err = exported(mod, "ts_malloc"); err != nil {
 		return err
 	}
+	if inst.sdkBuffer, err = exported(mod, "ts_sdk_buffer"); err != nil {
+		return err
+	}
 	sp, ok := mod.ExportedGlobal("__stack_pointer").(api.MutableGlobal)
 	if !ok {
 		return errors.New("luau: the module does not export a mutable __stack_pointer")
@@ -85,7 +90,7 @@ func (inst *instance) lookup(mod api.Module) error {
 
 // initialize runs the module's initialisation in mod, instantiated without
 // it, and creates the Luau state: what an image spares later instances.
-func (inst *instance) initialize(ctx context.Context, mod api.Module) error {
+func (inst *instance) initialize(ctx context.Context, mod api.Module, sdkManifest []byte) error {
 	if err := inst.lookup(mod); err != nil {
 		return err
 	}
@@ -106,6 +111,21 @@ func (inst *instance) initialize(ctx context.Context, mod api.Module) error {
 		}
 	}
 
+	if len(sdkManifest) > 0 {
+		// ts_init builds the sdk table from the manifest and keeps nothing
+		// of it: the input buffer (or a block) holds it until then.
+		ptr, err := inst.write(ctx, sdkManifest)
+		if err != nil {
+			return fmt.Errorf("luau: handing over the sdk manifest: %w", err)
+		}
+		setSDK, err := exported(mod, "ts_set_sdk")
+		if err != nil {
+			return err
+		}
+		if _, err := setSDK.Call(ctx, uint64(ptr), uint64(len(sdkManifest))); err != nil {
+			return fmt.Errorf("luau: calling ts_set_sdk: %w", err)
+		}
+	}
 	initFn, err := exported(mod, "ts_init")
 	if err != nil {
 		return err

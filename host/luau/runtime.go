@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,9 @@ type Config struct {
 	// another build of luau-build (different flags, say) can be measured
 	// against it.
 	Module []byte
+	// SDK lists the functions of every script's sdk table; nil leaves it
+	// empty. Scripts call them through Script.SDK.
+	SDK *SDKManifest
 }
 
 // DefaultMaxMemoryBytes is the default cap on an instance's linear memory.
@@ -68,6 +72,8 @@ type Runtime struct {
 	cache    wazero.CompilationCache
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
+	// sdkManifest is Config.SDK as the shim reads it (JSON), or nil.
+	sdkManifest []byte
 
 	// image is what instances start from, taken from the first one.
 	imageMu sync.Mutex
@@ -97,6 +103,13 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		WithMemoryLimitPages(uint32(pages)).
 		WithCloseOnContextDone(false) // stops go through Luau's interrupt instead: 5x cheaper
 	r := &Runtime{maxMemory: pages * wasmPageSize}
+	if cfg.SDK != nil {
+		manifest, err := json.Marshal(cfg.SDK)
+		if err != nil {
+			return nil, fmt.Errorf("luau: encoding the sdk manifest: %w", err)
+		}
+		r.sdkManifest = manifest
+	}
 	if cache, err := openCache(cfg.CacheDir); err == nil && cache != nil {
 		r.cache = cache
 		rtConfig = rtConfig.WithCompilationCache(cache)
@@ -267,7 +280,7 @@ func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
 	}
 	fresh, _ := mod.Memory().Read(0, mod.Memory().Size())
 	fresh = bytes.Clone(fresh)
-	if err := inst.initialize(withInstance(ctx, inst), mod); err != nil {
+	if err := inst.initialize(withInstance(ctx, inst), mod, r.sdkManifest); err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}

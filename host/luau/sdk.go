@@ -1,8 +1,14 @@
 package luau
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/tetratelabs/wazero/api"
 )
 
 // The sdk seen from the runtime. The guest knows nothing of APIs but the
@@ -93,3 +99,68 @@ const (
 	// SDKLimit: a budget of the execution (max_calls); kind limit.
 	SDKLimit
 )
+
+// sdkCall is the host side of an sdk function: ts_host_sdk_call(L, id,
+// args, len). It hands the arguments to the execution's SDKCaller under a
+// context that carries the execution's deadline and cancellation, writes
+// the response envelope into a buffer the guest allocates on L's stack
+// (ts_sdk_buffer), and returns its length. A call that outlives the
+// execution's deadline stops the execution, as tick does.
+func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
+	inst := instanceFrom(ctx)
+	L, id := stack[0], uint32(stack[1])
+	args := bytes.Clone(guestBytes(mod, stack[2], uint64(uint32(stack[3]))))
+
+	var resp *SDKResponse
+	if inst.exec == nil || inst.exec.sdk == nil {
+		resp = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server is configured for this execution"}
+	} else {
+		callCtx, cancel := context.WithDeadline(ctx, inst.deadline)
+		resp = inst.exec.sdk.Call(callCtx, id, args)
+		cancel()
+	}
+	inst.checkStop()
+
+	envelope := resp.envelope()
+	buf, err := inst.sdkBuffer.Call(ctx, L, uint64(len(envelope)))
+	if err != nil {
+		// Out of memory in the guest (a luaThrow) or a stop: either way
+		// it unwinds the script from here, as the guest call would have.
+		var t *luaThrow
+		if errors.As(err, &t) {
+			panic(t)
+		}
+		panic(err)
+	}
+	if !mod.Memory().Write(uint32(buf[0]), envelope) {
+		panic(fmt.Errorf("luau: sdk response buffer out of range"))
+	}
+	stack[0] = uint64(len(envelope))
+}
+
+// envelope lays the response out as the shim reads it (sdk.cpp, Envelope):
+// seven little-endian 32-bit words (failure, status, body kind and the
+// lengths of the message, headers, body and content), then those four.
+func (r *SDKResponse) envelope() []byte {
+	var headers []byte
+	if len(r.Headers) > 0 {
+		headers, _ = json.Marshal(r.Headers)
+	}
+	bodyKind, body := uint32(0), []byte(nil)
+	switch {
+	case r.JSON != nil:
+		bodyKind, body = 1, r.JSON
+	case r.Text != nil:
+		bodyKind, body = 2, r.Text
+	}
+	words := []uint32{uint32(r.Fail), uint32(r.Status), bodyKind,
+		uint32(len(r.Message)), uint32(len(headers)), uint32(len(body)), uint32(len(r.Content))}
+	out := make([]byte, 0, 4*len(words)+len(r.Message)+len(headers)+len(body)+len(r.Content))
+	for _, w := range words {
+		out = binary.LittleEndian.AppendUint32(out, w)
+	}
+	out = append(out, r.Message...)
+	out = append(out, headers...)
+	out = append(out, body...)
+	return append(out, r.Content...)
+}

@@ -820,22 +820,8 @@ int jsonDecode(lua_State* L)
 {
     size_t len;
     const char* s = luaL_checklstring(L, 1, &len);
-    std::string error;
-    bool memoryExceeded = false;
-    {
-        Decoder decoder(L, s, len);
-        if (decoder.decodeDocument())
-            return 1;
-        error.swap(decoder.error);
-        memoryExceeded = decoder.memoryExceeded;
-    }
-    if (memoryExceeded)
-        ts_raise_memory(L);
-    luaL_where(L, 1);
-    lua_pushlstring(L, error.data(), error.size());
-    std::string().swap(error); // lua_error does not return: free it now
-    lua_concat(L, 2);
-    lua_error(L);
+    ts_json_decode(L, s, len);
+    return 1;
 }
 
 int jsonObject(lua_State* L)
@@ -903,6 +889,26 @@ void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow
 }
 
 } // namespace
+
+void ts_json_decode(lua_State* L, const char* s, size_t len)
+{
+    std::string error;
+    bool memoryExceeded = false;
+    {
+        Decoder decoder(L, s, len);
+        if (decoder.decodeDocument())
+            return;
+        error.swap(decoder.error);
+        memoryExceeded = decoder.memoryExceeded;
+    }
+    if (memoryExceeded)
+        ts_raise_memory(L);
+    luaL_where(L, 1);
+    lua_pushlstring(L, error.data(), error.size());
+    std::string().swap(error); // lua_error does not return: free it now
+    lua_concat(L, 2);
+    lua_error(L);
+}
 
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
 {

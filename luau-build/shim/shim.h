@@ -42,6 +42,20 @@ void ts_open_json(lua_State* L);
 // cap bytes.
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 
+// Decodes the JSON text s (json.decode's rules) and pushes the value;
+// raises json.decode's error on invalid JSON, the memory error past the
+// memory limit.
+void ts_json_decode(lua_State* L, const char* s, size_t len);
+
+// Builds the read-only sdk table from its manifest (JSON: host/luau's
+// SDKManifest) and sets it as the global sdk; with no manifest, sdk is an
+// empty read-only table. Runs before luaL_sandbox, from ts_init.
+void ts_open_sdk(lua_State* L, const char* manifest, size_t len);
+
+// Classifies the error value on top of the stack: true when it is an sdk
+// call's error table (kind upstream when it escapes the script).
+bool ts_is_sdk_error(lua_State* L, int idx);
+
 // Like ts_json_encode, but text past cap bytes is cut, with a marker,
 // instead of raising: for describing error objects.
 void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap);

@@ -52,6 +52,9 @@ struct State
     // workLeft counts down the units of work C code may do before the next
     // host tick (ts_work).
     size_t workLeft = 0;
+    // The sdk's manifest (ts_set_sdk), read by ts_init.
+    const char* sdkManifest = nullptr;
+    size_t sdkManifestLen = 0;
     size_t heapUsed = 0;
     size_t heapLimit = 0;
     bool heapLimitHit = false;
@@ -194,6 +197,8 @@ int openEnvironment(lua_State* L)
 
     lua_pop(L, 1);
 
+    ts_open_sdk(L, state.sdkManifest, state.sdkManifestLen);
+
     // Library tables, the globals and the string metatable become
     // read-only now, while the instance waits in the host's pool. Each
     // script then gets its own writable environment (luaL_sandboxthread in
@@ -272,6 +277,8 @@ TsKind errorKind(lua_State* L, int status)
     lua_pop(L, 1);
     if (tagged)
         return state.tagKind;
+    if (ts_is_sdk_error(L, -1))
+        return TS_UPSTREAM;
     if (state.heapLimitHit && lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "not enough memory") == 0)
         return TS_MEMORY;
     return TS_RUNTIME;
@@ -475,6 +482,14 @@ TS_EXPORT("ts_init") int ts_init(uint32_t heapLimit)
         free(warm);
     }
     return TS_OK;
+}
+
+// Hands over the sdk's manifest (JSON, host/luau's SDKManifest) before
+// ts_init builds the environment; the bytes must stay where they are.
+TS_EXPORT("ts_set_sdk") void ts_set_sdk(const char* manifest, size_t len)
+{
+    state.sdkManifest = manifest;
+    state.sdkManifestLen = len;
 }
 
 TS_EXPORT("ts_malloc") void* ts_malloc(size_t size)

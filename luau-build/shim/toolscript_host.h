@@ -52,6 +52,12 @@ extern "C"
     TS_IMPORT("io_remove") int32_t ts_host_io_remove(const char* path, size_t len);
     TS_IMPORT("io_take") int32_t ts_host_io_take(char* buf, size_t len);
 
+    // One sdk call: function id with its arguments as a JSON array. The host
+    // checks them, makes the request, writes the response envelope into a
+    // buffer it gets from the exported ts_sdk_buffer(L, len) (a userdata it
+    // leaves on L's stack) and returns the envelope's length.
+    TS_IMPORT("sdk_call") uint32_t ts_host_sdk_call(lua_State* L, uint32_t id, const char* args, size_t len);
+
     // progress(done, total, message): total < 0 means absent.
     TS_IMPORT("progress") void ts_host_progress(double done, double total, const char* message, size_t len);
 }

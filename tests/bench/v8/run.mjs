@@ -111,6 +111,7 @@ function instantiate() {
     io_list: noIO,
     io_remove: noIO,
     io_take: () => 0,
+    sdk_call: () => 0,
   };
   const instance = new WebAssembly.Instance(module, {
     wasi_snapshot_preview1: wasi.wasiImport,

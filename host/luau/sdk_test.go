@@ -1,0 +1,163 @@
+package luau_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/result"
+)
+
+// The guest side of the sdk, against a caller that answers from a table:
+// what the script passes reaches the caller as one JSON array, and each
+// kind of response becomes what the contract says (spec/sdk.md section 3).
+
+var sdkManifest = &luau.SDKManifest{APIs: []luau.SDKAPI{
+	{Name: "pets", Functions: []luau.SDKFunction{
+		{Name: "list_pets", ID: 1, Flat: true},
+		{Name: "get_pet", ID: 2, Flat: true},
+		{Name: "shared", ID: 3},
+	}},
+	{Name: "store", Functions: []luau.SDKFunction{
+		{Name: "shared", ID: 4},
+		{Name: "slow", ID: 5, Flat: true},
+	}},
+}}
+
+// tableCaller answers each id with a fixed response and records the
+// arguments it was given.
+type tableCaller struct {
+	mu        sync.Mutex
+	responses map[uint32]*luau.SDKResponse
+	args      []string
+}
+
+func (c *tableCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	c.mu.Lock()
+	c.args = append(c.args, string(args))
+	c.mu.Unlock()
+	if id == 5 { // slow: until the execution ends
+		<-ctx.Done()
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: "sdk.slow: " + ctx.Err().Error()}
+	}
+	return c.responses[id]
+}
+
+var sdkRuntime struct {
+	once sync.Once
+	rt   *luau.Runtime
+	err  error
+}
+
+func runSDK(t *testing.T, src string, caller luau.SDKCaller, limits luau.Limits) *result.Result {
+	t.Helper()
+	sdkRuntime.once.Do(func() {
+		sdkRuntime.rt, sdkRuntime.err = luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 1})
+	})
+	if sdkRuntime.err != nil {
+		t.Fatal(sdkRuntime.err)
+	}
+	return sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, Limits: limits})
+}
+
+func TestSDKCalls(t *testing.T) {
+	t.Parallel()
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Status: 200, Headers: map[string]string{"content-type": "application/json", "link": `<p2>; rel="next"`},
+			JSON: json.RawMessage(`[{"id":1,"name":"Rex","tag":null},{"id":3000000000,"name":"Tom"}]`)},
+		2: {Fail: luau.SDKUpstream, Status: 404, Message: "sdk.get_pet: HTTP 404 Not Found: no such pet",
+			Headers: map[string]string{"content-type": "application/json"}, JSON: json.RawMessage(`{"error":"no such pet"}`)},
+		3: {Status: 204},
+		4: {Status: 200, Text: []byte("bin\x00\xff")},
+	}}
+	cases := []struct {
+		name, src string
+		want      want
+		args      string // what the caller saw, last call
+	}{
+		{name: "data and response", src: `local pets, resp = sdk.list_pets({limit = 5})
+			return {n = #pets, big = pets[2].id, null = pets[1].tag == json.null, status = resp.status, link = resp.headers.link}`,
+			want: want{result: `{"big":3000000000,"link":"<p2>; rel=\"next\"","n":2,"null":true,"status":200}`}, args: `[{"limit":5}]`},
+		{name: "namespaced and flat are one function", src: `return sdk.pets.list_pets == sdk.list_pets`, want: want{result: "true"}},
+		{name: "a name two APIs share is not flat", src: `return {sdk.shared == nil, sdk.pets.shared ~= sdk.store.shared}`, want: want{result: "[true,true]"}},
+		{name: "no content", src: `local d, r = sdk.pets.shared() return {d == nil, r.status}`, want: want{result: "[true,204]"}, args: `[]`},
+		{name: "text bodies keep their bytes", src: `local d = sdk.store.shared(nil, {x = 1}) return {#d, d:byte(4), d:byte(5)}`,
+			want: want{result: "[5,0,255]"}, args: `[null,{"x":1}]`},
+		{name: "trailing nils are dropped", src: `sdk.pets.shared({a = 1}, nil, nil) return true`, want: want{result: "true"}, args: `[{"a":1}]`},
+		{name: "an HTTP error is a table", src: `local ok, err = pcall(sdk.get_pet, {pet_id = 9})
+			return {ok, err.status, err.body.error, err.headers["content-type"], tostring(err), err.message == tostring(err)}`,
+			want: want{result: `[false,404,"no such pet","application/json","sdk.get_pet: HTTP 404 Not Found: no such pet",true]`}},
+		{name: "uncaught, it is kind upstream", src: "local x = 1\nsdk.get_pet({pet_id = 9})",
+			want: want{kind: result.Upstream, message: "sdk.get_pet: HTTP 404 Not Found: no such pet", line: 2}},
+		{name: "sdk is read-only", src: `sdk.x = 1`, want: want{kind: result.Runtime, message: "readonly"}},
+		{name: "an API table is read-only", src: `sdk.pets.list_pets = print`, want: want{kind: result.Runtime, message: "readonly"}},
+		{name: "arguments that cannot be converted", src: `sdk.list_pets({f = print})`,
+			want: want{kind: result.Runtime, message: "arguments[1].f: cannot convert function"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := runSDK(t, c.src, caller, luau.Limits{})
+			check(t, res, c.want)
+			if c.args != "" {
+				caller.mu.Lock()
+				last := caller.args[len(caller.args)-1]
+				caller.mu.Unlock()
+				if last != c.args {
+					t.Errorf("the caller got %s, want %s", last, c.args)
+				}
+			}
+		})
+	}
+}
+
+func TestSDKFailures(t *testing.T) {
+	t.Parallel()
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Fail: luau.SDKArgument, Message: "sdk.list_pets: unknown parameter 'limt' (did you mean 'limit'?)"},
+		2: {Fail: luau.SDKLimit, Message: "sdk: more than 100 upstream calls in one execution ([sdk] max_calls, --max-calls)"},
+		3: {Fail: luau.SDKUpstream, Message: "sdk.pets.shared: connection refused"},
+	}}
+	for _, c := range []struct {
+		name, src string
+		want      want
+	}{
+		{"argument errors are plain errors with a line", "\nsdk.list_pets({limt = 1})",
+			want{kind: result.Runtime, message: "script:2: sdk.list_pets: unknown parameter 'limt' (did you mean 'limit'?)", line: 2}},
+		{"argument errors can be caught", `local ok, e = pcall(sdk.list_pets) return {ok, type(e)}`, want{result: `[false,"string"]`}},
+		{"the call budget is kind limit", `sdk.get_pet()`, want{kind: result.Limit, message: "max_calls"}},
+		{"a transport failure has status 0", `local ok, e = pcall(sdk.pets.shared) return {e.status, e.message}`,
+			want{result: `[0,"sdk.pets.shared: connection refused"]`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			check(t, runSDK(t, c.src, caller, luau.Limits{}), c.want)
+		})
+	}
+}
+
+// A call in flight when the execution times out is abandoned at once: the
+// caller's context ends, and the execution reports kind timeout.
+func TestSDKCallEndsWithTheExecution(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	res := runSDK(t, `print("calling") sdk.slow()`, &tableCaller{}, luau.Limits{Timeout: 300 * time.Millisecond})
+	check(t, res, want{kind: result.Timeout, logs: []string{"calling"}})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s", took)
+	}
+}
+
+// Without a caller every function fails clearly; without a manifest sdk
+// is an empty table.
+func TestSDKWithoutCallerOrManifest(t *testing.T) {
+	t.Parallel()
+	res := runSDK(t, `sdk.list_pets()`, nil, luau.Limits{})
+	check(t, res, want{kind: result.Runtime, message: "no API or MCP server is configured"})
+	check(t, run(t, `local n = 0 for _ in pairs(sdk) do n += 1 end return {type(sdk), n}`, luau.Limits{}), want{result: `["table",0]`})
+	if res := run(t, `sdk.x = 1`, luau.Limits{}); res.Error == nil || !strings.Contains(res.Error.Message, "readonly") {
+		t.Errorf("writing to sdk: %+v", res.Error)
+	}
+}

@@ -1,0 +1,269 @@
+// sdk.cpp: the sdk table. Its functions are built once, from a manifest the
+// host hands over before the Luau state is created (so that every instance
+// restored from the image has them), and know nothing of APIs but an id:
+// a call converts its arguments to one JSON text, the host checks them and
+// makes the request, and hands back one response envelope, which becomes
+// `data, response` or an error. Nothing crosses the boundary per field.
+#include "shim.h"
+#include "toolscript_host.h"
+
+#include "lua.h"
+#include "lualib.h"
+
+#include <string.h>
+
+namespace
+{
+
+const char* const kErrorMetaKey = "toolscript.sdk.error";
+const char* const kNullKey = "toolscript.json.null"; // json.cpp's sentinel
+
+// The envelope the host writes (host/luau/sdk.go, sdkEnvelope): seven
+// little-endian 32-bit words, then the message, the headers (a JSON
+// object), the body and the content (JSON), back to back.
+struct Envelope
+{
+    uint32_t fail;     // SDKFailure: 0 ok, 1 argument, 2 upstream, 3 limit
+    uint32_t status;   // HTTP status, 0 when none
+    uint32_t bodyKind; // 0 none, 1 JSON, 2 text
+    uint32_t messageLen;
+    uint32_t headersLen;
+    uint32_t bodyLen;
+    uint32_t contentLen;
+};
+
+enum Fail
+{
+    kOK = 0,
+    kArgument = 1,
+    kUpstream = 2,
+    kLimit = 3,
+};
+
+enum BodyKind
+{
+    kNoBody = 0,
+    kJSONBody = 1,
+    kTextBody = 2,
+};
+
+int errorToString(lua_State* L)
+{
+    lua_getfield(L, 1, "message");
+    if (!lua_isstring(L, -1))
+        lua_pushliteral(L, "sdk error");
+    return 1;
+}
+
+// Pushes the body: decoded JSON, a string, or nil.
+void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
+{
+    switch (kind)
+    {
+    case kJSONBody:
+        ts_json_decode(L, body, len);
+        break;
+    case kTextBody:
+        lua_pushlstring(L, body, len);
+        break;
+    default:
+        lua_pushnil(L);
+    }
+}
+
+// Pushes the headers object (or an empty table).
+void pushHeaders(lua_State* L, const char* headers, size_t len)
+{
+    if (len == 0)
+        lua_newtable(L);
+    else
+        ts_json_decode(L, headers, len);
+}
+
+// Reads the envelope at p (len bytes, in a userdata on the stack that the
+// collector frees, whatever is raised) and returns the function's results,
+// or raises its error.
+int deliver(lua_State* L, const char* p, size_t len)
+{
+    Envelope e;
+    if (len < sizeof(e))
+        luaL_error(L, "sdk: malformed response from the host");
+    memcpy(&e, p, sizeof(e));
+    const char* message = p + sizeof(e);
+    const char* headers = message + e.messageLen;
+    const char* body = headers + e.headersLen;
+    const char* content = body + e.bodyLen;
+
+    switch (e.fail)
+    {
+    case kOK:
+        pushBody(L, e.bodyKind, body, e.bodyLen);
+        lua_createtable(L, 0, 2);
+        lua_pushinteger(L, int(e.status));
+        lua_setfield(L, -2, "status");
+        pushHeaders(L, headers, e.headersLen);
+        lua_setfield(L, -2, "headers");
+        return 2;
+    case kUpstream:
+    {
+        lua_createtable(L, 0, 5);
+        lua_pushlstring(L, message, e.messageLen);
+        lua_setfield(L, -2, "message");
+        // An HTTP failure has a status (0 for a transport failure); an MCP
+        // tool's error has content instead.
+        if (e.contentLen == 0)
+        {
+            lua_pushinteger(L, int(e.status));
+            lua_setfield(L, -2, "status");
+        }
+        if (e.bodyKind != kNoBody)
+        {
+            pushBody(L, e.bodyKind, body, e.bodyLen);
+            lua_setfield(L, -2, "body");
+        }
+        if (e.headersLen != 0)
+        {
+            pushHeaders(L, headers, e.headersLen);
+            lua_setfield(L, -2, "headers");
+        }
+        if (e.contentLen != 0)
+        {
+            ts_json_decode(L, content, e.contentLen);
+            lua_setfield(L, -2, "content");
+        }
+        lua_getfield(L, LUA_REGISTRYINDEX, kErrorMetaKey);
+        lua_setmetatable(L, -2);
+        lua_error(L);
+    }
+    case kLimit:
+        lua_pushlstring(L, message, e.messageLen);
+        ts_raise_tagged_top(L, TS_LIMIT);
+    default:
+        luaL_where(L, 1);
+        lua_pushlstring(L, message, e.messageLen);
+        lua_concat(L, 2);
+        lua_error(L);
+    }
+}
+
+// An sdk function: upvalue 1 is its id.
+int sdkCall(lua_State* L)
+{
+    uint32_t id = uint32_t(lua_tointeger(L, lua_upvalueindex(1)));
+    int n = lua_gettop(L);
+    while (n > 0 && lua_isnil(L, n))
+        n--;
+    lua_settop(L, n);
+    // The arguments as one JSON array; a nil between them is null.
+    lua_createtable(L, n, 0);
+    for (int i = 1; i <= n; i++)
+    {
+        if (lua_isnil(L, i))
+            lua_getfield(L, LUA_REGISTRYINDEX, kNullKey);
+        else
+            lua_pushvalue(L, i);
+        lua_rawseti(L, -2, i);
+    }
+    if (n == 0)
+    {
+        lua_pop(L, 1);
+        lua_pushliteral(L, "[]");
+    }
+    else
+    {
+        ts_json_encode(L, -1, "arguments", SIZE_MAX);
+    }
+    size_t argsLen;
+    const char* args = lua_tolstring(L, -1, &argsLen);
+    // The host makes the call and leaves the response envelope on the
+    // stack, in a userdata it allocates through ts_sdk_buffer.
+    size_t len = ts_host_sdk_call(L, id, args, argsLen);
+    return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len);
+}
+
+} // namespace
+
+extern "C" TS_EXPORT("ts_sdk_buffer") void* ts_sdk_buffer(lua_State* L, uint32_t len)
+{
+    // Called by the host inside ts_host_sdk_call: the response's buffer is
+    // a userdata on L's stack, counted in the heap and collected however
+    // the call ends. Out of memory raises here, through the host call.
+    return lua_newuserdata(L, len);
+}
+
+bool ts_is_sdk_error(lua_State* L, int idx)
+{
+    if (!lua_istable(L, idx) || !lua_getmetatable(L, idx))
+        return false;
+    lua_getfield(L, LUA_REGISTRYINDEX, kErrorMetaKey);
+    bool same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same;
+}
+
+void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
+{
+    // The error tables' metatable: __tostring gives the message.
+    lua_createtable(L, 0, 2);
+    lua_pushcfunction(L, errorToString, "tostring");
+    lua_setfield(L, -2, "__tostring");
+    lua_pushliteral(L, "sdk error");
+    lua_setfield(L, -2, "__type");
+    lua_setreadonly(L, -1, true);
+    lua_setfield(L, LUA_REGISTRYINDEX, kErrorMetaKey);
+
+    lua_newtable(L); // sdk
+    int sdk = lua_gettop(L);
+    if (len > 0)
+    {
+        ts_json_decode(L, manifest, len);
+        int m = lua_gettop(L);
+        lua_getfield(L, m, "apis");
+        int apis = lua_gettop(L);
+        for (int a = 1; lua_istable(L, apis) && (lua_rawgeti(L, apis, a), !lua_isnil(L, -1)); a++)
+        {
+            int api = lua_gettop(L);
+            lua_getfield(L, api, "name");
+            const char* apiName = lua_tostring(L, -1);
+            lua_newtable(L);
+            int fns = lua_gettop(L);
+            lua_getfield(L, api, "functions");
+            int list = lua_gettop(L);
+            for (int f = 1; lua_istable(L, list) && (lua_rawgeti(L, list, f), !lua_isnil(L, -1)); f++)
+            {
+                int fn = lua_gettop(L);
+                lua_getfield(L, fn, "name");
+                const char* name = lua_tostring(L, -1);
+                lua_getfield(L, fn, "id");
+                lua_Number id = lua_tonumber(L, -1);
+                lua_pop(L, 1);
+                // Luau keeps a closure's debug name by pointer: the
+                // string is the closure's second upvalue, so it lives as
+                // long as the closure (strings never move).
+                lua_pushnumber(L, id);
+                lua_pushfstring(L, "sdk.%s.%s", apiName, name);
+                lua_pushcclosure(L, sdkCall, lua_tostring(L, -1), 2);
+                lua_pushvalue(L, -1);
+                lua_setfield(L, fns, name);
+                lua_getfield(L, fn, "flat");
+                if (lua_toboolean(L, -1))
+                {
+                    lua_pop(L, 1);
+                    lua_setfield(L, sdk, name);
+                }
+                else
+                {
+                    lua_pop(L, 2);
+                }
+                lua_settop(L, fn - 1);
+            }
+            lua_settop(L, fns);
+            lua_setreadonly(L, fns, true);
+            lua_setfield(L, sdk, apiName);
+            lua_settop(L, api - 1);
+        }
+        lua_settop(L, sdk);
+    }
+    lua_setreadonly(L, sdk, true);
+    lua_setglobal(L, "sdk");
+}
