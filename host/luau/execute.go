@@ -84,6 +84,9 @@ type Script struct {
 	// SDK makes the script's sdk calls (the functions of the Runtime's
 	// Config.SDK); nil fails every call.
 	SDK SDKCaller
+	// MaxParallel bounds the sdk calls the script has in flight at once
+	// (parallel); default DefaultMaxParallel.
+	MaxParallel int
 }
 
 // IO configures the sandboxed io library for one execution.
@@ -111,6 +114,10 @@ type execution struct {
 	pending []byte
 	// sdk makes the execution's sdk calls, nil when there is none.
 	sdk SDKCaller
+	// maxParallel bounds the sdk calls in flight at once.
+	maxParallel int
+	// calls are the requests parallel made, nil before the first.
+	calls *calls
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -123,6 +130,10 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		onProgress: script.OnProgress,
 		sdk:        script.SDK,
 	}
+	exec.maxParallel = script.MaxParallel
+	if exec.maxParallel <= 0 {
+		exec.maxParallel = DefaultMaxParallel
+	}
 	if script.IO != nil {
 		maxBytes := script.IO.MaxBytes
 		if maxBytes <= 0 {
@@ -132,6 +143,8 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 	}
 	res := &result.Result{}
 	res.Error = r.execute(ctx, script, limits, exec, res)
+	// No request outlives its execution.
+	exec.calls.close()
 	res.Logs = exec.logs.finish()
 	if exec.fs != nil {
 		// However the execution ended, its handles are closed and what it

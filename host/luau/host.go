@@ -58,6 +58,8 @@ func instantiateHostModule(ctx context.Context, r wazero.Runtime) error {
 	export("abort", abort, []api.ValueType{i32, i32, i32}, nil)
 	export("progress", progress, []api.ValueType{f64, f64, i32, i32}, nil)
 	export("sdk_call", sdkCall, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
+	export("sdk_submit", sdkSubmit, []api.ValueType{i32, i32, i32, i32}, nil)
+	export("sdk_wait", sdkWait, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
 	exportIO(export)
 	_, err := b.Instantiate(ctx)
 	return err

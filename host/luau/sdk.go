@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -111,31 +109,15 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 	L, id := stack[0], uint32(stack[1])
 	args := bytes.Clone(guestBytes(mod, stack[2], uint64(uint32(stack[3]))))
 
-	var resp *SDKResponse
-	if inst.exec == nil || inst.exec.sdk == nil {
-		resp = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server is configured for this execution"}
-	} else {
+	resp := noSDK
+	if inst.exec != nil && inst.exec.sdk != nil {
 		callCtx, cancel := context.WithDeadline(ctx, inst.deadline)
 		resp = inst.exec.sdk.Call(callCtx, id, args)
 		cancel()
 	}
 	inst.checkStop()
 
-	envelope := resp.envelope()
-	buf, err := inst.sdkBuffer.Call(ctx, L, uint64(len(envelope)))
-	if err != nil {
-		// Out of memory in the guest (a luaThrow) or a stop: either way
-		// it unwinds the script from here, as the guest call would have.
-		var t *luaThrow
-		if errors.As(err, &t) {
-			panic(t)
-		}
-		panic(err)
-	}
-	if !mod.Memory().Write(uint32(buf[0]), envelope) {
-		panic(fmt.Errorf("luau: sdk response buffer out of range"))
-	}
-	stack[0] = uint64(len(envelope))
+	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, resp.envelope()))
 }
 
 // envelope lays the response out as the shim reads it (sdk.cpp, Envelope):

@@ -161,3 +161,126 @@ func TestSDKWithoutCallerOrManifest(t *testing.T) {
 		t.Errorf("writing to sdk: %+v", res.Error)
 	}
 }
+
+// sleepCaller answers after a delay, with its arguments as the data; an
+// argument {fail = true} fails the call as an HTTP 500 would.
+type sleepCaller struct {
+	delay    time.Duration
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+}
+
+func (c *sleepCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	c.mu.Lock()
+	c.inFlight++
+	c.peak = max(c.peak, c.inFlight)
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}()
+	select {
+	case <-time.After(c.delay):
+	case <-ctx.Done():
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: "sdk: " + ctx.Err().Error()}
+	}
+	if strings.Contains(string(args), `"fail":true`) {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: 500, Message: "sdk.list_pets: HTTP 500 Internal Server Error: " + string(args)}
+	}
+	return &luau.SDKResponse{Status: 200, JSON: args}
+}
+
+func TestParallel(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, src string
+		want      want
+		maxPeak   int
+	}{
+		{name: "results in order", src: `
+			local fns = {}
+			for i = 1, 16 do fns[i] = function() local d = sdk.list_pets({i = i}) return d[1].i end end
+			return parallel(fns, 8)`,
+			want: want{result: "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]"}, maxPeak: 8},
+		{name: "the default limit is max_parallel", src: `
+			local fns = {}
+			for i = 1, 12 do fns[i] = function() return sdk.list_pets({i})[1][1] end end
+			return #parallel(fns)`, want: want{result: "12"}, maxPeak: 3},
+		{name: "the first error in list order", src: `
+			local ok, err = pcall(parallel, {
+				function() return sdk.list_pets({n = 1}) end,
+				function() sdk.list_pets({n = 2, fail = true}) end,
+				function() error("third") end,
+				function() return 4 end,
+			})
+			return {ok, err.status, err.message}`,
+			want: want{result: `[false,500,"sdk.list_pets: HTTP 500 Internal Server Error: [{\"fail\":true,\"n\":2}]"]`}},
+		{name: "a pcall inside a function catches its own error", src: `
+			return parallel({
+				function() local ok, e = pcall(sdk.list_pets, {fail = true}) return {ok, e.status} end,
+				function() return sdk.list_pets({x = 2})[1].x end,
+			})`, want: want{result: `[[false,500],2]`}},
+		{name: "functions that make no calls", src: `return parallel({function() return 1 end, function() return "b" end})`,
+			want: want{result: `[1,"b"]`}},
+		{name: "nested parallel", src: `
+			return parallel({
+				function() return parallel({function() return sdk.list_pets({1})[1][1] end, function() return 2 end}) end,
+				function() return sdk.list_pets({3})[1][1] end,
+			})`, want: want{result: `[[1,2],3]`}},
+		{name: "several calls in one function, in order", src: `
+			return parallel({
+				function() local a = sdk.list_pets({1})[1][1] local b = sdk.list_pets({2})[1][1] return a * 10 + b end,
+				function() print("second") return 0 end,
+			})`, want: want{result: `[12,0]`, logs: []string{"second"}}},
+		{name: "not a function", src: `parallel({1})`, want: want{kind: result.Runtime, message: "parallel: item 1 is a number, not a function"}},
+		{name: "a coroutine of the script's own makes its calls one at a time", src: `
+			return parallel({function()
+				local co = coroutine.wrap(function() local d = sdk.list_pets({7}) coroutine.yield(d[1][1]) return 8 end)
+				return co()
+			end})`, want: want{result: `[7]`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			caller := &sleepCaller{delay: 20 * time.Millisecond}
+			res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(c.src), SDK: caller, MaxParallel: 3 + 5*boolInt(c.maxPeak == 8)})
+			check(t, res, c.want)
+			if c.maxPeak > 0 && (caller.peak > c.maxPeak || caller.peak < 2) {
+				t.Errorf("%d calls in flight at once, want 2 to %d", caller.peak, c.maxPeak)
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func sdkRuntime2(t *testing.T) *luau.Runtime {
+	runSDK(t, "return 1", nil, luau.Limits{})
+	return sdkRuntime.rt
+}
+
+// A timeout during parallel stops everything: every request in flight is
+// cancelled, and logs are kept.
+func TestParallelTimeout(t *testing.T) {
+	t.Parallel()
+	caller := &sleepCaller{delay: time.Hour}
+	start := time.Now()
+	res := sdkRuntime2(t).Execute(context.Background(), luau.Script{
+		Source: []byte(`print("before") local fns = {} for i = 1, 8 do fns[i] = function() return sdk.list_pets({i}) end end return parallel(fns)`),
+		SDK:    caller, Limits: luau.Limits{Timeout: 300 * time.Millisecond},
+	})
+	check(t, res, want{kind: result.Timeout, logs: []string{"before"}})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s", took)
+	}
+	caller.mu.Lock()
+	defer caller.mu.Unlock()
+	if caller.inFlight != 0 {
+		t.Errorf("%d calls still in flight after the execution", caller.inFlight)
+	}
+}

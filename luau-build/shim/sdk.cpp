@@ -173,12 +173,27 @@ int sdkCall(lua_State* L)
     {
         ts_json_encode(L, -1, "arguments", SIZE_MAX);
     }
+    // Inside parallel, the request is yielded to its scheduler, which
+    // resumes this call (sdkCallContinue) with the response.
+    if (ts_parallel_yieldable(L))
+        return ts_parallel_yield(L, id);
     size_t argsLen;
     const char* args = lua_tolstring(L, -1, &argsLen);
     // The host makes the call and leaves the response envelope on the
     // stack, in a userdata it allocates through ts_sdk_buffer.
     size_t len = ts_host_sdk_call(L, id, args, argsLen);
     return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len);
+}
+
+// Resumes an sdk call made inside parallel: the scheduler passes the
+// response envelope's address and length, valid while it runs this.
+int sdkCallContinue(lua_State* L, int status)
+{
+    (void)status;
+    const char* p = static_cast<const char*>(lua_touserdata(L, -2));
+    size_t len = size_t(lua_tointeger(L, -1));
+    lua_pop(L, 2);
+    return deliver(L, p, len);
 }
 
 } // namespace
@@ -242,7 +257,7 @@ void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
                 // long as the closure (strings never move).
                 lua_pushnumber(L, id);
                 lua_pushfstring(L, "sdk.%s.%s", apiName, name);
-                lua_pushcclosure(L, sdkCall, lua_tostring(L, -1), 2);
+                lua_pushcclosurek(L, sdkCall, lua_tostring(L, -1), 2, sdkCallContinue);
                 lua_pushvalue(L, -1);
                 lua_setfield(L, fns, name);
                 lua_getfield(L, fn, "flat");

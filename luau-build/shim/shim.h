@@ -52,6 +52,17 @@ void ts_json_decode(lua_State* L, const char* s, size_t len);
 // empty read-only table. Runs before luaL_sandbox, from ts_init.
 void ts_open_sdk(lua_State* L, const char* manifest, size_t len);
 
+// Adds parallel(fns, limit?) to the globals (parallel.cpp).
+void ts_open_parallel(lua_State* L);
+
+// Whether an sdk call on L should yield its request to a parallel
+// scheduler: L is one of parallel's coroutines and can yield here.
+bool ts_parallel_yieldable(lua_State* L);
+
+// Yields the request of an sdk call (function id, the arguments' JSON on top
+// of the stack) to the parallel scheduler; returns lua_yield's value.
+int ts_parallel_yield(lua_State* L, uint32_t id);
+
 // Classifies the error value on top of the stack: true when it is an sdk
 // call's error table (kind upstream when it escapes the script).
 bool ts_is_sdk_error(lua_State* L, int idx);

@@ -198,6 +198,7 @@ int openEnvironment(lua_State* L)
     lua_pop(L, 1);
 
     ts_open_sdk(L, state.sdkManifest, state.sdkManifestLen);
+    ts_open_parallel(L);
 
     // Library tables, the globals and the string metatable become
     // read-only now, while the instance waits in the host's pool. Each

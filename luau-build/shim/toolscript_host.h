@@ -58,6 +58,17 @@ extern "C"
     // leaves on L's stack) and returns the envelope's length.
     TS_IMPORT("sdk_call") uint32_t ts_host_sdk_call(lua_State* L, uint32_t id, const char* args, size_t len);
 
+    // parallel: starts the requests of a batch (repeated: token, function
+    // id, argument length, arguments; 32-bit little-endian words), at most
+    // limit at once (0: the configured maximum), and returns at once.
+    TS_IMPORT("sdk_submit") void ts_host_sdk_submit(lua_State* L, const char* batch, size_t len, uint32_t limit);
+
+    // parallel: waits until at least one of the requests named by tokens
+    // has completed, and hands back every one of them that has (repeated:
+    // token, envelope length, envelope) in a userdata it leaves on L's stack
+    // (ts_sdk_buffer); returns its length.
+    TS_IMPORT("sdk_wait") uint32_t ts_host_sdk_wait(lua_State* L, const uint32_t* tokens, size_t count);
+
     // progress(done, total, message): total < 0 means absent.
     TS_IMPORT("progress") void ts_host_progress(double done, double total, const char* message, size_t len);
 }

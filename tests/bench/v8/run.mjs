@@ -112,6 +112,8 @@ function instantiate() {
     io_remove: noIO,
     io_take: () => 0,
     sdk_call: () => 0,
+    sdk_submit: () => {},
+    sdk_wait: () => 0,
   };
   const instance = new WebAssembly.Instance(module, {
     wasi_snapshot_preview1: wasi.wasiImport,

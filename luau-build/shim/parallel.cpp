@@ -1,0 +1,231 @@
+// parallel.cpp: parallel(fns, limit?), concurrent sdk calls from one
+// single-threaded Luau state.
+//
+// Each function runs in a coroutine of its own. An sdk call made in one of
+// these coroutines yields its request (sdk.cpp) instead of blocking; when
+// every coroutine is blocked or done, the pending requests go to the host in
+// one call (ts_host_sdk_submit), which runs them concurrently, at most
+// `limit` at once; ts_host_sdk_wait then hands back the responses completed
+// so far, and their coroutines resume with them, in the order they
+// completed. Functions that make no calls simply run to completion. When
+// all are done, parallel returns their first return values in order, or
+// raises the first error in list order.
+#include "shim.h"
+#include "toolscript_host.h"
+
+#include "lua.h"
+#include "lualib.h"
+
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+namespace
+{
+
+const char* const kThreadsKey = "toolscript.parallel.threads";
+
+// The marker an sdk call yields with, ahead of its function id and args.
+char yieldMarker;
+
+struct Task
+{
+    lua_State* co = nullptr;
+    bool done = false;
+    uint32_t token = 0; // the request it waits for; 0 when runnable
+};
+
+uint32_t nextToken = 0;
+
+void put32(std::string& out, uint32_t v)
+{
+    out.append(reinterpret_cast<const char*>(&v), 4);
+}
+
+uint32_t get32(const char* p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+// Runs task i until it finishes, fails or yields a request. Its first
+// return value goes to results[i], its error to errors[i]; a request is
+// appended to batch.
+void step(lua_State* L, std::vector<Task>& tasks, size_t i, int narg, int results, int errors, std::string& batch)
+{
+    Task& t = tasks[i];
+    lua_State* co = t.co;
+    int status = lua_resume(co, L, narg);
+    if (status == LUA_YIELD)
+    {
+        int n = lua_gettop(co);
+        if (n == 3 && lua_touserdata(co, 1) == &yieldMarker)
+        {
+            size_t len;
+            const char* args = lua_tolstring(co, 3, &len);
+            t.token = ++nextToken;
+            put32(batch, t.token);
+            put32(batch, uint32_t(lua_tointeger(co, 2)));
+            put32(batch, uint32_t(len));
+            batch.append(args, len);
+            lua_settop(co, 0);
+            return;
+        }
+        // A yield of the script's own, outside a coroutine of its own.
+        lua_settop(co, 0);
+        t.done = true;
+        lua_pushliteral(L, "parallel: a function yielded (coroutine.yield) outside a coroutine of its own");
+        lua_rawseti(L, errors, int(i + 1));
+        return;
+    }
+    t.done = true;
+    if (status == LUA_OK)
+    {
+        if (lua_gettop(co) > 0)
+        {
+            lua_settop(co, 1);
+            lua_xmove(co, L, 1);
+            lua_rawseti(L, results, int(i + 1));
+        }
+        return;
+    }
+    // The error value (a string, a table, an sdk error table...).
+    lua_xmove(co, L, 1);
+    lua_rawseti(L, errors, int(i + 1));
+}
+
+// Runs the tasks until every one is done: resumes the runnable ones, hands
+// their requests to the host, and resumes each with its response as the
+// host completes them.
+void schedule(lua_State* L, std::vector<Task>& tasks, int limit, int results, int errors)
+{
+    std::string batch;
+    std::vector<uint32_t> waiting;
+    for (size_t i = 0; i < tasks.size(); i++)
+        step(L, tasks, i, 0, results, errors, batch);
+    for (;;)
+    {
+        if (!batch.empty())
+        {
+            ts_host_sdk_submit(L, batch.data(), batch.size(), uint32_t(limit));
+            batch.clear();
+        }
+        waiting.clear();
+        for (const Task& t : tasks)
+            if (!t.done && t.token != 0)
+                waiting.push_back(t.token);
+        if (waiting.empty())
+            return;
+        // Responses completed so far, in a userdata on the stack: token,
+        // length and envelope, back to back.
+        size_t len = ts_host_sdk_wait(L, waiting.data(), waiting.size());
+        const char* p = static_cast<const char*>(lua_touserdata(L, -1));
+        for (size_t off = 0; off + 8 <= len;)
+        {
+            uint32_t token = get32(p + off);
+            uint32_t envLen = get32(p + off + 4);
+            off += 8;
+            for (size_t i = 0; i < tasks.size(); i++)
+            {
+                if (tasks[i].token != token || tasks[i].done)
+                    continue;
+                tasks[i].token = 0;
+                lua_pushlightuserdata(tasks[i].co, const_cast<char*>(p + off));
+                lua_pushinteger(tasks[i].co, int(envLen));
+                step(L, tasks, i, 2, results, errors, batch);
+                break;
+            }
+            off += envLen;
+        }
+        lua_pop(L, 1);
+    }
+}
+
+int parallel(lua_State* L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int limit = luaL_optinteger(L, 2, 0);
+    if (limit < 0)
+        luaL_argerror(L, 2, "limit must be positive");
+    int n = lua_objlen(L, 1);
+    for (int i = 1; i <= n; i++)
+    {
+        lua_rawgeti(L, 1, i);
+        if (!lua_isfunction(L, -1))
+            luaL_error(L, "parallel: item %d is a %s, not a function", i, luaL_typename(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 1);
+    lua_createtable(L, n, 0); // 2: results
+    lua_createtable(L, 0, 0); // 3: errors
+    lua_createtable(L, n, 0); // 4: the coroutines, anchored
+    lua_getfield(L, LUA_REGISTRYINDEX, kThreadsKey); // 5
+    const int results = 2, errors = 3, threads = 4, registered = 5;
+
+    {
+        // The C++ state lives in this block only: lua_error below does not
+        // return, and would leak it.
+        std::vector<Task> tasks(static_cast<size_t>(n));
+        for (int i = 0; i < n; i++)
+        {
+            lua_State* co = lua_newthread(L);
+            lua_pushvalue(L, -1);
+            lua_pushboolean(L, 1);
+            lua_rawset(L, registered);
+            lua_rawseti(L, threads, i + 1);
+            lua_rawgeti(L, 1, i + 1);
+            lua_xmove(L, co, 1);
+            tasks[size_t(i)].co = co;
+        }
+        schedule(L, tasks, limit, results, errors);
+    }
+    for (int i = 1; i <= n; i++)
+    {
+        lua_rawgeti(L, errors, i);
+        if (!lua_isnil(L, -1))
+            lua_error(L);
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, results);
+    return 1;
+}
+
+} // namespace
+
+bool ts_parallel_yieldable(lua_State* L)
+{
+    if (!lua_isyieldable(L))
+        return false;
+    lua_getfield(L, LUA_REGISTRYINDEX, kThreadsKey);
+    lua_pushthread(L);
+    lua_rawget(L, -2);
+    bool ours = lua_toboolean(L, -1);
+    lua_pop(L, 2);
+    return ours;
+}
+
+int ts_parallel_yield(lua_State* L, uint32_t id)
+{
+    // The args text is on top of the stack.
+    lua_pushlightuserdata(L, &yieldMarker);
+    lua_pushinteger(L, int(id));
+    lua_pushvalue(L, -3);
+    return lua_yield(L, 3);
+}
+
+void ts_open_parallel(lua_State* L)
+{
+    // The coroutines of parallel calls, weakly: an sdk call yields only in
+    // one of them, never in a coroutine the script made itself.
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_setfield(L, LUA_REGISTRYINDEX, kThreadsKey);
+
+    lua_pushcfunction(L, parallel, "parallel");
+    lua_setglobal(L, "parallel");
+}
