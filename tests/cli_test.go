@@ -165,6 +165,11 @@ func TestRunIO(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "elsewhere", "out", "r.csv")); err != nil {
 		t.Error(err)
 	}
+	// An empty file has "bytes": 0; a removed one no size.
+	stdout, stderr, status = toolscript(t, dir, `io.open("e.txt", "w"):close() io.open("x.txt", "w"):close() os.remove("x.txt")`, "run", "--json", "-")
+	if status != 0 || !strings.Contains(stdout, `"files_touched":[{"name":"e.txt","op":"write","bytes":0},{"name":"x.txt","op":"remove"}]`) {
+		t.Errorf("empty and removed files: %d %s %s", status, stdout, stderr)
+	}
 	// --no-io.
 	stdout, _, _ = toolscript(t, dir, `return io == nil`, "run", "--no-io", "-")
 	if stdout != "true\n" {
