@@ -852,7 +852,7 @@ func TestMCPMalformedInput(t *testing.T) {
 
 func TestMCPStdoutCarriesProtocolOnly(t *testing.T) {
 	t.Parallel()
-	r := startRaw(t, t.TempDir())
+	r := startRaw(t, t.TempDir(), "--max-concurrent", "1")
 	r.initialize("2025-06-18")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"for i = 1, 100 do print('line', i) end return 1"}}}`)
 	m := r.recv() // recv fails on any line that is not a JSON-RPC message
@@ -868,7 +868,7 @@ func TestMCPStdoutCarriesProtocolOnly(t *testing.T) {
 	if r.err != nil {
 		t.Errorf("exit: %v", r.err)
 	}
-	if !strings.Contains(r.stderr.String(), "toolscript serve: ready") {
+	if !strings.Contains(r.stderr.String(), "toolscript serve: ready (io directory: ") || !strings.Contains(r.stderr.String(), "; 1 script at once)") {
 		t.Errorf("stderr %q", r.stderr.String())
 	}
 }

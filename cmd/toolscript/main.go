@@ -72,3 +72,11 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 func usagef(format string, args ...any) error {
 	return cli.Exit(fmt.Sprintf("toolscript: "+format, args...), exitUsage)
 }
+
+// count writes n and a noun, plural unless n is 1: "1 script", "4 scripts".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
