@@ -99,7 +99,7 @@ func runLint(c *cli.Context) error {
 		return usagef("%v", err)
 	}
 
-	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: version}); err != nil {
+	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
 		return usagef("%v", err)
 	}
 	if format == lint.FormatText {

@@ -11,8 +11,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version may be set at build time: -ldflags "-X main.version=v1.2.3".
+// When it is not, the module version from the build info is reported
+// (toolscriptVersion).
+var version string
 
 // Exit statuses.
 const (

@@ -74,7 +74,7 @@ func serve(c *cli.Context) error {
 		MaxConcurrent:  limits.MaxConcurrent,
 		MaxTimeout:     limits.MaxTimeout,
 		MaxScriptBytes: limits.MaxScriptBytes,
-		Version:        version,
+		Version:        toolscriptVersion(),
 		ErrorLog:       c.App.ErrWriter,
 	})
 	if err != nil {
