@@ -6,7 +6,9 @@ import (
 )
 
 func TestResolveVersion(t *testing.T) {
-	build := func(v string) *debug.BuildInfo { return &debug.BuildInfo{Main: debug.Module{Path: "github.com/toolscript/toolscript", Version: v}} }
+	build := func(v string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "github.com/toolscript/toolscript", Version: v}}
+	}
 	cases := []struct {
 		name    string
 		ldflags string
