@@ -13,6 +13,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sandboxio"
 )
 
 // sharedFlags are the flags run and serve take alike.
@@ -48,6 +49,13 @@ func settings(c *cli.Context, mode config.Mode) (config.Settings, error) {
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", w)
+	}
+	// An unusable io directory is not fatal: scripts that use no files
+	// still run, and those that do get the same message as their error.
+	if s.IO != nil {
+		if err := sandboxio.CheckDir(s.IO.Dir); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err)
+		}
 	}
 	return s, nil
 }
