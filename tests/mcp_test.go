@@ -302,8 +302,8 @@ func TestMCPToolsList(t *testing.T) {
 				}
 			}
 			d := tool.Description
-			for _, want := range []string{"json.encode", "json.decode", "print(", "progress(done, total?, message?)",
-				"Example:", "files_touched", errorPrefix, "20s per call", "up to 2 min", "64 MB", "string table math"} {
+			for _, want := range []string{"json.encode", "json.decode", "print(", "progress(done: number, total: number?, message: string?)",
+				"Example:", "files_touched", errorPrefix, "Limits per call: 20s", "up to 2 min", "64 MB", "string table math"} {
 				if !strings.Contains(d, want) {
 					t.Errorf("description lacks %q:\n%s", want, d)
 				}
@@ -1028,6 +1028,23 @@ func TestMCPCancellationForgetsIDs(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":"sentinel","method":"ping"}`)
 	if m := r.recv(); m["id"] != 7.0 || m["result"].(map[string]any)["tools"] == nil {
 		t.Errorf("tools/list reusing the id of an answered, then cancelled, call: the server sent %v", m)
+	}
+}
+
+// TestMCPIODisabled checks that using io on a server without it says so.
+func TestMCPIODisabled(t *testing.T) {
+	t.Parallel()
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io")
+	ctx := testContext(t)
+	for script, want := range map[string]string{
+		`local f = io.open("x.txt", "w")`: "script:1: attempt to index nil with 'open' (file access is disabled on this server: io, os.remove and file are not available)",
+		"print(1)\nos.remove('x.txt')":    "script:2: attempt to call a nil value (file access is disabled on this server: io, os.remove and file are not available)",
+		`local t = nil return t.open`:     "script:1: attempt to index nil with 'open'",
+	} {
+		_, out := callScript(t, ctx, c, map[string]any{"script": script})
+		if out.Error == nil || out.Error.Message != want {
+			t.Errorf("%s: %+v, want %q", script, out.Error, want)
+		}
 	}
 }
 

@@ -256,6 +256,9 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 		script.OnProgress = progress.report
 	}
 	res := s.cfg.Runtime.Execute(ctx, script)
+	if s.cfg.IO == nil {
+		explainDisabledIO(res, script.Source)
+	}
 	if progress != nil {
 		// A notification and the response that follows it at once can reach
 		// a client in one read, and the TypeScript SDK then handles the
