@@ -140,8 +140,9 @@ func withInvalidArguments(line []byte, number string) []byte {
 	params["arguments"], _ = json.Marshal(map[string]string{invalidArgumentsKey: reason})
 	msg["params"], _ = json.Marshal(params)
 	out, err := json.Marshal(msg)
-	if err != nil {
-		return nil
+	var v any
+	if err != nil || json.Unmarshal(out, &v) != nil {
+		return nil // another number out of range, outside the arguments
 	}
 	return append(out, '\n')
 }

@@ -169,6 +169,15 @@ func TestAdmit(t *testing.T) {
 		t.Errorf("wrote %s", got)
 	}
 
+	// In both: the arguments cannot carry it alone.
+	out.b.Reset()
+	if got := s.admit([]byte(`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"execute_script","_meta":{"progressToken":1e999},"arguments":{"script":"x","timeout_ms":1e400}}}`)); got != nil {
+		t.Errorf("passed on %s", got)
+	}
+	if got := out.String(); !strings.Contains(got, `"id":13,"error":{"code":-32602,"message":"Invalid params: the number`) {
+		t.Errorf("wrote %s", got)
+	}
+
 	// A cancellation reaches the table; a resources/read of an unknown URI
 	// is noted.
 	s.admit([]byte(`{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"x"}}}`))
