@@ -1048,6 +1048,50 @@ func TestMCPIODisabled(t *testing.T) {
 	}
 }
 
+// TestMCPClientGone closes the server's standard output while a script
+// runs and reports progress, as a client that exits without closing its
+// end of the input does: the server stops the script and exits instead of
+// running it for its whole minute.
+func TestMCPClientGone(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "serve", "--no-io")
+	cmd.Dir = t.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local i = 0 while true do i += 1 if i % 100000 == 0 then progress(i) end end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`+"\n")
+	// Wait for a first notification, then go away.
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit: %v (stderr %s)", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the server kept running without a client (stderr %s)", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "writing to the client failed") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
 // TestMCPDocumentedExamplesRun runs the example of the tool description and
 // of every documentation resource, so that what the model is shown works.
 func TestMCPDocumentedExamplesRun(t *testing.T) {

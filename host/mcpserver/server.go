@@ -8,9 +8,12 @@
 // overview and one page per toolscript built-in, matching what is enabled.
 //
 // Several calls run concurrently, up to a limit; a call cancelled by the
-// client (notifications/cancelled) stops its script; a script's progress()
-// calls become rate-limited progress notifications when the client asked for
-// them. Standard output carries protocol messages only: a script's prints go
+// client (notifications/cancelled) stops its script, whenever the
+// cancellation arrives; at the end of the input the calls already read run
+// to their end and are answered; a script's progress() calls become
+// rate-limited progress notifications when the client asked for them. The
+// server reads every message before mcp-go does (messages.go), to track
+// requests (requests.go) and to answer what mcp-go would not. Standard output carries protocol messages only: a script's prints go
 // to its result's logs, and diagnostics to the error log.
 package mcpserver
 
