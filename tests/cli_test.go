@@ -51,6 +51,10 @@ func TestRun(t *testing.T) {
 		{name: "deprecated output section warns", files: files{"s.luau": "return 1", "toolscript.toml": "[output]\ndir = \"out\"\n"},
 			args: []string{"run", "s.luau"}, wantOut: "1\n", wantErr: "warning: config: [output] is deprecated; use [io]"},
 		{name: "version", args: []string{"version"}, wantErr: ""},
+		{name: "log cap note in the singular", files: files{"s.luau": `print("a") print("b")`, "toolscript.toml": "[limits]\nmax_log_lines = 1\nmax_log_bytes = 1\n"},
+			args: []string{"run", "s.luau"}, wantOut: "a\n[toolscript: 1 more log line (1 byte) dropped: logs are capped at 1 line and 1 byte]\n"},
+		{name: "log cap note in the plural", files: files{"s.luau": `print("a") print("bc") print("d")`, "toolscript.toml": "[limits]\nmax_log_lines = 1\n"},
+			args: []string{"run", "s.luau"}, wantOut: "a\n[toolscript: 2 more log lines (3 bytes) dropped: logs are capped at 1 line and 1048576 bytes]\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -164,6 +168,11 @@ func TestRunIO(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "elsewhere", "out", "r.csv")); err != nil {
 		t.Error(err)
+	}
+	// An empty file has "bytes": 0; a removed one no size.
+	stdout, stderr, status = toolscript(t, dir, `io.open("e.txt", "w"):close() io.open("x.txt", "w"):close() os.remove("x.txt")`, "run", "--json", "-")
+	if status != 0 || !strings.Contains(stdout, `"files_touched":[{"name":"e.txt","op":"write","bytes":0},{"name":"x.txt","op":"remove"}]`) {
+		t.Errorf("empty and removed files: %d %s %s", status, stdout, stderr)
 	}
 	// --no-io.
 	stdout, _, _ = toolscript(t, dir, `return io == nil`, "run", "--no-io", "-")

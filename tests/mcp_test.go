@@ -302,8 +302,8 @@ func TestMCPToolsList(t *testing.T) {
 				}
 			}
 			d := tool.Description
-			for _, want := range []string{"json.encode", "json.decode", "print(", "progress(done, total?, message?)",
-				"Example:", "files_touched", errorPrefix, "20s per call", "up to 2 min", "64 MB", "string table math"} {
+			for _, want := range []string{"json.encode", "json.decode", "print(", "progress(done: number, total: number?, message: string?)",
+				"Example:", "files_touched", errorPrefix, "Limits per call: 20s", "up to 2 min", "64 MB", "string table math"} {
 				if !strings.Contains(d, want) {
 					t.Errorf("description lacks %q:\n%s", want, d)
 				}
@@ -808,6 +808,11 @@ func TestMCPMalformedInput(t *testing.T) {
 		{"arguments an array", call(13, `["return 1"]`), 13.0, 0, "arguments must be an object"},
 		{"script too large", call(14, `{"script":"`+big+`"}`), 14.0, 0, "the script is 2000 bytes, more than the 1000 bytes this server accepts"},
 		{"message too large", huge, "huge", -32600, "request too large"},
+		{"timeout out of range", call(15, `{"script":"return 1","timeout_ms":1e400}`), 15.0, 0, `Invalid arguments: argument "timeout_ms" is out of range: 1e400`},
+		{"number out of range outside the arguments", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"x"},"_meta":{"progressToken":1e400}}}`, 16.0, -32602, "the number 1e400 is out of range"},
+		{"id null", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, nil, -32600, "the id must be a string or an integer, not null"},
+		{"blank line, then a ping", "  \t\r\n" + `{"jsonrpc":"2.0","id":17,"method":"ping"}`, 17.0, -1, ""},
+		{"unknown resource", `{"jsonrpc":"2.0","id":18,"method":"resources/read","params":{"uri":"toolscript://docs/nope"}}`, 18.0, -32002, "Resource not found: toolscript://docs/nope"},
 	}
 	for _, c := range cases {
 		r.send(c.line)
@@ -816,10 +821,20 @@ func TestMCPMalformedInput(t *testing.T) {
 			t.Errorf("%s: answer %v, want id %v", c.name, m, c.id)
 			continue
 		}
+		if c.code == -1 {
+			if m["result"] == nil {
+				t.Errorf("%s: answer %v, want a result", c.name, m)
+			}
+			continue
+		}
 		if c.code != 0 {
 			e, _ := m["error"].(map[string]any)
-			if e == nil || e["code"] != float64(c.code) || !strings.Contains(fmt.Sprint(e["message"]), c.text) {
+			if e == nil || e["code"] != float64(c.code) || !strings.Contains(fmt.Sprint(e["message"]), c.text) ||
+				strings.Contains(fmt.Sprint(e["message"]), "float64") {
 				t.Errorf("%s: answer %v, want error %d %q", c.name, m, c.code, c.text)
+			}
+			if c.name == "unknown resource" && fmt.Sprint(e["data"]) != "map[uri:toolscript://docs/nope]" {
+				t.Errorf("%s: error data %v, want the URI", c.name, e["data"])
 			}
 			continue
 		}
@@ -852,7 +867,7 @@ func TestMCPMalformedInput(t *testing.T) {
 
 func TestMCPStdoutCarriesProtocolOnly(t *testing.T) {
 	t.Parallel()
-	r := startRaw(t, t.TempDir())
+	r := startRaw(t, t.TempDir(), "--max-concurrent", "1")
 	r.initialize("2025-06-18")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"for i = 1, 100 do print('line', i) end return 1"}}}`)
 	m := r.recv() // recv fails on any line that is not a JSON-RPC message
@@ -868,7 +883,7 @@ func TestMCPStdoutCarriesProtocolOnly(t *testing.T) {
 	if r.err != nil {
 		t.Errorf("exit: %v", r.err)
 	}
-	if !strings.Contains(r.stderr.String(), "toolscript serve: ready") {
+	if !strings.Contains(r.stderr.String(), "toolscript serve: ready (io directory: ") || !strings.Contains(r.stderr.String(), "; 1 script at once)") {
 		t.Errorf("stderr %q", r.stderr.String())
 	}
 }
@@ -879,9 +894,11 @@ func TestMCPShutdown(t *testing.T) {
 		name string
 		stop func(*rawServer)
 	}{
-		{"end of input", func(r *rawServer) { r.stdin.Close() }},
 		{"SIGTERM", func(r *rawServer) { r.cmd.Process.Signal(syscall.SIGTERM) }},
 		{"SIGINT", func(r *rawServer) { r.cmd.Process.Signal(os.Interrupt) }},
+		// After the end of input the server finishes its calls, but a
+		// signal still stops them at once.
+		{"SIGTERM after the end of input", func(r *rawServer) { r.stdin.Close(); r.cmd.Process.Signal(syscall.SIGTERM) }},
 	}
 	for _, s := range stops {
 		t.Run(s.name, func(t *testing.T) {
@@ -926,6 +943,152 @@ func TestMCPCancelledRequestGetsNoResponse(t *testing.T) {
 	// message is the answer to the next call.
 	if m := r.recv(); m["id"] != "next" {
 		t.Errorf("after the cancellation the server sent %v", m)
+	}
+}
+
+// TestMCPEndOfInput feeds a server its requests and closes its input at
+// once, as `toolscript serve < requests.jsonl` does: every call already
+// read runs to its end, with one slot for three, and is answered before the
+// server exits.
+func TestMCPEndOfInput(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, t.TempDir(), "--max-concurrent", "1")
+	var input strings.Builder
+	input.WriteString(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}` + "\n")
+	input.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&input, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local t = os.clock() while os.clock() - t < 0.2 do end io.open('f%d.txt', 'w'):write('%d'):close() return %d"}}}`+"\n", i, i, i, i)
+	}
+	input.WriteString(`{"jsonrpc":"2.0","id":"last","method":"ping"}`) // no final newline
+	r.send(input.String())
+	r.stdin.Close()
+	answered := map[string]bool{}
+	for line := range r.lines {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("output %q", line)
+		}
+		id := fmt.Sprint(m["id"])
+		answered[id] = true
+		if res, ok := m["result"].(map[string]any); ok && res["structuredContent"] != nil {
+			sc := res["structuredContent"].(map[string]any)
+			if sc["error"] != nil || fmt.Sprint(sc["result"]) != id {
+				t.Errorf("call %s: %v", id, sc)
+			}
+		}
+	}
+	<-r.exited
+	if r.err != nil {
+		t.Errorf("exit: %v", r.err)
+	}
+	for _, id := range []string{"init", "1", "2", "3", "last"} {
+		if !answered[id] {
+			t.Errorf("request %s was not answered", id)
+		}
+	}
+}
+
+// TestMCPEarlyCancellation sends each call and its cancellation back to
+// back, in one write: the cancellation can reach the server before the
+// call's handler has started. With one slot, a cancellation lost this way
+// holds the slot for the call's minute, and the last call is not answered.
+func TestMCPEarlyCancellation(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, t.TempDir(), "--max-concurrent", "1")
+	r.initialize("2025-11-25")
+	for i := range 20 {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"k%d","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"while true do end","timeout_ms":60000}}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"k%d","reason":"changed my mind"}}`, i, i))
+	}
+	r.send(`{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 'after'"}}}`)
+	// The cancelled calls get no response: the next message answers "after".
+	if m := r.recv(); m["id"] != "after" || m["result"].(map[string]any)["structuredContent"].(map[string]any)["result"] != "after" {
+		t.Errorf("after 20 cancelled calls the server sent %v", m)
+	}
+}
+
+// TestMCPCancellationForgetsIDs checks that a cancellation naming an id
+// never used, or crossing its call's response, leaves nothing behind: a
+// later request with that id is answered.
+func TestMCPCancellationForgetsIDs(t *testing.T) {
+	t.Parallel()
+	r := startRaw(t, t.TempDir())
+	r.initialize("2025-11-25")
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x"}}`)
+	r.send(`{"jsonrpc":"2.0","id":"x","method":"ping"}`)
+	if m := r.recv(); m["id"] != "x" {
+		t.Errorf("a ping reusing a never-used cancelled id: the server sent %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 7"}}}`)
+	if m := r.recv(); m["id"] != 7.0 {
+		t.Fatalf("call 7: %v", m)
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`) // crosses the response
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+	r.send(`{"jsonrpc":"2.0","id":"sentinel","method":"ping"}`)
+	if m := r.recv(); m["id"] != 7.0 || m["result"].(map[string]any)["tools"] == nil {
+		t.Errorf("tools/list reusing the id of an answered, then cancelled, call: the server sent %v", m)
+	}
+}
+
+// TestMCPIODisabled checks that using io on a server without it says so.
+func TestMCPIODisabled(t *testing.T) {
+	t.Parallel()
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io")
+	ctx := testContext(t)
+	for script, want := range map[string]string{
+		`local f = io.open("x.txt", "w")`: "script:1: attempt to index nil with 'open' (file access is disabled on this server: io, os.remove and file are not available)",
+		"print(1)\nos.remove('x.txt')":    "script:2: attempt to call a nil value (file access is disabled on this server: io, os.remove and file are not available)",
+		`local t = nil return t.open`:     "script:1: attempt to index nil with 'open'",
+	} {
+		_, out := callScript(t, ctx, c, map[string]any{"script": script})
+		if out.Error == nil || out.Error.Message != want {
+			t.Errorf("%s: %+v, want %q", script, out.Error, want)
+		}
+	}
+}
+
+// TestMCPClientGone closes the server's standard output while a script
+// runs and reports progress, as a client that exits without closing its
+// end of the input does: the server stops the script and exits instead of
+// running it for its whole minute.
+func TestMCPClientGone(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "serve", "--no-io")
+	cmd.Dir = t.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local i = 0 while true do i += 1 if i % 100000 == 0 then progress(i) end end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`+"\n")
+	// Wait for a first notification, then go away.
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit: %v (stderr %s)", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the server kept running without a client (stderr %s)", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "writing to the client failed") {
+		t.Errorf("stderr %q", stderr.String())
 	}
 }
 

@@ -99,7 +99,7 @@ func runLint(c *cli.Context) error {
 		return usagef("%v", err)
 	}
 
-	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: version}); err != nil {
+	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
 		return usagef("%v", err)
 	}
 	if format == lint.FormatText {
@@ -113,12 +113,6 @@ func runLint(c *cli.Context) error {
 
 // summary is the last line of text output, on standard error.
 func summary(r *lint.Report) string {
-	count := func(n int, word string) string {
-		if n != 1 {
-			word += "s"
-		}
-		return fmt.Sprintf("%d %s", n, word)
-	}
 	errs, warns := r.Count()
 	return fmt.Sprintf("toolscript lint: %s, %s in %s", count(errs, "error"), count(warns, "warning"), count(r.Files, "file"))
 }

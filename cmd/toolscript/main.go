@@ -11,8 +11,10 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version is set at build time: -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version may be set at build time: -ldflags "-X main.version=v1.2.3".
+// When it is not, the module version from the build info is reported
+// (toolscriptVersion).
+var version string
 
 // Exit statuses.
 const (
@@ -71,4 +73,12 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 
 func usagef(format string, args ...any) error {
 	return cli.Exit(fmt.Sprintf("toolscript: "+format, args...), exitUsage)
+}
+
+// count writes n and a noun, plural unless n is 1: "1 script", "4 scripts".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

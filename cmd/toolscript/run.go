@@ -9,10 +9,13 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/progressbar"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sandboxio"
 )
 
 // sharedFlags are the flags run and serve take alike.
@@ -48,6 +51,13 @@ func settings(c *cli.Context, mode config.Mode) (config.Settings, error) {
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", w)
+	}
+	// An unusable io directory is not fatal: scripts that use no files
+	// still run, and those that do get the same message as their error.
+	if s.IO != nil {
+		if err := sandboxio.CheckDir(s.IO.Dir); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err)
+		}
 	}
 	return s, nil
 }
@@ -102,10 +112,18 @@ func runScript(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	out := c.App.Writer
 	script := luau.Script{Source: source, Args: c.Args().Tail(), Limits: s.Limits, IO: s.IO}
+	closeBar := func() {}
 	if !asJSON {
 		script.OnLog = func(line string) { fmt.Fprintln(out, line) }
+		if bar := progressBar(c.App.ErrWriter); bar != nil {
+			// A print clears the bar first: both may share one terminal.
+			script.OnProgress = bar.Update
+			script.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, line) }) }
+			closeBar = bar.Close
+		}
 	}
 	res := rt.Execute(ctx, script)
+	closeBar() // the line is cleared before the result is written
 
 	if asJSON {
 		fmt.Fprintf(out, "%s\n", res.JSON())
@@ -128,4 +146,22 @@ func describe(e *result.Error) string {
 		return "error: " + e.Message
 	}
 	return fmt.Sprintf("%s error: %s", e.Kind, e.Message)
+}
+
+// progressBar returns a bar drawing the script's progress() calls on w when
+// w is a terminal, else nil: standard error redirected to a file or a pipe
+// gets nothing.
+func progressBar(w io.Writer) *progressbar.Bar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	fd := int(f.Fd())
+	cols := func() int {
+		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
+			return w
+		}
+		return 80
+	}
+	return progressbar.New(f, cols, progressbar.DefaultInterval)
 }

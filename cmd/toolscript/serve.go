@@ -74,7 +74,7 @@ func serve(c *cli.Context) error {
 		MaxConcurrent:  limits.MaxConcurrent,
 		MaxTimeout:     limits.MaxTimeout,
 		MaxScriptBytes: limits.MaxScriptBytes,
-		Version:        version,
+		Version:        toolscriptVersion(),
 		ErrorLog:       c.App.ErrWriter,
 	})
 	if err != nil {
@@ -88,7 +88,7 @@ func serve(c *cli.Context) error {
 			io = abs
 		}
 	}
-	fmt.Fprintf(c.App.ErrWriter, "toolscript serve: ready (io directory: %s; %d scripts at once)\n", io, limits.MaxConcurrent)
+	fmt.Fprintf(c.App.ErrWriter, "toolscript serve: ready (io directory: %s; %s at once)\n", io, count(limits.MaxConcurrent, "script"))
 	if err := srv.Serve(ctx, c.App.Reader, c.App.Writer); err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -136,6 +137,32 @@ func (f *File) check() error {
 	return nil
 }
 
+// expandHome replaces a leading "~" (alone or before a separator) with the
+// home directory, as a shell would: MCP clients start servers without one,
+// so `--io-dir ~/files` would otherwise name a directory called "~". The
+// home directory is $HOME (%USERPROFILE% on Windows), else the system's.
+func expandHome(dir string, getenv func(string) string) (string, error) {
+	if dir != "~" && !strings.HasPrefix(dir, "~/") && !strings.HasPrefix(dir, "~"+string(filepath.Separator)) {
+		return dir, nil
+	}
+	home := ""
+	if getenv != nil {
+		if runtime.GOOS == "windows" {
+			home = getenv("USERPROFILE")
+		} else {
+			home = getenv("HOME")
+		}
+	}
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%q starts with ~, but the home directory is unknown: %w", dir, err)
+		}
+		home = h
+	}
+	return filepath.Join(home, dir[1:]), nil
+}
+
 func checkDir(dir string) error {
 	if dir == "" {
 		return errors.New("must not be empty")
@@ -248,6 +275,10 @@ func Resolve(f *File, flags Flags, getenv func(string) string, mode Mode) (Setti
 	}
 	if !enabled {
 		return s, nil
+	}
+	dir, err := expandHome(dir, getenv)
+	if err != nil {
+		return s, fmt.Errorf("io directory: %w", err)
 	}
 	if err := checkDir(dir); err != nil {
 		return s, fmt.Errorf("io directory: %w", err)

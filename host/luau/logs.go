@@ -34,10 +34,18 @@ func (s *logSink) finish() []string {
 	if s.droppedLines == 0 {
 		return s.lines
 	}
-	note := fmt.Sprintf("[toolscript: %d more log lines (%d bytes) dropped: logs are capped at %d lines and %d bytes]",
-		s.droppedLines, s.droppedBytes, s.maxLines, s.maxBytes)
+	note := fmt.Sprintf("[toolscript: %s (%s) dropped: logs are capped at %s and %s]",
+		count(s.droppedLines, "more log line"), count(s.droppedBytes, "byte"), count(s.maxLines, "line"), count(s.maxBytes, "byte"))
 	if s.onLine != nil {
 		s.onLine(note)
 	}
 	return append(s.lines, note)
+}
+
+// count writes n and a noun, plural unless n is 1: "1 line", "2 lines".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

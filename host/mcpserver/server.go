@@ -8,20 +8,23 @@
 // overview and one page per toolscript built-in, matching what is enabled.
 //
 // Several calls run concurrently, up to a limit; a call cancelled by the
-// client (notifications/cancelled) stops its script; a script's progress()
-// calls become rate-limited progress notifications when the client asked for
-// them. Standard output carries protocol messages only: a script's prints go
+// client (notifications/cancelled) stops its script, whenever the
+// cancellation arrives; at the end of the input the calls already read run
+// to their end and are answered; a script's progress() calls become
+// rate-limited progress notifications when the client asked for them. The
+// server reads every message before mcp-go does (messages.go), to track
+// requests (requests.go) and to answer what mcp-go would not. Standard output carries protocol messages only: a script's prints go
 // to its result's logs, and diagnostics to the error log.
 package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"math"
+	"net/http"
 	"os"
 	"time"
 
@@ -81,10 +84,16 @@ type Server struct {
 	mcp   *server.MCPServer
 	slots chan struct{}
 	log   *log.Logger
+	// docURIs are the URIs of the documentation resources.
+	docURIs map[string]bool
+	// requests are the requests read and not yet answered (requests.go).
+	requests *requests
 	// out is the protocol output, shared with mcp-go so that the messages
-	// the server writes itself (progress, refusals of oversized requests)
-	// never interleave with mcp-go's.
+	// the server writes itself (progress, errors) never interleave with
+	// mcp-go's.
 	out *lineWriter
+	// done is closed when Serve's context is: a signal, or the client gone.
+	done <-chan struct{}
 }
 
 // New returns a Server for cfg.
@@ -94,11 +103,23 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		cfg:   cfg,
-		slots: make(chan struct{}, cfg.MaxConcurrent),
-		log:   log.New(cfg.ErrorLog, "toolscript serve: ", 0),
+		cfg:      cfg,
+		slots:    make(chan struct{}, cfg.MaxConcurrent),
+		log:      log.New(cfg.ErrorLog, "toolscript serve: ", 0),
+		docURIs:  map[string]bool{},
+		requests: newRequests(maxPending),
 	}
+	// The tool handler learns its request's id from a header the hook sets:
+	// it needs it to find its cancellation (requests.start).
+	hooks := &server.Hooks{}
+	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
+		if req.Header == nil {
+			req.Header = http.Header{}
+		}
+		req.Header.Set(requestKeyHeader, keyOf(id))
+	})
 	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
+		server.WithHooks(hooks),
 		server.WithTitle("toolscript"),
 		server.WithDescription("Runs Luau scripts in a sandbox and returns one structured result"),
 		server.WithInstructions(s.instructions()),
@@ -110,6 +131,7 @@ func New(cfg Config) (*Server, error) {
 	s.mcp.AddTool(s.tool(), s.executeScript)
 	for _, doc := range s.docs() {
 		s.mcp.AddResource(doc.resource(), doc.read)
+		s.docURIs[doc.uri] = true
 	}
 	return s, nil
 }
@@ -146,20 +168,27 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-// Serve speaks MCP over in and out until in ends or ctx is cancelled (on
-// SIGINT or SIGTERM, say). Either way the running scripts are cancelled and
-// Serve returns once they have stopped; both are a clean shutdown and
-// return nil. mcp-go keeps its stdio session in a package variable, so a
-// process serves one connection at a time.
+// Serve speaks MCP over in and out until in ends, ctx is cancelled (on
+// SIGINT or SIGTERM, say) or out fails (the client is gone). At the end of
+// in, the requests already read run to their end and are answered first;
+// otherwise the running scripts are cancelled. Serve returns once they have
+// stopped; each way is a clean shutdown and returns nil. mcp-go keeps its
+// stdio session in a package variable, so a process serves one connection
+// at a time.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	s.out = &lineWriter{w: out}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s.done = ctx.Done()
+	s.out = &lineWriter{w: out, requests: s.requests, failed: func(err error) {
+		s.log.Printf("writing to the client failed (%v): stopping", err)
+		stop()
+	}}
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(s.log)
 	server.WithWorkerPoolSize(maxWorkers)(stdio)
 	server.WithQueueSize(10 * maxWorkers)(stdio)
 
-	reader := newRequestReader(in, s.maxRequestBytes(), s.refuseOversized, s.out.cancel)
-	err := stdio.Listen(ctx, reader, s.out)
+	err := stdio.Listen(ctx, newRequestReader(in, s.maxRequestBytes(), s), s.out)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("mcpserver: %w", err)
 	}
@@ -175,35 +204,4 @@ func (s *Server) maxRequestBytes() int {
 		n = math.MaxInt32
 	}
 	return int(n)
-}
-
-// refuseOversized answers a message too large to read: a request gets an
-// Invalid Request error with its id (null when none could be read), a
-// notification nothing.
-func (s *Server) refuseOversized(id json.RawMessage, isRequest bool) {
-	limit := s.maxRequestBytes()
-	s.log.Printf("refused a message of more than %d bytes", limit)
-	if !isRequest {
-		return
-	}
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	resp := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: id}
-	resp.Error.Code = mcp.INVALID_REQUEST
-	resp.Error.Message = fmt.Sprintf("request too large: more than %d bytes (a script may be at most %d bytes)",
-		limit, s.cfg.MaxScriptBytes)
-	if err := s.out.writeJSON(resp); err != nil {
-		s.log.Printf("writing a response: %v", err)
-	}
-}
-
-// rpcError is a JSON-RPC error response with the request's id as it was sent.
-type rpcError struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Error   struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
 }

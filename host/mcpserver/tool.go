@@ -145,6 +145,11 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
 		return args, argumentErrorf(`arguments must be an object such as {"script": "return 1"}`)
 	}
+	if reason, ok := fields[invalidArgumentsKey]; ok {
+		var msg string
+		_ = json.Unmarshal(reason, &msg)
+		return args, argumentErrorf("%s", msg)
+	}
 	var unknown []string
 	for name := range fields {
 		if name != "script" && name != "timeout_ms" {
@@ -222,7 +227,16 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	limits.Timeout = min(limits.Timeout, s.cfg.MaxTimeout)
 
-	// Wait for a slot; a call cancelled meanwhile never starts.
+	// A call cancelled before it got here never starts, nor one cancelled
+	// while it waits for a slot.
+	key := req.Header.Get(requestKeyHeader)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	c, ok := s.requests.start(key, stop)
+	if !ok {
+		return toolResult(&result.Result{Error: &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}}), nil
+	}
+	defer s.requests.end(key, c)
 	select {
 	case s.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -242,6 +256,9 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 		script.OnProgress = progress.report
 	}
 	res := s.cfg.Runtime.Execute(ctx, script)
+	if s.cfg.IO == nil {
+		explainDisabledIO(res, script.Source)
+	}
 	if progress != nil {
 		// A notification and the response that follows it at once can reach
 		// a client in one read, and the TypeScript SDK then handles the

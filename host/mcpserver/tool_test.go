@@ -107,13 +107,48 @@ func TestDocs(t *testing.T) {
 			}
 		}
 		desc := texts["tool"]
-		for _, want := range []string{"10s per call", "up to 2 min", "64 MB", "4 MiB of JSON result", "10000 log lines", "scripts up to 1 MiB"} {
+		// Every limit in force, the log caps included.
+		for _, want := range []string{"Limits per call: 10s", "up to 2 min", "64 MB", "4 MiB of JSON result",
+			"logs of 10000 lines and 1 MiB", "any single line larger than that", "scripts up to 1 MiB", "Keep results small"} {
 			if !strings.Contains(desc, want) {
 				t.Errorf("io %v: description lacks %q", io, want)
 			}
 		}
-		if io && !strings.Contains(desc, "50 MiB written per call, 64 open files") {
-			t.Errorf("description lacks the io limits:\n%s", desc)
+		if io {
+			// io.open and os.remove raise, unlike standard Lua: the pcall idiom.
+			for name, want := range map[string][]string{
+				"tool":         {"50 MiB written, 64 files open at once", "Write large outputs to files", "pcall(io.open,", "pcall(os.remove,"},
+				"instructions": {"io.open and os.remove raise an error", "pcall(io.open,", "write large outputs to files"},
+			} {
+				for _, w := range want {
+					if !strings.Contains(texts[name], w) {
+						t.Errorf("%s lacks %q:\n%s", name, w, texts[name])
+					}
+				}
+			}
+		} else {
+			// Described as configured: no files promised.
+			for name, want := range map[string][]string{
+				"tool":         {"File access is disabled on this server", `"files_touched": [] (always empty`},
+				"instructions": {"File access is disabled on this server"},
+			} {
+				for _, w := range want {
+					if !strings.Contains(texts[name], w) {
+						t.Errorf("io off: %s lacks %q:\n%s", name, w, texts[name])
+					}
+				}
+			}
+			for name, text := range texts {
+				if strings.Contains(text, "out/report.csv") || strings.Contains(text, "written per call") {
+					t.Errorf("io off, yet %s promises files:\n%s", name, text)
+				}
+			}
+		}
+		// progress raises on other types: no "never fails"; the real
+		// notification behaviour.
+		if p := texts["toolscript://docs/progress"]; strings.Contains(p, "never fails") || strings.Contains(p, "first is sent at once") ||
+			!strings.Contains(p, "any other argument raises an error") || !strings.Contains(p, "the newest call") {
+			t.Errorf("progress page:\n%s", p)
 		}
 		if len(desc) > 4000 {
 			t.Errorf("the description is %d bytes: keep it short enough for a model's tool list", len(desc))

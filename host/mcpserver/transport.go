@@ -7,65 +7,88 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // lineWriter serialises whole-message writes to the protocol output. mcp-go
 // writes each message with one Write call, and so does writeJSON.
 //
-// It also holds back the response to a request the client cancelled: the
-// protocol says such a request gets no response, and clients report one
-// for an id they no longer know as an error. mcp-go answers every request,
-// so the response is dropped here.
+// Every response passes through requests.answer on its way out: the
+// response to a request the client cancelled is dropped (the protocol says
+// such a request gets none, and clients report one for an id they no longer
+// know as an error; mcp-go answers every request), and the id is forgotten.
+// The first failed write (the client is gone) is reported to failed.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-	// cancelled holds the ids (idKey) of cancelled requests whose response
-	// has not been seen yet; order keeps them oldest first, to bound them.
-	cancelled map[string]bool
-	order     []string
+	mu       sync.Mutex
+	w        io.Writer
+	requests *requests
+	failed   func(error)
+	broken   bool
 }
 
-// maxCancelled bounds the ids kept: a cancellation that crossed its
-// request's response leaves an id that never matches.
-const maxCancelled = 1024
-
 func (l *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if id, ok := responseID(p); ok {
+		drop, unknownURI := l.requests.answer(idKey(id))
+		if drop {
+			return n, nil
+		}
+		if unknownURI != "" {
+			p = resourceNotFound(p, unknownURI)
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.cancelled) > 0 {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+	if _, err := l.w.Write(p); err != nil {
+		if !l.broken && l.failed != nil {
+			l.broken = true
+			l.failed(err)
 		}
-		if json.Unmarshal(p, &msg) == nil && msg.Method == "" {
-			if key := idKey(msg.ID); l.cancelled[key] {
-				delete(l.cancelled, key)
-				return len(p), nil
+		return 0, err
+	}
+	return n, nil
+}
+
+// responseID returns the id of a JSON-RPC response, a message with an id
+// and a result or an error but no method. It reads no further into the
+// message than the members before the result when, as mcp-go writes them,
+// the id comes first.
+func responseID(msg []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	var id json.RawMessage
+	answered := false
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		switch name {
+		case "method":
+			return nil, false
+		case "id":
+			if dec.Decode(&id) != nil {
+				return nil, false
+			}
+			if answered {
+				return id, true
+			}
+		case "result", "error":
+			if id != nil {
+				return id, true
+			}
+			answered = true
+			fallthrough
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
 			}
 		}
 	}
-	return l.w.Write(p)
-}
-
-// cancel records that the client cancelled the request with this id.
-func (l *lineWriter) cancel(id json.RawMessage) {
-	key := idKey(id)
-	if key == "" {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cancelled == nil {
-		l.cancelled = make(map[string]bool)
-	}
-	l.cancelled[key] = true
-	l.order = append(l.order, key)
-	if len(l.order) > maxCancelled {
-		delete(l.cancelled, l.order[0])
-		l.order = l.order[1:]
-	}
+	return nil, false
 }
 
 // idKey writes a JSON-RPC id the way mcp-go writes it back (numbers go
@@ -75,9 +98,14 @@ func idKey(id json.RawMessage) string {
 	if json.Unmarshal(id, &v) != nil {
 		return ""
 	}
-	switch v.(type) {
+	return keyOf(v)
+}
+
+// keyOf is idKey for an id mcp-go has decoded.
+func keyOf(id any) string {
+	switch id.(type) {
 	case string, float64:
-		b, _ := json.Marshal(v)
+		b, _ := json.Marshal(id)
 		return string(b)
 	}
 	return ""
@@ -95,30 +123,47 @@ func (l *lineWriter) writeJSON(v any) error {
 	return nil
 }
 
-// requestReader hands the protocol input to mcp-go line by line, keeping
-// host memory bounded: a line longer than max is never buffered whole but
-// skipped while a small scanner looks for its JSON-RPC id, and refuse is
-// called so that the client gets an error instead of silence. A last line
-// without a newline gets one, so that it is not lost at end of input.
-// onCancel sees the request id of every notifications/cancelled.
-type requestReader struct {
-	src      *bufio.Reader
-	max      int
-	refuse   func(id json.RawMessage, isRequest bool)
-	onCancel func(id json.RawMessage)
-
-	line []byte // the line being handed out
-	off  int
-	err  error // the input's error, returned once line is used up
+// lineHandler is what a requestReader hands lines to.
+type lineHandler interface {
+	// admit sees every line of the input that is not too long and returns
+	// what mcp-go is to read for it: the line, another, or nil for nothing.
+	admit(line []byte) []byte
+	// refuse sees each line too long to read, with the id found in it
+	// (nil if none could be read) and whether it is a request.
+	refuse(id json.RawMessage, isRequest bool)
+	// drain is called at the end of the input, before mcp-go reads it.
+	drain()
 }
 
-func newRequestReader(src io.Reader, max int, refuse func(id json.RawMessage, isRequest bool), onCancel func(id json.RawMessage)) *requestReader {
-	return &requestReader{src: bufio.NewReaderSize(src, 64<<10), max: max, refuse: refuse, onCancel: onCancel}
+// requestReader hands the protocol input to mcp-go line by line, keeping
+// host memory bounded: a line longer than max is never buffered whole but
+// skipped while a small scanner looks for its JSON-RPC id, and refused, so
+// that the client gets an error instead of silence. Every other line goes
+// through the handler's admit. A last line without a newline gets one, so
+// that it is not lost at end of input, and the end of input waits for the
+// handler's drain.
+type requestReader struct {
+	src     *bufio.Reader
+	max     int
+	handler lineHandler
+
+	line    []byte // the line being handed out
+	off     int
+	err     error // the input's error, returned once line is used up
+	drained bool
+}
+
+func newRequestReader(src io.Reader, max int, handler lineHandler) *requestReader {
+	return &requestReader{src: bufio.NewReaderSize(src, 64<<10), max: max, handler: handler}
 }
 
 func (r *requestReader) Read(p []byte) (int, error) {
 	for r.off >= len(r.line) {
 		if r.err != nil {
+			if r.err == io.EOF && !r.drained {
+				r.drained = true
+				r.handler.drain()
+			}
 			return 0, r.err
 		}
 		r.next()
@@ -129,7 +174,7 @@ func (r *requestReader) Read(p []byte) (int, error) {
 }
 
 // next reads the next line of the input into r.line (empty if it was
-// refused), or records the input's error.
+// refused or the handler kept it), or records the input's error.
 func (r *requestReader) next() {
 	r.line, r.off = r.line[:0], 0
 	var finder *idFinder // set once the line is too long
@@ -159,19 +204,11 @@ func (r *requestReader) next() {
 	}
 	if finder != nil {
 		id, isRequest := finder.result()
-		r.refuse(id, isRequest)
+		r.handler.refuse(id, isRequest)
 		return
 	}
-	if r.onCancel != nil && bytes.Contains(r.line, []byte(mcp.MethodNotificationCancelled)) {
-		var msg struct {
-			Method string `json:"method"`
-			Params struct {
-				RequestID json.RawMessage `json:"requestId"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(r.line, &msg) == nil && msg.Method == string(mcp.MethodNotificationCancelled) {
-			r.onCancel(msg.Params.RequestID)
-		}
+	if len(r.line) > 0 {
+		r.line = r.handler.admit(r.line)
 	}
 }
 

@@ -54,8 +54,36 @@ type FileTouched struct {
 	// Name is the cleaned path relative to the io directory.
 	Name string `json:"name"`
 	Op   Op     `json:"op"`
-	// Bytes is the file's size on disk at the end; omitted for removals.
-	Bytes int64 `json:"bytes,omitempty"`
+	// Bytes is the file's size on disk at the end. It is written for every
+	// op but OpRemove, 0 included, and omitted for removals (MarshalJSON).
+	Bytes int64 `json:"bytes"`
+}
+
+// MarshalJSON writes bytes for every op but remove: an empty file written
+// is {"name":"e.txt","op":"write","bytes":0}, a removed one has no size.
+func (f FileTouched) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Name  string `json:"name"`
+		Op    Op     `json:"op"`
+		Bytes *int64 `json:"bytes,omitempty"`
+	}
+	w := wire{Name: f.Name, Op: f.Op}
+	if f.Op != OpRemove {
+		w.Bytes = &f.Bytes
+	}
+	return marshal(w)
+}
+
+// marshal is json.Marshal without HTML escaping: these texts are read by
+// people and models, not embedded in HTML.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // Result is the outcome of one execution. Logs and FilesTouched are reported
@@ -128,19 +156,17 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	if out.Value == nil || out.Error != nil {
 		out.Value = json.RawMessage("null")
 	}
-	return json.Marshal(&out)
+	return marshal(&out)
 }
 
 // JSON returns the result as one line of JSON. Unlike json.Marshal it leaves
 // <, > and & unescaped: these texts are read by people and models, not
 // embedded in HTML.
 func (r *Result) JSON() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
+	b, err := marshal(r)
+	if err != nil {
 		// Only a malformed Value could fail; report it rather than panic.
-		return []byte(`{"result":null,"logs":[],"files_touched":[],"error":{"kind":"internal","message":"result is not valid JSON"}}` + "\n")
+		return []byte(`{"result":null,"logs":[],"files_touched":[],"error":{"kind":"internal","message":"result is not valid JSON"}}`)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return b
 }

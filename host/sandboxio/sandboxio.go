@@ -208,15 +208,15 @@ func (s *FS) openRoot(create bool) error {
 	}
 	if create {
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
-			return fmt.Errorf("creating the io directory: %w", withoutPath(err))
+			return dirError(s.dir, true, err)
 		}
 	}
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return errors.New("no such file or directory")
+			return notCreated{}
 		}
-		return fmt.Errorf("opening the io directory: %w", withoutPath(err))
+		return dirError(s.dir, false, err)
 	}
 	s.root = root
 	return nil
@@ -517,7 +517,7 @@ func (s *FS) List(p string) ([]string, error) {
 		return nil, refuse(op, p, err)
 	}
 	if err := s.openRoot(false); err != nil {
-		if name == "." {
+		if name == "." && errors.Is(err, fs.ErrNotExist) {
 			return []string{}, nil // the directory is created on first write
 		}
 		return nil, refuse(op, p, err)

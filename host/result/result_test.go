@@ -1,0 +1,50 @@
+package result
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestFileTouchedBytes checks that bytes is present, 0 included, for every
+// op but remove, and absent for remove (the contract and the outputSchema).
+func TestFileTouchedBytes(t *testing.T) {
+	cases := []struct {
+		file FileTouched
+		want string
+	}{
+		{FileTouched{Name: "e.txt", Op: OpWrite}, `{"name":"e.txt","op":"write","bytes":0}`},
+		{FileTouched{Name: "log.txt", Op: OpAppend}, `{"name":"log.txt","op":"append","bytes":0}`},
+		{FileTouched{Name: "a.csv", Op: OpWrite, Bytes: 96}, `{"name":"a.csv","op":"write","bytes":96}`},
+		{FileTouched{Name: "gone.txt", Op: OpRemove}, `{"name":"gone.txt","op":"remove"}`},
+		{FileTouched{Name: "<&>.txt", Op: OpWrite, Bytes: 1}, `{"name":"<&>.txt","op":"write","bytes":1}`},
+	}
+	for _, c := range cases {
+		res := Result{Value: json.RawMessage("null"), FilesTouched: []FileTouched{c.file}}
+		want := `{"result":null,"logs":[],"files_touched":[` + c.want + `]}`
+		if got := string(res.JSON()); got != want {
+			t.Errorf("%+v:\n got %s\nwant %s", c.file, got, want)
+		}
+		// Through encoding/json too, as other callers may marshal it.
+		b, err := json.Marshal(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back FileTouched
+		if err := json.Unmarshal(b, &back); err != nil || back != c.file {
+			t.Errorf("%s does not round-trip: %+v %v", b, back, err)
+		}
+	}
+}
+
+// TestJSONLeavesHTMLCharacters checks that <, > and & stay as they are in
+// the result, the logs and the error message (JSON's doc comment).
+func TestJSONLeavesHTMLCharacters(t *testing.T) {
+	res := Result{Value: json.RawMessage(`"<x>"`), Logs: []string{"a & b"}}
+	if got, want := string(res.JSON()), `{"result":"<x>","logs":["a & b"],"files_touched":[]}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	res = Result{Logs: []string{}, Error: &Error{Kind: Runtime, Message: "x < y"}}
+	if got, want := string(res.JSON()), `{"result":null,"logs":[],"files_touched":[],"error":{"kind":"runtime","message":"x < y"}}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
