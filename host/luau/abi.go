@@ -38,3 +38,7 @@ const abortOutOfMemory = -1
 const MaxProgressMessageBytes = 1024
 
 const progressCutMarker = "... (cut)"
+
+// MaxNestingDepth is how deep a result or a json value may nest: the shim's
+// kMaxDepth (json.cpp), which a test keeps equal.
+const MaxNestingDepth = 128

@@ -202,8 +202,12 @@ func TestErrorNil(t *testing.T) {
 
 // Results and json.encode nest at most 128 levels (issue 14): deeper
 // values are refused with a clear error, as official MCP SDKs fail on them.
+// luau.MaxNestingDepth, which the docs show, is the shim's limit.
 func TestNestingDepth(t *testing.T) {
 	t.Parallel()
+	if luau.MaxNestingDepth != 128 {
+		t.Fatalf("luau.MaxNestingDepth = %d, the shim's is 128", luau.MaxNestingDepth)
+	}
 	nest := func(levels int, tail string) string {
 		return `local t = {} for i = 2, ` + strconv.Itoa(levels) + ` do t = {t} end ` + tail
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
 )
 
@@ -35,7 +37,12 @@ type docData struct {
 	MaxScript        string
 	WriteBudget      string
 	MaxHandles       int
+	MaxFiles         int
+	OutputBytes      string
+	MaxDepth         int
 	ProgressInterval string
+	// Kinds are the error kinds, from result.Kinds.
+	Kinds []result.Kind
 }
 
 func (s *Server) docData() docData {
@@ -50,10 +57,17 @@ func (s *Server) docData() docData {
 		LogBytes:         size(int64(l.MaxLogBytes)),
 		MaxScript:        size(s.cfg.MaxScriptBytes),
 		MaxHandles:       sandboxio.MaxHandles,
+		OutputBytes:      size(int64(l.MaxOutputBytes)),
+		MaxDepth:         luau.MaxNestingDepth,
 		ProgressInterval: duration(s.cfg.ProgressInterval),
+		Kinds:            result.Kinds,
 	}
 	if s.cfg.IO != nil {
 		d.WriteBudget = size(s.cfg.IO.MaxBytes)
+		d.MaxFiles = s.cfg.IO.MaxFiles
+		if d.MaxFiles == 0 {
+			d.MaxFiles = sandboxio.DefaultMaxFiles
+		}
 	}
 	return d
 }
