@@ -167,3 +167,20 @@ async def test_invalid_arguments(tmp_path, mode):
         # Still serving.
         result = await client.call_tool("execute_script", {"script": "return 1"})
         assert result.structured_content["result"] == 1
+
+
+async def test_deepest_result_round_trips(tmp_path, mode):
+    """The deepest result toolscript accepts (128 levels) parses in the SDK; one level more is refused."""
+    script = "local t = {} for i = 2, %d do t = {t} end return t"
+    async with Client(server(tmp_path, "--no-io"), mode=mode, read_timeout_seconds=30) as client:
+        result = await client.call_tool("execute_script", {"script": script % 128})
+        assert not result.is_error
+        value, depth = result.structured_content["result"], 1
+        while value:
+            value, depth = value[0], depth + 1
+        assert depth == 128
+        assert json.loads(text_of(result)) == result.structured_content
+
+        result = await client.call_tool("execute_script", {"script": script % 129})
+        assert result.is_error
+        assert "nested too deeply" in result.structured_content["error"]["message"]

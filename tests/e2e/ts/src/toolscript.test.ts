@@ -140,6 +140,27 @@ test("failures are tool errors with logs and files_touched", async () => {
   }
 });
 
+test("the deepest result toolscript accepts round-trips; one level more is refused", async () => {
+  const client = await connect(freshDir(), "--no-io");
+  const script = (levels: number) => `local t = {} for i = 2, ${levels} do t = {t} end return t`;
+  try {
+    const { res, out } = await run(client, { script: script(128) });
+    assert.ok(!res.isError);
+    let value = out.result as unknown[];
+    let depth = 1;
+    while (value.length > 0) {
+      value = value[0] as unknown[];
+      depth++;
+    }
+    assert.equal(depth, 128);
+    const deeper = await run(client, { script: script(129) });
+    assert.equal(deeper.res.isError, true);
+    assert.match(deeper.out.error!.message, /nested too deeply/);
+  } finally {
+    await client.close();
+  }
+});
+
 test("progress notifications", async () => {
   const client = await connect(freshDir());
   try {
