@@ -48,7 +48,7 @@ type BusyError struct {
 	// the overall ones were.
 	PerUser bool
 	// Slots is the number of slots of that kind.
-	Slots int
+	Slots  int
 	Waited time.Duration
 }
 
