@@ -108,13 +108,18 @@ func (r *Rate[K]) keys() int {
 func (r *Rate[K]) Middleware(next http.Handler, cost func(*http.Request) (key K, n int)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		key, n := cost(req)
-		ok, retry := r.Allow(key, n, time.Now())
-		if !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-			http.Error(w, fmt.Sprintf("too many requests: at most %d executions a minute", r.perMinute),
-				http.StatusTooManyRequests)
+		if ok, retry := r.Allow(key, n, time.Now()); !ok {
+			r.Refuse(w, retry)
 			return
 		}
 		next.ServeHTTP(w, req)
 	})
+}
+
+// Refuse answers a request over the rate: 429 Too Many Requests with
+// Retry-After, retryAfter in whole seconds rounded up.
+func (r *Rate[K]) Refuse(w http.ResponseWriter, retryAfter time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+	http.Error(w, fmt.Sprintf("too many requests: at most %d executions a minute", r.perMinute),
+		http.StatusTooManyRequests)
 }
