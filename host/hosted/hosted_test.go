@@ -54,7 +54,7 @@ type fixture struct {
 	logs    *syncBuffer
 }
 
-func newFixture(t *testing.T, withAuth bool, rate int, ready func(context.Context) error) *fixture {
+func newFixture(t testing.TB, withAuth bool, rate int, ready func(context.Context) error) *fixture {
 	t.Helper()
 	f := &fixture{logs: &syncBuffer{}, metrics: metrics.New(hosted.AuthReasons())}
 	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
@@ -94,7 +94,7 @@ func newFixture(t *testing.T, withAuth bool, rate int, ready func(context.Contex
 }
 
 // token returns a valid token for sub.
-func (f *fixture) token(t *testing.T, sub string) string {
+func (f *fixture) token(t testing.TB, sub string) string {
 	return f.issuer.Token(t, "ES256", sub)
 }
 
