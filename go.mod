@@ -15,6 +15,7 @@ require (
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/sys v0.47.0
 	golang.org/x/time v0.15.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -32,6 +33,7 @@ require (
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
