@@ -393,6 +393,8 @@ func TestNewErrors(t *testing.T) {
 		w.Write([]byte(`]}`))
 	}))
 	t.Cleanup(huge.Close)
+	redirecting := httptest.NewServer(http.RedirectHandler("http://auth.example.com/keys", http.StatusFound))
+	t.Cleanup(redirecting.Close)
 	tests := []struct {
 		name string
 		cfg  auth.Config
@@ -409,6 +411,8 @@ func TestNewErrors(t *testing.T) {
 		{name: "bad scope", cfg: auth.Config{Issuer: issuer.URL, Audience: "a", Scopes: []string{"a b"}}, want: "scope"},
 		{name: "bad public URL", cfg: auth.Config{Issuer: issuer.URL, Audience: "a", PublicURL: "example.com"}, want: "public URL"},
 		{name: "JWKS too large", cfg: auth.Config{Issuer: issuer.URL, Audience: "a", JWKSURI: huge.URL}, want: "larger than"},
+		{name: "JWKS redirected to plain HTTP elsewhere", cfg: auth.Config{Issuer: issuer.URL, Audience: "a", JWKSURI: redirecting.URL},
+			want: "http is accepted on loopback addresses only"},
 		{name: "JWKS unreachable", cfg: auth.Config{Issuer: issuer.URL, Audience: "a", JWKSURI: "http://127.0.0.1:1/keys"}, want: "fetching the keys"},
 	}
 	for _, tt := range tests {

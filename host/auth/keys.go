@@ -122,7 +122,8 @@ func isLoopback(host string) bool {
 }
 
 // cappedClient returns a copy of base (or of a new client) whose responses
-// fail past MaxFetchBytes and whose requests take at most timeout.
+// fail past MaxFetchBytes, whose requests take at most timeout, and which
+// follows redirects only to URLs checkFetchURL accepts.
 func cappedClient(base *http.Client, timeout time.Duration) *http.Client {
 	c := &http.Client{}
 	if base != nil {
@@ -130,6 +131,19 @@ func cappedClient(base *http.Client, timeout time.Duration) *http.Client {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = timeout
+	}
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := checkFetchURL(req.URL.String()); err != nil {
+			return fmt.Errorf("redirected to %s: %w", req.URL.Redacted(), err)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
 	}
 	inner := c.Transport
 	if inner == nil {
