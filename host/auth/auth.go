@@ -1,0 +1,437 @@
+// Package auth authenticates the requests of toolscript's hosted mode: it
+// is an OAuth 2.0 resource server that accepts JWT access tokens from one
+// issuer (spec/hosted.md, "Authentication").
+//
+// An Authenticator finds the issuer's keys (through its OpenID Connect or
+// OAuth 2.0 discovery document, or at a configured JWKS URI), keeps them
+// cached, and checks each bearer token: the signature (RS256/384/512,
+// PS256, ES256/384, EdDSA; never "none", HMAC or a key of the wrong type),
+// iss, aud, exp and nbf with a leeway, and the scopes every token must
+// carry. A token signed with a key it does not know triggers one refresh of
+// the keys, rate-limited so that a flood of unknown key ids cannot hammer
+// the issuer.
+//
+// Its Middleware is plain net/http: it refuses a request without a valid
+// token with 401 (403 for a missing scope) and a WWW-Authenticate header
+// pointing to the RFC 9728 metadata, which MetadataHandler serves, and
+// hands an accepted request on with its User in the context. Why a token
+// failed is logged, never told to the client.
+//
+// JOSE and JWT are github.com/golang-jwt/jwt/v5; the key set is
+// github.com/MicahParks/keyfunc/v3 over github.com/MicahParks/jwkset.
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Config configures an Authenticator.
+type Config struct {
+	// Issuer is the authorization server's issuer identifier
+	// (--auth-authority): every token's iss must equal it. Required; https,
+	// or http on a loopback address.
+	Issuer string
+	// Audience is what every token's aud must contain (--auth-audience).
+	// Required.
+	Audience string
+	// JWKSURI is where the issuer publishes its keys (--auth-jwks-uri).
+	// Empty means: read it from the issuer's discovery document.
+	JWKSURI string
+	// Scopes are the scopes every token must carry (--auth-scopes).
+	Scopes []string
+	// PublicURL is this server's public base URL, such as
+	// https://toolscript.example.com: the resource its metadata describes,
+	// and the base of the metadata URL in WWW-Authenticate. Empty means:
+	// taken from each request (scheme and Host), which is right unless a
+	// proxy in front changes them.
+	PublicURL string
+
+	// Leeway is the clock skew tolerated on exp and nbf. Default 60s.
+	Leeway time.Duration
+	// RefreshInterval is how often the keys are fetched again in the
+	// background. Default 1 hour.
+	RefreshInterval time.Duration
+	// UnknownKeyInterval is the least time between two refreshes triggered
+	// by tokens whose key id is unknown. Default 1 minute. (The first is
+	// allowed at once.)
+	UnknownKeyInterval time.Duration
+	// FetchTimeout bounds each fetch of the discovery document or the keys,
+	// including the wait of a request for a refresh it triggered. Default
+	// 10s.
+	FetchTimeout time.Duration
+	// CacheSize is how many verified tokens are remembered, so that a
+	// client's token has its signature checked once, not with every
+	// request. Default 10000; negative turns the cache off.
+	CacheSize int
+	// CacheTTL is how long a verified token is remembered at most (never
+	// past its expiry). Default 5 minutes.
+	CacheTTL time.Duration
+	// HTTPClient fetches the discovery document and the keys. Default: a
+	// client of its own. Responses are capped at MaxFetchBytes either way.
+	HTTPClient *http.Client
+
+	// Logger receives why tokens fail and key refresh errors. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// OnFailure, when set, is called for every refused request, with the
+	// reason (for metrics and access logs).
+	OnFailure func(r *http.Request, reason Reason)
+}
+
+// The defaults of Config.
+const (
+	DefaultLeeway             = 60 * time.Second
+	DefaultRefreshInterval    = time.Hour
+	DefaultUnknownKeyInterval = time.Minute
+	DefaultFetchTimeout       = 10 * time.Second
+	DefaultCacheSize          = 10000
+	DefaultCacheTTL           = 5 * time.Minute
+)
+
+// MaxFetchBytes caps a discovery document or a key set.
+const MaxFetchBytes = 1 << 20
+
+// MaxTokenBytes caps a bearer token; longer ones are malformed.
+const MaxTokenBytes = 16 << 10
+
+// algorithms are the signature algorithms a token may use: asymmetric
+// only, so that a public key can never serve as an HMAC secret.
+var algorithms = []string{"RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA"}
+
+// Algorithms returns the signature algorithms a token may use.
+func Algorithms() []string { return slices.Clone(algorithms) }
+
+// Reason says why a request was refused. The set is closed: every value is
+// in Reasons, so a metric labelled by it stays small.
+type Reason string
+
+// The reasons a request is refused.
+const (
+	// ReasonMissing: no bearer token was sent.
+	ReasonMissing Reason = "missing"
+	// ReasonMalformed: the token is not a well-formed JWT.
+	ReasonMalformed Reason = "malformed"
+	// ReasonAlgorithm: the token's alg is not one of Algorithms.
+	ReasonAlgorithm Reason = "algorithm"
+	// ReasonKey: no usable key: the kid is unknown (after a refresh, or
+	// when none was allowed), or the key does not suit the alg.
+	ReasonKey Reason = "key"
+	// ReasonSignature: the signature does not verify.
+	ReasonSignature Reason = "signature"
+	// ReasonExpired: exp has passed (beyond the leeway), or is missing.
+	ReasonExpired Reason = "expired"
+	// ReasonNotYetValid: nbf is in the future (beyond the leeway).
+	ReasonNotYetValid Reason = "not_yet_valid"
+	// ReasonIssuer: iss is not the configured issuer.
+	ReasonIssuer Reason = "issuer"
+	// ReasonAudience: aud does not name the configured audience.
+	ReasonAudience Reason = "audience"
+	// ReasonClaims: another claim is missing or invalid (sub, say).
+	ReasonClaims Reason = "claims"
+	// ReasonScope: a required scope is missing (HTTP 403, not 401).
+	ReasonScope Reason = "scope"
+)
+
+// Reasons lists every Reason.
+var Reasons = []Reason{ReasonMissing, ReasonMalformed, ReasonAlgorithm, ReasonKey, ReasonSignature,
+	ReasonExpired, ReasonNotYetValid, ReasonIssuer, ReasonAudience, ReasonClaims, ReasonScope}
+
+// Error is why a token was refused. Its message is for logs; clients learn
+// only the HTTP status and the OAuth error code.
+type Error struct {
+	Reason Reason
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("token refused (%s)", e.Reason)
+	}
+	return fmt.Sprintf("token refused (%s): %v", e.Reason, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func refused(reason Reason, err error) *Error { return &Error{Reason: reason, Err: err} }
+
+// Authenticator checks bearer tokens. It is safe for concurrent use.
+type Authenticator struct {
+	cfg     Config
+	log     *slog.Logger
+	jwksURI string
+	keys    keyfunc.Keyfunc
+	parser  *jwt.Parser
+	cache   *tokenCache
+	// stop ends the background refresh.
+	stop context.CancelFunc
+}
+
+// New returns an Authenticator for cfg. It fetches the discovery document
+// (unless cfg.JWKSURI is set) and the keys once, so that a wrong issuer or
+// an unreachable one is an error at start-up; ctx bounds these fetches.
+// Close stops the background refresh.
+func New(ctx context.Context, cfg Config) (*Authenticator, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	client := cappedClient(cfg.HTTPClient, cfg.FetchTimeout)
+
+	jwksURI := cfg.JWKSURI
+	if jwksURI == "" {
+		fetchCtx, cancel := context.WithTimeout(ctx, cfg.FetchTimeout)
+		meta, err := discover(fetchCtx, client, cfg.Issuer)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		jwksURI = meta.JWKSURI
+	}
+
+	// The refresh goroutine lives until Close, not until ctx ends.
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	storage, err := newKeyStorage(bg, client, jwksURI, cfg)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	kf, err := keyfunc.New(keyfunc.Options{
+		Ctx:          bg,
+		Storage:      storage,
+		UseWhitelist: []jwkset.USE{jwkset.UseSig, ""},
+	})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	a := &Authenticator{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		jwksURI: jwksURI,
+		keys:    kf,
+		stop:    stop,
+		cache:   newTokenCache(cfg.CacheSize, cfg.CacheTTL),
+		parser: jwt.NewParser(
+			jwt.WithValidMethods(slices.Clone(algorithms)),
+			jwt.WithIssuer(cfg.Issuer),
+			jwt.WithAudience(cfg.Audience),
+			jwt.WithLeeway(cfg.Leeway),
+			jwt.WithExpirationRequired(),
+		),
+	}
+	return a, nil
+}
+
+// withDefaults checks cfg and fills in its defaults.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Issuer == "" {
+		return cfg, errors.New("auth: no issuer (--auth-authority) given")
+	}
+	if err := checkFetchURL(cfg.Issuer); err != nil {
+		return cfg, fmt.Errorf("auth: issuer %q: %w", cfg.Issuer, err)
+	}
+	if cfg.Audience == "" {
+		return cfg, errors.New("auth: no audience (--auth-audience) given: tokens meant for other services would be accepted")
+	}
+	if cfg.JWKSURI != "" {
+		if err := checkFetchURL(cfg.JWKSURI); err != nil {
+			return cfg, fmt.Errorf("auth: JWKS URI %q: %w", cfg.JWKSURI, err)
+		}
+	}
+	if cfg.PublicURL != "" {
+		u, err := url.Parse(cfg.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return cfg, fmt.Errorf("auth: public URL %q: want an absolute http(s) URL without query or fragment", cfg.PublicURL)
+		}
+		cfg.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	}
+	for _, s := range cfg.Scopes {
+		if s == "" || strings.ContainsAny(s, " \"\\") {
+			return cfg, fmt.Errorf("auth: scope %q: scopes are non-empty and hold no space, quote or backslash", s)
+		}
+	}
+	if cfg.Leeway <= 0 {
+		cfg.Leeway = DefaultLeeway
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = DefaultRefreshInterval
+	}
+	if cfg.UnknownKeyInterval <= 0 {
+		cfg.UnknownKeyInterval = DefaultUnknownKeyInterval
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = DefaultFetchTimeout
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.CacheTTL <= 0 {
+		cfg.CacheTTL = DefaultCacheTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg, nil
+}
+
+// Close stops the background refresh of the keys.
+func (a *Authenticator) Close() { a.stop() }
+
+// JWKSURI returns where the keys are fetched from (discovered or
+// configured).
+func (a *Authenticator) JWKSURI() string { return a.jwksURI }
+
+// Ready reports whether at least one key is loaded, for a readiness probe.
+func (a *Authenticator) Ready(ctx context.Context) error {
+	keys, err := a.keys.Storage().KeyReadAll(ctx)
+	if err != nil {
+		return fmt.Errorf("auth: reading the keys: %w", err)
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("auth: no keys loaded from %s", a.jwksURI)
+	}
+	return nil
+}
+
+// claims are the claims a token is checked for: the registered ones, and
+// the scopes, as "scope" (RFC 9068: a space-separated string) or "scp" (a
+// string or an array, as some issuers write it).
+type claims struct {
+	jwt.RegisteredClaims
+	Scope string `json:"scope,omitempty"`
+	Scp   any    `json:"scp,omitempty"`
+}
+
+// scopes returns the token's scopes.
+func (c *claims) scopes() []string {
+	out := strings.Fields(c.Scope)
+	switch scp := c.Scp.(type) {
+	case string:
+		out = append(out, strings.Fields(scp)...)
+	case []any:
+		for _, s := range scp {
+			if s, ok := s.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Verify checks a bearer token and returns the user it names. A refusal is
+// an *Error whose Reason says why.
+func (a *Authenticator) Verify(ctx context.Context, token string) (User, error) {
+	if token == "" {
+		return User{}, refused(ReasonMissing, nil)
+	}
+	if len(token) > MaxTokenBytes {
+		return User{}, refused(ReasonMalformed, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes))
+	}
+	now := time.Now()
+	if u, ok := a.cache.get(token, now); ok {
+		return u, nil
+	}
+	var c claims
+	parsed, err := a.parser.ParseWithClaims(token, &c, a.keyFor(ctx))
+	if err != nil {
+		return User{}, classify(parsed, &c, err)
+	}
+	if c.Subject == "" {
+		return User{}, refused(ReasonClaims, errors.New("the token has no sub"))
+	}
+	if missing := missingScopes(a.cfg.Scopes, c.scopes()); len(missing) > 0 {
+		return User{}, refused(ReasonScope, fmt.Errorf("the token lacks scope %s", strings.Join(missing, ", ")))
+	}
+	u := User{Issuer: c.Issuer, Subject: c.Subject}
+	a.cache.put(token, u, c.ExpiresAt.Add(a.cfg.Leeway), now)
+	return u, nil
+}
+
+func missingScopes(required, have []string) []string {
+	var missing []string
+	for _, s := range required {
+		if !slices.Contains(have, s) {
+			missing = append(missing, s)
+		}
+	}
+	return missing
+}
+
+// keyFor returns the jwt.Keyfunc of one verification: the token's key from
+// the key set, refused unless it suits the token's alg.
+func (a *Authenticator) keyFor(ctx context.Context) jwt.Keyfunc {
+	lookup := a.keys.KeyfuncCtx(ctx)
+	return func(t *jwt.Token) (any, error) {
+		alg := t.Method.Alg()
+		key, err := lookup(t)
+		if err != nil {
+			return nil, refused(ReasonKey, err)
+		}
+		if set, ok := key.(jwt.VerificationKeySet); ok {
+			// No kid: try the keys that suit the alg.
+			var suitable jwt.VerificationKeySet
+			for _, k := range set.Keys {
+				if keySuits(alg, k) == nil {
+					suitable.Keys = append(suitable.Keys, k)
+				}
+			}
+			if len(suitable.Keys) == 0 {
+				return nil, refused(ReasonKey, fmt.Errorf("no key suits alg %s", alg))
+			}
+			return suitable, nil
+		}
+		if err := keySuits(alg, key); err != nil {
+			return nil, refused(ReasonKey, err)
+		}
+		return key, nil
+	}
+}
+
+// classify turns golang-jwt's error into a refusal with its reason; c
+// holds the claims as far as they could be read.
+func classify(t *jwt.Token, c *claims, err error) *Error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return refused(e.Reason, err)
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return refused(ReasonMalformed, err)
+	case t != nil && t.Method != nil && !slices.Contains(algorithms, t.Method.Alg()):
+		return refused(ReasonAlgorithm, err)
+	case errors.Is(err, jwt.ErrTokenUnverifiable):
+		// An alg golang-jwt does not know, say.
+		return refused(ReasonAlgorithm, err)
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return refused(ReasonSignature, err)
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return refused(ReasonExpired, err)
+	case errors.Is(err, jwt.ErrTokenNotValidYet):
+		return refused(ReasonNotYetValid, err)
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return refused(ReasonIssuer, err)
+	case errors.Is(err, jwt.ErrTokenInvalidAudience):
+		return refused(ReasonAudience, err)
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		switch {
+		case c.ExpiresAt == nil:
+			return refused(ReasonExpired, err)
+		case c.Issuer == "":
+			return refused(ReasonIssuer, err)
+		case len(c.Audience) == 0:
+			return refused(ReasonAudience, err)
+		}
+	}
+	return refused(ReasonClaims, err)
+}

@@ -1,0 +1,268 @@
+// Package hosted assembles the HTTP handler of `toolscript serve --http`
+// (spec/hosted.md) from its parts: the routes, and the order of the
+// middleware every request to /mcp passes. It knows no MCP: the streamable
+// HTTP transport is handed in as an http.Handler, and learns who is
+// calling from the request context (auth.UserFrom).
+//
+// A request to /mcp passes, in this order:
+//
+//  1. the access log (accesslog.Middleware), which writes its line when
+//     the request is done, whatever happened inside;
+//  2. authentication (auth.Authenticator.Middleware): 401 or 403, or the
+//     user in the context; without an Authenticator every request is
+//     Anonymous;
+//  3. the body cap (413 beyond MaxBodyBytes) and a look at the JSON-RPC
+//     message: its method and tool go to the access log, and the number
+//     of tools/call requests it holds (Calls) to the context;
+//  4. the rate per user (429 with Retry-After), charged one execution per
+//     tools/call;
+//  5. the MCP handler.
+package hosted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/toolscript/toolscript/host/accesslog"
+	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/limit"
+	"github.com/toolscript/toolscript/host/metrics"
+)
+
+// The paths the handler serves.
+const (
+	PathMCP     = "/mcp"
+	PathHealth  = "/healthz"
+	PathReady   = "/readyz"
+	PathMetrics = "/metrics"
+)
+
+// AnonymousSubject is the subject of the one user of a server without
+// authentication. Its issuer is empty, which no token's is.
+const AnonymousSubject = "anonymous"
+
+// Anonymous returns the user every request is without authentication.
+func Anonymous() auth.User { return auth.User{Subject: AnonymousSubject} }
+
+// ToolsCall is the JSON-RPC method that runs a tool: what the rate counts.
+const ToolsCall = "tools/call"
+
+// ReadyTimeout bounds one readiness check.
+const ReadyTimeout = 5 * time.Second
+
+// Config configures the handler.
+type Config struct {
+	// MCP serves /mcp: mcp-go's streamable HTTP server. Required.
+	MCP http.Handler
+	// Auth authenticates requests to /mcp and serves the protected
+	// resource metadata. Nil means no authentication (--insecure-no-auth):
+	// every request is Anonymous.
+	Auth *auth.Authenticator
+	// Rate limits executions per user, when set.
+	Rate *limit.Rate[auth.User]
+	// MaxBodyBytes caps a request body to /mcp. Required: the largest
+	// script plus the JSON around it.
+	MaxBodyBytes int64
+	// Metrics are served at /metrics and count the refusals, when set.
+	Metrics *metrics.Metrics
+	// AccessLog receives one line per request, except for /healthz,
+	// /readyz and /metrics (probes and scrapes). Nil means none.
+	AccessLog *slog.Logger
+	// Ready tells whether the server can take work (the module compiled,
+	// the specs loaded, the upstream MCP servers connected), for /readyz;
+	// the Authenticator's keys are checked besides. Nil means ready.
+	Ready func(context.Context) error
+}
+
+// New returns the handler of the hosted mode.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.MCP == nil {
+		return nil, errors.New("hosted: no MCP handler")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		return nil, fmt.Errorf("hosted: MaxBodyBytes must be positive (got %d)", cfg.MaxBodyBytes)
+	}
+	logged := func(h http.Handler) http.Handler {
+		if cfg.AccessLog == nil {
+			return h
+		}
+		return accesslog.Middleware(cfg.AccessLog, h)
+	}
+
+	var mcp http.Handler = cfg.MCP
+	if cfg.Rate != nil {
+		mcp = rateLimited(cfg.Rate, cfg.Metrics, mcp)
+	}
+	mcp = peeked(cfg.MaxBodyBytes, mcp)
+	mcp = withUser(mcp)
+	if cfg.Auth != nil {
+		mcp = cfg.Auth.Middleware(mcp)
+	} else {
+		mcp = anonymous(mcp)
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle(PathMCP, logged(mcp))
+	if cfg.Auth != nil {
+		mux.Handle(auth.MetadataPath, logged(cfg.Auth.MetadataHandler()))
+	}
+	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("GET "+PathReady, func(w http.ResponseWriter, r *http.Request) {
+		if err := ready(r.Context(), cfg); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	if cfg.Metrics != nil {
+		mux.Handle("GET "+PathMetrics, cfg.Metrics.Handler())
+	}
+	mux.Handle("/", logged(http.NotFoundHandler()))
+	return mux, nil
+}
+
+// AuthFailureHook returns what auth.Config.OnFailure should be: it counts
+// the failure in m (which may be nil) and marks the access log line.
+func AuthFailureHook(m *metrics.Metrics) func(*http.Request, auth.Reason) {
+	return func(r *http.Request, reason auth.Reason) {
+		m.AuthFailure(string(reason))
+		accesslog.FromContext(r.Context()).SetOutcome("unauthenticated", string(reason))
+	}
+}
+
+// AuthReasons returns auth.Reasons as strings, for metrics.New.
+func AuthReasons() []string {
+	out := make([]string, len(auth.Reasons))
+	for i, r := range auth.Reasons {
+		out[i] = string(r)
+	}
+	return out
+}
+
+func ready(ctx context.Context, cfg Config) error {
+	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	defer cancel()
+	if cfg.Ready != nil {
+		if err := cfg.Ready(ctx); err != nil {
+			return err
+		}
+	}
+	if cfg.Auth != nil {
+		return cfg.Auth.Ready(ctx)
+	}
+	return nil
+}
+
+// anonymous hands every request on as Anonymous.
+func anonymous(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(auth.WithUser(r.Context(), Anonymous())))
+	})
+}
+
+// withUser writes the request's user to the access log.
+func withUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, ok := auth.UserFrom(r.Context()); ok {
+			accesslog.FromContext(r.Context()).SetUser(u.Subject)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// callsKey is the context key of the number of tools/call requests.
+type callsKey struct{}
+
+// Calls returns how many tools/call requests the request's JSON-RPC body
+// holds (0 outside the handler).
+func Calls(ctx context.Context) int {
+	n, _ := ctx.Value(callsKey{}).(int)
+	return n
+}
+
+// peeked reads a POST body (up to max bytes: 413 beyond), notes its
+// JSON-RPC method and tool in the access log and the number of tools/call
+// requests in the context, and hands the body on unchanged.
+func peeked(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				accesslog.FromContext(r.Context()).SetOutcome("too_large", "")
+				http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", max), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "reading the request body failed", http.StatusBadRequest)
+			return
+		}
+		calls, method, tool := inspect(body)
+		accesslog.FromContext(r.Context()).SetCall(method, tool)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callsKey{}, calls)))
+	})
+}
+
+// envelope is the part of a JSON-RPC message the handler looks at.
+type envelope struct {
+	Method string `json:"method"`
+	Params struct {
+		Name string `json:"name"`
+	} `json:"params"`
+}
+
+// inspect returns how many tools/call requests a JSON-RPC body holds (a
+// message or a batch), and the method and tool name of its first message.
+// A body that is not JSON holds none: the MCP layer refuses it.
+func inspect(body []byte) (calls int, method, tool string) {
+	body = bytes.TrimSpace(body)
+	var msgs []envelope
+	if len(body) > 0 && body[0] == '[' {
+		_ = json.Unmarshal(body, &msgs) // type errors still fill what they can
+	} else {
+		var m envelope
+		if json.Unmarshal(body, &m) == nil || m.Method != "" {
+			msgs = append(msgs, m)
+		}
+	}
+	for _, m := range msgs {
+		if m.Method == ToolsCall {
+			calls++
+		}
+	}
+	if len(msgs) > 0 {
+		method = msgs[0].Method
+		if method == ToolsCall {
+			tool = msgs[0].Params.Name
+		}
+	}
+	return calls, method, tool
+}
+
+// rateLimited charges the user one execution per tools/call and refuses
+// requests over the rate with 429.
+func rateLimited(rate *limit.Rate[auth.User], m *metrics.Metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, _ := auth.UserFrom(r.Context())
+		if ok, retry := rate.Allow(user, Calls(r.Context()), time.Now()); !ok {
+			m.Refused(metrics.LimitRate)
+			accesslog.FromContext(r.Context()).SetOutcome("rate_limited", "")
+			rate.Refuse(w, retry)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,125 @@
+// Package limit bounds what each user of the hosted mode may use
+// (spec/hosted.md, "Limits and behaviour under load"): a rate of
+// executions per minute (Rate, whose Middleware answers 429 with
+// Retry-After), and execution slots per user and overall that a call waits
+// for up to a bound and then fails (Slots). Both are keyed by any
+// comparable value, such as auth.User, and keep state only for the keys in
+// use.
+package limit
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Rate limits events per key to a number a minute, with bursts of up to
+// that number: a token bucket per key (golang.org/x/time/rate) that refills
+// evenly over the minute. It is safe for concurrent use.
+type Rate[K comparable] struct {
+	perMinute int
+	limit     rate.Limit
+
+	mu      sync.Mutex
+	buckets map[K]*bucket
+	sweptAt time.Time
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	last time.Time // the last event taken
+}
+
+// NewRate returns a Rate of perMinute events a minute per key; perMinute
+// must be positive.
+func NewRate[K comparable](perMinute int) (*Rate[K], error) {
+	if perMinute <= 0 {
+		return nil, fmt.Errorf("limit: a rate of %d a minute: must be positive", perMinute)
+	}
+	return &Rate[K]{
+		perMinute: perMinute,
+		limit:     rate.Every(time.Minute / time.Duration(perMinute)),
+		buckets:   make(map[K]*bucket),
+	}, nil
+}
+
+// PerMinute returns the rate.
+func (r *Rate[K]) PerMinute() int { return r.perMinute }
+
+// Allow takes n events for key at now, all or none. When it refuses,
+// retryAfter is how long until n events would be allowed (a minute for
+// more than the rate allows at once).
+func (r *Rate[K]) Allow(key K, n int, now time.Time) (ok bool, retryAfter time.Duration) {
+	if n <= 0 {
+		return true, 0
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sweep(now)
+	b := r.buckets[key]
+	if b == nil {
+		b = &bucket{lim: rate.NewLimiter(r.limit, r.perMinute)}
+		r.buckets[key] = b
+	}
+	if n > r.perMinute {
+		return false, time.Minute
+	}
+	res := b.lim.ReserveN(now, n)
+	if delay := res.DelayFrom(now); delay > 0 {
+		res.CancelAt(now)
+		return false, delay
+	}
+	b.last = now
+	return true, 0
+}
+
+// sweep forgets, once a minute, the buckets idle for a minute: they are
+// full again, as a new one would be. The map holds the keys active in the
+// last two minutes at most.
+func (r *Rate[K]) sweep(now time.Time) {
+	if now.Sub(r.sweptAt) < time.Minute {
+		return
+	}
+	r.sweptAt = now
+	for k, b := range r.buckets {
+		if now.Sub(b.last) >= time.Minute {
+			delete(r.buckets, k)
+		}
+	}
+}
+
+// keys returns the number of keys with state.
+func (r *Rate[K]) keys() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.buckets)
+}
+
+// Middleware returns next behind the rate: cost says whose events a
+// request is and how many (0 for a request that is not counted, such as
+// one that runs no script). A request over the rate gets 429 Too Many
+// Requests with Retry-After in whole seconds, rounded up, and never
+// reaches next.
+func (r *Rate[K]) Middleware(next http.Handler, cost func(*http.Request) (key K, n int)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		key, n := cost(req)
+		if ok, retry := r.Allow(key, n, time.Now()); !ok {
+			r.Refuse(w, retry)
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
+// Refuse answers a request over the rate: 429 Too Many Requests with
+// Retry-After, retryAfter in whole seconds rounded up.
+func (r *Rate[K]) Refuse(w http.ResponseWriter, retryAfter time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+	http.Error(w, fmt.Sprintf("too many requests: at most %d executions a minute", r.perMinute),
+		http.StatusTooManyRequests)
+}
