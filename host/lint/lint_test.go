@@ -15,9 +15,21 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 )
 
+// testSDK is what a configured API gives lint to check sdk calls against.
+var testSDK = &luau.SDKManifest{APIs: []luau.SDKAPI{
+	{Name: "pets", Functions: []luau.SDKFunction{
+		{Name: "list_pets", ID: 1, Flat: true, Kind: "openapi", Params: []string{"limit", "tag"}},
+		{Name: "get_pet", ID: 2, Flat: true, Kind: "openapi", Params: []string{"pet_id", "fields"}, Required: []string{"pet_id"}},
+		{Name: "create_pet", ID: 3, Flat: true, Kind: "openapi"},
+	}},
+	{Name: "files", Functions: []luau.SDKFunction{
+		{Name: "read_file", ID: 4, Kind: "mcp", Params: []string{"path", "head"}, Required: []string{"path"}},
+	}},
+}}
+
 func newRuntime(t testing.TB) *luau.Runtime {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{})
+	rt, err := luau.New(context.Background(), luau.Config{SDK: testSDK})
 	if err != nil {
 		t.Fatalf("luau.New: %v", err)
 	}
@@ -36,6 +48,47 @@ var triggers = map[string]string{
 	lint.RuleUnreachableCode: "do return end\nprint(1)\n",
 	lint.RuleAssignmentCount: "local a, b = 1\nprint(a, b)\n",
 	lint.RuleInvalidNolint:   "--!nolint nope\n",
+
+	lint.RuleSDKUnknownFunction:  "sdk.list_pest()\n",
+	lint.RuleSDKUnknownParameter: "sdk.list_pets({limt = 1})\n",
+	lint.RuleSDKMissingParameter: "sdk.get_pet({fields = 'name'})\n",
+}
+
+// The sdk checks, against the functions the configuration defines.
+func TestSDKChecks(t *testing.T) {
+	rt := newRuntime(t)
+	for _, c := range []struct {
+		src  string
+		want []string // rule: message, in order
+	}{
+		{"sdk.list_pets({limit = 5})\nsdk.pets.get_pet({pet_id = 1})\nsdk.create_pet({name = 'Rex'})\nsdk.files.read_file({path = 'a'})\n", nil},
+		{"sdk.list_pest()\n", []string{"sdk_unknown_function: 'sdk.list_pest' is not a function of the sdk; did you mean 'sdk.list_pets'?"}},
+		{"sdk.pets.get_pets({pet_id = 1})\n", []string{"sdk_unknown_function: 'sdk.pets.get_pets' is not a function of the sdk; did you mean 'sdk.pets.get_pet'?"}},
+		{"sdk.pest.get_pet({pet_id = 1})\n", []string{"sdk_unknown_function: 'sdk.pest' is not a configured API or MCP server; did you mean 'sdk.pets'?"}},
+		{"sdk.read_file({path = 'a'})\n", []string{"sdk_unknown_function: 'sdk.read_file' is not a function of the sdk"}},
+		{"sdk.list_pets({limt = 5, tag = 'x'})\n", []string{"sdk_unknown_parameter: 'sdk.list_pets' has no parameter 'limt'; did you mean 'limit'?"}},
+		{"sdk.get_pet({fields = 'name'})\n", []string{"sdk_missing_parameter: 'sdk.get_pet' requires the parameter 'pet_id'"}},
+		{"sdk.get_pet()\n", []string{"sdk_missing_parameter: 'sdk.get_pet' requires the parameter 'pet_id'"}},
+		{"sdk.files.read_file({pth = 'a'})\n", []string{ // in the order of their places
+			"sdk_missing_parameter: 'sdk.files.read_file' requires the argument 'path'",
+			"sdk_unknown_parameter: 'sdk.files.read_file' has no argument 'pth'; did you mean 'path'?"}},
+		// Not literal, or not all names: nothing is certain.
+		{"local p = {}\nsdk.get_pet(p)\nsdk.get_pet({[p] = 1})\n", nil},
+		// A script's own sdk is its own.
+		{"sdk = {}\nsdk.anything()\n", nil},
+	} {
+		rep, err := lint.Run(context.Background(), rt, []lint.Source{{Name: "t.luau", Text: []byte(c.src)}}, lint.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, d := range rep.Diagnostics {
+			got = append(got, d.Rule+": "+d.Message)
+		}
+		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+			t.Errorf("%q:\ngot  %q\nwant %q", c.src, got, c.want)
+		}
+	}
 }
 
 // The module and this package know the same rules: each rule's trigger is

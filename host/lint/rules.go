@@ -45,6 +45,10 @@ const (
 	RuleUnreachableCode = "unreachable_code"
 	RuleAssignmentCount = "assignment_count"
 	RuleInvalidNolint   = "invalid_nolint"
+
+	RuleSDKUnknownFunction  = "sdk_unknown_function"
+	RuleSDKUnknownParameter = "sdk_unknown_parameter"
+	RuleSDKMissingParameter = "sdk_missing_parameter"
 )
 
 // Rules returns every rule, errors first. The module reports exactly these
@@ -63,6 +67,15 @@ func Rules() []Rule {
 		{RuleIODisabled, Error,
 			"io, os.remove or file is used but the configuration disables io.",
 			"Enable io for the scripts ([io] enabled = true, or [lint] io = true) or do not use the io library."},
+		{RuleSDKUnknownFunction, Error,
+			"A call of sdk.fn or sdk.api.fn that no configured API or MCP server defines.",
+			"The sdk holds the operations of the configured OpenAPI specs and the tools of the configured MCP servers (--api, --mcp, [apis], [mcp_servers]); a misspelled name gets a suggestion. Without sources configured, lint does not know them: configure the same sources as the runtime."},
+		{RuleSDKUnknownParameter, Error,
+			"A literal table of parameters (or, for an MCP tool, of arguments) names one the function does not have.",
+			"The call would fail before any request with the same message; a misspelled name gets a suggestion. Only literal tables are checked."},
+		{RuleSDKMissingParameter, Error,
+			"A literal table of parameters (or, for an MCP tool, of arguments) leaves out one the function requires.",
+			"The call would fail before any request. Only literal tables whose keys are all names are checked."},
 		{RuleUnusedLocal, Warning,
 			"A local variable, local function or loop variable that is never read.",
 			"Remove it, or start its name with an underscore (_) to say it is unused on purpose. Function parameters are not reported."},

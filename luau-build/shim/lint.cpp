@@ -54,6 +54,9 @@ const char* const kRuleShadowedLocal = "shadowed_local";
 const char* const kRuleUnreachableCode = "unreachable_code";
 const char* const kRuleAssignmentCount = "assignment_count";
 const char* const kRuleInvalidNolint = "invalid_nolint";
+const char* const kRuleSDKUnknownFunction = "sdk_unknown_function";
+const char* const kRuleSDKUnknownParameter = "sdk_unknown_parameter";
+const char* const kRuleSDKMissingParameter = "sdk_missing_parameter";
 
 const char* const kRules[] = {
     kRuleSyntax,
@@ -65,6 +68,9 @@ const char* const kRules[] = {
     kRuleUnreachableCode,
     kRuleAssignmentCount,
     kRuleInvalidNolint,
+    kRuleSDKUnknownFunction,
+    kRuleSDKUnknownParameter,
+    kRuleSDKMissingParameter,
 };
 
 // One global of the sandbox as the runtime builds it.
@@ -77,6 +83,23 @@ struct Global
 
 using Globals = std::unordered_map<std::string, Global>;
 
+// What lint knows of one sdk function: its visible parameters (OpenAPI) or
+// arguments (MCP), and those a call must give.
+struct Signature
+{
+    std::string qualified; // sdk.api.fn
+    bool mcp = false;
+    std::vector<std::string> params;
+    std::vector<std::string> required;
+};
+
+// The sdk as the manifest describes it: functions by API, and the flat ones.
+struct SDK
+{
+    std::unordered_map<std::string, std::unordered_map<std::string, Signature>> apis;
+    std::unordered_map<std::string, Signature> flat;
+};
+
 // The globals a script sees, read from the instance's live Luau state:
 // those ts_init built, and those a script gets when io is enabled (ts_run
 // adds io, os with remove, and file to the script's own environment table
@@ -86,7 +109,85 @@ struct Environments
     bool ready = false;
     Globals plain;
     Globals withIO;
+    SDK sdk;
 };
+
+// Reads the strings of the list field name of the table on top of the stack.
+std::vector<std::string> readStrings(lua_State* L, const char* name)
+{
+    std::vector<std::string> out;
+    lua_getfield(L, -1, name);
+    for (int i = 1; lua_istable(L, -1); i++)
+    {
+        lua_rawgeti(L, -1, i);
+        if (!lua_isstring(L, -1))
+        {
+            lua_pop(L, 1);
+            break;
+        }
+        out.push_back(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return out;
+}
+
+// Reads the string field name of the table on top of the stack.
+std::string readString(lua_State* L, const char* name)
+{
+    lua_getfield(L, -1, name);
+    std::string out = lua_isstring(L, -1) ? lua_tostring(L, -1) : "";
+    lua_pop(L, 1);
+    return out;
+}
+
+// Pushes item i of the list on top of the stack and returns true when it is
+// a table; otherwise pushes nothing.
+bool pushItem(lua_State* L, int i)
+{
+    if (!lua_istable(L, -1))
+        return false;
+    lua_rawgeti(L, -1, i);
+    if (lua_istable(L, -1))
+        return true;
+    lua_pop(L, 1);
+    return false;
+}
+
+// Reads the sdk manifest ts_open_sdk kept in the registry.
+void readSDK(lua_State* L, SDK& sdk)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, ts_sdk_manifest_key);
+    if (!lua_istable(L, -1))
+    {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_getfield(L, -1, "apis");
+    for (int a = 1; pushItem(L, a); a++)
+    {
+        std::string api = readString(L, "name");
+        lua_getfield(L, -1, "functions");
+        for (int f = 1; pushItem(L, f); f++)
+        {
+            Signature sig;
+            std::string name = readString(L, "name");
+            sig.mcp = readString(L, "kind") == "mcp";
+            lua_getfield(L, -1, "flat");
+            bool flat = lua_toboolean(L, -1);
+            lua_pop(L, 1);
+            sig.qualified = "sdk." + api + "." + name;
+            sig.params = readStrings(L, "params");
+            sig.required = readStrings(L, "required");
+            if (flat)
+                sdk.flat[name] = sig;
+            sdk.apis[api][name] = std::move(sig);
+            lua_pop(L, 1); // the function
+        }
+        lua_pop(L, 2); // functions, the API
+    }
+    lua_pop(L, 2); // apis, the manifest
+}
 
 // Whether the value on top of the stack is one of io.cpp's stand-ins for
 // functions the sandbox does not offer (io.popen, io.read, ...): a C
@@ -168,6 +269,7 @@ int readEnvironments(lua_State* L)
         lua_error(L);
     }
     readTable(T, LUA_GLOBALSINDEX, envs->withIO);
+    readSDK(L, envs->sdk);
     return 0;
 }
 
@@ -383,6 +485,7 @@ const char* afterWhat(Flow flow)
 
 struct Checker : Luau::AstVisitor
 {
+    const Environments& envs;
     // The globals of the configuration's environment, and those of the
     // environment with io (which tell "io is disabled" from "unknown").
     const Globals& env;
@@ -402,7 +505,8 @@ struct Checker : Luau::AstVisitor
     std::unordered_map<AstLocal*, size_t> localIndex;
 
     Checker(const Environments& envs, bool io, std::vector<Diagnostic>& out)
-        : env(io ? envs.withIO : envs.plain)
+        : envs(envs)
+        , env(io ? envs.withIO : envs.plain)
         , withIO(envs.withIO)
         , io(io)
         , out(out)
@@ -461,11 +565,12 @@ struct Checker : Luau::AstVisitor
         report(node->location, kRuleUnknownGlobal, message);
     }
 
-    // table.member, read: the member must exist in a library table.
+    // table.member, read: the member must exist in a library table. The
+    // sdk's functions are checked where they are called (checkSDKCall).
     void checkMemberRead(AstExpr* base, std::string_view member, const Location& location)
     {
         auto g = base->as<Luau::AstExprGlobal>();
-        if (!g)
+        if (!g || g->name == "sdk")
             return;
         const Global* global = builtin(g->name);
         if (!global || !global->isTable || global->members.count(std::string(member)))
@@ -530,6 +635,124 @@ struct Checker : Luau::AstVisitor
     {
         checkGlobalRead(node);
         return false;
+    }
+
+    // ---- sdk
+
+    // sdk.fn or sdk.api.fn as written: the names, or false.
+    bool sdkName(AstExpr* func, std::string* api, std::string* fn, Location* where) const
+    {
+        auto outer = func->as<Luau::AstExprIndexName>();
+        if (!outer)
+            return false;
+        *fn = outer->index.value;
+        *where = outer->indexLocation;
+        if (auto g = outer->expr->as<Luau::AstExprGlobal>())
+        {
+            api->clear();
+            return g->name == "sdk" && !assigned.names.count(g->name);
+        }
+        auto inner = outer->expr->as<Luau::AstExprIndexName>();
+        if (!inner)
+            return false;
+        auto g = inner->expr->as<Luau::AstExprGlobal>();
+        *api = inner->index.value;
+        return g && g->name == "sdk" && !assigned.names.count(g->name);
+    }
+
+    // A call of an sdk function: the function must exist, and a literal
+    // table of parameters (arguments, for an MCP tool) must name only
+    // parameters the function has, and every one it requires.
+    void checkSDKCall(Luau::AstExprCall* call)
+    {
+        std::string api, fn;
+        Location where;
+        if (!sdkName(call->func, &api, &fn, &where))
+            return;
+        const SDK& sdk = envs.sdk;
+        const Signature* sig = nullptr;
+        std::vector<std::string_view> candidates;
+        std::string written = api.empty() ? "sdk." + fn : "sdk." + api + "." + fn;
+        if (api.empty())
+        {
+            if (sdk.apis.count(fn))
+                return; // sdk.api(...): not a function, the runtime says so
+            auto it = sdk.flat.find(fn);
+            if (it != sdk.flat.end())
+                sig = &it->second;
+            for (const auto& [name, _] : sdk.flat)
+                candidates.push_back(name);
+        }
+        else
+        {
+            auto a = sdk.apis.find(api);
+            if (a == sdk.apis.end())
+            {
+                std::vector<std::string_view> apis;
+                for (const auto& [name, _] : sdk.apis)
+                    apis.push_back(name);
+                std::string message = quote("sdk." + api) + " is not a configured API or MCP server";
+                std::string hint = suggest(api, apis);
+                if (!hint.empty())
+                    message += "; did you mean " + quote("sdk." + hint) + "?";
+                report(call->func->location, kRuleSDKUnknownFunction, message);
+                return;
+            }
+            auto it = a->second.find(fn);
+            if (it != a->second.end())
+                sig = &it->second;
+            for (const auto& [name, _] : a->second)
+                candidates.push_back(name);
+        }
+        if (!sig)
+        {
+            std::string message = quote(written) + " is not a function of the sdk";
+            std::string hint = suggest(fn, candidates);
+            if (!hint.empty())
+                message += "; did you mean " + quote(written.substr(0, written.size() - fn.size()) + hint) + "?";
+            report(where, kRuleSDKUnknownFunction, message);
+            return;
+        }
+        // An OpenAPI function without parameters takes the body first.
+        if (!sig->mcp && sig->params.empty())
+            return;
+        Luau::AstExprTable* table = call->args.size > 0 ? call->args.data[0]->as<Luau::AstExprTable>() : nullptr;
+        if (call->args.size > 0 && !table)
+            return; // not a literal: nothing is certain
+        std::unordered_set<std::string> given;
+        bool onlyNames = true;
+        if (table)
+        {
+            for (const auto& item : table->items)
+            {
+                std::string_view key;
+                if (item.kind == Luau::AstExprTable::Item::Kind::List || !constantKey(item.key, &key))
+                {
+                    onlyNames = false;
+                    continue;
+                }
+                given.insert(std::string(key));
+                if (std::find(sig->params.begin(), sig->params.end(), key) != sig->params.end())
+                    continue;
+                std::string message = quote(written) + " has no " + (sig->mcp ? "argument " : "parameter ") + quote(key);
+                std::string hint = suggest(key, sig->params);
+                if (!hint.empty())
+                    message += "; did you mean " + quote(hint) + "?";
+                report(item.key->location, kRuleSDKUnknownParameter, message);
+            }
+        }
+        if (!onlyNames)
+            return;
+        for (const std::string& r : sig->required)
+            if (!given.count(r))
+                report(call->location, kRuleSDKMissingParameter,
+                    quote(written) + " requires the " + (sig->mcp ? "argument " : "parameter ") + quote(r));
+    }
+
+    bool visit(Luau::AstExprCall* node) override
+    {
+        checkSDKCall(node);
+        return true;
     }
 
     bool visit(Luau::AstExprIndexName* node) override

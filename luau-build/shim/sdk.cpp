@@ -16,6 +16,13 @@ namespace
 {
 
 const char* const kErrorMetaKey = "toolscript.sdk.error";
+
+} // namespace
+
+const char* const ts_sdk_manifest_key = "toolscript.sdk.manifest";
+
+namespace
+{
 const char* const kNullKey = "toolscript.json.null"; // json.cpp's sentinel
 
 // The envelope the host writes (host/luau/sdk.go, sdkEnvelope): seven
@@ -233,6 +240,9 @@ void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
     {
         ts_json_decode(L, manifest, len);
         int m = lua_gettop(L);
+        // Lint reads the functions' parameters from it.
+        lua_pushvalue(L, m);
+        lua_setfield(L, LUA_REGISTRYINDEX, ts_sdk_manifest_key);
         lua_getfield(L, m, "apis");
         int apis = lua_gettop(L);
         for (int a = 1; lua_istable(L, apis) && (lua_rawgeti(L, apis, a), !lua_isnil(L, -1)); a++)

@@ -52,6 +52,9 @@ void ts_json_decode(lua_State* L, const char* s, size_t len);
 // empty read-only table. Runs before luaL_sandbox, from ts_init.
 void ts_open_sdk(lua_State* L, const char* manifest, size_t len);
 
+// The registry key of the sdk's manifest, as a Luau table (lint reads it).
+extern const char* const ts_sdk_manifest_key;
+
 // Adds parallel(fns, limit?) to the globals (parallel.cpp).
 void ts_open_parallel(lua_State* L);
 
