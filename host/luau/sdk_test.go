@@ -3,6 +3,9 @@ package luau_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -282,5 +285,72 @@ func TestParallelTimeout(t *testing.T) {
 	defer caller.mu.Unlock()
 	if caller.inFlight != 0 {
 		t.Errorf("%d calls still in flight after the execution", caller.inFlight)
+	}
+}
+
+// echoCaller answers with its arguments after a delay the arguments give
+// ({ms = n}); {fail = true} fails the call as an HTTP 500.
+type echoCaller struct{}
+
+func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *luau.SDKResponse {
+	var a []struct {
+		MS   int  `json:"ms"`
+		Fail bool `json:"fail"`
+		K    int  `json:"k"`
+	}
+	_ = json.Unmarshal(args, &a)
+	if len(a) > 0 && a[0].MS > 0 {
+		select {
+		case <-time.After(time.Duration(a[0].MS) * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+	if len(a) > 0 && a[0].Fail {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: 500, Message: fmt.Sprintf("sdk.list_pets: HTTP 500: k=%d", a[0].K)}
+	}
+	return &luau.SDKResponse{Status: 200, JSON: args}
+}
+
+// Random mixes of calls, failing calls, pcalls, errors and plain returns
+// inside parallel give what the same functions give run one after the
+// other: the same results, or the same first error in list order.
+func TestParallelMatchesSequential(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := range 150 {
+		var fns strings.Builder
+		n := 1 + rng.IntN(6)
+		k := 0
+		for range n {
+			fns.WriteString("function()\n local acc = {}\n")
+			for range rng.IntN(4) {
+				k++
+				ms, fail := rng.IntN(3), rng.IntN(5) == 0
+				arg := fmt.Sprintf("{k = %d, ms = %d, fail = %v}", k, ms, fail)
+				switch rng.IntN(4) {
+				case 0:
+					fmt.Fprintf(&fns, " table.insert(acc, sdk.list_pets(%s)[1].k)\n", arg)
+				case 1:
+					fmt.Fprintf(&fns, " do local ok, e = pcall(sdk.list_pets, %s) table.insert(acc, ok and e[1].k or e.status) end\n", arg)
+				case 2:
+					fmt.Fprintf(&fns, " if %d %% 7 == 0 then error('boom %d') end\n", k, k)
+				default:
+					fmt.Fprintf(&fns, " table.insert(acc, %d)\n", k)
+				}
+			}
+			fns.WriteString(" return acc\nend,\n")
+		}
+		prelude := "local fns = {\n" + fns.String() + "}\n"
+		par := prelude + "return parallel(fns, " + strconv.Itoa(1+rng.IntN(4)) + ")"
+		seq := prelude + `local r, first = {}, nil
+			for i, f in ipairs(fns) do local ok, v = pcall(f) if ok then r[i] = v elseif first == nil then first = v end end
+			if first ~= nil then error(first, 0) end
+			return r`
+		a := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}})
+		b := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}})
+		if string(a.Value) != string(b.Value) || (a.Error == nil) != (b.Error == nil) ||
+			(a.Error != nil && (a.Error.Message != b.Error.Message || a.Error.Kind != b.Error.Kind)) {
+			t.Fatalf("iteration %d:\n%s\nparallel:   %s %+v\nsequential: %s %+v", iter, par, a.Value, a.Error, b.Value, b.Error)
+		}
 	}
 }
