@@ -116,16 +116,30 @@ func escapeStrict(s string) string {
 	if strings.Trim(s, ".") == "" && s != "" {
 		return strings.Repeat("%2E", len(s))
 	}
-	var b strings.Builder
+	n := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
+		if !unreserved(s[i]) {
+			n++
 		}
 	}
-	return b.String()
+	if n == 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; unreserved(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
+		}
+	}
+	return string(b)
+}
+
+const upperHex = "0123456789ABCDEF"
+
+func unreserved(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // escapeQuery encodes a query key or value: strict, or with reserved
@@ -134,16 +148,16 @@ func escapeQuery(s string, allowReserved bool) string {
 	if !allowReserved {
 		return escapeStrict(s)
 	}
-	var b strings.Builder
+	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c > ' ' && c < 0x7f && !strings.ContainsRune("\"<>\\^`{|}%&=#+ ", rune(c)) {
-			b.WriteByte(c)
+			b = append(b, c)
 		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // errNotScalar reports a nested value where a style allows only scalars.
@@ -183,7 +197,17 @@ func parts(v any) (scalarText string, list []string, pairs [][2]string, err erro
 }
 
 // pathValue expands a path parameter by style (simple, label, matrix).
+// An empty expansion, or one of only dots, is refused: it would change
+// which path the request goes to.
 func pathValue(p *catalog.Param, v any) (string, error) {
+	text, err := expandPath(p, v)
+	if err == nil && strings.Trim(text, ".") == "" {
+		return "", errors.New("a path parameter cannot be empty")
+	}
+	return text, err
+}
+
+func expandPath(p *catalog.Param, v any) (string, error) {
 	if p.ContentType != "" {
 		j, _ := json.Marshal(v)
 		return escapeStrict(string(j)), nil

@@ -96,6 +96,10 @@ func (r *redactor) value(v any) any {
 	switch x := v.(type) {
 	case string:
 		return r.string(x)
+	case json.Number: // a numeric secret echoed as a number
+		if s := r.string(x.String()); s != x.String() {
+			return Redacted
+		}
 	case []any:
 		for i := range x {
 			x[i] = r.value(x[i])

@@ -230,10 +230,10 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	if len(cookies) > 0 {
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json, */*;q=0.8")
+	if _, ok := req.Header["Accept"]; !ok {
+		req.Header["Accept"] = acceptJSON
 	}
-	req.Header.Set("User-Agent", "toolscript-sdk")
+	req.Header["User-Agent"] = userAgent
 	if cred := s.creds[api.api.Name]; cred != nil && !fn.NoAuth {
 		p, err := plan(cred, api.api, fn)
 		if err != nil {
@@ -253,6 +253,12 @@ func textNumber(api *catalog.API, s *catalog.Schema, v any) any {
 	}
 	return v
 }
+
+// Fixed header values, shared by every request.
+var (
+	acceptJSON = []string{"application/json, */*;q=0.8"}
+	userAgent  = []string{"toolscript-sdk"}
+)
 
 func decodeArgs(raw json.RawMessage) ([]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
