@@ -2,34 +2,16 @@ package openapi
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/internal/testspecs"
 )
 
-// githubSpec is GitHub's REST API description from the npm package
-// @octokit/openapi, which .ci/run installs (tests/sdk/package.json pins it).
-func githubSpec(tb testing.TB) string {
-	tb.Helper()
-	path, _ := filepath.Abs("../../tests/sdk/node_modules/@octokit/openapi/generated/api.github.com.json")
-	if p := os.Getenv("TOOLSCRIPT_GITHUB_SPEC"); p != "" {
-		path = p
-	}
-	if _, err := os.Stat(path); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("GitHub's spec is missing in CI: %v (run: npm ci --prefix tests/sdk)", err)
-		}
-		tb.Skipf("GitHub's spec is not installed (npm ci --prefix tests/sdk): %v", err)
-	}
-	return path
-}
-
 func TestGitHubSpec(t *testing.T) {
-	path := githubSpec(t)
+	path := testspecs.GitHub(t)
 	start := time.Now()
 	api, err := Load(context.Background(), Source{Name: "gh", Spec: path}, Options{})
 	if err != nil {
