@@ -30,7 +30,7 @@ func lintCommand() *cli.Command {
 			"mismatches. PATHS are files, directories (searched for *.luau and *.lua) and - for\n" +
 			"standard input. `toolscript lint --list-rules` lists the rules.\n\n" +
 			"Exit status: 0 clean, 1 errors found (or warnings, with --strict), 2 usage error.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
 			&cli.StringFlag{Name: "format", Value: string(lint.FormatText),
 				Usage: "output `FORMAT`: " + strings.Join(lint.Formats(), ", ")},
@@ -40,7 +40,7 @@ func lintCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
 			&cli.StringFlag{Name: "stdin-filename", Value: lint.DefaultStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
-		},
+		}, sdkFlags()...),
 		OnUsageError: usageError,
 		Action:       runLint,
 	}
@@ -89,6 +89,14 @@ func runLint(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	client, err := openSDK(ctx, c, file)
+	if err != nil {
+		return err
+	}
+	if client != nil {
+		defer client.Close()
+		// TODO(lead): lint sdk calls against client.Manifest().
+	}
 	rt, err := luau.New(ctx, luau.Config{})
 	if err != nil {
 		return usagef("%v", err)

@@ -17,7 +17,7 @@ import (
 
 // sharedFlags are the flags run and serve take alike.
 func sharedFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
 		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit per script, e.g. 500ms, 30s (default 30s)"},
 		&cli.Int64Flag{Name: "memory-limit", Usage: "Luau heap limit in `MB` (default 64)"},
@@ -25,7 +25,7 @@ func sharedFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-io", Usage: "disable the io library"},
 		&cli.Int64Flag{Name: "max-bytes", Usage: "cumulative write budget of one script, in bytes (default 50 MiB)"},
 		&cli.StringFlag{Name: "output-dir", Usage: "deprecated: use --io-dir", Hidden: true},
-	}
+	}, sdkFlags()...)
 }
 
 // settings resolves the config file, flags and environment for mode, and
@@ -87,6 +87,19 @@ func runScript(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	file, err := config.LoadDefault(c.String("config")) // read by settings already: no error now
+	if err != nil {
+		return usagef("%v", err)
+	}
+	client, err := openSDK(ctx, c, file)
+	if err != nil {
+		return err
+	}
+	if client != nil {
+		defer client.Close()
+		// TODO(lead): hand client.Manifest() to the runtime and
+		// client.Session(nil) to the script once host/luau takes them.
+	}
 	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)

@@ -1,7 +1,7 @@
 package openapi
 
 import (
-	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
@@ -64,20 +64,36 @@ func (c *Cache) get(spec []byte) *catalog.API {
 	if c == nil {
 		return nil
 	}
-	f, err := os.Open(c.path(spec))
+	data, err := os.ReadFile(c.path(spec))
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	var api catalog.API
-	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<16)).Decode(&api); err != nil {
+	api, err := decode(data)
+	if err != nil {
 		return nil // unreadable entries are rebuilt and overwritten
 	}
-	return &api
+	return api
 }
 
-// put stores an API; failures only cost the next start its speed.
-func (c *Cache) put(spec []byte, api *catalog.API) {
+// encode serialises an API (gob: several times faster to read than JSON).
+func encode(api *catalog.API) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(api); err != nil {
+		return nil, fmt.Errorf("serialising the catalog: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func decode(data []byte) (*catalog.API, error) {
+	var api catalog.API
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&api); err != nil {
+		return nil, err
+	}
+	return &api, nil
+}
+
+// put stores an encoded API; failures only cost the next start its speed.
+func (c *Cache) put(spec, encoded []byte) {
 	if c == nil {
 		return
 	}
@@ -88,11 +104,7 @@ func (c *Cache) put(spec []byte, api *catalog.API) {
 	if err != nil {
 		return
 	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	err = gob.NewEncoder(w).Encode(api)
-	if err == nil {
-		err = w.Flush()
-	}
+	_, err = tmp.Write(encoded)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -69,24 +69,42 @@ func isURL(s string) bool {
 // Load reads and converts one spec. The error names the source and the
 // cause; warnings about a usable spec are on the API.
 func Load(ctx context.Context, src Source, opts Options) (*catalog.API, error) {
+	api, _, err := LoadParsed(ctx, src, opts)
+	return api, err
+}
+
+// LoadParsed is Load, and reports whether the spec was parsed (rather than
+// read from the cache): parsing leaves garbage worth returning to the
+// system.
+func LoadParsed(ctx context.Context, src Source, opts Options) (api *catalog.API, parsed bool, err error) {
 	loc := src.Location()
 	data, err := read(ctx, loc, opts.HTTPClient)
 	if err != nil {
-		return nil, fmt.Errorf("api %s: reading spec %s: %w", src.Name, loc, err)
+		return nil, false, fmt.Errorf("api %s: reading spec %s: %w", src.Name, loc, err)
 	}
 	if api := opts.Cache.get(data); api != nil {
 		api.Name, api.Source = src.Name, loc
-		return api, nil
+		return api, false, nil
 	}
 	api, external, err := Parse(ctx, data, loc, opts.HTTPClient)
 	if err != nil {
-		return nil, fmt.Errorf("api %s: spec %s: %w", src.Name, loc, err)
+		return nil, true, fmt.Errorf("api %s: spec %s: %w", src.Name, loc, err)
+	}
+	// The converted API still shares memory with the parser's document
+	// (strings, numbers): a copy through its serialised form keeps only
+	// the catalog, and is what the cache stores.
+	encoded, err := encode(api)
+	if err != nil {
+		return nil, true, fmt.Errorf("api %s: spec %s: %w", src.Name, loc, err)
+	}
+	if api, err = decode(encoded); err != nil {
+		return nil, true, fmt.Errorf("api %s: spec %s: %w", src.Name, loc, err)
 	}
 	if !external { // a spec with external references could change under the same hash
-		opts.Cache.put(data, api)
+		opts.Cache.put(data, encoded)
 	}
 	api.Name = src.Name
-	return api, nil
+	return api, true, nil
 }
 
 func read(ctx context.Context, loc string, client *http.Client) ([]byte, error) {
@@ -208,6 +226,9 @@ func Parse(ctx context.Context, data []byte, loc string, client *http.Client) (a
 		b.warn("the spec defines no operations")
 	}
 	b.finish()
+	// The library keeps content-keyed caches process-wide; the document is
+	// not needed any more.
+	libopenapi.ClearAllCaches()
 	return b.api, external || b.schemas.external, nil
 }
 

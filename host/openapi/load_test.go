@@ -283,7 +283,11 @@ func TestCache(t *testing.T) {
 	// the entry, so a changed title shows it was read.
 	cached := *first
 	cached.Title = "from the cache"
-	NewCache(dir, "v1").put(data, &cached)
+	encoded, err := encode(&cached)
+	if err != nil {
+		t.Fatal(err)
+	}
+	NewCache(dir, "v1").put(data, encoded)
 	hit, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1")})
 	if hit.Title != "from the cache" || hit.Name != "p" {
 		t.Errorf("cache not used: %q", hit.Title)

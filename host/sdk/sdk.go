@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
@@ -116,16 +118,26 @@ type function struct {
 func Open(ctx context.Context, cfg Config) (*Client, error) {
 	cat := &catalog.Catalog{APIs: make([]*catalog.API, len(cfg.APIs))}
 	errs := make([]error, len(cfg.APIs))
+	var parsed atomic.Bool
 	var wg sync.WaitGroup
 	for i, a := range cfg.APIs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cat.APIs[i], errs[i] = openapi.Load(ctx, openapi.Source{Name: a.Name, Spec: a.Spec, Dir: a.Dir},
+			api, p, err := openapi.LoadParsed(ctx, openapi.Source{Name: a.Name, Spec: a.Spec, Dir: a.Dir},
 				openapi.Options{Cache: cfg.Cache, HTTPClient: cfg.HTTPClient})
+			cat.APIs[i], errs[i] = api, err
+			if p {
+				parsed.Store(true)
+			}
 		}()
 	}
 	wg.Wait()
+	if parsed.Load() {
+		// A parser's document of a large spec is hundreds of MB of garbage
+		// now: give it back, so a long-lived serve keeps only the catalog.
+		debug.FreeOSMemory()
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
