@@ -175,7 +175,11 @@ func sdkList(c *cli.Context) error {
 	}
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, f := range fns {
-		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Summary)
+		if f.Summary == "" {
+			fmt.Fprintf(tw, "%s\n", f.Name)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Summary)
+		}
 	}
 	return tw.Flush()
 }

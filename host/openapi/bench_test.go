@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/internal/testspecs"
+	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 // BenchmarkLoadGitHub loads GitHub's spec (1,223 operations, 13 MB):

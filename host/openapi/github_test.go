@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/internal/testspecs"
+	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 func TestGitHubSpec(t *testing.T) {

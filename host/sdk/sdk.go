@@ -12,6 +12,7 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -53,6 +54,18 @@ type Config struct {
 	// HTTPClient, when not nil, replaces the client the sdk makes (tests).
 	// Its CheckRedirect is replaced by the sdk's same-origin rule.
 	HTTPClient *http.Client
+	// Tools calls the functions of kind mcp (tools of upstream MCP
+	// servers, whose APIs the catalog holds beside the OpenAPI ones).
+	Tools ToolCaller
+}
+
+// ToolCaller calls a tool of an upstream MCP server: the functions of
+// kind mcp. The session has checked nothing but the budgets (max_calls,
+// max_parallel) when it calls CallTool; args is the script's JSON
+// argument list. It must return when ctx ends, and name the function in
+// its messages (name is "sdk.files.read_file").
+type ToolCaller interface {
+	CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *luau.SDKResponse
 }
 
 // APIConfig is one [apis.NAME] section (or --api flag).

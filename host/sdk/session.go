@@ -71,12 +71,17 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: fmt.Sprintf("sdk: no function with id %d", id)}
 	}
 	f := s.c.funcs[id]
-	if f.fn.Kind != catalog.OpenAPI {
-		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: f.name + ": " + string(f.fn.Kind) + " functions are not available"}
-	}
-	req, err := s.request(ctx, f, args)
-	if err != nil {
-		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: s.redact.string(f.name + ": " + err.Error())}
+	var req *http.Request
+	switch f.fn.Kind {
+	case catalog.OpenAPI:
+		var err error
+		if req, err = s.request(ctx, f, args); err != nil {
+			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: s.redact.string(f.name + ": " + err.Error())}
+		}
+	case catalog.MCP:
+		if s.c.cfg.Tools == nil {
+			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: f.name + ": MCP tools are not available here"}
+		}
 	}
 	if n := s.calls.Add(1); n > s.maxCall {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
@@ -87,6 +92,9 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 		defer func() { <-s.slots }()
 	case <-ctx.Done():
 		return s.cancelled(f, ctx)
+	}
+	if req == nil {
+		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
 	}
 	return s.send(ctx, f, req)
 }

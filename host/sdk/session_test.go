@@ -469,3 +469,32 @@ func (c *deadlineCtx) Err() error {
 		return nil
 	}
 }
+
+// toolCaller answers MCP tool calls with the arguments it got.
+type toolCaller struct{ calls int }
+
+func (tc *toolCaller) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *luau.SDKResponse {
+	tc.calls++
+	return &luau.SDKResponse{JSON: json.RawMessage(`{"tool":"` + fn.Tool + `","name":"` + name + `","args":` + string(args) + `}`)}
+}
+
+func TestMCPFunctionsSlotIn(t *testing.T) {
+	a := newTestAPI(t)
+	files := &catalog.API{Name: "files", Kind: catalog.MCP, Functions: []*catalog.Function{{Name: "read_file", Kind: catalog.MCP, Tool: "read-file"}}}
+	tools := &toolCaller{}
+	c, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), files}},
+		Config{MaxCalls: 2, Tools: tools, APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Session(nil)
+	r := call(t, s, "read_file", `[{"path":"a.txt"}]`)
+	if r.Fail != luau.SDKOK || string(r.JSON) != `{"tool":"read-file","name":"sdk.read_file","args":[{"path":"a.txt"}]}` {
+		t.Errorf("%+v %s", r, r.JSON)
+	}
+	call(t, s, "list_pets", `[]`)
+	// OpenAPI and MCP calls share max_calls.
+	if r := call(t, s, "read_file", `[]`); r.Fail != luau.SDKLimit || tools.calls != 1 {
+		t.Errorf("max_calls across kinds: %+v", r)
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/internal/testspecs"
+	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/sdk"
 )

@@ -18,7 +18,7 @@ const EnvGitHubSpec = "TOOLSCRIPT_GITHUB_SPEC"
 func GitHub(tb testing.TB) string {
 	tb.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	path := filepath.Join(filepath.Dir(here), "..", "..", "..", "tests", "sdk", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
+	path := filepath.Join(filepath.Dir(here), "..", "..", "tests", "sdk", "node_modules", "@octokit", "openapi", "generated", "api.github.com.json")
 	if p := os.Getenv(EnvGitHubSpec); p != "" {
 		path = p
 	}
