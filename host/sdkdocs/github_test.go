@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 // TestGitHubDocs: every function of GitHub's API gets docs, the search
