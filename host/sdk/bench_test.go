@@ -26,7 +26,8 @@ func BenchmarkCall(b *testing.B) {
 		defer client.CloseIdleConnections()
 		b.ReportAllocs()
 		for b.Loop() {
-			req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL+"/pets?limit=5&status=available", nil)
+			ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/pets?limit=5&status=available", nil)
 			req.Header.Set("Authorization", "Bearer benchmark-token")
 			resp, err := client.Do(req)
 			if err != nil {
@@ -34,6 +35,7 @@ func BenchmarkCall(b *testing.B) {
 			}
 			data, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			cancel()
 			if !json.Valid(data) {
 				b.Fatal("bad body")
 			}

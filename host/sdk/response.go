@@ -82,6 +82,9 @@ func isJSONBody(contentType string, body []byte) bool {
 		t := bytes.TrimSpace(body)
 		return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(body)
 	}
+	if strings.HasPrefix(contentType, "application/json") && (len(contentType) == 16 || contentType[16] == ';') {
+		return json.Valid(body) // the common case, without parsing parameters
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))

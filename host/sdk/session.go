@@ -149,8 +149,10 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 				m[p.Name] = textNumber(api.api, p.Schema, normalize(api.api, p.Schema, v, 0))
 			}
 		}
-		if err := f.params.check(m, ""); err != nil {
-			return nil, err
+		if len(m) > 0 {
+			if err := f.params.check(m, ""); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, p := range fn.Params {
