@@ -54,3 +54,29 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCallWork is the sdk's own work per call, without the network:
+// checking and encoding a request (request), and converting a response
+// (convert).
+func BenchmarkCallWork(b *testing.B) {
+	c := newClient(b, &testAPI{}, Config{}, APIConfig{BaseURL: "http://127.0.0.1:9", Auth: &Credential{Token: "benchmark-token"}})
+	s := c.Session(nil)
+	f := c.funcs[fnID(b, c, "list_pets")]
+	args := json.RawMessage(`[{"limit":5,"status":"available"}]`)
+	b.Run("request", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.request(context.Background(), f, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	h := http.Header{"Content-Type": {"application/json"}, "Date": {"Mon, 23 Nov 2026 08:00:00 GMT"}, "Content-Length": {"57"}}
+	body := []byte(`[{"id":1,"name":"Rex","tag":null},{"id":2,"name":"Tom"}]`)
+	b.Run("convert", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.redact.response(Convert(200, h, body))
+		}
+	})
+}
