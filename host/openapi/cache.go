@@ -24,7 +24,7 @@ type Cache struct {
 	version string
 }
 
-// cacheMaxAge is how long an entry nobody wrote again is kept.
+// cacheMaxAge is how long an entry nobody used is kept.
 const cacheMaxAge = 30 * 24 * time.Hour
 
 // NewCache returns a cache in dir (created on first write). version
@@ -64,13 +64,19 @@ func (c *Cache) get(spec []byte) *catalog.API {
 	if c == nil {
 		return nil
 	}
-	data, err := os.ReadFile(c.path(spec))
+	path := c.path(spec)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
 	api, err := decode(data)
 	if err != nil {
 		return nil // unreadable entries are rebuilt and overwritten
+	}
+	// An entry in use is kept: prune goes by modification time.
+	if info, err := os.Stat(path); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+		now := time.Now()
+		os.Chtimes(path, now, now)
 	}
 	return api
 }

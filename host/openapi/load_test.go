@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
 )
@@ -391,5 +392,29 @@ paths:
 	q := param(api2.Functions[0], "q").Schema
 	if !q.Has("string") || !q.Has("null") || q.Has("integer") || string(q.Const) != `"x"` {
 		t.Errorf("type array: %+v", q)
+	}
+}
+
+func TestCachePrune(t *testing.T) {
+	dir := t.TempDir()
+	c := NewCache(dir, "v1")
+	spec := []byte("spec")
+	encoded, _ := encode(&catalog.API{Title: "kept"})
+	c.put(spec, encoded)
+	old := time.Now().Add(-2 * cacheMaxAge)
+	// An entry still in use is touched when read, and survives pruning.
+	os.Chtimes(c.path(spec), old, old)
+	if api := c.get(spec); api == nil || api.Title != "kept" {
+		t.Fatal("cache miss")
+	}
+	// An unused one goes at the next write.
+	os.WriteFile(filepath.Join(dir, "stale.gob"), []byte("x"), 0o644)
+	os.Chtimes(filepath.Join(dir, "stale.gob"), old, old)
+	c.put([]byte("other"), encoded)
+	if _, err := os.Stat(filepath.Join(dir, "stale.gob")); !os.IsNotExist(err) {
+		t.Error("a stale entry survived")
+	}
+	if c.get(spec) == nil {
+		t.Error("the entry in use was pruned")
 	}
 }
