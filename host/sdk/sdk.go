@@ -35,6 +35,8 @@ const (
 	DefaultTimeout          = 30 * time.Second
 	// MaxRedirects is how many same-origin redirects a call follows.
 	MaxRedirects = 5
+	// SpecTimeout bounds fetching a spec (or a document it refers to) by URL.
+	SpecTimeout = time.Minute
 )
 
 // Config is everything the sdk needs, resolved from the configuration
@@ -132,13 +134,17 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	cat := &catalog.Catalog{APIs: make([]*catalog.API, len(cfg.APIs))}
 	errs := make([]error, len(cfg.APIs))
 	var parsed atomic.Bool
+	loader := cfg.HTTPClient
+	if loader == nil {
+		loader = &http.Client{Timeout: SpecTimeout}
+	}
 	var wg sync.WaitGroup
 	for i, a := range cfg.APIs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			api, p, err := openapi.LoadParsed(ctx, openapi.Source{Name: a.Name, Spec: a.Spec, Dir: a.Dir},
-				openapi.Options{Cache: cfg.Cache, HTTPClient: cfg.HTTPClient})
+				openapi.Options{Cache: cfg.Cache, HTTPClient: loader})
 			cat.APIs[i], errs[i] = api, err
 			if p {
 				parsed.Store(true)
