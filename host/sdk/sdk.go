@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,7 +192,7 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 		api.Freeze(names)
 		st := &apiState{api: api, cfg: ac, baseURL: api.BaseURL, frozen: frozen}
 		if ac.BaseURL != "" {
-			st.baseURL = ac.BaseURL
+			st.baseURL = strings.TrimRight(ac.BaseURL, "/")
 		}
 		if ac.Timeout <= 0 {
 			st.cfg.Timeout = DefaultTimeout

@@ -441,6 +441,17 @@ func TestManifestAndNames(t *testing.T) {
 	}
 }
 
+func TestBaseURLWithPath(t *testing.T) {
+	a := newTestAPI(t)
+	// A base URL with a path prefix and a trailing slash: one slash between.
+	s := newClient(t, a, Config{}, APIConfig{BaseURL: a.srv.URL + "/echo/"}).Session(nil)
+	r := call(t, s, "public_info", `[]`)
+	e := echoed(t, r)
+	if e.Path != "/echo/public" {
+		t.Errorf("path %s", e.Path)
+	}
+}
+
 func TestNoBaseURL(t *testing.T) {
 	api := loadTestAPI(t, "pets")
 	api.BaseURL = ""
