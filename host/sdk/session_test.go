@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -507,5 +508,45 @@ func TestMCPFunctionsSlotIn(t *testing.T) {
 	// OpenAPI and MCP calls share max_calls.
 	if r := call(t, s, "read_file", `[]`); r.Fail != luau.SDKLimit || tools.calls != 1 {
 		t.Errorf("max_calls across kinds: %+v", r)
+	}
+}
+
+// TestConcurrentCalls: calls of one session run concurrently (parallel),
+// at most max_parallel at once, sharing its budgets; run with -race.
+func TestConcurrentCalls(t *testing.T) {
+	a := newTestAPI(t)
+	s := newClient(t, a, Config{MaxParallel: 2, MaxCalls: 3}, APIConfig{}).Session(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	results := make(chan *luau.SDKResponse, 3)
+	for range 3 {
+		go func() { results <- s.Call(ctx, fnID(t, s.c, "slow"), json.RawMessage(`[]`)) }()
+	}
+	<-a.slowStarted
+	<-a.slowStarted // two in flight; the third waits for a slot
+	cancel()
+	for range 3 {
+		if r := <-results; r.Fail != luau.SDKUpstream || r.Message != "sdk.slow: cancelled" {
+			t.Errorf("%+v", r)
+		}
+	}
+	if s.Calls() != 3 {
+		t.Errorf("calls %d", s.Calls())
+	}
+	if r := call(t, s, "list_pets", `[]`); r.Fail != luau.SDKLimit {
+		t.Errorf("budget shared across goroutines: %+v", r)
+	}
+	// Many sessions at once share the client.
+	c := newClient(t, a, Config{}, APIConfig{})
+	done := make(chan string, 20)
+	for i := range 20 {
+		go func() {
+			r := call(t, c.Session(nil), "get_pet", `[{"petId":`+strconv.Itoa(i+1)+`}]`)
+			done <- string(r.JSON)
+		}()
+	}
+	for range 20 {
+		if j := <-done; !strings.Contains(j, `"name":"Rex"`) {
+			t.Errorf("%s", j)
+		}
 	}
 }
