@@ -123,6 +123,14 @@ func isIndex(s string) bool {
 	return true
 }
 
+// checkedFormats are the formats arguments are checked against: those
+// whose meaning is unambiguous. Others (uri, hostname, regex...) are often
+// used loosely by specs and left to the API.
+var checkedFormats = map[string]bool{
+	"uuid": true, "date-time": true, "date": true, "time": true, "email": true,
+	"ipv4": true, "ipv6": true, "int32": true, "int64": true,
+}
+
 // extraFormats are OpenAPI's formats that JSON Schema does not define.
 var extraFormats = []*jsonschema.Format{
 	{Name: "int32", Validate: intRange(math.MinInt32, math.MaxInt32)},
@@ -168,7 +176,7 @@ func toJSONSchema(api *catalog.API, root *catalog.Schema) map[string]any {
 			}
 			out["type"] = types
 		}
-		if s.Format != "" {
+		if checkedFormats[s.Format] {
 			out["format"] = s.Format
 		}
 		if len(s.Enum) > 0 {
