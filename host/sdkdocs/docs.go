@@ -410,13 +410,13 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 		b.WriteString("\nResponses:\n")
 		for _, r := range f.Responses {
 			ty := "no content"
-			for i, mt := range r.Content {
-				if i == 0 {
-					if isJSON(mt.Type) {
-						ty = t.typ(mt.Schema, 0)
-					} else {
-						ty = "string (" + mt.Type + ")"
-					}
+			if len(r.Content) > 0 {
+				ty = "string (" + r.Content[0].Type + ")"
+			}
+			for _, mt := range r.Content {
+				if isJSON(mt.Type) { // what the sdk asks for and decodes
+					ty = t.typ(mt.Schema, 0)
+					break
 				}
 			}
 			kind := "data"

@@ -42,6 +42,10 @@ func TestGitHubDocs(t *testing.T) {
 			t.Fatalf("schema %s: %v", n, err)
 		}
 	}
+	doc, _ := d.FunctionDocs("repos_get_content")
+	if !strings.Contains(doc, "- 200: data content_directory | content_file | content_symlink | content_submodule") {
+		t.Errorf("the JSON response is documented, not the first media type:\n%s", doc)
+	}
 	hits := d.Search("create an issue", 5)
 	if len(hits) == 0 || hits[0].Name != "sdk.issues_create" {
 		t.Errorf("search: %+v", hits)
