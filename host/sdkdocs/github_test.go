@@ -50,6 +50,9 @@ func TestGitHubDocs(t *testing.T) {
 	if len(hits) == 0 || hits[0].Name != "sdk.issues_create" {
 		t.Errorf("search: %+v", hits)
 	}
+	if hits := d.Search("list pull requests", 5); len(hits) == 0 || hits[0].Name != "sdk.pulls_list" {
+		t.Errorf("search: %+v", hits)
+	}
 	hits = d.Search("get repository contents", 5)
 	if len(hits) == 0 || !strings.Contains(hits[0].Name+hits[1].Name+hits[2].Name, "repos_get_content") {
 		t.Errorf("search: %+v", hits)

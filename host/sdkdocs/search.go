@@ -79,6 +79,23 @@ func tokens(s string) []string {
 	return out
 }
 
+// contains reports whether words occur in toks one after another.
+func contains(toks, words []string) bool {
+	for i := 0; i+len(words) <= len(toks); i++ {
+		match := true
+		for j, w := range words {
+			if toks[i+j] != w {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
 // stopWords carry no meaning in a query.
 var stopWords = map[string]bool{
 	"a": true, "an": true, "the": true, "of": true, "for": true, "to": true, "in": true,
@@ -143,6 +160,13 @@ func (d *Docs) Search(query string, limit int) []Hit {
 			continue
 		}
 		score *= float64(matched) / float64(len(words))
+		// The query as a phrase of the summary or the name says most.
+		if len(words) > 1 && (contains(e.fields[fieldSummary], words) || contains(e.fields[fieldName], words)) {
+			score += 10
+			if len(e.fields[fieldSummary]) == len(words) && contains(e.fields[fieldSummary], words) {
+				score += 10 // the summary is the query
+			}
+		}
 		// Among equals, the function whose name is mostly the query wins:
 		// "create issue" prefers issues_create to orgs_create_issue_field.
 		if name := e.fields[fieldName]; len(name) > 0 {
