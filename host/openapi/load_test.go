@@ -418,3 +418,78 @@ func TestCachePrune(t *testing.T) {
 		t.Error("the entry in use was pruned")
 	}
 }
+
+func TestRelativeRefFromURL(t *testing.T) {
+	spec := `openapi: 3.0.0
+info: { title: ext, version: "1" }
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        "200":
+          description: ok
+          content: { application/json: { schema: { $ref: "models/thing.yaml#/Thing" } } }
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/spec.yaml":
+			w.Write([]byte(spec))
+		case "/api/models/thing.yaml":
+			w.Write([]byte("Thing:\n  type: object\n  properties:\n    id: { type: integer }\n"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	api, err := Load(context.Background(), Source{Name: "ext", Spec: srv.URL + "/api/spec.yaml"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	thing := api.Resolve(api.Functions[0].Responses[0].Content[0].Schema)
+	if thing == nil || thing.Property("id") == nil || thing.Property("id").Type[0] != "integer" {
+		t.Fatalf("relative ref from a URL spec: %+v (warnings %v)", thing, api.Warnings)
+	}
+	if api.BaseURL != srv.URL {
+		t.Errorf("base URL %q", api.BaseURL)
+	}
+}
+
+// TestLenient: problems that leave operations callable are warnings.
+func TestLenient(t *testing.T) {
+	spec := `openapi: 3.0.0
+info: { title: sloppy, version: "1" }
+servers: [{ url: "http://api.example" }]
+paths:
+  /a:
+    get:
+      operationId: a
+      parameters:
+        - { name: q, in: query, schema: { $ref: "#/components/schemas/Missing" } }
+        - { name: x, in: body }
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: { type: object, properties: { n: { type: integer, example: "not a number" } } }
+  /b:
+    get:
+      responses: { "200": { description: ok } }
+`
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(spec), 0o644)
+	api, err := Load(context.Background(), Source{Name: "s", Spec: "s.yaml", Dir: dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Functions) != 2 || api.Functions[1].Name != "get_b" {
+		t.Fatalf("functions %+v", api.Functions)
+	}
+	// The library drops the whole parameter list when a $ref in it does
+	// not resolve: the operation stays callable, and a warning says so.
+	w := strings.Join(api.Warnings, "\n")
+	if !strings.Contains(w, "Missing") || !strings.Contains(w, "GET /a: 2 of its parameters could not be read") {
+		t.Errorf("warnings %q", api.Warnings)
+	}
+}

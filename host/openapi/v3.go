@@ -5,8 +5,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
+	"github.com/pb33f/libopenapi/datamodel/low"
+	lowv3 "github.com/pb33f/libopenapi/datamodel/low/v3"
+	"github.com/pb33f/libopenapi/utils"
 
 	"github.com/toolscript/toolscript/host/catalog"
 )
@@ -89,6 +93,30 @@ func (b *builder) v3(doc *v3.Document) {
 	}
 }
 
+// writtenParams3 counts the parameters the spec writes for an operation
+// (its own and its path item's): the library drops a whole list when one
+// entry cannot be resolved.
+func writtenParams3(item *v3.PathItem, method string) int {
+	pi := item.GoLow()
+	if pi == nil {
+		return 0
+	}
+	ref := map[string]low.NodeReference[*lowv3.Operation]{
+		"GET": pi.Get, "PUT": pi.Put, "POST": pi.Post, "DELETE": pi.Delete,
+		"OPTIONS": pi.Options, "HEAD": pi.Head, "PATCH": pi.Patch, "TRACE": pi.Trace,
+	}[method]
+	n := 0
+	for _, node := range []*yaml.Node{ref.ValueNode, pi.RootNode} {
+		if node == nil {
+			continue
+		}
+		if _, v := utils.FindKeyNodeTop("parameters", node.Content); v != nil && v.Kind == yaml.SequenceNode {
+			n += len(v.Content)
+		}
+	}
+	return n
+}
+
 // security converts requirements: the alternatives, and whether the list
 // is explicitly empty (no authentication).
 func security(reqs []*base.SecurityRequirement) ([][]string, bool) {
@@ -151,6 +179,10 @@ func (b *builder) operation3(method, path string, item *v3.PathItem, op *v3.Oper
 	}
 	for _, p := range op.Parameters {
 		add(p)
+	}
+	if written := writtenParams3(item, method); written > len(item.Parameters)+len(op.Parameters) {
+		b.warn("%s: %d of its parameters could not be read (an unresolved $ref?); they cannot be passed",
+			where, written-len(item.Parameters)-len(op.Parameters))
 	}
 	if !b.checkParams(where, f) {
 		return nil
