@@ -133,7 +133,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 
 	values := map[string]any{}
 	if hasParams && params != nil {
-		params = normalize(api.api, &catalog.Schema{Type: []string{"object"}}, params, 0)
+		params = normalize(api.api, anyObject, params, 0)
 		m, ok := params.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("params must be a table of parameter names to values, got %s", jsonType(params))
@@ -141,7 +141,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 		values = m
 		for name := range m {
 			if paramNamed(fn.Params, name) == nil {
-				return nil, unknownParam(fn, name)
+				return nil, unknownParam(api.api, fn, name)
 			}
 		}
 		for _, p := range fn.Params {
@@ -181,35 +181,40 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	}
 	path := fn.Path
 	var query strings.Builder
-	header := http.Header{}
+	var header http.Header
 	var cookies []string
-	for _, p := range append(append([]*catalog.Param(nil), fn.Params...), fn.Frozen...) {
-		v, ok := values[p.Name]
-		if !ok {
-			continue
-		}
-		var err error
-		switch p.In {
-		case "path":
-			var text string
-			if text, err = pathValue(p, v); err == nil {
-				path = strings.ReplaceAll(path, "{"+p.Name+"}", text)
+	for _, list := range [2][]*catalog.Param{fn.Params, fn.Frozen} {
+		for _, p := range list {
+			v, ok := values[p.Name]
+			if !ok {
+				continue
 			}
-		case "query":
-			err = queryValue(&query, p, v)
-		case "header":
-			var text string
-			if text, err = headerValue(p, v); err == nil {
-				header.Set(p.Name, text)
+			var err error
+			switch p.In {
+			case "path":
+				var text string
+				if text, err = pathValue(p, v); err == nil {
+					path = strings.Replace(path, "{"+p.Name+"}", text, 1)
+				}
+			case "query":
+				err = queryValue(&query, p, v)
+			case "header":
+				var text string
+				if text, err = headerValue(p, v); err == nil {
+					if header == nil {
+						header = http.Header{}
+					}
+					header.Set(p.Name, text)
+				}
+			case "cookie":
+				var text string
+				if text, err = cookieValue(p, v); err == nil {
+					cookies = append(cookies, text)
+				}
 			}
-		case "cookie":
-			var text string
-			if text, err = cookieValue(p, v); err == nil {
-				cookies = append(cookies, text)
+			if err != nil {
+				return nil, fmt.Errorf("parameter '%s': %w", p.Name, err)
 			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("parameter '%s': %w", p.Name, err)
 		}
 	}
 	var data []byte
@@ -263,6 +268,9 @@ func textNumber(api *catalog.API, s *catalog.Schema, v any) any {
 	}
 	return v
 }
+
+// anyObject is the schema of a params table.
+var anyObject = &catalog.Schema{Type: []string{"object"}}
 
 // Fixed header values, shared by every request.
 var (
@@ -326,10 +334,13 @@ func paramNamed(ps []*catalog.Param, name string) *catalog.Param {
 	return nil
 }
 
-func unknownParam(fn *catalog.Function, name string) error {
+func unknownParam(api *catalog.API, fn *catalog.Function, name string) error {
 	names := make([]string, len(fn.Params))
 	for i, p := range fn.Params {
 		names[i] = p.Name
+	}
+	if body := api.Resolve(bodySchema(fn)); body != nil && propertySchema(api, body, name) != nil && body.AdditionalProperties == nil {
+		return fmt.Errorf("unknown parameter '%s': it is a field of the body, the second argument (params, body)", name)
 	}
 	if best := catalog.Closest(name, names); best != "" {
 		return fmt.Errorf("unknown parameter '%s' (did you mean '%s'?)", name, best)

@@ -74,6 +74,7 @@ func TestArgumentChecks(t *testing.T) {
 		{"echo_body", `[{"name":"x","owner":{"email":"nope"}}]`, "sdk.echo_body: body.owner.email: 'nope' is not valid email: missing @"},
 		{"echo_body", `[{"name":"x","meta":{"a":"b"}}]`, "sdk.echo_body: body.meta.a: got string, want integer"},
 		{"echo_body", `[{"name":"x","tags":[1]}]`, "sdk.echo_body: body.tags[0]: got number, want string"},
+		{"update_pet", `[{"name":"Rex"}]`, "sdk.update_pet: unknown parameter 'name': it is a field of the body, the second argument (params, body)"},
 		{"update_pet", `[{"petId":1},{"name":"x"},3]`, "sdk.update_pet: takes (params, body); got 3 arguments"},
 		{"get_pet", `["7"]`, "sdk.get_pet: params must be a table of parameter names to values, got a string"},
 		{"get_text", `[1]`, "sdk.get_text: takes no arguments; got 1 arguments"},
