@@ -272,6 +272,12 @@ func (c *Client) Manifest() luau.SDKManifest {
 					lf.Required = append(lf.Required, p.Name)
 				}
 			}
+			if in := api.Resolve(f.InputSchema); f.Kind == catalog.MCP && in != nil {
+				for _, p := range in.Properties { // an MCP tool's one table of arguments
+					lf.Params = append(lf.Params, p.Name)
+				}
+				lf.Required = append(lf.Required, in.Required...)
+			}
 			out.Functions = append(out.Functions, lf)
 			id++
 		}

@@ -493,12 +493,17 @@ func (tc *toolCaller) CallTool(ctx context.Context, api *catalog.API, fn *catalo
 
 func TestMCPFunctionsSlotIn(t *testing.T) {
 	a := newTestAPI(t)
-	files := &catalog.API{Name: "files", Kind: catalog.MCP, Functions: []*catalog.Function{{Name: "read_file", Kind: catalog.MCP, Tool: "read-file"}}}
+	files := &catalog.API{Name: "files", Kind: catalog.MCP, Functions: []*catalog.Function{{Name: "read_file", Kind: catalog.MCP, Tool: "read-file",
+		InputSchema: &catalog.Schema{Type: []string{"object"}, Required: []string{"path"}, Properties: []*catalog.Property{{Name: "path", Schema: &catalog.Schema{Type: []string{"string"}}}}}}}}
 	tools := &toolCaller{}
 	c, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), files}},
 		Config{MaxCalls: 2, Tools: tools, APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	m := c.Manifest().APIs[1].Functions[0]
+	if m.Kind != "mcp" || strings.Join(m.Params, ",") != "path" || strings.Join(m.Required, ",") != "path" {
+		t.Errorf("manifest %+v", m)
 	}
 	s := c.Session(nil)
 	r := call(t, s, "read_file", `[{"path":"a.txt"}]`)
