@@ -22,6 +22,10 @@ func TestSDKCommand(t *testing.T) {
 	if status != 0 || !strings.Contains(out, "pets") || !strings.Contains(out, "Test API") {
 		t.Errorf("list: %d %q %q", status, out, errOut)
 	}
+	out, _, status = toolscript(t, dir, "", "sdk", "--api", api, "list")
+	if status != 0 || !strings.Contains(out, "Test API") {
+		t.Errorf("flags before the subcommand: %d %q", status, out)
+	}
 	out, _, status = toolscript(t, dir, "", "sdk", "list", "--api", api, "pets")
 	if status != 0 || !regexp.MustCompile(`(?m)^sdk\.list_pets +List pets, a page at a time$`).MatchString(out) {
 		t.Errorf("list pets: %d %q", status, out)

@@ -32,11 +32,19 @@ func sdkFlags() []cli.Flag {
 // there are none. A spec that cannot be loaded is a usage error (exit 2)
 // naming the API, the source and the cause.
 func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Client, error) {
-	cfg, err := config.ResolveSDK(file, config.SDKFlags{
-		APIs:     c.StringSlice("api"),
-		Auth:     c.StringSlice("auth"),
-		MaxCalls: c.Int("max-calls"),
-	}, os.Getenv)
+	flags := config.SDKFlags{}
+	// `toolscript sdk --api X list` and `toolscript sdk list --api X` alike.
+	for _, ctx := range c.Lineage() {
+		if ctx.Command == nil && ctx.App != nil && ctx != c {
+			continue // the app itself has no sdk flags
+		}
+		flags.APIs = append(flags.APIs, ctx.StringSlice("api")...)
+		flags.Auth = append(flags.Auth, ctx.StringSlice("auth")...)
+		if flags.MaxCalls == 0 {
+			flags.MaxCalls = ctx.Int("max-calls")
+		}
+	}
+	cfg, err := config.ResolveSDK(file, flags, os.Getenv)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -118,7 +126,13 @@ func sdkCommand() *cli.Command {
 
 // sdkDocsFor loads the sdk and its docs, printing the specs' warnings.
 func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
-	file, err := config.LoadDefault(c.String("config"))
+	configPath := ""
+	for _, ctx := range c.Lineage() {
+		if configPath = ctx.String("config"); configPath != "" {
+			break
+		}
+	}
+	file, err := config.LoadDefault(configPath)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
