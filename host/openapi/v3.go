@@ -1,7 +1,6 @@
 package openapi
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -311,4 +310,3 @@ func templateVars(path string) []string {
 	}
 }
 
-var _ = fmt.Sprintf
