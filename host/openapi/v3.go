@@ -309,4 +309,3 @@ func templateVars(path string) []string {
 		path = path[i+j+1:]
 	}
 }
-
