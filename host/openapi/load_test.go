@@ -475,6 +475,7 @@ paths:
               schema: { type: object, properties: { n: { type: integer, example: "not a number" } } }
   /b:
     get:
+      servers: [{ url: "https://uploads.example" }]
       responses: { "200": { description: ok } }
 `
 	dir := t.TempDir()
@@ -489,7 +490,8 @@ paths:
 	// The library drops the whole parameter list when a $ref in it does
 	// not resolve: the operation stays callable, and a warning says so.
 	w := strings.Join(api.Warnings, "\n")
-	if !strings.Contains(w, "Missing") || !strings.Contains(w, "GET /a: 2 of its parameters could not be read") {
+	if !strings.Contains(w, "Missing") || !strings.Contains(w, "GET /a: 2 of its parameters could not be read") ||
+		!strings.Contains(w, "GET /b: the spec gives it its own server https://uploads.example") {
 		t.Errorf("warnings %q", api.Warnings)
 	}
 }

@@ -82,6 +82,9 @@ func (b *builder) v3(doc *v3.Document) {
 			if f == nil {
 				continue
 			}
+			if srv := firstServer(op.Servers, item.Servers); srv != "" && srv != b.api.BaseURL && len(b.api.Servers) > 0 {
+				b.warn("%s %s: the spec gives it its own server %s; calls go to the API's base URL (set base_url, or a second API with that server)", m, path, srv)
+			}
 			if op.Security != nil {
 				f.Security, f.NoAuth = security(op.Security)
 			} else {
@@ -114,6 +117,17 @@ func writtenParams3(item *v3.PathItem, method string) int {
 		}
 	}
 	return n
+}
+
+// firstServer is the URL of the first server an operation or its path
+// item names itself, or "".
+func firstServer(lists ...[]*v3.Server) string {
+	for _, l := range lists {
+		if len(l) > 0 && l[0] != nil {
+			return strings.TrimSuffix(l[0].URL, "/")
+		}
+	}
+	return ""
 }
 
 // security converts requirements: the alternatives, and whether the list
