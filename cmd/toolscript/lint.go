@@ -30,7 +30,7 @@ func lintCommand() *cli.Command {
 			"mismatches. PATHS are files, directories (searched for *.luau and *.lua) and - for\n" +
 			"standard input. `toolscript lint --list-rules` lists the rules.\n\n" +
 			"Exit status: 0 clean, 1 errors found (or warnings, with --strict), 2 usage error.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
 			&cli.StringFlag{Name: "format", Value: string(lint.FormatText),
 				Usage: "output `FORMAT`: " + strings.Join(lint.Formats(), ", ")},
@@ -40,7 +40,7 @@ func lintCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
 			&cli.StringFlag{Name: "stdin-filename", Value: lint.DefaultStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
-		},
+		}, sdkFlags()...),
 		OnUsageError: usageError,
 		Action:       runLint,
 	}
@@ -89,7 +89,19 @@ func runLint(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, err := luau.New(ctx, luau.Config{})
+	client, err := openSDK(ctx, c, file)
+	if err != nil {
+		return err
+	}
+	var rtConfig luau.Config
+	if client != nil {
+		// Lint checks sdk calls against the functions the runtime would
+		// build the sdk from.
+		defer client.Close()
+		manifest := client.Manifest()
+		rtConfig.SDK = &manifest
+	}
+	rt, err := luau.New(ctx, rtConfig)
 	if err != nil {
 		return usagef("%v", err)
 	}

@@ -39,12 +39,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			versionCommand(),
 			serveCommand(),
 			lintCommand(),
+			sdkCommand(),
 		},
 		OnUsageError:    usageError,
 		HideHelpCommand: true,
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown command %q (commands: run, serve, lint, version)", c.Args().First())
+				return usagef("unknown command %q (commands: run, serve, lint, sdk, version)", c.Args().First())
 			}
 			_ = cli.ShowAppHelp(c)
 			return cli.Exit("", exitUsage)

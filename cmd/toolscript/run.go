@@ -20,7 +20,7 @@ import (
 
 // sharedFlags are the flags run and serve take alike.
 func sharedFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
 		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit per script, e.g. 500ms, 30s (default 30s)"},
 		&cli.Int64Flag{Name: "memory-limit", Usage: "Luau heap limit in `MB` (default 64)"},
@@ -28,7 +28,7 @@ func sharedFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-io", Usage: "disable the io library"},
 		&cli.Int64Flag{Name: "max-bytes", Usage: "cumulative write budget of one script, in bytes (default 50 MiB)"},
 		&cli.StringFlag{Name: "output-dir", Usage: "deprecated: use --io-dir", Hidden: true},
-	}
+	}, sdkFlags()...)
 }
 
 // settings resolves the config file, flags and environment for mode, and
@@ -103,7 +103,24 @@ func runScript(c *cli.Context) error {
 		stop()
 	}()
 	defer stop()
-	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)})
+	file, err := config.LoadDefault(c.String("config")) // read by settings already: no error now
+	if err != nil {
+		return usagef("%v", err)
+	}
+	client, err := openSDK(ctx, c, file)
+	if err != nil {
+		return err
+	}
+	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
+	script := luau.Script{Source: source, Args: c.Args().Tail(), Limits: s.Limits, IO: s.IO}
+	if client != nil {
+		defer client.Close()
+		manifest := client.Manifest()
+		rtConfig.SDK = &manifest
+		script.SDK = client.Session(nil)
+		script.MaxParallel = client.MaxParallel()
+	}
+	rt, err := luau.New(ctx, rtConfig)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 	}
@@ -111,7 +128,6 @@ func runScript(c *cli.Context) error {
 
 	asJSON := c.Bool("json")
 	out := c.App.Writer
-	script := luau.Script{Source: source, Args: c.Args().Tail(), Limits: s.Limits, IO: s.IO}
 	closeBar := func() {}
 	if !asJSON {
 		script.OnLog = func(line string) { fmt.Fprintln(out, line) }

@@ -61,6 +61,17 @@ func serve(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	client, err := openSDK(ctx, c, file)
+	if err != nil {
+		return err
+	}
+	if client != nil {
+		defer client.Close()
+		// TODO(lead): hand client.Manifest() to the runtime, a
+		// client.Session(sdk.ParseMetaAuth(_meta.auth)) to each execution and
+		// sdkdocs.New(client.Catalog()) to the server's docs tools.
+	}
+
 	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), PoolSize: servePoolSize})
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)

@@ -1,6 +1,6 @@
 // Package config reads toolscript.toml and resolves, with command-line flags
 // and the environment, the settings one surface (run, serve) runs scripts
-// with: the execution limits and the io directory.
+// with: the execution limits, the io directory and the sdk's APIs.
 package config
 
 import (
@@ -27,6 +27,13 @@ type File struct {
 	Server Server `toml:"server"`
 	// Lint is the [lint] section (lint.go).
 	Lint Lint `toml:"lint"`
+	// APIs, FrozenParams and SDK are the sdk's sections (sdk.go).
+	APIs         map[string]API `toml:"apis"`
+	FrozenParams map[string]any `toml:"frozen_params"`
+	SDK          SDK            `toml:"sdk"`
+
+	// dir is the directory of the file: relative spec paths start there.
+	dir string
 }
 
 // Limits is the [limits] section.
@@ -75,6 +82,7 @@ func Load(path string) (*File, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	f.dir = filepath.Dir(path)
 	return &f, nil
 }
 
@@ -116,6 +124,9 @@ func (f *File) check() error {
 		return err
 	}
 	if err := f.Lint.check(); err != nil {
+		return err
+	}
+	if err := f.checkSDK(); err != nil {
 		return err
 	}
 	for name, section := range map[string]*IO{"io": f.IO, "output": f.Output} {

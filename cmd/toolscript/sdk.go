@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdkdocs"
+)
+
+// sdkFlags are the flags that configure the sdk, shared by run, serve,
+// lint and sdk: the one place they are defined.
+func sdkFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "api", Usage: "add an API: `NAME=SPEC` (a path or http(s) URL of an OpenAPI or Swagger document; repeatable)"},
+		&cli.StringSliceFlag{Name: "auth", Usage: "`NAME:ENV_VAR`: API NAME's credential is read from ENV_VAR (repeatable)"},
+		&cli.IntFlag{Name: "max-calls", Usage: fmt.Sprintf("sdk calls one script may make (default %d)", sdk.DefaultMaxCalls)},
+	}
+}
+
+// openSDK loads the APIs the config file and the flags name; nil when
+// there are none. A spec that cannot be loaded is a usage error (exit 2)
+// naming the API, the source and the cause.
+func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Client, error) {
+	flags := config.SDKFlags{}
+	// `toolscript sdk --api X list` and `toolscript sdk list --api X` alike.
+	for _, ctx := range c.Lineage() {
+		if ctx.Command == nil && ctx.App != nil && ctx != c {
+			continue // the app itself has no sdk flags
+		}
+		flags.APIs = append(flags.APIs, ctx.StringSlice("api")...)
+		flags.Auth = append(flags.Auth, ctx.StringSlice("auth")...)
+		if flags.MaxCalls == 0 {
+			flags.MaxCalls = ctx.Int("max-calls")
+		}
+	}
+	cfg, err := config.ResolveSDK(file, flags, os.Getenv)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	if len(cfg.APIs) == 0 {
+		return nil, nil
+	}
+	if dir, err := openapi.DefaultCacheDir(); err == nil {
+		cfg.Cache = openapi.NewCache(dir, version)
+	}
+	client, err := sdk.Open(ctx, cfg)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return client, nil
+}
+
+func sdkCommand() *cli.Command {
+	flags := append([]cli.Flag{
+		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
+	}, sdkFlags()...)
+	return &cli.Command{
+		Name:  "sdk",
+		Usage: "show the functions scripts can call: list, docs NAME, search QUERY, types",
+		Description: "The APIs come from [apis.NAME] in the config file and from --api NAME=SPEC.\n" +
+			"Exit status: 0 success, 1 nothing found, 2 usage or configuration error (a spec that cannot be loaded).",
+		Flags:           flags,
+		OnUsageError:    usageError,
+		HideHelpCommand: true,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list the APIs, or the functions of one API",
+				ArgsUsage: "[API]",
+				Flags: append([]cli.Flag{
+					&cli.StringFlag{Name: "tag", Usage: "only functions with this `TAG`"},
+					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				}, flags...),
+				OnUsageError: usageError,
+				Action:       sdkList,
+			},
+			{
+				Name:         "docs",
+				Usage:        "the Luau signature and docs of a function, an API's overview, or an sdk:// resource",
+				ArgsUsage:    "NAME|API|sdk://...",
+				Flags:        flags,
+				OnUsageError: usageError,
+				Action:       sdkDocs,
+			},
+			{
+				Name:      "search",
+				Usage:     "find functions by what they do",
+				ArgsUsage: "QUERY...",
+				Flags: append([]cli.Flag{
+					&cli.IntFlag{Name: "limit", Value: sdkdocs.DefaultSearchLimit, Usage: "at most `N` results"},
+					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				}, flags...),
+				OnUsageError: usageError,
+				Action:       sdkSearch,
+			},
+			{
+				Name:  "types",
+				Usage: "write a Luau definitions file (the sandbox's globals and the sdk) for luau-lsp",
+				Flags: append([]cli.Flag{
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"},
+				}, flags...),
+				OnUsageError: usageError,
+				Action:       sdkTypes,
+			},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown sdk command %q (commands: list, docs, search, types)", c.Args().First())
+			}
+			_ = cli.ShowSubcommandHelp(c)
+			return cli.Exit("", exitUsage)
+		},
+	}
+}
+
+// sdkDocsFor loads the sdk and its docs, printing the specs' warnings.
+func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
+	configPath := ""
+	for _, ctx := range c.Lineage() {
+		if configPath = ctx.String("config"); configPath != "" {
+			break
+		}
+	}
+	file, err := config.LoadDefault(configPath)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	client, err := openSDK(ctx, c, file)
+	if err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, usagef("no APIs: add [apis.NAME] to the config file or pass --api NAME=SPEC")
+	}
+	for _, api := range client.Catalog().APIs {
+		for _, w := range api.Warnings {
+			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: api %s: %s\n", api.Name, w)
+		}
+	}
+	return sdkdocs.New(client.Catalog()), nil
+}
+
+func notFound(err error) error {
+	return cli.Exit("toolscript: "+err.Error(), exitScriptError)
+}
+
+func sdkList(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usagef("sdk list takes at most one API name")
+	}
+	d, err := sdkDocsFor(c)
+	if err != nil {
+		return err
+	}
+	out := c.App.Writer
+	if c.NArg() == 0 && c.String("tag") == "" {
+		apis := d.ListAPIs()
+		if c.Bool("json") {
+			return printJSON(c, apis)
+		}
+		tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "API\tFUNCTIONS\tTITLE")
+		for _, a := range apis {
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", a.Name, a.Functions, a.Title)
+		}
+		tw.Flush()
+		fmt.Fprintln(out, "\n`toolscript sdk list API` lists an API's functions; `toolscript sdk docs NAME` shows one.")
+		return nil
+	}
+	fns, err := d.ListFunctions(c.Args().First(), c.String("tag"))
+	if err != nil {
+		return notFound(err)
+	}
+	if c.Bool("json") {
+		return printJSON(c, fns)
+	}
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	for _, f := range fns {
+		if f.Summary == "" {
+			fmt.Fprintf(tw, "%s\n", f.Name)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Summary)
+		}
+	}
+	return tw.Flush()
+}
+
+func sdkDocs(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usagef("sdk docs needs one name: a function (list_pets, sdk.petstore.list_pets), an API, or an sdk:// URI")
+	}
+	d, err := sdkDocsFor(c)
+	if err != nil {
+		return err
+	}
+	name := c.Args().First()
+	var text string
+	switch {
+	case strings.HasPrefix(name, sdkdocs.URIPrefix):
+		text, err = d.Resource(name)
+	case isAPI(d, name):
+		text, err = d.Overview(name)
+	default:
+		text, err = d.FunctionDocs(name)
+	}
+	if err != nil {
+		return notFound(err)
+	}
+	fmt.Fprint(c.App.Writer, text)
+	return nil
+}
+
+func isAPI(d *sdkdocs.Docs, name string) bool {
+	for _, a := range d.ListAPIs() {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func sdkSearch(c *cli.Context) error {
+	if c.NArg() == 0 {
+		return usagef("sdk search needs a query")
+	}
+	d, err := sdkDocsFor(c)
+	if err != nil {
+		return err
+	}
+	hits := d.Search(strings.Join(c.Args().Slice(), " "), c.Int("limit"))
+	if c.Bool("json") {
+		return printJSON(c, hits)
+	}
+	if len(hits) == 0 {
+		return notFound(fmt.Errorf("nothing matches %q", strings.Join(c.Args().Slice(), " ")))
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 8, 2, ' ', 0)
+	for _, h := range hits {
+		fmt.Fprintf(tw, "%s\t%s\n", h.Name, h.Summary)
+	}
+	return tw.Flush()
+}
+
+func sdkTypes(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usagef("sdk types takes no arguments")
+	}
+	d, err := sdkDocsFor(c)
+	if err != nil {
+		return err
+	}
+	defs := d.Definitions()
+	if path := c.String("output"); path != "" {
+		if err := os.WriteFile(path, []byte(defs), 0o644); err != nil {
+			return usagef("writing %s: %v", path, err)
+		}
+		return nil
+	}
+	fmt.Fprint(c.App.Writer, defs)
+	return nil
+}
+
+func printJSON(c *cli.Context, v any) error {
+	enc := json.NewEncoder(c.App.Writer)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,306 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdk"
+)
+
+// API is one [apis.NAME] section: an OpenAPI spec scripts call as
+// sdk.NAME.
+type API struct {
+	Spec    string `toml:"spec"`
+	BaseURL string `toml:"base_url"`
+	// Auth is `auth = "literal"` or the [apis.NAME.auth] table.
+	Auth         *Auth          `toml:"auth"`
+	AuthEnv      string         `toml:"auth_env"`
+	Timeout      string         `toml:"timeout"`
+	FrozenParams map[string]any `toml:"frozen_params"`
+}
+
+// Auth is an API's `auth`: a literal secret, or a table with a type.
+type Auth struct {
+	Literal string
+	Table   map[string]string
+}
+
+// authKeys are the keys of the [apis.NAME.auth] table.
+var authKeys = map[string]bool{
+	"type": true, "token": true, "token_env": true, "username": true, "username_env": true,
+	"password": true, "password_env": true, "value": true, "value_env": true, "name": true, "in": true,
+}
+
+// UnmarshalTOML reads `auth = "..."` or an auth table (string values only).
+func (a *Auth) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		a.Literal = x
+		return nil
+	case map[string]any:
+		a.Table = map[string]string{}
+		for k, e := range x {
+			if !authKeys[k] {
+				return fmt.Errorf("auth: unknown key %s (keys: type, token, token_env, username, username_env, password, password_env, value, value_env, name, in)", k)
+			}
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("auth.%s: must be a string", k)
+			}
+			a.Table[k] = s
+		}
+		return nil
+	}
+	return errors.New("auth: must be a string or a table")
+}
+
+// SDK is the [sdk] section: per-execution budgets of sdk calls.
+type SDK struct {
+	MaxCalls         *int   `toml:"max_calls"`
+	MaxResponseBytes *int64 `toml:"max_response_bytes"`
+	MaxParallel      *int   `toml:"max_parallel"`
+}
+
+func (f *File) checkSDK() error {
+	for _, name := range sortedNames(f.APIs) {
+		a := f.APIs[name]
+		key := "apis." + name
+		if !catalog.IsIdentifier(name) {
+			return fmt.Errorf("%s: %q is not a Luau identifier (letters, digits and _, not starting with a digit)", key, name)
+		}
+		if a.Spec == "" {
+			return fmt.Errorf("%s.spec: missing: a path or http(s) URL of an OpenAPI or Swagger document", key)
+		}
+		if a.Timeout != "" {
+			if d, err := time.ParseDuration(a.Timeout); err != nil || d <= 0 {
+				return fmt.Errorf("%s.timeout: %q is not a positive duration such as \"30s\"", key, a.Timeout)
+			}
+		}
+		if a.Auth != nil && a.AuthEnv != "" {
+			return fmt.Errorf("%s: give auth or auth_env, not both", key)
+		}
+		if a.BaseURL != "" && !strings.HasPrefix(a.BaseURL, "http://") && !strings.HasPrefix(a.BaseURL, "https://") {
+			return fmt.Errorf("%s.base_url: %q is not an http(s) URL", key, a.BaseURL)
+		}
+	}
+	for key, v := range map[string]*int{"sdk.max_calls": f.SDK.MaxCalls, "sdk.max_parallel": f.SDK.MaxParallel} {
+		if v != nil && *v <= 0 {
+			return fmt.Errorf("%s: must be positive (got %d)", key, *v)
+		}
+	}
+	if v := f.SDK.MaxResponseBytes; v != nil && *v <= 0 {
+		return fmt.Errorf("sdk.max_response_bytes: must be positive (got %d)", *v)
+	}
+	return nil
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SDKFlags are the sdk flags of run, serve, lint and sdk. Zero values mean
+// "not given".
+type SDKFlags struct {
+	// APIs are --api NAME=SPEC values.
+	APIs []string
+	// Auth are --auth NAME:ENV_VAR values: the secret is read from the
+	// variable, never from the command line.
+	Auth     []string
+	MaxCalls int
+}
+
+// ResolveSDK combines the [apis], [frozen_params] and [sdk] sections with
+// the flags (which win) and the environment (getenv, for auth_env, the
+// *_env keys and --auth) into the sdk's configuration. APIs are in name
+// order. Secrets are read here and appear in no error message.
+func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config, error) {
+	if f == nil {
+		f = &File{}
+	}
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg := sdk.Config{Frozen: frozenValues(f.FrozenParams)}
+	apis := map[string]*sdk.APIConfig{}
+	for _, name := range sortedNames(f.APIs) {
+		a := f.APIs[name]
+		ac := &sdk.APIConfig{Name: name, Spec: a.Spec, Dir: f.dir, BaseURL: a.BaseURL, Frozen: frozenValues(a.FrozenParams)}
+		if a.Timeout != "" {
+			ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
+		}
+		cred, err := fileCredential(name, a, getenv)
+		if err != nil {
+			return cfg, err
+		}
+		ac.Auth = cred
+		apis[name] = ac
+	}
+	for _, v := range flags.APIs {
+		name, spec, ok := strings.Cut(v, "=")
+		if !ok || name == "" || spec == "" {
+			return cfg, fmt.Errorf("--api %q: want NAME=SPEC (a path or http(s) URL)", v)
+		}
+		if !catalog.IsIdentifier(name) {
+			return cfg, fmt.Errorf("--api %s: %q is not a Luau identifier", v, name)
+		}
+		if ac, ok := apis[name]; ok {
+			ac.Spec, ac.Dir = spec, "" // the flag's path is relative to the working directory
+			continue
+		}
+		apis[name] = &sdk.APIConfig{Name: name, Spec: spec}
+	}
+	for _, v := range flags.Auth {
+		name, env, ok := strings.Cut(v, ":")
+		if !ok || name == "" || env == "" {
+			return cfg, fmt.Errorf("--auth %q: want NAME:ENV_VAR (the secret is read from that variable)", v)
+		}
+		ac, ok := apis[name]
+		if !ok {
+			return cfg, fmt.Errorf("--auth %s: no API named %s (give it with --api or [apis.%s])", v, name, name)
+		}
+		secret := getenv(env)
+		if secret == "" {
+			return cfg, fmt.Errorf("--auth %s: the environment variable %s is not set or empty", v, env)
+		}
+		ac.Auth = &sdk.Credential{Token: secret}
+	}
+	for _, name := range sortedNames(apis) {
+		cfg.APIs = append(cfg.APIs, *apis[name])
+	}
+	if v := f.SDK.MaxCalls; v != nil {
+		cfg.MaxCalls = *v
+	}
+	if v := f.SDK.MaxResponseBytes; v != nil {
+		cfg.MaxResponseBytes = *v
+	}
+	if v := f.SDK.MaxParallel; v != nil {
+		cfg.MaxParallel = *v
+	}
+	switch {
+	case flags.MaxCalls < 0:
+		return cfg, fmt.Errorf("--max-calls must be positive (got %d)", flags.MaxCalls)
+	case flags.MaxCalls > 0:
+		cfg.MaxCalls = flags.MaxCalls
+	}
+	if cfg.MaxCalls == 0 {
+		cfg.MaxCalls = sdk.DefaultMaxCalls
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = sdk.DefaultMaxResponseBytes
+	}
+	if cfg.MaxParallel == 0 {
+		cfg.MaxParallel = sdk.DefaultMaxParallel
+	}
+	return cfg, nil
+}
+
+// fileCredential reads an API's auth, auth_env or auth table.
+func fileCredential(name string, a API, getenv func(string) string) (*sdk.Credential, error) {
+	key := "apis." + name
+	if a.AuthEnv != "" {
+		v := getenv(a.AuthEnv)
+		if v == "" {
+			return nil, fmt.Errorf("%s.auth_env: the environment variable %s is not set or empty", key, a.AuthEnv)
+		}
+		return &sdk.Credential{Token: v}, nil
+	}
+	if a.Auth == nil {
+		return nil, nil
+	}
+	if a.Auth.Table == nil {
+		if a.Auth.Literal == "" {
+			return nil, fmt.Errorf("%s.auth: empty", key)
+		}
+		return &sdk.Credential{Token: a.Auth.Literal}, nil
+	}
+	t := a.Auth.Table
+	value := func(field string) (string, error) {
+		if env := t[field+"_env"]; env != "" {
+			if t[field] != "" {
+				return "", fmt.Errorf("%s.auth: give %s or %s_env, not both", key, field, field)
+			}
+			v := getenv(env)
+			if v == "" {
+				return "", fmt.Errorf("%s.auth.%s_env: the environment variable %s is not set or empty", key, field, env)
+			}
+			return v, nil
+		}
+		return t[field], nil
+	}
+	c := &sdk.Credential{Type: t["type"], Name: t["name"], In: t["in"]}
+	if c.Type == "" {
+		c.Type = sdk.AuthBearer
+	}
+	var err error
+	switch c.Type {
+	case sdk.AuthBearer:
+		if c.Token, err = value("token"); err == nil && c.Token == "" {
+			err = fmt.Errorf("%s.auth: bearer needs token or token_env", key)
+		}
+	case sdk.AuthBasic:
+		if c.Username, err = value("username"); err != nil {
+			return nil, err
+		}
+		if c.Password, err = value("password"); err == nil && c.Username == "" && c.Password == "" {
+			err = fmt.Errorf("%s.auth: basic needs username and password (or username_env, password_env)", key)
+		}
+	case sdk.AuthAPIKey:
+		if c.Value, err = value("value"); err == nil && c.Value == "" {
+			err = fmt.Errorf("%s.auth: api_key needs value or value_env", key)
+		}
+		if err == nil && c.In != "" && c.In != "header" && c.In != "query" && c.In != "cookie" {
+			err = fmt.Errorf("%s.auth.in: %q must be header, query or cookie", key, c.In)
+		}
+	default:
+		err = fmt.Errorf("%s.auth.type: %q must be bearer, basic or api_key", key, c.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// frozenValues converts TOML values into the JSON values the sdk encodes:
+// integers and floats as numbers, datetimes as RFC 3339 text.
+func frozenValues(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = jsonValue(v)
+	}
+	return out
+}
+
+func jsonValue(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return json.Number(strconv.FormatInt(x, 10))
+	case float64:
+		return json.Number(strconv.FormatFloat(x, 'f', -1, 64))
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case map[string]any:
+		return frozenValues(x)
+	}
+	return v
+}

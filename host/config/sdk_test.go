@@ -1,0 +1,163 @@
+package config
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/sdk"
+)
+
+func TestSDKConfig(t *testing.T) {
+	path := writeConfig(t, `
+[frozen_params]
+api_version = "v2"
+page_size = 50
+
+[apis.petstore]
+spec = "petstore.yaml"
+base_url = "https://api.example"
+auth_env = "PETSTORE_TOKEN"
+timeout = "5s"
+[apis.petstore.frozen_params]
+tenant_id = "abc-123"
+api_version = "v3"
+
+[apis.legacy]
+spec = "https://specs.example/legacy.json"
+[apis.legacy.auth]
+type = "basic"
+username = "admin"
+password_env = "LEGACY_PASSWORD"
+
+[apis.keyed]
+spec = "k.yaml"
+[apis.keyed.auth]
+type = "api_key"
+value = "literal-key"
+name = "X-Key"
+in = "header"
+
+[sdk]
+max_calls = 7
+max_response_bytes = 1000
+max_parallel = 2
+`)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PETSTORE_TOKEN": "tok", "LEGACY_PASSWORD": "pw", "GH_TOKEN": "gh-secret"}
+	cfg, err := ResolveSDK(f, SDKFlags{APIs: []string{"gh=gh.json"}, Auth: []string{"gh:GH_TOKEN"}}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxCalls != 7 || cfg.MaxResponseBytes != 1000 || cfg.MaxParallel != 2 {
+		t.Errorf("limits %+v", cfg)
+	}
+	var names []string
+	by := map[string]sdk.APIConfig{}
+	for _, a := range cfg.APIs {
+		names = append(names, a.Name)
+		by[a.Name] = a
+	}
+	if strings.Join(names, " ") != "gh keyed legacy petstore" {
+		t.Errorf("apis %v", names)
+	}
+	p := by["petstore"]
+	if p.Spec != "petstore.yaml" || p.Dir != filepath.Dir(path) || p.BaseURL != "https://api.example" || p.Timeout != 5*time.Second ||
+		p.Auth == nil || p.Auth.Token != "tok" || p.Auth.Type != "" || p.Frozen["tenant_id"] != "abc-123" || p.Frozen["api_version"] != "v3" {
+		t.Errorf("petstore %+v auth %+v", p, p.Auth)
+	}
+	if cfg.Frozen["api_version"] != "v2" || cfg.Frozen["page_size"] != json.Number("50") {
+		t.Errorf("global frozen %v", cfg.Frozen)
+	}
+	if l := by["legacy"].Auth; l == nil || l.Type != "basic" || l.Username != "admin" || l.Password != "pw" {
+		t.Errorf("legacy auth %+v", l)
+	}
+	if k := by["keyed"].Auth; k == nil || k.Type != "api_key" || k.Value != "literal-key" || k.Name != "X-Key" || k.In != "header" {
+		t.Errorf("keyed auth %+v", k)
+	}
+	if g := by["gh"]; g.Spec != "gh.json" || g.Auth == nil || g.Auth.Token != "gh-secret" {
+		t.Errorf("gh %+v", g)
+	}
+
+	// Flags win: --api replaces the file's spec (relative to the working
+	// directory), --max-calls the file's max_calls.
+	cfg, err = ResolveSDK(f, SDKFlags{APIs: []string{"petstore=other.yaml"}, MaxCalls: 3}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cfg.APIs {
+		if a.Name == "petstore" && (a.Spec != "other.yaml" || a.Dir != "" || a.BaseURL != "https://api.example") {
+			t.Errorf("--api over the file: %+v", a)
+		}
+	}
+	if cfg.MaxCalls != 3 {
+		t.Errorf("--max-calls: %d", cfg.MaxCalls)
+	}
+
+	// Defaults.
+	cfg, err = ResolveSDK(&File{}, SDKFlags{}, nil)
+	if err != nil || cfg.MaxCalls != sdk.DefaultMaxCalls || cfg.MaxResponseBytes != sdk.DefaultMaxResponseBytes || cfg.MaxParallel != sdk.DefaultMaxParallel || len(cfg.APIs) != 0 {
+		t.Errorf("defaults %+v %v", cfg, err)
+	}
+}
+
+func TestSDKConfigErrors(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"unknown api key", "[apis.p]\nspec = \"x\"\nspecs = \"y\"\n", "unknown key apis.p.specs"},
+		{"missing spec", "[apis.p]\nbase_url = \"https://x\"\n", "apis.p.spec: missing"},
+		{"bad name", "[apis.my-api]\nspec = \"x\"\n", "apis.my-api: \"my-api\" is not a Luau identifier"},
+		{"bad timeout", "[apis.p]\nspec = \"x\"\ntimeout = \"soon\"\n", "apis.p.timeout"},
+		{"both auths", "[apis.p]\nspec = \"x\"\nauth = \"a\"\nauth_env = \"B\"\n", "give auth or auth_env, not both"},
+		{"bad base", "[apis.p]\nspec = \"x\"\nbase_url = \"ftp://x\"\n", "apis.p.base_url"},
+		{"unknown auth key", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntokn = \"a\"\n", "auth: unknown key tokn"},
+		{"auth number", "[apis.p]\nspec = \"x\"\nauth = 5\n", "auth: must be a string or a table"},
+		{"max_calls", "[sdk]\nmax_calls = 0\n", "sdk.max_calls: must be positive"},
+		{"max_response_bytes", "[sdk]\nmax_response_bytes = -1\n", "sdk.max_response_bytes"},
+		{"unknown sdk key", "[sdk]\nmax_call = 1\n", "unknown key sdk.max_call"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeConfig(t, c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name, text string
+		flags      SDKFlags
+		want       string
+	}{
+		{"unset auth_env", "[apis.p]\nspec = \"x\"\nauth_env = \"NOPE\"\n", SDKFlags{}, "apis.p.auth_env: the environment variable NOPE is not set or empty"},
+		{"unset password_env", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"basic\"\nusername = \"u\"\npassword_env = \"NOPE\"\n", SDKFlags{}, "apis.p.auth.password_env"},
+		{"bad type", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"magic\"\n", SDKFlags{}, "apis.p.auth.type: \"magic\""},
+		{"bad in", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"api_key\"\nvalue = \"v\"\nin = \"body\"\n", SDKFlags{}, "apis.p.auth.in"},
+		{"bearer without token", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"bearer\"\n", SDKFlags{}, "bearer needs token"},
+		{"bad --api", "", SDKFlags{APIs: []string{"petstore"}}, "want NAME=SPEC"},
+		{"bad --api name", "", SDKFlags{APIs: []string{"1x=y"}}, "not a Luau identifier"},
+		{"bad --auth", "", SDKFlags{APIs: []string{"p=x"}, Auth: []string{"p=TOKEN"}}, "want NAME:ENV_VAR"},
+		{"--auth unknown api", "", SDKFlags{Auth: []string{"q:TOKEN"}}, "no API named q"},
+		{"--auth unset", "", SDKFlags{APIs: []string{"p=x"}, Auth: []string{"p:NOPE"}}, "NOPE is not set or empty"},
+		{"--max-calls", "", SDKFlags{MaxCalls: -1}, "--max-calls must be positive"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Load(writeConfig(t, c.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ResolveSDK(f, c.flags, func(string) string { return "" })
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+	// No secret in a message.
+	f, _ := Load(writeConfig(t, "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"basic\"\nusername = \"u\"\npassword = \"hunter2-secret\"\npassword_env = \"X\"\n"))
+	if _, err := ResolveSDK(f, SDKFlags{}, func(string) string { return "" }); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %v", err)
+	}
+}

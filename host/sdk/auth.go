@@ -1,0 +1,233 @@
+package sdk
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/toolscript/toolscript/host/catalog"
+)
+
+// The credential types of the configuration and of _meta.auth.
+const (
+	AuthBearer = "bearer"
+	AuthBasic  = "basic"
+	AuthAPIKey = "api_key"
+)
+
+// Credential is one API's secret and how to send it.
+type Credential struct {
+	// Type is AuthBearer, AuthBasic or AuthAPIKey; empty means "a secret
+	// in Token, sent the way the spec's security schemes say" (bearer when
+	// they say nothing): the form of `auth = "..."`, auth_env and --auth.
+	Type string
+	// Token is the bearer token (or the bare secret when Type is empty).
+	Token string
+	// Username and Password are for basic.
+	Username, Password string
+	// Value is the API key; Name and In ("header", "query", "cookie")
+	// locate it, defaulting to the spec's apiKey scheme.
+	Value, Name, In string
+}
+
+func (c *Credential) check() error {
+	switch c.Type {
+	case "", AuthBearer:
+		if c.Token == "" {
+			return errors.New("the token is empty")
+		}
+	case AuthBasic:
+		if c.Username == "" && c.Password == "" {
+			return errors.New("basic auth needs a username and a password")
+		}
+	case AuthAPIKey:
+		if c.Value == "" {
+			return errors.New("the API key is empty")
+		}
+		switch c.In {
+		case "", "header", "query", "cookie":
+		default:
+			return fmt.Errorf("api_key in = %q: must be header, query or cookie", c.In)
+		}
+	default:
+		return fmt.Errorf("type %q: must be bearer, basic or api_key", c.Type)
+	}
+	return nil
+}
+
+// secrets are the strings of c that must never be shown.
+func (c *Credential) secrets() []string {
+	var out []string
+	for _, s := range []string{c.Token, c.Password, c.Value} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	if c.Type == AuthBasic {
+		out = append(out, base64.StdEncoding.EncodeToString([]byte(c.Username+":"+c.Password)))
+	}
+	if c.Type == "" && strings.Contains(c.Token, ":") { // a bare secret may be sent as basic
+		out = append(out, base64.StdEncoding.EncodeToString([]byte(c.Token)))
+	}
+	return out
+}
+
+// ParseMetaAuth reads the _meta.auth object of an MCP request:
+// { "petstore": { "type": "bearer", "token": "..." } }, types bearer
+// (token), basic (username, password) and api_key (value, optionally name
+// and in). Messages never quote a secret.
+func ParseMetaAuth(raw json.RawMessage) (map[string]*Credential, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var in map[string]struct {
+		Type     string `json:"type"`
+		Token    string `json:"token"`
+		Username string `json:"username"`
+		Password string `json:"password"`
+		Value    string `json:"value"`
+		Name     string `json:"name"`
+		In       string `json:"in"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, errors.New("_meta.auth must be an object of API names to {type, token | username, password | value}")
+	}
+	out := make(map[string]*Credential, len(in))
+	names := make([]string, 0, len(in))
+	for name := range in {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := in[name]
+		c := &Credential{Type: strings.ToLower(v.Type), Token: v.Token, Username: v.Username, Password: v.Password, Value: v.Value, Name: v.Name, In: v.In}
+		if c.Type == "" {
+			c.Type = AuthBearer
+		}
+		if err := c.check(); err != nil {
+			return nil, fmt.Errorf("_meta.auth.%s: %w", name, err)
+		}
+		out[name] = c
+	}
+	return out, nil
+}
+
+// authPlan is how one request carries a credential.
+type authPlan struct {
+	header, value string // a header to set
+	query, qvalue string // a query parameter to add
+	cookie        string // a cookie "name=value"
+}
+
+// plan decides how cred goes on a request of f: the credential's own type,
+// or for a bare secret the function's security schemes (then the API's),
+// bearer when the spec says nothing.
+func plan(cred *Credential, api *catalog.API, f *catalog.Function) (authPlan, error) {
+	switch cred.Type {
+	case AuthBearer:
+		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
+	case AuthBasic:
+		return authPlan{header: "Authorization", value: "Basic " + base64.StdEncoding.EncodeToString([]byte(cred.Username+":"+cred.Password))}, nil
+	case AuthAPIKey:
+		name, in := cred.Name, cred.In
+		if name == "" || in == "" {
+			if s, ok := findScheme(api, f, func(s catalog.SecurityScheme) bool { return s.Type == "apiKey" }); ok {
+				if name == "" {
+					name = s.Name
+				}
+				if in == "" {
+					in = s.In
+				}
+			}
+		}
+		if name == "" {
+			return authPlan{}, errors.New("api_key auth needs a name (the spec has no apiKey scheme to take it from)")
+		}
+		return keyPlan(name, in, cred.Value), nil
+	}
+	// A bare secret: the spec decides.
+	s, ok := findScheme(api, f, func(s catalog.SecurityScheme) bool { return true })
+	if !ok {
+		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
+	}
+	switch {
+	case s.Type == "apiKey":
+		return keyPlan(s.Name, s.In, cred.Token), nil
+	case s.Type == "http" && s.Scheme == "basic":
+		return authPlan{header: "Authorization", value: "Basic " + base64.StdEncoding.EncodeToString([]byte(cred.Token))}, nil
+	default: // http bearer, oauth2, openIdConnect
+		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
+	}
+}
+
+func keyPlan(name, in, value string) authPlan {
+	switch in {
+	case "query":
+		return authPlan{query: name, qvalue: value}
+	case "cookie":
+		return authPlan{cookie: name + "=" + value}
+	}
+	return authPlan{header: name, value: value}
+}
+
+// findScheme returns the first scheme matching ok among those the
+// function's security names, else among all of the API's (by name).
+func findScheme(api *catalog.API, f *catalog.Function, ok func(catalog.SecurityScheme) bool) (catalog.SecurityScheme, bool) {
+	for _, alt := range f.Security {
+		for _, name := range alt {
+			if s, found := api.SecuritySchemes[name]; found && usable(s) && ok(s) {
+				return s, true
+			}
+		}
+	}
+	names := make([]string, 0, len(api.SecuritySchemes))
+	for name := range api.SecuritySchemes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if s := api.SecuritySchemes[name]; usable(s) && ok(s) {
+			return s, true
+		}
+	}
+	return catalog.SecurityScheme{}, false
+}
+
+// usable reports whether one secret can satisfy the scheme.
+func usable(s catalog.SecurityScheme) bool {
+	switch s.Type {
+	case "apiKey":
+		return s.Name != ""
+	case "http":
+		return s.Scheme == "bearer" || s.Scheme == "basic" || s.Scheme == ""
+	case "oauth2", "openIdConnect":
+		return true
+	}
+	return false
+}
+
+// apply puts the plan on a request.
+func (p authPlan) apply(req *http.Request) {
+	if p.header != "" {
+		req.Header.Set(p.header, p.value)
+	}
+	if p.query != "" {
+		q := req.URL.RawQuery
+		if q != "" {
+			q += "&"
+		}
+		req.URL.RawQuery = q + url.QueryEscape(p.query) + "=" + url.QueryEscape(p.qvalue)
+	}
+	if p.cookie != "" {
+		if c := req.Header.Get("Cookie"); c != "" {
+			req.Header.Set("Cookie", c+"; "+p.cookie)
+		} else {
+			req.Header.Set("Cookie", p.cookie)
+		}
+	}
+}

@@ -1,0 +1,286 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/toolscript/toolscript/host/catalog"
+)
+
+// A checker validates one argument (the params table or the body) with a
+// real JSON Schema validator (santhosh-tekuri/jsonschema), compiled once
+// per function from the catalog's schemas. Checks are lenient where specs
+// are often wrong: oneOf is read as anyOf, readOnly properties are never
+// required in a request, and bounds and patterns are left to the API.
+type checker struct {
+	schema *jsonschema.Schema
+}
+
+var printer = message.NewPrinter(language.English)
+
+// newChecker compiles root (with the named schemas it reaches) or returns
+// nil when it checks nothing or cannot be compiled: a call is never refused
+// because its spec is odd.
+func newChecker(api *catalog.API, root *catalog.Schema) *checker {
+	if root == nil {
+		return nil
+	}
+	doc := toJSONSchema(api, root)
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	for _, f := range extraFormats {
+		c.RegisterFormat(f)
+	}
+	if err := c.AddResource("sdk:///args.json", doc); err != nil {
+		return nil
+	}
+	s, err := c.Compile("sdk:///args.json")
+	if err != nil {
+		return nil
+	}
+	return &checker{schema: s}
+}
+
+// check validates v (as decoded by jsonschema.UnmarshalJSON); the error
+// names the first problem's location under prefix ("body", or "" for
+// parameters, whose location starts with the parameter's name).
+func (c *checker) check(v any, prefix string) error {
+	if c == nil {
+		return nil
+	}
+	err := c.schema.Validate(v)
+	if err == nil {
+		return nil
+	}
+	ve, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%s", describe(ve, prefix))
+}
+
+// describe renders the most specific problem of a validation error.
+func describe(e *jsonschema.ValidationError, prefix string) string {
+	for len(e.Causes) > 0 {
+		switch e.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			return location(e.InstanceLocation, prefix) + "matches none of the allowed types (" + describe(e.Causes[0], prefix) + ")"
+		}
+		e = e.Causes[0]
+	}
+	msg := e.ErrorKind.LocalizedString(printer)
+	if r, ok := e.ErrorKind.(*kind.Required); ok {
+		return location(e.InstanceLocation, prefix) + "missing required property '" + strings.Join(r.Missing, "', '") + "'"
+	}
+	if a, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+		return location(e.InstanceLocation, prefix) + "unknown property '" + strings.Join(a.Properties, "', '") + "'"
+	}
+	return location(e.InstanceLocation, prefix) + msg
+}
+
+// location renders an instance location as "body.items[2].name: " (or
+// "'limit': " for a parameter).
+func location(loc []string, prefix string) string {
+	var b strings.Builder
+	if prefix == "" {
+		if len(loc) == 0 {
+			return ""
+		}
+		b.WriteString("parameter '" + loc[0] + "'")
+		loc = loc[1:]
+	} else {
+		b.WriteString(prefix)
+	}
+	for _, part := range loc {
+		if isIndex(part) {
+			b.WriteString("[" + part + "]")
+		} else {
+			b.WriteString("." + part)
+		}
+	}
+	return b.String() + ": "
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkedFormats are the formats arguments are checked against: those
+// whose meaning is unambiguous. Others (uri, hostname, regex...) are often
+// used loosely by specs and left to the API.
+var checkedFormats = map[string]bool{
+	"uuid": true, "date-time": true, "date": true, "time": true, "email": true,
+	"ipv4": true, "ipv6": true, "int32": true, "int64": true,
+}
+
+// extraFormats are OpenAPI's formats that JSON Schema does not define.
+var extraFormats = []*jsonschema.Format{
+	{Name: "int32", Validate: intRange(math.MinInt32, math.MaxInt32)},
+	{Name: "int64", Validate: intRange(math.MinInt64, math.MaxInt64)},
+}
+
+func intRange(lo, hi float64) func(v any) error {
+	return func(v any) error {
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil
+		}
+		f, err := n.Float64()
+		if err != nil || f != math.Trunc(f) || f < lo || f > hi {
+			return errors.New("out of range")
+		}
+		return nil
+	}
+}
+
+// toJSONSchema renders root as a JSON Schema document whose $defs hold
+// the named schemas it reaches.
+func toJSONSchema(api *catalog.API, root *catalog.Schema) map[string]any {
+	defs := map[string]any{}
+	var pending []string
+	var conv func(s *catalog.Schema) any
+	conv = func(s *catalog.Schema) any {
+		if s == nil {
+			return true
+		}
+		if s.Ref != "" {
+			if _, done := defs[s.Ref]; !done {
+				defs[s.Ref] = nil
+				pending = append(pending, s.Ref)
+			}
+			return map[string]any{"$ref": "#/$defs/" + escapeRef(s.Ref)}
+		}
+		out := map[string]any{}
+		if len(s.Type) > 0 {
+			types := make([]any, len(s.Type))
+			for i, t := range s.Type {
+				types[i] = t
+			}
+			out["type"] = types
+		}
+		if checkedFormats[s.Format] {
+			out["format"] = s.Format
+		}
+		if len(s.Enum) > 0 {
+			enum := make([]any, 0, len(s.Enum))
+			for _, e := range s.Enum {
+				if v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(e))); err == nil {
+					enum = append(enum, v)
+				}
+			}
+			// A nullable enum without null among its values still takes null.
+			if s.Has("null") && len(s.Type) > 0 {
+				enum = append(enum, nil)
+			}
+			out["enum"] = enum
+		}
+		if len(s.Const) > 0 {
+			if v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(s.Const))); err == nil {
+				out["const"] = v
+			}
+		}
+		if len(s.Properties) > 0 {
+			props := map[string]any{}
+			for _, p := range s.Properties {
+				props[p.Name] = conv(p.Schema)
+			}
+			out["properties"] = props
+		}
+		var required []any
+		for _, r := range s.Required {
+			if p := s.Property(r); p != nil && api.Resolve(p) != nil && api.Resolve(p).ReadOnly {
+				continue
+			}
+			required = append(required, r)
+		}
+		if len(required) > 0 {
+			out["required"] = required
+		}
+		switch {
+		case s.NoAdditional:
+			out["additionalProperties"] = false
+		case s.AdditionalProperties != nil:
+			out["additionalProperties"] = conv(s.AdditionalProperties)
+		}
+		if s.Items != nil {
+			out["items"] = conv(s.Items)
+		}
+		list := func(ss []*catalog.Schema) []any {
+			out := make([]any, len(ss))
+			for i, x := range ss {
+				out[i] = conv(x)
+			}
+			return out
+		}
+		if len(s.AllOf) > 0 {
+			out["allOf"] = list(s.AllOf)
+		}
+		if any := append(append([]*catalog.Schema(nil), s.AnyOf...), s.OneOf...); len(any) > 0 {
+			out["anyOf"] = list(any)
+		}
+		return out
+	}
+	doc := conv(root).(map[string]any)
+	for len(pending) > 0 {
+		name := pending[0]
+		pending = pending[1:]
+		if s := api.Schemas[name]; s != nil {
+			defs[name] = conv(s)
+		} else {
+			defs[name] = true
+		}
+	}
+	if len(defs) > 0 {
+		doc["$defs"] = defs
+	}
+	return doc
+}
+
+func escapeRef(name string) string {
+	return url.PathEscape(strings.NewReplacer("~", "~0", "/", "~1").Replace(name))
+}
+
+// paramsSchema is the schema of a function's params table: an object of
+// its visible parameters. Unknown and missing names are checked before,
+// with better messages.
+func paramsSchema(f *catalog.Function) *catalog.Schema {
+	if len(f.Params) == 0 {
+		return nil
+	}
+	s := &catalog.Schema{Type: []string{"object"}}
+	for _, p := range f.Params {
+		ps := p.Schema
+		if ps == nil || p.ContentType != "" {
+			ps = &catalog.Schema{}
+		}
+		s.Properties = append(s.Properties, &catalog.Property{Name: p.Name, Schema: ps})
+	}
+	return s
+}
+
+// bodySchema is the schema a body is checked against: the first media
+// type's (they describe the same data).
+func bodySchema(f *catalog.Function) *catalog.Schema {
+	if f.Body == nil || len(f.Body.Content) == 0 {
+		return nil
+	}
+	return f.Body.Content[0].Schema
+}

@@ -1,0 +1,159 @@
+package sdk
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// FuzzParameterEncoding: whatever the value, a path parameter stays one
+// segment that decodes back to the value, and a query parameter decodes
+// back to the value under its own name, in every style.
+func FuzzParameterEncoding(f *testing.F) {
+	for _, s := range []string{"a/b?c", "..", ".", "x y&z=1#f", "%2F", "é\x00\xff", "[]", "a|b", ""} {
+		f.Add(s, "other")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		for _, style := range []string{"simple", "label", "matrix"} {
+			p := &catalog.Param{Name: "id", In: "path", Style: style}
+			text, err := pathValue(p, a)
+			if err != nil {
+				if a == "" {
+					continue
+				}
+				t.Fatal(err)
+			}
+			if strings.ContainsAny(text, "/?#") || text == "." || text == ".." {
+				t.Fatalf("%s %q: %q can change the path", style, a, text)
+			}
+			switch style {
+			case "label":
+				text = strings.TrimPrefix(text, ".")
+			case "matrix":
+				text = strings.TrimPrefix(text, ";id=")
+			}
+			if got, err := url.PathUnescape(text); err != nil || got != a {
+				t.Fatalf("%s %q: encoded %q decodes to %q (%v)", style, a, text, got, err)
+			}
+		}
+		for _, tc := range []struct {
+			style   string
+			explode bool
+			v       any
+			want    []string
+		}{
+			{"form", true, a, []string{a}},
+			{"form", true, []any{a, b}, []string{a, b}},
+			{"form", false, []any{a, b}, []string{a + "," + b}},
+			{"spaceDelimited", false, []any{a, b}, []string{a + " " + b}},
+			{"pipeDelimited", false, []any{a, b}, []string{a + "|" + b}},
+		} {
+			var q strings.Builder
+			p := &catalog.Param{Name: "q", In: "query", Style: tc.style, Explode: tc.explode}
+			if err := queryValue(&q, p, tc.v); err != nil {
+				t.Fatal(err)
+			}
+			values, err := url.ParseQuery(q.String())
+			if err != nil {
+				t.Fatalf("%s: %q does not parse: %v", tc.style, q.String(), err)
+			}
+			if len(values) != 1 || strings.Join(values["q"], "\x00") != strings.Join(tc.want, "\x00") {
+				t.Fatalf("%s %v: %q parses to %v", tc.style, tc.v, q.String(), values)
+			}
+		}
+		var q strings.Builder
+		if err := queryValue(&q, &catalog.Param{Name: "f", In: "query", Style: "deepObject", Explode: true}, map[string]any{"k": a}); err != nil {
+			t.Fatal(err)
+		}
+		if values, err := url.ParseQuery(q.String()); err != nil || values.Get("f[k]") != a || len(values) != 1 {
+			t.Fatalf("deepObject %q: %q → %v %v", a, q.String(), values, err)
+		}
+		h, err := headerValue(&catalog.Param{Name: "X", In: "header", Style: "simple"}, a)
+		if err == nil && (strings.ContainsAny(h, "\r\n\x00") || h != a) {
+			t.Fatalf("header %q → %q", a, h)
+		}
+		c, err := cookieValue(&catalog.Param{Name: "c", In: "cookie", Style: "form"}, a)
+		if err != nil || strings.ContainsAny(c, "; \r\n") {
+			t.Fatalf("cookie %q → %q %v", a, c, err)
+		}
+	})
+}
+
+// FuzzConvert: any status, media type and body give a well-formed
+// response: JSON only when valid, at most one body form, an upstream error
+// exactly for non-2xx with a bounded message.
+func FuzzConvert(f *testing.F) {
+	f.Add(200, "application/json", []byte(`{"a":1}`))
+	f.Add(404, "application/problem+json", []byte(`{"title":"x"}`))
+	f.Add(500, "text/plain", []byte("boom"))
+	f.Add(204, "", []byte(""))
+	f.Add(200, "", []byte("[1,2"))
+	f.Add(302, "application/json; charset=utf-8", []byte(strings.Repeat("é", 400)))
+	f.Add(999, "bad;;type", []byte("\xff\xfe"))
+	f.Fuzz(func(t *testing.T, status int, contentType string, body []byte) {
+		h := http.Header{}
+		h.Set("Content-Type", contentType)
+		h.Set("X-Mixed-Case", "v")
+		r := Convert(status, h, body)
+		if r.JSON != nil && r.Text != nil {
+			t.Fatal("both JSON and text")
+		}
+		if r.JSON != nil && !json.Valid(r.JSON) {
+			t.Fatalf("invalid JSON passed on: %q", r.JSON)
+		}
+		if r.Text != nil && string(r.Text) != string(body) {
+			t.Fatal("text body changed")
+		}
+		if len(body) > 0 && r.JSON == nil && r.Text == nil && status != 204 && status != 205 && status != 304 {
+			t.Fatal("body lost")
+		}
+		if ok := status >= 200 && status <= 299; ok != (r.Fail == luau.SDKOK) {
+			t.Fatalf("status %d: fail %d", status, r.Fail)
+		}
+		if r.Fail == luau.SDKUpstream {
+			if !strings.HasPrefix(r.Message, "HTTP ") || len(r.Message) > 3*messageBodyBytes+64 || !utf8.ValidString(r.Message) {
+				t.Fatalf("message %q", r.Message)
+			}
+		}
+		if r.Headers["x-mixed-case"] != "v" {
+			t.Fatalf("headers %v", r.Headers)
+		}
+	})
+}
+
+// FuzzRedact: a secret never survives redaction, and JSON stays JSON.
+func FuzzRedact(f *testing.F) {
+	f.Add("s3cret-token", `{"echo":"Bearer s3cret-token","n":12345678901234567890}`)
+	f.Add("a\"b\\c/d", `{"x":"a\"b\\c/d"}`)
+	f.Add("tok+en/=", `{"q":"api_key=tok%2Ben%2F%3D"}`)
+	f.Fuzz(func(t *testing.T, secret, body string) {
+		if len(secret) < minSecret {
+			return
+		}
+		r := newRedactor([]string{secret})
+		out := &luau.SDKResponse{Message: "m " + secret, Headers: map[string]string{"x": secret}}
+		if json.Valid([]byte(body)) {
+			out.JSON = json.RawMessage(body)
+		} else {
+			out.Text = []byte(body)
+		}
+		r.response(out)
+		for _, s := range []string{out.Message, out.Headers["x"], string(out.Text), string(out.JSON)} {
+			if strings.Contains(s, secret) && !strings.Contains(strings.ReplaceAll(s, Redacted, ""), secret) {
+				continue // the secret is made of the marker's own text
+			}
+			if strings.Contains(s, secret) {
+				t.Fatalf("secret %q survives in %q", secret, s)
+			}
+		}
+		if out.JSON != nil && !json.Valid(out.JSON) {
+			t.Fatalf("redacted JSON is invalid: %q", out.JSON)
+		}
+	})
+}

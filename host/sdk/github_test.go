@@ -1,0 +1,81 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/internal/testspecs"
+)
+
+// TestGitHubCalls makes a handful of calls of GitHub's API, as its spec
+// describes them, to a Go server answering those paths.
+func TestGitHubCalls(t *testing.T) {
+	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got = append(got, r.Method+" "+r.URL.EscapedPath()+"?"+r.URL.RawQuery+" "+r.Header.Get("Authorization")+" "+string(body))
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		switch {
+		case r.Method == "POST":
+			w.WriteHeader(201)
+			w.Write([]byte(`{"number": 1347, "title": "Found a bug"}`))
+		case strings.Contains(r.URL.Path, "/contents/"):
+			w.Write([]byte(`{"type": "file", "name": "README.md", "size": 5362}`))
+		case strings.HasSuffix(r.URL.Path, "/issues"):
+			w.Header().Set("Link", `<https://api.github.com/repositories/1/issues?page=2>; rel="next"`)
+			w.Write([]byte(`[{"number": 1347}]`))
+		default:
+			w.WriteHeader(404)
+			w.Write([]byte(`{"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}`))
+		}
+	}))
+	defer srv.Close()
+	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "gh", BaseURL: srv.URL, Auth: &Credential{Token: "ghp_test_token"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Session(nil)
+	for _, tc := range []struct{ fn, args, request string }{
+		{"repos_get_content", `[{"owner":"octocat","repo":"hello-world","path":"docs/README.md","ref":"main"}]`,
+			"GET /repos/octocat/hello-world/contents/docs%2FREADME.md?ref=main Bearer ghp_test_token "},
+		{"issues_list_for_repo", `[{"owner":"octocat","repo":"hello-world","state":"open","labels":"bug,ui","per_page":2}]`,
+			"GET /repos/octocat/hello-world/issues?state=open&labels=bug%2Cui&per_page=2 Bearer ghp_test_token "},
+		{"issues_create", `[{"owner":"octocat","repo":"hello-world"},{"title":"Found a bug","labels":["bug"]}]`,
+			`POST /repos/octocat/hello-world/issues? Bearer ghp_test_token {"labels":["bug"],"title":"Found a bug"}`},
+		{"repos_get", `[{"owner":"octocat","repo":"missing"}]`, "GET /repos/octocat/missing? Bearer ghp_test_token "},
+	} {
+		got = nil
+		r := call(t, s, tc.fn, tc.args)
+		if len(got) != 1 || got[0] != tc.request {
+			t.Errorf("%s: the server got %q, want %q (%s)", tc.fn, got, tc.request, r.Message)
+		}
+		if tc.fn == "repos_get" {
+			if r.Fail != luau.SDKUpstream || r.Status != 404 || !strings.HasPrefix(r.Message, `sdk.repos_get: HTTP 404 Not Found: {"message": "Not Found"`) {
+				t.Errorf("404: %+v", r)
+			}
+		} else if r.Fail != luau.SDKOK || !json.Valid(r.JSON) {
+			t.Errorf("%s: %+v", tc.fn, r)
+		}
+	}
+	for _, tc := range []struct{ fn, args, want string }{
+		{"issues_create", `[{"owner":"octocat","repo":"x"},{"labels":["bug"]}]`, "sdk.issues_create: body: missing required property 'title'"},
+		{"issues_list_for_repo", `[{"owner":"o","repo":"r","state":"opne"}]`, "sdk.issues_list_for_repo: parameter 'state': value must be one of 'open', 'closed', 'all'"},
+		{"repos_get_content", `[{"owner":"o","repo":"r","pth":"x"}]`, "sdk.repos_get_content: unknown parameter 'pth' (did you mean 'path'?)"},
+	} {
+		if r := call(t, s, tc.fn, tc.args); r.Fail != luau.SDKArgument || r.Message != tc.want {
+			t.Errorf("%s: %q, want %q", tc.fn, r.Message, tc.want)
+		}
+	}
+}

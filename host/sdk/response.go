@@ -1,0 +1,106 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// messageBodyBytes is how much of an error response's body its message
+// quotes.
+const messageBodyBytes = 512
+
+// response reads and converts one response: the body within
+// max_response_bytes, JSON when the media type says so (and it parses),
+// text otherwise, nothing for 204 or an empty body; a non-2xx status is an
+// upstream error carrying the decoded body and the headers.
+func (s *Session) response(f *function, resp *http.Response) *luau.SDKResponse {
+	max := s.c.cfg.MaxResponseBytes
+	if resp.ContentLength > max {
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			"%s: the response is %d bytes, more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, resp.ContentLength, max)}
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
+	}
+	if int64(len(data)) > max {
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, max)}
+	}
+	out := Convert(resp.StatusCode, resp.Header, data)
+	s.redact.response(out)
+	if out.Fail == luau.SDKUpstream {
+		out.Message = s.redact.string(f.name + ": " + out.Message)
+		if resp.StatusCode/100 == 3 && resp.Header.Get("Location") != "" {
+			out.Message += " (a redirect to another origin, or one too many, is not followed)"
+		}
+	}
+	return out
+}
+
+// Convert turns a status, headers and a complete body into what the script
+// gets. For a non-2xx status, Message is "HTTP 404 Not Found: <the first
+// 512 bytes of the body>" (the caller puts the function's name first).
+func Convert(status int, header http.Header, body []byte) *luau.SDKResponse {
+	out := &luau.SDKResponse{Status: status, Headers: make(map[string]string, len(header))}
+	for k, v := range header {
+		out.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
+	}
+	if status != http.StatusNoContent && status != http.StatusResetContent && status != http.StatusNotModified && len(body) > 0 {
+		if isJSONBody(header.Get("Content-Type"), body) {
+			out.JSON = json.RawMessage(body)
+		} else {
+			out.Text = body
+		}
+	}
+	if status < 200 || status > 299 {
+		out.Fail = luau.SDKUpstream
+		text := http.StatusText(status)
+		if text == "" {
+			text = "status"
+		}
+		out.Message = fmt.Sprintf("HTTP %d %s", status, text)
+		if len(body) > 0 {
+			out.Message += ": " + prefix(body, messageBodyBytes)
+		}
+	}
+	return out
+}
+
+// isJSONBody: a JSON media type whose body parses; without a media type,
+// a body that parses as a JSON object or array.
+func isJSONBody(contentType string, body []byte) bool {
+	if contentType == "" {
+		t := bytes.TrimSpace(body)
+		return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(body)
+	}
+	if strings.HasPrefix(contentType, "application/json") && (len(contentType) == 16 || contentType[16] == ';') {
+		return json.Valid(body) // the common case, without parsing parameters
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
+	}
+	return (mt == "application/json" || strings.HasSuffix(mt, "+json")) && json.Valid(body)
+}
+
+// prefix is the first n bytes of b as text, not splitting a UTF-8
+// sequence.
+func prefix(b []byte, n int) string {
+	if len(b) <= n {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := n
+	for cut > n-utf8.UTFMax && cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "..."
+}

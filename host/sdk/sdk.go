@@ -1,0 +1,296 @@
+// Package sdk makes the calls of a script's sdk table. A Client holds
+// what every execution shares: the catalog (names linked, frozen
+// parameters hidden), credentials from the configuration, and one
+// net/http client with keep-alive connections. Each execution gets a
+// Session, the luau.SDKCaller that checks a call's arguments against the
+// spec, encodes and sends the request to the API's own origin, and turns
+// the response into a luau.SDKResponse, within the execution's deadline and
+// budgets (max_calls, max_response_bytes, max_parallel). Credentials never
+// reach the guest: they are added to requests here, and removed from
+// anything that goes back.
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/openapi"
+)
+
+// The defaults of the [sdk] section and of [apis.NAME] timeout: the one
+// place they are defined.
+const (
+	DefaultMaxCalls         = 100
+	DefaultMaxResponseBytes = 10 << 20
+	DefaultMaxParallel      = luau.DefaultMaxParallel
+	DefaultTimeout          = 30 * time.Second
+	// MaxRedirects is how many same-origin redirects a call follows.
+	MaxRedirects = 5
+	// SpecTimeout bounds fetching a spec (or a document it refers to) by URL.
+	SpecTimeout = time.Minute
+)
+
+// Config is everything the sdk needs, resolved from the configuration
+// file, the flags and the environment (host/config builds it).
+type Config struct {
+	// APIs are the OpenAPI sources, in configuration order.
+	APIs []APIConfig
+	// Frozen are the global frozen parameters; an API's own win.
+	Frozen map[string]any
+	// MaxCalls, MaxResponseBytes and MaxParallel are per execution; zero
+	// means the default.
+	MaxCalls         int
+	MaxResponseBytes int64
+	MaxParallel      int
+	// Cache, when not nil, keeps parsed specs on disk.
+	Cache *openapi.Cache
+	// HTTPClient, when not nil, replaces the client the sdk makes (tests).
+	// Its CheckRedirect is replaced by the sdk's same-origin rule.
+	HTTPClient *http.Client
+	// Tools calls the functions of kind mcp (tools of upstream MCP
+	// servers, whose APIs the catalog holds beside the OpenAPI ones).
+	Tools ToolCaller
+}
+
+// ToolCaller calls a tool of an upstream MCP server: the functions of
+// kind mcp. The session has checked nothing but the budgets (max_calls,
+// max_parallel) when it calls CallTool; args is the script's JSON
+// argument list. It must return when ctx ends, and name the function in
+// its messages (name is "sdk.files.read_file").
+type ToolCaller interface {
+	CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *luau.SDKResponse
+}
+
+// APIConfig is one [apis.NAME] section (or --api flag).
+type APIConfig struct {
+	Name string
+	// Spec is a path or URL; Dir is what a relative path is relative to
+	// (the config file's directory).
+	Spec, Dir string
+	// BaseURL overrides the spec's servers.
+	BaseURL string
+	// Timeout is per call (zero: DefaultTimeout), never past the
+	// execution's deadline.
+	Timeout time.Duration
+	// Auth is the configured credential (flag or file), nil for none.
+	Auth   *Credential
+	Frozen map[string]any
+}
+
+func (c *Config) withDefaults() {
+	if c.MaxCalls <= 0 {
+		c.MaxCalls = DefaultMaxCalls
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.MaxParallel <= 0 {
+		c.MaxParallel = DefaultMaxParallel
+	}
+}
+
+// Client is the sdk of one process: shared by its executions, safe for
+// concurrent use.
+type Client struct {
+	cfg     Config
+	catalog *catalog.Catalog
+	http    *http.Client
+	// funcs is indexed by function id (the manifest's ids).
+	funcs []*function
+	apis  map[string]*apiState
+}
+
+// apiState is what calls of one API share.
+type apiState struct {
+	api     *catalog.API
+	cfg     APIConfig
+	baseURL string
+	frozen  map[string]any
+}
+
+// function is one callable with what its calls need ready.
+type function struct {
+	api      *apiState
+	fn       *catalog.Function
+	name     string // "sdk.list_pets" or "sdk.petstore.list_pets", for messages
+	checkers sync.Once
+	params   *checker
+	body     *checker
+}
+
+// Open loads every API of cfg (in parallel) and returns the Client. A spec
+// that cannot be read or parsed, or a name clash, is an error naming the
+// API and the cause.
+func Open(ctx context.Context, cfg Config) (*Client, error) {
+	cat := &catalog.Catalog{APIs: make([]*catalog.API, len(cfg.APIs))}
+	errs := make([]error, len(cfg.APIs))
+	var parsed atomic.Bool
+	loader := cfg.HTTPClient
+	if loader == nil {
+		loader = &http.Client{Timeout: SpecTimeout}
+	}
+	var wg sync.WaitGroup
+	for i, a := range cfg.APIs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			api, p, err := openapi.LoadParsed(ctx, openapi.Source{Name: a.Name, Spec: a.Spec, Dir: a.Dir},
+				openapi.Options{Cache: cfg.Cache, HTTPClient: loader})
+			cat.APIs[i], errs[i] = api, err
+			if p {
+				parsed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	if parsed.Load() {
+		// A parser's document of a large spec is hundreds of MB of garbage
+		// now: give it back, so a long-lived serve keeps only the catalog.
+		debug.FreeOSMemory()
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return New(cat, cfg)
+}
+
+// New makes a Client for a loaded catalog. It hides the frozen parameters
+// of cfg in cat and links its names (catalog.Link), so that docs rendered
+// from cat afterwards show exactly what scripts can call.
+func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
+	cfg.withDefaults()
+	c := &Client{cfg: cfg, catalog: cat, apis: map[string]*apiState{}}
+	byName := map[string]APIConfig{}
+	for _, a := range cfg.APIs {
+		byName[a.Name] = a
+	}
+	for _, api := range cat.APIs {
+		ac := byName[api.Name]
+		frozen := map[string]any{}
+		for k, v := range cfg.Frozen {
+			frozen[k] = v
+		}
+		for k, v := range ac.Frozen {
+			frozen[k] = v
+		}
+		names := map[string]bool{}
+		for k := range frozen {
+			names[k] = true
+		}
+		api.Freeze(names)
+		st := &apiState{api: api, cfg: ac, baseURL: api.BaseURL, frozen: frozen}
+		if ac.BaseURL != "" {
+			st.baseURL = strings.TrimRight(ac.BaseURL, "/")
+		}
+		if ac.Timeout <= 0 {
+			st.cfg.Timeout = DefaultTimeout
+		}
+		if ac.Auth != nil {
+			if err := ac.Auth.check(); err != nil {
+				return nil, fmt.Errorf("api %s: auth: %w", api.Name, err)
+			}
+		}
+		c.apis[api.Name] = st
+	}
+	if err := cat.Link(); err != nil {
+		return nil, err
+	}
+	for _, api := range cat.APIs {
+		st := c.apis[api.Name]
+		for _, f := range api.Functions {
+			name := "sdk." + api.Name + "." + f.Name
+			if f.Flat {
+				name = "sdk." + f.Name
+			}
+			c.funcs = append(c.funcs, &function{api: st, fn: f, name: name})
+		}
+	}
+	c.http = cfg.HTTPClient
+	if c.http == nil {
+		c.http = &http.Client{Transport: newTransport()}
+	} else {
+		copied := *c.http
+		c.http = &copied
+	}
+	c.http.CheckRedirect = sameOrigin
+	return c, nil
+}
+
+// newTransport is the shared transport: keep-alive connections, enough
+// idle ones per host for max_parallel calls of several executions.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// sameOrigin follows a redirect only to the origin of the first request,
+// at most MaxRedirects times; otherwise the redirect response is returned
+// as it is (a non-2xx status the script sees).
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if len(via) > MaxRedirects || req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}
+
+// Catalog is the client's catalog: frozen parameters hidden, names linked.
+func (c *Client) Catalog() *catalog.Catalog { return c.catalog }
+
+// Manifest lists the functions for the runtime, which builds the sdk
+// table from it; ids are what Session.Call receives.
+func (c *Client) Manifest() luau.SDKManifest {
+	var m luau.SDKManifest
+	id := uint32(0)
+	for _, api := range c.catalog.APIs {
+		out := luau.SDKAPI{Name: api.Name}
+		for _, f := range api.Functions {
+			lf := luau.SDKFunction{Name: f.Name, ID: id, Flat: f.Flat, Kind: string(f.Kind)}
+			for _, p := range f.Params {
+				lf.Params = append(lf.Params, p.Name)
+				if p.Required {
+					lf.Required = append(lf.Required, p.Name)
+				}
+			}
+			if in := api.Resolve(f.InputSchema); f.Kind == catalog.MCP && in != nil {
+				for _, p := range in.Properties { // an MCP tool's one table of arguments
+					lf.Params = append(lf.Params, p.Name)
+				}
+				lf.Required = append(lf.Required, in.Required...)
+			}
+			out.Functions = append(out.Functions, lf)
+			id++
+		}
+		m.APIs = append(m.APIs, out)
+	}
+	return m
+}
+
+// MaxParallel is how many calls one execution may have in flight at once:
+// what the runtime's parallel is bounded by.
+func (c *Client) MaxParallel() int { return c.cfg.MaxParallel }
+
+// Close releases idle connections.
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+}

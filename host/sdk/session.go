@@ -1,0 +1,398 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// Session makes the sdk calls of one execution: a luau.SDKCaller. Its
+// budgets (max_calls, max_parallel) are the execution's; its credentials
+// are the configured ones, then those of the request (_meta.auth).
+type Session struct {
+	c *Client
+	// creds are by API name: configured first, then the request's.
+	creds   map[string]*Credential
+	redact  *redactor
+	calls   atomic.Int64
+	slots   chan struct{}
+	maxCall int64
+}
+
+var _ luau.SDKCaller = (*Session)(nil)
+
+// Session starts the calls of one execution. requestAuth holds the
+// credentials a request brought (_meta.auth under serve, ParseMetaAuth);
+// they apply to APIs the flags and the configuration give none for.
+func (c *Client) Session(requestAuth map[string]*Credential) *Session {
+	s := &Session{
+		c:       c,
+		creds:   map[string]*Credential{},
+		slots:   make(chan struct{}, c.cfg.MaxParallel),
+		maxCall: int64(c.cfg.MaxCalls),
+	}
+	var secrets []string
+	for name, st := range c.apis {
+		cred := st.cfg.Auth
+		if cred == nil {
+			cred = requestAuth[name]
+		}
+		if cred != nil {
+			s.creds[name] = cred
+			secrets = append(secrets, cred.secrets()...)
+		}
+	}
+	for _, cred := range requestAuth { // never echo any of them, used or not
+		secrets = append(secrets, cred.secrets()...)
+	}
+	s.redact = newRedactor(secrets)
+	return s
+}
+
+// Calls is how many upstream calls the session has made (or tried).
+func (s *Session) Calls() int { return int(s.calls.Load()) }
+
+// Call performs one call of function id with the script's arguments (the
+// JSON array [params, body] by json.encode rules).
+func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	if int(id) >= len(s.c.funcs) {
+		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: fmt.Sprintf("sdk: no function with id %d", id)}
+	}
+	f := s.c.funcs[id]
+	var req *http.Request
+	switch f.fn.Kind {
+	case catalog.OpenAPI:
+		var err error
+		if req, err = s.request(ctx, f, args); err != nil {
+			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: s.redact.string(f.name + ": " + err.Error())}
+		}
+	case catalog.MCP:
+		if s.c.cfg.Tools == nil {
+			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: f.name + ": MCP tools are not available here"}
+		}
+	}
+	if n := s.calls.Add(1); n > s.maxCall {
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-ctx.Done():
+		return s.cancelled(f, ctx)
+	}
+	if req == nil {
+		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
+	}
+	return s.send(ctx, f, req)
+}
+
+// request checks the arguments and builds the request, before anything is
+// sent.
+func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage) (*http.Request, error) {
+	fn, api := f.fn, f.api
+	args, err := decodeArgs(raw)
+	if err != nil {
+		return nil, err
+	}
+	hasParams, hasBody := len(fn.Params) > 0, fn.Body != nil
+	var params, body any
+	want := 0
+	switch {
+	case hasParams && hasBody:
+		want = 2
+	case hasParams || hasBody:
+		want = 1
+	}
+	if len(args) > want {
+		return nil, fmt.Errorf("takes %s; got %d arguments", signatureWords(hasParams, hasBody), len(args))
+	}
+	if hasParams && len(args) > 0 {
+		params = args[0]
+	}
+	if hasBody && len(args) == want && want > 0 {
+		body = args[want-1]
+	}
+
+	f.checkers.Do(func() {
+		f.params = newChecker(api.api, paramsSchema(fn))
+		f.body = newChecker(api.api, bodySchema(fn))
+	})
+
+	values := map[string]any{}
+	if hasParams && params != nil {
+		params = normalize(api.api, anyObject, params, 0)
+		m, ok := params.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("params must be a table of parameter names to values, got %s", jsonType(params))
+		}
+		values = m
+		for name := range m {
+			if paramNamed(fn.Params, name) == nil {
+				return nil, unknownParam(api.api, fn, name)
+			}
+		}
+		for _, p := range fn.Params {
+			if v, ok := m[p.Name]; ok && p.Schema != nil {
+				m[p.Name] = textNumber(api.api, p.Schema, normalize(api.api, p.Schema, v, 0))
+			}
+		}
+		if len(m) > 0 {
+			if err := f.params.check(m, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, p := range fn.Params {
+		if _, ok := values[p.Name]; !ok && p.Required {
+			return nil, fmt.Errorf("missing required parameter '%s'", p.Name)
+		}
+	}
+	if hasBody {
+		if body == nil && fn.Body.Required {
+			return nil, errors.New("missing the request body")
+		}
+		if body != nil {
+			body = normalize(api.api, bodySchema(fn), body, 0)
+			if err := f.body.check(body, "body"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// Frozen parameters: the configuration's values.
+	for _, p := range fn.Frozen {
+		values[p.Name] = api.frozen[p.Name]
+	}
+
+	if api.baseURL == "" {
+		return nil, fmt.Errorf("API %s has no base URL: its spec names no usable server; set base_url in [apis.%s]", api.api.Name, api.api.Name)
+	}
+	path := fn.Path
+	var query strings.Builder
+	var header http.Header
+	var cookies []string
+	for _, list := range [2][]*catalog.Param{fn.Params, fn.Frozen} {
+		for _, p := range list {
+			v, ok := values[p.Name]
+			if !ok {
+				continue
+			}
+			var err error
+			switch p.In {
+			case "path":
+				var text string
+				if text, err = pathValue(p, v); err == nil {
+					path = strings.Replace(path, "{"+p.Name+"}", text, 1)
+				}
+			case "query":
+				err = queryValue(&query, p, v)
+			case "header":
+				var text string
+				if text, err = headerValue(p, v); err == nil {
+					if header == nil {
+						header = http.Header{}
+					}
+					header.Set(p.Name, text)
+				}
+			case "cookie":
+				var text string
+				if text, err = cookieValue(p, v); err == nil {
+					cookies = append(cookies, text)
+				}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("parameter '%s': %w", p.Name, err)
+			}
+		}
+	}
+	var data []byte
+	contentType := ""
+	if body != nil {
+		if data, contentType, err = encodeBody(api.api, fn.Body, body); err != nil {
+			return nil, fmt.Errorf("body: %w", err)
+		}
+	}
+	target := api.baseURL + path
+	if query.Len() > 0 {
+		target += "?" + query.String()
+	}
+	var reader io.Reader
+	if data != nil {
+		reader = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, fn.Method, target, reader)
+	if err != nil {
+		return nil, fmt.Errorf("cannot build the request: %w", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	if _, ok := req.Header["Accept"]; !ok {
+		req.Header["Accept"] = acceptJSON
+	}
+	req.Header["User-Agent"] = userAgent
+	if cred := s.creds[api.api.Name]; cred != nil && !fn.NoAuth {
+		p, err := plan(cred, api.api, fn)
+		if err != nil {
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+		p.apply(req)
+	}
+	return req, nil
+}
+
+// textNumber passes a number given for a string parameter as its text:
+// parameters travel as text anyway, and ids are often numbers in scripts.
+func textNumber(api *catalog.API, s *catalog.Schema, v any) any {
+	n, ok := v.(json.Number)
+	if r := api.Resolve(s); ok && r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer") {
+		return n.String()
+	}
+	return v
+}
+
+// anyObject is the schema of a params table.
+var anyObject = &catalog.Schema{Type: []string{"object"}}
+
+// Fixed header values, shared by every request.
+var (
+	acceptJSON = []string{"application/json, */*;q=0.8"}
+	userAgent  = []string{"toolscript-sdk"}
+)
+
+func decodeArgs(raw json.RawMessage) ([]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("arguments must be a list")
+	}
+	// Trailing nils are no arguments.
+	for len(list) > 0 && list[len(list)-1] == nil {
+		list = list[:len(list)-1]
+	}
+	return list, nil
+}
+
+func signatureWords(hasParams, hasBody bool) string {
+	switch {
+	case hasParams && hasBody:
+		return "(params, body)"
+	case hasParams:
+		return "(params)"
+	case hasBody:
+		return "(body)"
+	}
+	return "no arguments"
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nil"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	}
+	return "a table"
+}
+
+func paramNamed(ps []*catalog.Param, name string) *catalog.Param {
+	for _, p := range ps {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func unknownParam(api *catalog.API, fn *catalog.Function, name string) error {
+	names := make([]string, len(fn.Params))
+	for i, p := range fn.Params {
+		names[i] = p.Name
+	}
+	if body := api.Resolve(bodySchema(fn)); body != nil && propertySchema(api, body, name) != nil && body.AdditionalProperties == nil {
+		return fmt.Errorf("unknown parameter '%s': it is a field of the body, the second argument (params, body)", name)
+	}
+	if best := catalog.Closest(name, names); best != "" {
+		return fmt.Errorf("unknown parameter '%s' (did you mean '%s'?)", name, best)
+	}
+	return fmt.Errorf("unknown parameter '%s' (parameters: %s)", name, strings.Join(names, ", "))
+}
+
+// send makes the request within the call's timeout and converts the
+// response.
+func (s *Session) send(ctx context.Context, f *function, req *http.Request) *luau.SDKResponse {
+	timeout := f.api.cfg.Timeout
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req = req.WithContext(callCtx)
+	resp, err := s.c.http.Do(req)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return s.cancelled(f, ctx)
+		case callCtx.Err() != nil:
+			return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf("%s: no response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
+		}
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": request failed: " + transportError(err))}
+	}
+	defer resp.Body.Close()
+	out := s.response(f, resp)
+	if out.Fail == luau.SDKUpstream && out.Status == 0 {
+		switch {
+		case ctx.Err() != nil:
+			return s.cancelled(f, ctx)
+		case callCtx.Err() != nil:
+			return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf("%s: no complete response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
+		}
+	}
+	return out
+}
+
+// cancelled is the outcome of a call whose execution ended first.
+func (s *Session) cancelled(f *function, ctx context.Context) *luau.SDKResponse {
+	why := "cancelled"
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		why = "the execution's time ran out"
+	}
+	return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: f.name + ": " + why}
+}
+
+// transportError describes a transport failure without the URL (which
+// could carry a credential in its query).
+func transportError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
