@@ -34,10 +34,21 @@ func TestMain(m *testing.M) {
 // output, standard error and exit status.
 func toolscript(t *testing.T, dir, stdin string, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
+	return toolscriptIn(t, dir, stdin, nil, args...)
+}
+
+// toolscriptEnv is toolscript with variables added to the environment.
+func toolscriptEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	return toolscriptIn(t, dir, "", env, args...)
+}
+
+func toolscriptIn(t *testing.T, dir, stdin string, env []string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Stdin = bytes.NewBufferString(stdin)
-	cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
+	cmd.Env = append(append(os.Environ(), "TOOLSCRIPT_IO_DIR="), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

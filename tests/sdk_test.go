@@ -7,11 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testapi"
+
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 // The test API's spec (served by host/sdk's tests; here only read).
-var testAPISpec, _ = filepath.Abs("../host/sdk/testdata/testapi.yaml")
+var testAPISpec = testapi.SpecPath()
 
 func TestSDKCommand(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
