@@ -190,7 +190,11 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 
 	inst.clock.restart()
 	inst.deadline = time.Now().Add(limits.Timeout)
-	inst.done = ctx.Done()
+	inst.done = ctx.Done() // the caller's: a stop by it is a cancellation
+	// Host calls that wait (sdk) get the deadline with the cancellation,
+	// once per execution rather than once per call.
+	ctx, cancel := context.WithDeadline(ctx, inst.deadline)
+	defer cancel()
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),

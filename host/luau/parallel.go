@@ -100,7 +100,7 @@ func (c *calls) close() {
 func (inst *instance) callsOf(ctx context.Context) *calls {
 	exec := inst.exec
 	if exec.calls == nil {
-		callCtx, cancel := context.WithDeadline(ctx, inst.deadline)
+		callCtx, cancel := context.WithCancel(ctx) // ctx carries the deadline
 		exec.calls = &calls{
 			ctx:    callCtx,
 			cancel: cancel,

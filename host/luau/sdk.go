@@ -111,9 +111,7 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 
 	resp := noSDK
 	if inst.exec != nil && inst.exec.sdk != nil {
-		callCtx, cancel := context.WithDeadline(ctx, inst.deadline)
-		resp = inst.exec.sdk.Call(callCtx, id, args)
-		cancel()
+		resp = inst.exec.sdk.Call(ctx, id, args) // ctx carries the deadline
 	}
 	inst.checkStop()
 

@@ -1,0 +1,117 @@
+package tests
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/internal/testapi"
+)
+
+// benchSDK is a runtime whose sdk is the test API, and the client behind it.
+func benchSDK(b *testing.B, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
+	b.Helper()
+	client, err := sdk.Open(context.Background(), sdk.Config{
+		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: api.URL, Auth: &sdk.Credential{Token: "benchmark"}}},
+		MaxCalls: 1 << 20,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(client.Close)
+	manifest := client.Manifest()
+	rt, err := luau.New(context.Background(), luau.Config{SDK: &manifest})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { rt.Close(context.Background()) })
+	return rt, client
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// BenchmarkSDKCallOverhead: 1,000 sequential sdk calls in one script
+// against the same 1,000 requests made by a plain Go loop with net/http,
+// to the same local keep-alive server; reports the median per call of
+// each and what the script path adds (target: at most 30 µs).
+//
+//	go test ./tests -run '^$' -bench SDKCallOverhead -benchtime 20x
+func BenchmarkSDKCallOverhead(b *testing.B) {
+	api := testapi.New(b)
+	rt, client := benchSDK(b, api)
+	const calls = 1000
+	script := []byte(`local n = 0 for i = 1, 1000 do n += sdk.get_pet({petId = 7}).id end return n`)
+	httpClient := &http.Client{Timeout: 30 * time.Second}
+	goLoop := func() {
+		for range calls {
+			req, _ := http.NewRequest("GET", api.URL+"/pets/7", nil)
+			req.Header.Set("Authorization", "Bearer benchmark")
+			req.Header.Set("Accept", "application/json")
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	scriptLoop := func() {
+		res := rt.Execute(context.Background(), luau.Script{Source: script, SDK: client.Session(nil), Limits: luau.Limits{Timeout: time.Minute}})
+		if res.Error != nil || string(res.Value) != "7000" {
+			b.Fatalf("script: %s %+v", res.Value, res.Error)
+		}
+	}
+	goLoop() // warm both paths: connections, caches
+	scriptLoop()
+	var goTimes, scriptTimes []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		goLoop()
+		goTimes = append(goTimes, time.Since(start)/calls)
+		start = time.Now()
+		scriptLoop()
+		scriptTimes = append(scriptTimes, time.Since(start)/calls)
+	}
+	g, s := median(goTimes), median(scriptTimes)
+	b.ReportMetric(float64(g.Microseconds()), "go-µs/call")
+	b.ReportMetric(float64(s.Microseconds()), "script-µs/call")
+	b.ReportMetric(float64((s - g).Microseconds()), "added-µs/call")
+}
+
+// BenchmarkSDKParallel: 64 calls to an endpoint that answers after 20 ms,
+// in parallel with limit 8 (target: at most 200 ms; ideal 160 ms), and the
+// same 64 one after the other (at least 1.28 s), in one run.
+//
+//	go test ./tests -run '^$' -bench SDKParallel -benchtime 5x
+func BenchmarkSDKParallel(b *testing.B) {
+	api := testapi.New(b)
+	rt, client := benchSDK(b, api)
+	run := func(src string) time.Duration {
+		start := time.Now()
+		res := rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: client.Session(nil), MaxParallel: 8, Limits: luau.Limits{Timeout: time.Minute}})
+		if res.Error != nil {
+			b.Fatal(res.Error)
+		}
+		return time.Since(start)
+	}
+	parallelSrc := `local fns = {} for i = 1, 64 do fns[i] = function() return sdk.delay({ms = 20}).ms end end return #parallel(fns, 8)`
+	sequentialSrc := `local n = 0 for i = 1, 64 do n += sdk.delay({ms = 20}).ms end return n`
+	run(parallelSrc)
+	var par, seq []time.Duration
+	b.ResetTimer()
+	for range b.N {
+		par = append(par, run(parallelSrc))
+		seq = append(seq, run(sequentialSrc))
+	}
+	b.ReportMetric(float64(median(par).Milliseconds()), "parallel-ms")
+	b.ReportMetric(float64(median(seq).Milliseconds()), "sequential-ms")
+}
