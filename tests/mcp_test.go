@@ -1078,10 +1078,17 @@ func TestMCPClientGone(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// Progress notifications go to initialized clients only.
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local i = 0 while true do i += 1 if i % 100000 == 0 then progress(i) end end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`+"\n")
-	// Wait for a first notification, then go away.
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatal(err)
+	// Wait for the handshake's response and a first notification, then go
+	// away.
+	out := bufio.NewReader(stdout)
+	for range 2 {
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stdout.Close()
 	select {
