@@ -125,6 +125,9 @@ type Server struct {
 	// transport is the transport the server is served on, set once before
 	// any call is handled; nil for calls made in-process.
 	transport transport
+	// stopped ends with Stop: every running script is stopped.
+	stopped context.Context
+	stop    context.CancelFunc
 }
 
 // transport is what a transport adds to the core's handling of a
@@ -163,6 +166,7 @@ func New(cfg Config) (*Server, error) {
 		log:     log.New(cfg.ErrorLog, "toolscript serve: ", 0),
 		docURIs: map[string]bool{},
 	}
+	s.stopped, s.stop = context.WithCancel(context.Background())
 	// The stdio transport learns a tools/call request's id from a header
 	// this hook sets (mcp-go does not hand it to the tool handler): it
 	// needs it to find the request's cancellation (stdio.track).
@@ -225,6 +229,11 @@ func (cfg Config) withDefaults() Config {
 	}
 	return cfg
 }
+
+// Stop stops every script running and every one that starts later: their
+// calls are answered with the error of a cancelled execution. The hosted
+// mode calls it when the grace period of its shutdown is over.
+func (s *Server) Stop() { s.stop() }
 
 // setTransport records the transport the server is served on; a Server is
 // served once.

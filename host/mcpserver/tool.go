@@ -247,6 +247,9 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 	// while it waits for a slot.
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
+	if s.stopped != nil {
+		defer context.AfterFunc(s.stopped, stop)()
+	}
 	if s.transport != nil {
 		end, ok := s.transport.track(ctx, req, stop)
 		if !ok {
