@@ -11,7 +11,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,7 +76,7 @@ func (s *Server) HTTPHandler(cfg HTTPConfig) (http.Handler, error) {
 	h := &httpTransport{
 		Server:    s,
 		stateless: cfg.Stateless,
-		inflight:  map[string][]*call{},
+		inflight:  map[string][]*httpCall{},
 		sessions:  newSessions(),
 	}
 	// mcp-go is stateless whatever the mode: the sessions are the
@@ -101,7 +103,7 @@ type httpTransport struct {
 
 	mu sync.Mutex
 	// inflight are the running tools/call handlers by callKey.
-	inflight map[string][]*call
+	inflight map[string][]*httpCall
 }
 
 // httpCall is what the transport knows of a tools/call request, in its
@@ -109,6 +111,12 @@ type httpTransport struct {
 type httpCall struct {
 	key      string    // callKey
 	progress *delivery // the progress notifications written on its response
+	// stop stops the handler, once it runs.
+	stop context.CancelFunc
+	// cancelled is set by the client's notifications/cancelled: the
+	// request gets no response then (the protocol says so, and clients
+	// report one for a request they no longer know as an error).
+	cancelled atomic.Bool
 }
 
 type httpCallKey struct{}
@@ -181,7 +189,7 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case msg.Method == string(mcp.MethodToolsCall) && msg.ID != nil:
 		c := &httpCall{key: callKey(user, scope, msg.ID), progress: &delivery{}}
 		ctx = context.WithValue(ctx, httpCallKey{}, c)
-		w = &countingWriter{ResponseWriter: w, progress: c.progress}
+		w = &callWriter{ResponseWriter: w, call: c}
 	case msg.Method == string(mcp.MethodInitialize) && !h.stateless && !modern:
 		w = &sessionWriter{ResponseWriter: w, open: func() string { return h.sessions.open(user) }}
 	}
@@ -199,28 +207,22 @@ func callKey(u auth.User, scope string, id json.RawMessage) string {
 
 // track is transport.track.
 func (h *httpTransport) track(ctx context.Context, _ mcp.CallToolRequest, stop context.CancelFunc) (func(), bool) {
-	hc, _ := ctx.Value(httpCallKey{}).(*httpCall)
-	if hc == nil {
+	c, _ := ctx.Value(httpCallKey{}).(*httpCall)
+	if c == nil {
 		return func() {}, true
 	}
-	c := &call{stop: stop}
 	h.mu.Lock()
-	h.inflight[hc.key] = append(h.inflight[hc.key], c)
+	c.stop = stop
+	h.inflight[c.key] = append(h.inflight[c.key], c)
 	h.mu.Unlock()
 	return func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		calls := h.inflight[hc.key]
-		for i, other := range calls {
-			if other == c {
-				calls = append(calls[:i], calls[i+1:]...)
-				break
-			}
-		}
+		calls := slices.DeleteFunc(h.inflight[c.key], func(other *httpCall) bool { return other == c })
 		if len(calls) == 0 {
-			delete(h.inflight, hc.key)
+			delete(h.inflight, c.key)
 		} else {
-			h.inflight[hc.key] = calls
+			h.inflight[c.key] = calls
 		}
 	}, true
 }
@@ -232,6 +234,7 @@ func (h *httpTransport) cancel(key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range h.inflight[key] {
+		c.cancelled.Store(true)
 		c.stop()
 	}
 }
@@ -244,23 +247,44 @@ func (h *httpTransport) delivery(ctx context.Context) *delivery {
 	return nil
 }
 
-// countingWriter counts the progress notifications written on a response
-// (mcp-go writes each server-sent event with one Write).
-type countingWriter struct {
+// callWriter is the response writer of a tools/call: it counts the
+// progress notifications written (mcp-go writes each server-sent event
+// with one Write), and leaves out the response of a request the client
+// cancelled: on a stream of events the stream ends without it, and a
+// response not begun becomes 202 Accepted with no body.
+type callWriter struct {
 	http.ResponseWriter
-	progress *delivery
+	call    *httpCall
+	started bool
+	noBody  bool
 }
 
-func (w *countingWriter) Write(p []byte) (int, error) {
+func (w *callWriter) WriteHeader(status int) {
+	if !w.started && w.call.cancelled.Load() {
+		status, w.noBody = http.StatusAccepted, true
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *callWriter) Write(p []byte) (int, error) {
+	if !w.started {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.noBody {
+		return len(p), nil
+	}
 	if isProgress(bytes.TrimPrefix(p, []byte("event: message\ndata: "))) {
-		defer w.progress.wrote()
+		defer w.call.progress.wrote()
+	} else if w.call.cancelled.Load() {
+		return len(p), nil
 	}
 	return w.ResponseWriter.Write(p)
 }
 
-func (w *countingWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *callWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
 
-func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *callWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sessionWriter gives a successful initialize response a new session id.
 type sessionWriter struct {
