@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -25,8 +24,8 @@ const (
 	// DefaultShutdownGrace is how long running scripts may go on after a
 	// signal, by default (--shutdown-grace).
 	DefaultShutdownGrace = 10 * time.Second
-	// stopWait bounds the wait for the handlers to answer once their
-	// scripts are stopped.
+	// stopWait bounds the wait for the requests to be answered once their
+	// scripts are stopped, and again once they are cancelled.
 	stopWait = 5 * time.Second
 )
 
@@ -91,17 +90,12 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
 
-	// Every request's context ends with base: that is how the scripts
-	// still running after the grace period are stopped.
+	// Every request's context ends with base: that is how the requests
+	// still running after the grace period and StopScripts are stopped.
 	base, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
-	var running sync.WaitGroup
 	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			running.Add(1)
-			defer running.Done()
-			h.ServeHTTP(w, r)
-		}),
+		Handler:           h,
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
@@ -121,27 +115,28 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down: no new connections; running scripts may finish", "grace", cfg.ShutdownGrace.String())
-	graceCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(graceCtx); err != nil {
+	// Shutdown returns once every connection is idle (its responses
+	// written) and closed, or when its context ends.
+	if shutdown(srv, cfg.ShutdownGrace) != nil {
 		logger.Warn("the grace period is over: stopping the running scripts")
-		answered := make(chan struct{})
-		go func() { running.Wait(); close(answered) }()
 		if cfg.StopScripts != nil {
 			cfg.StopScripts()
-			select {
-			case <-answered:
-			case <-time.After(stopWait):
+		}
+		if cfg.StopScripts == nil || shutdown(srv, stopWait) != nil {
+			stopRequests()
+			if shutdown(srv, stopWait) != nil {
+				srv.Close()
 			}
 		}
-		stopRequests()
-		select {
-		case <-answered:
-		case <-time.After(stopWait):
-		}
-		srv.Close()
 	}
 	<-served // http.ErrServerClosed
 	logger.Info("stopped")
 	return nil
+}
+
+// shutdown shuts srv down, waiting at most d for its connections.
+func shutdown(srv *http.Server, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return srv.Shutdown(ctx)
 }
