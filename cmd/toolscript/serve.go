@@ -216,7 +216,7 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 		Logger: logger, StopScripts: srv.Stop,
 		OnListen: func(addr net.Addr) {
 			logger.Info("ready", "url", scheme+"://"+addr.String()+hosted.PathMCP, "auth", issuer,
-				"stateless", h.Stateless, "io", ioDir(cfg.IO), "max_concurrent", limits.MaxConcurrent,
+				"stateless", h.Stateless, "io", userIODir(cfg.IO), "max_concurrent", limits.MaxConcurrent,
 				"version", cfg.Version)
 		},
 	})
@@ -235,4 +235,12 @@ func ioDir(io *luau.IO) string {
 		return abs
 	}
 	return io.Dir
+}
+
+// userIODir describes the hosted mode's io directories.
+func userIODir(io *luau.IO) string {
+	if io == nil {
+		return "off"
+	}
+	return filepath.Join(ioDir(io), "<user>")
 }
