@@ -127,6 +127,7 @@ type envelope struct {
 	ID     json.RawMessage `json:"id"`
 	Params struct {
 		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
+		URI       string          `json:"uri"`       // of resources/read
 		Meta      *mcp.Meta       `json:"_meta"`
 	} `json:"params"`
 }
@@ -192,6 +193,8 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = &callWriter{ResponseWriter: w, call: c}
 	case msg.Method == string(mcp.MethodInitialize) && !h.stateless && !modern:
 		w = &sessionWriter{ResponseWriter: w, open: func() string { return h.sessions.open(user) }}
+	case msg.Method == string(mcp.MethodResourcesRead) && !h.docURIs[msg.Params.URI]:
+		w = &unknownResourceWriter{ResponseWriter: w, uri: msg.Params.URI}
 	}
 	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -285,6 +288,23 @@ func (w *callWriter) Write(p []byte) (int, error) {
 func (w *callWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
 
 func (w *callWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// unknownResourceWriter words the error response to a resources/read of a
+// URI the server does not have in the protocol's terms, as stdio does
+// (resourceNotFound). mcp-go writes the response with one Write.
+type unknownResourceWriter struct {
+	http.ResponseWriter
+	uri string
+}
+
+func (w *unknownResourceWriter) Write(p []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(resourceNotFound(p, w.uri)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w *unknownResourceWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sessionWriter gives a successful initialize response a new session id.
 type sessionWriter struct {

@@ -612,3 +612,22 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 	h.post(t, "alice", "", cancel("first"))
 	ended(t, first)
 }
+
+// TestHTTPUnknownResource: reading a resource the server does not have is
+// answered in the protocol's terms, as over stdio.
+func TestHTTPUnknownResource(t *testing.T) {
+	h := startHosted(t, hostedOptions{stateless: true})
+	m := response(t, messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"toolscript://docs/nope"}}`)))
+	e, _ := m["error"].(map[string]any)
+	if e == nil || e["message"] != "Resource not found: toolscript://docs/nope (resources/list gives the resources of this server)" ||
+		e["code"] != -32002.0 || m["id"] != 7.0 {
+		t.Errorf("response %v", m)
+	}
+	if data, _ := e["data"].(map[string]any); data["uri"] != "toolscript://docs/nope" {
+		t.Errorf("data %v", e["data"])
+	}
+	m = response(t, messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"toolscript://docs/luau"}}`)))
+	if m["result"] == nil {
+		t.Errorf("a resource the server has: %v", m)
+	}
+}
