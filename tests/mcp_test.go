@@ -89,6 +89,37 @@ func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Clien
 	return c, init
 }
 
+// transports are those the suites that take one run over.
+var transports = []string{"stdio", "http"}
+
+// mcpClientOver returns an initialized mcp-go client of `toolscript serve
+// ARGS` in dir: over stdio, or over streamable HTTP (`serve --http` on a
+// loopback address, without authentication).
+func mcpClientOver(t *testing.T, over, dir string, args ...string) *client.Client {
+	t.Helper()
+	if over == "stdio" {
+		c, _ := mcpClient(t, dir, "", args...)
+		return c
+	}
+	p := startServe(t, dir, args...)
+	c, err := client.NewStreamableHttpClient(p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "toolscript-tests", Version: "1"},
+	}}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
 // execResult is the structured content of execute_script.
 type execResult struct {
 	Result       json.RawMessage `json:"result"`
@@ -252,14 +283,20 @@ func TestMCPInitialize(t *testing.T) {
 
 func TestMCPToolsList(t *testing.T) {
 	t.Parallel()
-	for _, io := range []bool{true, false} {
-		t.Run(fmt.Sprintf("io %v", io), func(t *testing.T) {
+	for _, c := range []struct {
+		over string
+		io   bool
+	}{{"stdio", true}, {"stdio", false}, {"http", true}, {"http", false}} {
+		over, io := c.over, c.io
+		t.Run(fmt.Sprintf("%s io %v", over, io), func(t *testing.T) {
 			t.Parallel()
 			var args []string
 			if !io {
 				args = append(args, "--no-io")
+			} else if over == "http" {
+				args = append(args, "--io-dir", "files") // off by default in hosted mode
 			}
-			c, _ := mcpClient(t, t.TempDir(), "", append(args, "--timeout", "20s", "--max-timeout", "2m")...)
+			c := mcpClientOver(t, over, t.TempDir(), append(args, "--timeout", "20s", "--max-timeout", "2m")...)
 			tools, err := c.ListTools(testContext(t), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -371,7 +408,15 @@ func TestMCPResources(t *testing.T) {
 
 func TestMCPExecute(t *testing.T) {
 	t.Parallel()
-	c, _ := mcpClient(t, t.TempDir(), "")
+	for _, over := range transports {
+		t.Run(over, func(t *testing.T) {
+			t.Parallel()
+			testExecute(t, mcpClientOver(t, over, t.TempDir()))
+		})
+	}
+}
+
+func testExecute(t *testing.T, c *client.Client) {
 	ctx := testContext(t)
 
 	t.Run("success", func(t *testing.T) {
@@ -621,7 +666,15 @@ func TestMCPCancellation(t *testing.T) {
 
 func TestMCPProgress(t *testing.T) {
 	t.Parallel()
-	c, _ := mcpClient(t, t.TempDir(), "")
+	for _, over := range transports {
+		t.Run(over, func(t *testing.T) {
+			t.Parallel()
+			testProgress(t, mcpClientOver(t, over, t.TempDir()))
+		})
+	}
+}
+
+func testProgress(t *testing.T, c *client.Client) {
 	ctx := testContext(t)
 	var mu sync.Mutex
 	var got []map[string]any
@@ -1078,10 +1131,17 @@ func TestMCPClientGone(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	// Progress notifications go to initialized clients only.
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
 	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local i = 0 while true do i += 1 if i % 100000 == 0 then progress(i) end end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`+"\n")
-	// Wait for a first notification, then go away.
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatal(err)
+	// Wait for the handshake's response and a first notification, then go
+	// away.
+	out := bufio.NewReader(stdout)
+	for range 2 {
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
 	}
 	stdout.Close()
 	select {

@@ -3,16 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/metrics"
 )
 
 // servePoolSize is how many ready instances the server keeps.
@@ -21,13 +28,30 @@ const servePoolSize = 4
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
-		Usage: "serve the execute_script tool over MCP on standard input and output",
+		Usage: "serve the execute_script tool over MCP on standard input and output, or over HTTP (--http)",
 		Description: "Standard output carries protocol messages only; diagnostics go to standard error.\n" +
-			"Register the command in an MCP client (command \"toolscript\", args [\"serve\"]).",
+			"Register the command in an MCP client (command \"toolscript\", args [\"serve\"]).\n" +
+			"With --http ADDR it serves the streamable HTTP transport at /mcp for many users instead\n" +
+			"(the hosted mode: tokens from --auth-authority, io off unless --io-dir; see the README).",
 		Flags: append(sharedFlags(),
 			&cli.IntFlag{Name: "max-concurrent", Usage: fmt.Sprintf("scripts run at once; later calls wait (default %d)", config.DefaultMaxConcurrent)},
 			&cli.DurationFlag{Name: "max-timeout", Usage: fmt.Sprintf("the most a call's timeout_ms may ask for (default %s)", config.DefaultMaxTimeout)},
 			&cli.Int64Flag{Name: "max-script-bytes", Usage: fmt.Sprintf("the largest script accepted, in bytes (default %d)", config.DefaultMaxScriptBytes)},
+			&cli.DurationFlag{Name: "queue-wait", Usage: fmt.Sprintf("the longest a call waits for a slot before it fails (default: as long as it lives; %s with --http)", config.DefaultQueueWait)},
+			&cli.StringFlag{Name: "http", Usage: "serve MCP over streamable HTTP at `ADDR`/mcp, e.g. 127.0.0.1:8080 or :8080 (the hosted mode)"},
+			&cli.BoolFlag{Name: "stateless", Usage: "--http: issue no sessions, so that any replica serves any request"},
+			&cli.IntFlag{Name: "max-concurrent-per-user", Usage: "--http: scripts one user runs at once (default: --max-concurrent)"},
+			&cli.IntFlag{Name: "rate-limit", Usage: "--http: executions a user may start a minute; beyond, HTTP 429 (default: no limit)"},
+			&cli.StringSliceFlag{Name: "allowed-origins", Usage: "--http: web origins whose pages may call the server, e.g. https://app.example.com (comma-separated)"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "--http: serve HTTPS with this PEM certificate `FILE` (and --tls-key)"},
+			&cli.StringFlag{Name: "tls-key", Usage: "--http: the PEM private key `FILE` of --tls-cert"},
+			&cli.DurationFlag{Name: "shutdown-grace", Usage: fmt.Sprintf("--http: how long running scripts may finish after SIGTERM or SIGINT (default %s)", config.DefaultShutdownGrace)},
+			&cli.StringFlag{Name: "auth-authority", Usage: "--http: the token issuer `URL` (its iss); turns authentication on"},
+			&cli.StringFlag{Name: "auth-audience", Usage: "--http: the audience every token must name (its aud)"},
+			&cli.StringFlag{Name: "auth-jwks-uri", Usage: "--http: the issuer's key set `URL` (default: from its discovery document)"},
+			&cli.StringSliceFlag{Name: "auth-scopes", Usage: "--http: scopes every token must carry (comma-separated)"},
+			&cli.StringFlag{Name: "public-url", Usage: "--http: the server's public base `URL`, when a proxy in front changes it"},
+			&cli.BoolFlag{Name: "insecure-no-auth", Usage: "--http: serve without authentication on any address (anyone who reaches it runs scripts)"},
 		),
 		OnUsageError: usageError,
 		Action:       serve,
@@ -38,11 +62,7 @@ func serve(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("serve takes no arguments")
 	}
-	s, err := settings(c, config.Stdio)
-	if err != nil {
-		return err
-	}
-	file, err := config.LoadDefault(c.String("config")) // read by settings already: no error now
+	file, err := config.LoadDefault(c.String("config"))
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -50,9 +70,35 @@ func serve(c *cli.Context) error {
 		MaxConcurrent:  c.Int("max-concurrent"),
 		MaxTimeout:     c.Duration("max-timeout"),
 		MaxScriptBytes: c.Int64("max-script-bytes"),
+		QueueWait:      c.Duration("queue-wait"),
+		HTTP:           c.String("http"),
 	})
 	if err != nil {
 		return usagef("%v", err)
+	}
+	hostedFlags := config.HostedFlags{
+		Stateless:            c.Bool("stateless"),
+		MaxConcurrentPerUser: c.Int("max-concurrent-per-user"),
+		RateLimit:            c.Int("rate-limit"),
+		AllowedOrigins:       c.StringSlice("allowed-origins"),
+		TLSCert:              c.String("tls-cert"),
+		TLSKey:               c.String("tls-key"),
+		ShutdownGrace:        c.Duration("shutdown-grace"),
+		InsecureNoAuth:       c.Bool("insecure-no-auth"),
+		Auth: config.Auth{
+			Authority: c.String("auth-authority"),
+			Audience:  c.String("auth-audience"),
+			JWKSURI:   c.String("auth-jwks-uri"),
+			Scopes:    c.StringSlice("auth-scopes"),
+			PublicURL: c.String("public-url"),
+		},
+	}
+	if given := hostedFlags.Given(); limits.Mode() == config.Stdio && len(given) > 0 {
+		return usagef("%s: only with --http ADDR (the hosted mode)", strings.Join(given, ", "))
+	}
+	s, err := settings(c, limits.Mode())
+	if err != nil {
+		return err
 	}
 
 	// A client that goes away must not kill the server with SIGPIPE while it
@@ -78,30 +124,134 @@ func serve(c *cli.Context) error {
 	}
 	defer rt.Close(context.Background())
 
-	srv, err := mcpserver.New(mcpserver.Config{
+	cfg := mcpserver.Config{
 		Runtime:        rt,
 		Limits:         s.Limits,
 		IO:             s.IO,
 		MaxConcurrent:  limits.MaxConcurrent,
 		MaxTimeout:     limits.MaxTimeout,
 		MaxScriptBytes: limits.MaxScriptBytes,
+		QueueWait:      limits.QueueWait,
 		Version:        toolscriptVersion(),
 		ErrorLog:       c.App.ErrWriter,
-	})
+	}
+	if limits.Mode() == config.Hosted {
+		return serveHTTP(c, ctx, stop, cfg, file, limits, hostedFlags)
+	}
+
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 	}
-
-	io := "off"
-	if s.IO != nil {
-		io = s.IO.Dir
-		if abs, err := filepath.Abs(s.IO.Dir); err == nil {
-			io = abs
-		}
-	}
-	fmt.Fprintf(c.App.ErrWriter, "toolscript serve: ready (io directory: %s; %s at once)\n", io, count(limits.MaxConcurrent, "script"))
+	fmt.Fprintf(c.App.ErrWriter, "toolscript serve: ready (io directory: %s; %s at once)\n", ioDir(s.IO), count(limits.MaxConcurrent, "script"))
 	if err := srv.Serve(ctx, c.App.Reader, c.App.Writer); err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 	}
 	return nil
+}
+
+// serveHTTP is the hosted mode (spec/hosted.md): the MCP server behind
+// authentication, limits, logs and metrics (host/hosted), until ctx ends.
+// Its diagnostics and access log are JSON lines on standard error.
+func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFunc, cfg mcpserver.Config,
+	file *config.File, limits config.ServerSettings, flags config.HostedFlags) error {
+	h, err := config.ResolveHosted(file, limits.HTTP, flags)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	logger := slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
+	for _, w := range h.Warnings {
+		logger.Warn(w)
+	}
+	fail := func(err error) error { return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError) }
+
+	m := metrics.New(hosted.AuthReasons())
+	var authn *auth.Authenticator
+	if h.Auth != nil {
+		authn, err = auth.New(ctx, auth.Config{
+			Issuer: h.Auth.Authority, Audience: h.Auth.Audience, JWKSURI: h.Auth.JWKSURI,
+			Scopes: h.Auth.Scopes, PublicURL: h.Auth.PublicURL,
+			Logger: logger, OnFailure: hosted.AuthFailureHook(m),
+		})
+		if err != nil {
+			return fail(err)
+		}
+		defer authn.Close()
+	}
+	var rate *limit.Rate[auth.User]
+	if h.RateLimit > 0 {
+		if rate, err = limit.NewRate[auth.User](h.RateLimit); err != nil {
+			return fail(err)
+		}
+	}
+
+	cfg.PerUserIO = cfg.IO != nil
+	cfg.MaxConcurrentPerUser = h.MaxConcurrentPerUser
+	cfg.Metrics = m
+	cfg.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn).Writer()
+	srv, err := mcpserver.New(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	transport, err := srv.HTTPHandler(mcpserver.HTTPConfig{Stateless: h.Stateless, CheckLoopbackHost: authn == nil, Logger: logger})
+	if err != nil {
+		return fail(err)
+	}
+	handler, err := hosted.New(hosted.Config{
+		MCP: transport, Auth: authn, Rate: rate, MaxBodyBytes: srv.MaxRequestBytes(),
+		Metrics: m, AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
+		// The module is compiled by now; the sdk's specs and upstream MCP
+		// servers will add their checks here.
+		Ready: hosted.AllReady(),
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+
+	// The first signal shuts down gracefully; the next one gets the
+	// default action and ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stopSignals()
+	}()
+	scheme := "http"
+	if h.TLSCert != "" {
+		scheme = "https"
+	}
+	issuer := "off"
+	if h.Auth != nil {
+		issuer = h.Auth.Authority
+	}
+	err = hosted.Serve(ctx, handler, hosted.ServeConfig{
+		Addr: h.Addr, TLSCertFile: h.TLSCert, TLSKeyFile: h.TLSKey, ShutdownGrace: h.ShutdownGrace,
+		Logger: logger, StopScripts: srv.Stop,
+		OnListen: func(addr net.Addr) {
+			logger.Info("ready", "url", scheme+"://"+addr.String()+hosted.PathMCP, "auth", issuer,
+				"stateless", h.Stateless, "io", userIODir(cfg.IO), "max_concurrent", limits.MaxConcurrent,
+				"version", cfg.Version)
+		},
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// ioDir describes the io directory for the start-up message.
+func ioDir(io *luau.IO) string {
+	if io == nil {
+		return "off"
+	}
+	if abs, err := filepath.Abs(io.Dir); err == nil {
+		return abs
+	}
+	return io.Dir
+}
+
+// userIODir describes the hosted mode's io directories.
+func userIODir(io *luau.IO) string {
+	if io == nil {
+		return "off"
+	}
+	return filepath.Join(ioDir(io), "<user>")
 }

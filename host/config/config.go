@@ -1,6 +1,7 @@
 // Package config reads toolscript.toml and resolves, with command-line flags
 // and the environment, the settings one surface (run, serve) runs scripts
-// with: the execution limits, the io directory and the sdk's APIs.
+// with: the execution limits, the io directory and the sdk's APIs, serve's
+// limits (server.go) and the hosted mode's settings (hosted.go).
 package config
 
 import (
@@ -25,6 +26,8 @@ type File struct {
 	Output *IO `toml:"output"`
 	// Server is the [server] section (server.go).
 	Server Server `toml:"server"`
+	// Auth is the [auth] section (hosted.go).
+	Auth Auth `toml:"auth"`
 	// Lint is the [lint] section (lint.go).
 	Lint Lint `toml:"lint"`
 	// APIs, FrozenParams and SDK are the sdk's sections (sdk.go).
@@ -121,6 +124,9 @@ func (f *File) check() error {
 		}
 	}
 	if err := f.Server.check(); err != nil {
+		return err
+	}
+	if err := f.Auth.check(); err != nil {
 		return err
 	}
 	if err := f.Lint.check(); err != nil {

@@ -3,9 +3,13 @@ package config
 import (
 	"fmt"
 	"time"
+
+	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/mcpserver"
 )
 
-// Server is the [server] section: the limits of `toolscript serve`.
+// Server is the [server] section: the limits of `toolscript serve`, and
+// the hosted mode (hosted.go).
 type Server struct {
 	// MaxConcurrent is how many scripts run at once; later calls wait.
 	MaxConcurrent int `toml:"max_concurrent"`
@@ -14,27 +18,64 @@ type Server struct {
 	MaxTimeout string `toml:"max_timeout"`
 	// MaxScriptBytes caps the size of a script's source.
 	MaxScriptBytes int64 `toml:"max_script_bytes"`
+	// QueueWait bounds how long a call waits for a slot.
+	QueueWait string `toml:"queue_wait"`
+
+	// HTTP is the address of the hosted mode; empty serves stdio.
+	HTTP string `toml:"http"`
+	// Stateless issues no MCP sessions.
+	Stateless bool `toml:"stateless"`
+	// MaxConcurrentPerUser is how many scripts one user runs at once.
+	MaxConcurrentPerUser int `toml:"max_concurrent_per_user"`
+	// RateLimit is how many executions a user may start a minute; 0 is no
+	// limit.
+	RateLimit int `toml:"rate_limit"`
+	// AllowedOrigins are the web origins whose pages may call the server.
+	AllowedOrigins []string `toml:"allowed_origins"`
+	// TLSCert and TLSKey are PEM files that turn on HTTPS.
+	TLSCert string `toml:"tls_cert"`
+	TLSKey  string `toml:"tls_key"`
+	// ShutdownGrace is how long running scripts may finish after a signal.
+	ShutdownGrace string `toml:"shutdown_grace"`
 }
 
-// The defaults of the [server] section.
+// The defaults of the [server] section. Those of the MCP server and the
+// HTTP server are theirs (mcpserver, hosted), named here once.
 const (
-	DefaultMaxConcurrent  = 4
-	DefaultMaxTimeout     = 5 * time.Minute
-	DefaultMaxScriptBytes = 1 << 20
+	DefaultMaxConcurrent  = mcpserver.DefaultMaxConcurrent
+	DefaultMaxTimeout     = mcpserver.DefaultMaxTimeout
+	DefaultMaxScriptBytes = mcpserver.DefaultMaxScriptBytes
+	DefaultShutdownGrace  = hosted.DefaultShutdownGrace
+	// DefaultQueueWait bounds the wait for a slot in the hosted mode;
+	// under stdio a call waits as long as it lives.
+	DefaultQueueWait = 30 * time.Second
 )
 
 func (s Server) check() error {
-	if s.MaxTimeout != "" {
-		d, err := time.ParseDuration(s.MaxTimeout)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("server.max_timeout: %q is not a positive duration such as \"5m\"", s.MaxTimeout)
+	for _, d := range []struct{ key, value, example string }{
+		{"server.max_timeout", s.MaxTimeout, "5m"},
+		{"server.queue_wait", s.QueueWait, "30s"},
+		{"server.shutdown_grace", s.ShutdownGrace, "10s"},
+	} {
+		if d.value == "" {
+			continue
+		}
+		if v, err := time.ParseDuration(d.value); err != nil || v <= 0 {
+			return fmt.Errorf("%s: %q is not a positive duration such as %q", d.key, d.value, d.example)
 		}
 	}
-	if s.MaxConcurrent < 0 {
-		return fmt.Errorf("server.max_concurrent: must not be negative (got %d)", s.MaxConcurrent)
-	}
-	if s.MaxScriptBytes < 0 {
-		return fmt.Errorf("server.max_script_bytes: must not be negative (got %d)", s.MaxScriptBytes)
+	for _, n := range []struct {
+		key   string
+		value int64
+	}{
+		{"server.max_concurrent", int64(s.MaxConcurrent)},
+		{"server.max_script_bytes", s.MaxScriptBytes},
+		{"server.max_concurrent_per_user", int64(s.MaxConcurrentPerUser)},
+		{"server.rate_limit", int64(s.RateLimit)},
+	} {
+		if n.value < 0 {
+			return fmt.Errorf("%s: must not be negative (got %d)", n.key, n.value)
+		}
 	}
 	return nil
 }
@@ -45,6 +86,9 @@ type ServerFlags struct {
 	MaxConcurrent  int
 	MaxTimeout     time.Duration
 	MaxScriptBytes int64
+	QueueWait      time.Duration
+	// HTTP is --http.
+	HTTP string
 }
 
 // ServerSettings are the limits serve runs with, every field set.
@@ -52,6 +96,20 @@ type ServerSettings struct {
 	MaxConcurrent  int
 	MaxTimeout     time.Duration
 	MaxScriptBytes int64
+	// QueueWait bounds the wait for a slot; 0 is no bound (stdio's
+	// default).
+	QueueWait time.Duration
+	// HTTP is the address of the hosted mode ("" for stdio): the hosted
+	// settings are ResolveHosted's.
+	HTTP string
+}
+
+// Mode returns the mode these settings serve in.
+func (s ServerSettings) Mode() Mode {
+	if s.HTTP != "" {
+		return Hosted
+	}
+	return Stdio
 }
 
 // ResolveServer combines the [server] section with the flags (which win)
@@ -64,6 +122,7 @@ func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 		MaxConcurrent:  DefaultMaxConcurrent,
 		MaxTimeout:     DefaultMaxTimeout,
 		MaxScriptBytes: DefaultMaxScriptBytes,
+		HTTP:           f.Server.HTTP,
 	}
 	if f.Server.MaxConcurrent > 0 {
 		s.MaxConcurrent = f.Server.MaxConcurrent
@@ -81,6 +140,8 @@ func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 		return s, fmt.Errorf("--max-timeout must be positive (got %s)", flags.MaxTimeout)
 	case flags.MaxScriptBytes < 0:
 		return s, fmt.Errorf("--max-script-bytes must be positive (got %d)", flags.MaxScriptBytes)
+	case flags.QueueWait < 0:
+		return s, fmt.Errorf("--queue-wait must be positive (got %s)", flags.QueueWait)
 	}
 	if flags.MaxConcurrent > 0 {
 		s.MaxConcurrent = flags.MaxConcurrent
@@ -90,6 +151,18 @@ func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 	}
 	if flags.MaxScriptBytes > 0 {
 		s.MaxScriptBytes = flags.MaxScriptBytes
+	}
+	if flags.HTTP != "" {
+		s.HTTP = flags.HTTP
+	}
+	if s.HTTP != "" {
+		s.QueueWait = DefaultQueueWait
+	}
+	if f.Server.QueueWait != "" {
+		s.QueueWait, _ = time.ParseDuration(f.Server.QueueWait) // checked by Load
+	}
+	if flags.QueueWait > 0 {
+		s.QueueWait = flags.QueueWait
 	}
 	return s, nil
 }

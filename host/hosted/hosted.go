@@ -8,15 +8,21 @@
 //
 //  1. the access log (accesslog.Middleware), which writes its line when
 //     the request is done, whatever happened inside;
-//  2. authentication (auth.Authenticator.Middleware): 401 or 403, or the
+//  2. the Origin check (403 for a browser on an origin not allowed) and
+//     CORS for the allowed ones;
+//  3. authentication (auth.Authenticator.Middleware): 401 or 403, or the
 //     user in the context; without an Authenticator every request is
 //     Anonymous;
-//  3. the body cap (413 beyond MaxBodyBytes) and a look at the JSON-RPC
-//     message: its method and tool go to the access log, and the number
-//     of tools/call requests it holds (Calls) to the context;
-//  4. the rate per user (429 with Retry-After), charged one execution per
+//  4. the body cap (413 beyond MaxBodyBytes; the body must arrive within
+//     BodyReadTimeout) and a look at the JSON-RPC message: its method and
+//     tool go to the access log, and the number of tools/call requests it
+//     holds (Calls) to the context;
+//  5. the rate per user (429 with Retry-After), charged one execution per
 //     tools/call;
-//  5. the MCP handler.
+//  6. the MCP handler.
+//
+// Serve runs the handler in an http.Server with the timeouts, TLS and
+// graceful shutdown of the hosted mode.
 package hosted
 
 import (
@@ -57,6 +63,10 @@ const ToolsCall = "tools/call"
 // ReadyTimeout bounds one readiness check.
 const ReadyTimeout = 5 * time.Second
 
+// BodyReadTimeout bounds the time a client takes to send a request body,
+// so that a slow one cannot hold a connection and its memory.
+const BodyReadTimeout = time.Minute
+
 // Config configures the handler.
 type Config struct {
 	// MCP serves /mcp: mcp-go's streamable HTTP server. Required.
@@ -75,6 +85,9 @@ type Config struct {
 	// AccessLog receives one line per request, except for /healthz,
 	// /readyz and /metrics (probes and scrapes). Nil means none.
 	AccessLog *slog.Logger
+	// AllowedOrigins are the web origins whose pages may call /mcp from a
+	// browser (ParseOrigins); a request with another Origin gets 403.
+	AllowedOrigins []string
 	// Ready tells whether the server can take work (the module compiled,
 	// the specs loaded, the upstream MCP servers connected), for /readyz;
 	// the Authenticator's keys are checked besides. Nil means ready.
@@ -88,6 +101,10 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		return nil, fmt.Errorf("hosted: MaxBodyBytes must be positive (got %d)", cfg.MaxBodyBytes)
+	}
+	origins, err := ParseOrigins(cfg.AllowedOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("hosted: %w", err)
 	}
 	logged := func(h http.Handler) http.Handler {
 		if cfg.AccessLog == nil {
@@ -108,10 +125,12 @@ func New(cfg Config) (http.Handler, error) {
 		mcp = anonymous(mcp)
 	}
 
+	mcp = originChecked(origins, mcp)
+
 	mux := http.NewServeMux()
 	mux.Handle(PathMCP, logged(mcp))
 	if cfg.Auth != nil {
-		mux.Handle(auth.MetadataPath, logged(cfg.Auth.MetadataHandler()))
+		mux.Handle(auth.MetadataPath, logged(public(cfg.Auth.MetadataHandler())))
 	}
 	mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok\n")
@@ -148,6 +167,20 @@ func AuthReasons() []string {
 	return out
 }
 
+// AllReady returns a readiness check (Config.Ready) that passes when every
+// one of checks does: the module compiled, the specs loaded, the upstream
+// MCP servers connected, each adds its own. With none, it always passes.
+func AllReady(checks ...func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, check := range checks {
+			if err := check(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 func ready(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
 	defer cancel()
@@ -160,6 +193,15 @@ func ready(ctx context.Context, cfg Config) error {
 		return cfg.Auth.Ready(ctx)
 	}
 	return nil
+}
+
+// public lets pages on any origin read the responses (the metadata, which
+// browser-based clients read to find the authorization server).
+func public(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // anonymous hands every request on as Anonymous.
@@ -198,7 +240,10 @@ func peeked(max int64, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) // fails on writers without a connection
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		_ = rc.SetReadDeadline(time.Time{}) // a running script must not lose its connection
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {

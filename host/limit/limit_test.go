@@ -197,6 +197,47 @@ func TestSlots(t *testing.T) {
 	if _, err := NewSlots[string](0, 1, time.Second); err == nil {
 		t.Error("NewSlots(0, ...): no error")
 	}
+	if _, err := NewSlots[string](1, 1, -time.Second); err == nil {
+		t.Error("NewSlots with a negative wait: no error")
+	}
+}
+
+// TestSlotsUnboundedWait: with a wait of 0, a waiter waits until a slot is
+// given back or its context ends, and never gets a BusyError.
+func TestSlotsUnboundedWait(t *testing.T) {
+	s, err := NewSlots[string](1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release, err := s.Acquire(context.Background(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := s.Acquire(ctx, "bob")
+		cancelled <- err
+	}()
+	got := make(chan error, 1)
+	go func() {
+		r, err := s.Acquire(context.Background(), "alice")
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled waiter: %v", err)
+	}
+	release()
+	if err := <-got; err != nil {
+		t.Errorf("waiter: %v", err)
+	}
+	if s.InUse() != 0 || s.keyCount() != 0 {
+		t.Errorf("after all returned: %d in use, %d keys with state", s.InUse(), s.keyCount())
+	}
 }
 
 // TestSlotsWaiters: a waiter gets a slot given back, a cancelled waiter

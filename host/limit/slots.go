@@ -29,10 +29,11 @@ type keySlots struct {
 }
 
 // NewSlots returns Slots of overall slots in all and perKey per key; a
-// call waits at most wait for them. All three must be positive.
+// call waits at most wait for them, or as long as its context lives when
+// wait is 0. overall and perKey must be positive, wait not negative.
 func NewSlots[K comparable](overall, perKey int, wait time.Duration) (*Slots[K], error) {
-	if overall <= 0 || perKey <= 0 || wait <= 0 {
-		return nil, fmt.Errorf("limit: slots of %d overall, %d per user, waiting %s: each must be positive", overall, perKey, wait)
+	if overall <= 0 || perKey <= 0 || wait < 0 {
+		return nil, fmt.Errorf("limit: slots of %d overall, %d per user, waiting %s: the slots must be positive, the wait not negative", overall, perKey, wait)
 	}
 	return &Slots[K]{
 		overall: make(chan struct{}, overall),
@@ -70,12 +71,15 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 // passed, or ctx's error when ctx ended first.
 func (s *Slots[K]) Acquire(ctx context.Context, key K) (release func(), err error) {
 	ks := s.ref(key)
-	timer := time.NewTimer(s.wait)
-	defer timer.Stop()
-
+	var expired <-chan time.Time // nil, never ready, without a bound
+	if s.wait > 0 {
+		timer := time.NewTimer(s.wait)
+		defer timer.Stop()
+		expired = timer.C
+	}
 	select {
 	case ks.slots <- struct{}{}:
-	case <-timer.C:
+	case <-expired:
 		s.unref(key, ks)
 		return nil, &BusyError{PerUser: true, Slots: s.perKey, Waited: s.wait}
 	case <-ctx.Done():
@@ -84,7 +88,7 @@ func (s *Slots[K]) Acquire(ctx context.Context, key K) (release func(), err erro
 	}
 	select {
 	case s.overall <- struct{}{}:
-	case <-timer.C:
+	case <-expired:
 		<-ks.slots
 		s.unref(key, ks)
 		return nil, &BusyError{Slots: cap(s.overall), Waited: s.wait}
@@ -126,6 +130,9 @@ func (s *Slots[K]) unref(key K, ks *keySlots) {
 		delete(s.keys, key)
 	}
 }
+
+// PerKey returns the number of slots of one key.
+func (s *Slots[K]) PerKey() int { return s.perKey }
 
 // InUse returns how many overall slots are taken.
 func (s *Slots[K]) InUse() int { return len(s.overall) }

@@ -11,8 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The Server sees every message of the input before mcp-go does (it is the
-// requestReader's lineHandler): it records requests and cancellations in
+// The stdio transport sees every message of the input before mcp-go does
+// (it is the requestReader's lineHandler): it records requests and cancellations in
 // its requests table, and answers itself what mcp-go would answer wrongly
 // or not at all.
 
@@ -44,7 +44,7 @@ type inbound struct {
 }
 
 // admit is requestReader's lineHandler.admit.
-func (s *Server) admit(line []byte) []byte {
+func (s *stdio) admit(line []byte) []byte {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil // a blank line: nothing to answer
 	}
@@ -158,8 +158,8 @@ func echo(s string) string {
 // refuse is requestReader's lineHandler.refuse: a request too large to read
 // gets an Invalid Request error with its id (null when none could be read),
 // a notification nothing.
-func (s *Server) refuse(id json.RawMessage, isRequest bool) {
-	limit := s.maxRequestBytes()
+func (s *stdio) refuse(id json.RawMessage, isRequest bool) {
+	limit := s.MaxRequestBytes()
 	s.log.Printf("refused a message of more than %d bytes", limit)
 	if !isRequest {
 		return
@@ -177,7 +177,7 @@ func (s *Server) refuse(id json.RawMessage, isRequest bool) {
 // requests already read run to their end (each within its own timeout) and
 // are answered before mcp-go sees the end and stops. A signal (Serve's
 // context) stops waiting.
-func (s *Server) drain() {
+func (s *stdio) drain() {
 	if n := s.requests.len(); n > 0 {
 		s.log.Printf("end of input: finishing %s", count(n, "request"))
 	}
@@ -185,7 +185,7 @@ func (s *Server) drain() {
 }
 
 // writeError writes a JSON-RPC error response.
-func (s *Server) writeError(id json.RawMessage, code int, message string) {
+func (s *stdio) writeError(id json.RawMessage, code int, message string) {
 	resp := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: id}
 	resp.Error.Code = code
 	resp.Error.Message = message

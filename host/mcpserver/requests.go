@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// requests tracks, by id, the requests read from the client that are still
-// owed a response. Entries are made when a request is read, before mcp-go
-// sees it, and removed when its response is written or dropped, which makes
-// cancellation and the end of input exact:
+// requests tracks, for the stdio transport, by id, the requests read from
+// the client that are still owed a response. Entries are made when a
+// request is read, before mcp-go sees it, and removed when its response is
+// written or dropped, which makes cancellation and the end of input exact:
 //
 //   - A notifications/cancelled marks its request whether or not a handler
 //     has started for it yet: a handler that starts later does not run, and

@@ -90,15 +90,13 @@ func TestRequestsBound(t *testing.T) {
 	<-waited
 }
 
-// testTransport is a Server with its message handling, writing to a buffer.
-func testTransport() (*Server, *lockedBuilder) {
+// testTransport is a Server's stdio message handling, writing to a buffer.
+func testTransport() (*stdio, *lockedBuilder) {
 	out := &lockedBuilder{}
-	s := testServer(false)
-	s.requests = newRequests(maxPending)
+	s := &stdio{Server: testServer(false), requests: newRequests(maxPending), done: make(chan struct{})}
 	s.log = log.New(io.Discard, "", 0)
 	s.docURIs = map[string]bool{"toolscript://docs/luau": true}
 	s.out = &lineWriter{w: out, requests: s.requests}
-	s.done = make(chan struct{})
 	return s, out
 }
 

@@ -1,24 +1,29 @@
-// Package mcpserver serves toolscript over the Model Context Protocol on
-// standard input and output, built on github.com/mark3labs/mcp-go.
+// Package mcpserver serves toolscript over the Model Context Protocol,
+// built on github.com/mark3labs/mcp-go: on standard input and output
+// (stdio.go) or as the streamable HTTP transport of the hosted mode
+// (http.go).
 //
-// The server offers one tool, execute_script, which runs a Luau script in a
-// fresh sandboxed instance and returns the execution result both as
-// structured content (with a declared output schema) and as JSON text. Its
-// instructions and resources document the runtime for the model: a Luau
-// overview and one page per toolscript built-in, matching what is enabled.
+// The core (this file, tool.go, progress.go, docs.go) does not depend on
+// the transport. The server offers one tool, execute_script, which runs a
+// Luau script in a fresh sandboxed instance and returns the execution
+// result both as structured content (with a declared output schema) and as
+// JSON text. Its instructions and resources document the runtime for the
+// model: a Luau overview and one page per toolscript built-in, matching
+// what is enabled. Calls run concurrently, up to a limit overall and per
+// user; a script's progress() calls become rate-limited progress
+// notifications, sent through mcp-go's session API, when the client asked
+// for them; a call the client cancels stops its script.
 //
-// Several calls run concurrently, up to a limit; a call cancelled by the
-// client (notifications/cancelled) stops its script, whenever the
-// cancellation arrives; at the end of the input the calls already read run
-// to their end and are answered; a script's progress() calls become
-// rate-limited progress notifications when the client asked for them. The
-// server reads every message before mcp-go does (messages.go), to track
-// requests (requests.go) and to answer what mcp-go would not. Standard output carries protocol messages only: a script's prints go
-// to its result's logs, and diagnostics to the error log.
+// Each transport adds what it must (the transport interface): stdio reads
+// every message before mcp-go does (messages.go) to track requests
+// (requests.go), answers what mcp-go would not, and keeps standard output
+// for protocol messages only; HTTP keeps cancellations apart per user and
+// session, and binds sessions to the user who opened them.
 package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,23 +36,37 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/metrics"
 )
 
 // Config configures a Server.
 type Config struct {
 	// Runtime runs the scripts. It must be safe for concurrent use (a
-	// luau.Runtime is); the caller closes it after Serve returns.
+	// luau.Runtime is); the caller closes it after the server is done.
 	Runtime *luau.Runtime
 	// Limits bound each execution; zero fields take luau's defaults. Its
 	// Timeout is the default of calls that give no timeout_ms.
 	Limits luau.Limits
 	// IO enables the io library for every execution; nil leaves it out.
 	IO *luau.IO
+	// PerUserIO gives each user a directory of their own under IO.Dir:
+	// <IO.Dir>/<user.DirName()> (the hosted mode). The user is the one
+	// auth.UserFrom finds in the call's context.
+	PerUserIO bool
 	// MaxConcurrent is how many scripts run at once; later calls wait for
-	// a slot (and can be cancelled while they wait). Default 4; at most
-	// 100 calls are handled at once whatever it says (mcp-go's workers).
+	// a slot (and can be cancelled while they wait). Default 4. Under
+	// stdio, at most 100 calls are handled at once whatever it says
+	// (mcp-go's workers).
 	MaxConcurrent int
+	// MaxConcurrentPerUser is how many scripts one user runs at once.
+	// Default (0): MaxConcurrent.
+	MaxConcurrentPerUser int
+	// QueueWait bounds how long a call waits for a slot; past it the call
+	// fails with a JSON-RPC error. Default (0): as long as the call lives.
+	QueueWait time.Duration
 	// MaxTimeout caps timeout_ms and the default timeout. Default 5 minutes.
 	MaxTimeout time.Duration
 	// MaxScriptBytes caps the size of a script. Default 1 MiB.
@@ -59,6 +78,28 @@ type Config struct {
 	Version string
 	// ErrorLog receives diagnostics. Default os.Stderr.
 	ErrorLog io.Writer
+	// Metrics count the executions and the refusals by the slots, when set.
+	Metrics *metrics.Metrics
+	// Prepare, when set, sees every call after its arguments are checked
+	// and before its script runs, with what belongs to that call alone
+	// (its user, its _meta.auth); it may complete the script (with an sdk
+	// session holding the call's credentials, say). An error fails the
+	// call with a tool error whose message is the error's.
+	Prepare func(ctx context.Context, call *Call) error
+}
+
+// Call is one execute_script call, as the core hands it to Config.Prepare.
+// Nothing in it outlives the call or is shared with another.
+type Call struct {
+	// User is who made the call: the user auth.UserFrom finds in its
+	// context, the zero User when there is none (stdio).
+	User auth.User
+	// MetaAuth is the call's params._meta.auth as the client sent it: an
+	// object keyed by API name holding that user's upstream credentials
+	// (spec/sdk.md, section 6), or nil. It is read from this request only.
+	MetaAuth json.RawMessage
+	// Script is what will run.
+	Script *luau.Script
 }
 
 // The defaults of Config.
@@ -72,28 +113,34 @@ const (
 // ToolName is the name of the one tool.
 const ToolName = "execute_script"
 
-// maxWorkers is the number of mcp-go stdio workers: tools/call requests
-// beyond it wait in mcp-go's queue, where a cancellation cannot reach them
-// yet. Executions are limited by Config.MaxConcurrent, not by this.
-const maxWorkers = 100
-
-// Server is an MCP server for toolscript. A Server serves one connection:
-// call Serve once.
+// Server is an MCP server for toolscript. Serve it on one transport, once:
+// Serve (stdio) or HTTPHandler.
 type Server struct {
 	cfg   Config
 	mcp   *server.MCPServer
-	slots chan struct{}
+	slots *limit.Slots[auth.User]
 	log   *log.Logger
 	// docURIs are the URIs of the documentation resources.
 	docURIs map[string]bool
-	// requests are the requests read and not yet answered (requests.go).
-	requests *requests
-	// out is the protocol output, shared with mcp-go so that the messages
-	// the server writes itself (progress, errors) never interleave with
-	// mcp-go's.
-	out *lineWriter
-	// done is closed when Serve's context is: a signal, or the client gone.
-	done <-chan struct{}
+	// transport is the transport the server is served on, set once before
+	// any call is handled; nil for calls made in-process.
+	transport transport
+	// stopped ends with Stop: every running script is stopped.
+	stopped context.Context
+	stop    context.CancelFunc
+}
+
+// transport is what a transport adds to the core's handling of a
+// tools/call.
+type transport interface {
+	// track registers the handler of a tools/call, which stop stops if the
+	// client cancels the request. It returns the function that unregisters
+	// it, and false if the request was cancelled already: the handler must
+	// not run then.
+	track(ctx context.Context, req mcp.CallToolRequest, stop context.CancelFunc) (end func(), ok bool)
+	// delivery returns the count of the progress notifications written to
+	// the client the call in ctx answers to, nil if there is none.
+	delivery(ctx context.Context) *delivery
 }
 
 // New returns a Server for cfg.
@@ -101,16 +148,28 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Runtime == nil {
 		return nil, errors.New("mcpserver: Config.Runtime is nil")
 	}
-	cfg = cfg.withDefaults()
-	s := &Server{
-		cfg:      cfg,
-		slots:    make(chan struct{}, cfg.MaxConcurrent),
-		log:      log.New(cfg.ErrorLog, "toolscript serve: ", 0),
-		docURIs:  map[string]bool{},
-		requests: newRequests(maxPending),
+	if cfg.MaxConcurrent < 0 || cfg.MaxConcurrentPerUser < 0 || cfg.QueueWait < 0 {
+		return nil, fmt.Errorf("mcpserver: MaxConcurrent %d, MaxConcurrentPerUser %d, QueueWait %s: none may be negative",
+			cfg.MaxConcurrent, cfg.MaxConcurrentPerUser, cfg.QueueWait)
 	}
-	// The tool handler learns its request's id from a header the hook sets:
-	// it needs it to find its cancellation (requests.start).
+	if cfg.PerUserIO && cfg.IO == nil {
+		return nil, errors.New("mcpserver: PerUserIO without IO")
+	}
+	cfg = cfg.withDefaults()
+	slots, err := limit.NewSlots[auth.User](cfg.MaxConcurrent, cfg.MaxConcurrentPerUser, cfg.QueueWait)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	s := &Server{
+		cfg:     cfg,
+		slots:   slots,
+		log:     log.New(cfg.ErrorLog, "toolscript serve: ", 0),
+		docURIs: map[string]bool{},
+	}
+	s.stopped, s.stop = context.WithCancel(context.Background())
+	// The stdio transport learns a tools/call request's id from a header
+	// this hook sets (mcp-go does not hand it to the tool handler): it
+	// needs it to find the request's cancellation (stdio.track).
 	hooks := &server.Hooks{}
 	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
 		if req.Header == nil {
@@ -142,6 +201,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
+	if cfg.MaxConcurrentPerUser <= 0 || cfg.MaxConcurrentPerUser > cfg.MaxConcurrent {
+		cfg.MaxConcurrentPerUser = cfg.MaxConcurrent
+	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = DefaultMaxTimeout
 	}
@@ -168,40 +230,25 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
-// Serve speaks MCP over in and out until in ends, ctx is cancelled (on
-// SIGINT or SIGTERM, say) or out fails (the client is gone). At the end of
-// in, the requests already read run to their end and are answered first;
-// otherwise the running scripts are cancelled. Serve returns once they have
-// stopped; each way is a clean shutdown and returns nil. mcp-go keeps its
-// stdio session in a package variable, so a process serves one connection
-// at a time.
-func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	s.done = ctx.Done()
-	s.out = &lineWriter{w: out, requests: s.requests, failed: func(err error) {
-		s.log.Printf("writing to the client failed (%v): stopping", err)
-		stop()
-	}}
-	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(s.log)
-	server.WithWorkerPoolSize(maxWorkers)(stdio)
-	server.WithQueueSize(10 * maxWorkers)(stdio)
+// Stop stops every script running and every one that starts later: their
+// calls are answered with the error of a cancelled execution. The hosted
+// mode calls it when the grace period of its shutdown is over.
+func (s *Server) Stop() { s.stop() }
 
-	err := stdio.Listen(ctx, newRequestReader(in, s.maxRequestBytes(), s), s.out)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("mcpserver: %w", err)
+// setTransport records the transport the server is served on; a Server is
+// served once.
+func (s *Server) setTransport(t transport) error {
+	if s.transport != nil {
+		return errors.New("mcpserver: the server is served already: a Server serves one transport, once")
 	}
+	s.transport = t
 	return nil
 }
 
-// maxRequestBytes bounds one protocol message: room for the largest
+// MaxRequestBytes bounds one protocol message: room for the largest
 // script the server accepts even if JSON escaped every byte (\u0000 is six
-// bytes), plus the rest of the request.
-func (s *Server) maxRequestBytes() int {
-	n := s.cfg.MaxScriptBytes*6 + 1<<20
-	if n > math.MaxInt32 {
-		n = math.MaxInt32
-	}
-	return int(n)
+// bytes), plus the rest of the request. It is the body cap of the HTTP
+// transport, and the longest line stdio reads.
+func (s *Server) MaxRequestBytes() int64 {
+	return min(s.cfg.MaxScriptBytes*6+1<<20, math.MaxInt32)
 }

@@ -4,15 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/accesslog"
+	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/host/result"
 )
 
@@ -206,10 +212,19 @@ func jsonType(v json.RawMessage) string {
 	return "a number"
 }
 
+// The access log outcomes of calls that run no script: invalid arguments
+// or _meta, and no slot free within the wait.
+const (
+	outcomeInvalid = "invalid"
+	outcomeBusy    = "busy"
+)
+
 // executeScript is execute_script's handler.
 func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	record := accesslog.FromContext(ctx)
 	args, err := parseArguments(req)
 	if err != nil {
+		record.SetOutcome(outcomeInvalid, "")
 		// An input validation error is a tool execution error, so that the
 		// model sees it and can correct the call (MCP 2025-11-25).
 		return &mcp.CallToolResult{
@@ -218,6 +233,7 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 		}, nil
 	}
 	if n := int64(len(args.script)); n > s.cfg.MaxScriptBytes {
+		record.SetOutcome(metrics.OutcomeError, string(result.Limit))
 		return toolResult(&result.Result{Error: &result.Error{Kind: result.Limit, Message: fmt.Sprintf(
 			"the script is %d bytes, more than the %d bytes this server accepts", n, s.cfg.MaxScriptBytes)}}), nil
 	}
@@ -229,47 +245,121 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 
 	// A call cancelled before it got here never starts, nor one cancelled
 	// while it waits for a slot.
-	key := req.Header.Get(requestKeyHeader)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	c, ok := s.requests.start(key, stop)
-	if !ok {
-		return toolResult(&result.Result{Error: &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}}), nil
+	if s.stopped != nil {
+		defer context.AfterFunc(s.stopped, stop)()
 	}
-	defer s.requests.end(key, c)
-	select {
-	case s.slots <- struct{}{}:
-	case <-ctx.Done():
-		return toolResult(&result.Result{Error: &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}}), nil
+	if s.transport != nil {
+		end, ok := s.transport.track(ctx, req, stop)
+		if !ok {
+			return cancelled(), nil
+		}
+		defer end()
 	}
-	defer func() { <-s.slots }()
+	user, _ := auth.UserFrom(ctx)
+	release, err := s.slots.Acquire(ctx, user)
+	if err != nil {
+		var busy *limit.BusyError
+		if errors.As(err, &busy) {
+			if busy.PerUser {
+				s.cfg.Metrics.Refused(metrics.LimitUserSlots)
+			} else {
+				s.cfg.Metrics.Refused(metrics.LimitOverallSlots)
+			}
+			record.SetOutcome(outcomeBusy, "")
+			// A JSON-RPC error: the call was not run, and may be retried.
+			return nil, err
+		}
+		return cancelled(), nil
+	}
+	defer release()
 
-	script := luau.Script{Source: []byte(args.script), Limits: limits, IO: s.cfg.IO}
+	call := &Call{User: user, MetaAuth: metaAuth(req), Script: &luau.Script{Source: []byte(args.script), Limits: limits, IO: s.ioFor(user)}}
+	if s.cfg.Prepare != nil {
+		if err := s.cfg.Prepare(ctx, call); err != nil {
+			record.SetOutcome(outcomeInvalid, "")
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("Invalid request: " + err.Error())}, IsError: true}, nil
+		}
+	}
+	script := *call.Script
 	var progress *progressReporter
+	var sent *delivery
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 		token := req.Params.Meta.ProgressToken
+		if s.transport != nil {
+			sent = s.transport.delivery(ctx)
+		}
+		failed := false // only the first failure of a call is logged
 		progress = newProgressReporter(s.cfg.ProgressInterval, func(u progressUpdate) {
-			if ctx.Err() == nil { // a cancelled call's token is forgotten by the client
-				s.notifyProgress(token, u)
+			if ctx.Err() != nil { // a cancelled call's token is forgotten by the client
+				return
+			}
+			if err := s.notifyProgress(ctx, sent, token, u); err != nil && !failed {
+				failed = true
+				s.log.Printf("%v", err)
 			}
 		})
 		script.OnProgress = progress.report
 	}
+	done := s.cfg.Metrics.Start()
 	res := s.cfg.Runtime.Execute(ctx, script)
+	done(res)
 	if s.cfg.IO == nil {
 		explainDisabledIO(res, script.Source)
 	}
+	if res.Failed() {
+		record.SetOutcome(metrics.OutcomeError, string(res.Error.Kind))
+	} else {
+		record.SetOutcome(metrics.OutcomeOK, "")
+	}
 	if progress != nil {
-		// A notification and the response that follows it at once can reach
-		// a client in one read, and the TypeScript SDK then handles the
-		// response first and reports the notification as one for an unknown
-		// token (modelcontextprotocol/typescript-sdk#2580). A short pause
-		// after the last notification keeps them apart.
-		if wait := progressSettle - time.Since(progress.finish()); wait > 0 && ctx.Err() == nil {
+		// The response waits until the last notification is written: the
+		// client forgets the token with the response. A notification and
+		// the response that follows it at once can still reach a client in
+		// one read, and the TypeScript SDK then handles the response first
+		// and reports the notification as one for an unknown token
+		// (modelcontextprotocol/typescript-sdk#2580). A short pause after
+		// the last notification keeps them apart.
+		last := progress.finish()
+		sent.flush(ctx)
+		if wait := progressSettle - time.Since(last); wait > 0 && ctx.Err() == nil {
 			time.Sleep(wait)
 		}
 	}
 	return toolResult(res), nil
+}
+
+// cancelled is the result of a call cancelled before its script ran.
+func cancelled() *mcp.CallToolResult {
+	return toolResult(&result.Result{Error: &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}})
+}
+
+// ioFor returns the io settings of user's executions: the configured ones,
+// in the user's own directory under PerUserIO.
+func (s *Server) ioFor(user auth.User) *luau.IO {
+	if s.cfg.IO == nil || !s.cfg.PerUserIO {
+		return s.cfg.IO
+	}
+	io := *s.cfg.IO
+	io.Dir = filepath.Join(io.Dir, user.DirName())
+	return &io
+}
+
+// metaAuth returns the _meta.auth of a call as it was sent, nil if absent.
+func metaAuth(req mcp.CallToolRequest) json.RawMessage {
+	if req.Params.Meta == nil {
+		return nil
+	}
+	v, ok := req.Params.Meta.AdditionalFields["auth"]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // toolResult presents an execution result: as structured content and as
@@ -283,16 +373,4 @@ func toolResult(res *result.Result) *mcp.CallToolResult {
 		out.Content = []mcp.Content{mcp.NewTextContent(string(text))}
 	}
 	return out
-}
-
-// notifyProgress writes one notifications/progress message.
-func (s *Server) notifyProgress(token mcp.ProgressToken, u progressUpdate) {
-	n := progressNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Method:  string(mcp.MethodNotificationProgress),
-		Params:  progressParamsWire{ProgressToken: token, progressUpdate: u},
-	}
-	if err := s.out.writeJSON(n); err != nil {
-		s.log.Printf("progress notification: %v", err)
-	}
 }

@@ -7,6 +7,9 @@ package deploy
 import (
 	"bufio"
 	"debug/elf"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,10 +19,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/toolscript/toolscript/host/auth/authtest"
 	"github.com/toolscript/toolscript/host/hosted"
 )
 
@@ -346,9 +351,11 @@ func TestStaticBinary(t *testing.T) {
 	}
 }
 
-// TestExampleFlags: every flag the Kubernetes example passes is one serve
-// knows.
-func TestExampleFlags(t *testing.T) {
+// TestExampleServes runs the Kubernetes example's container arguments
+// with the binary the image holds, the issuer replaced by a real one
+// (authtest) and the port by a free loopback one: it starts, its probes
+// answer 200, and /mcp wants a token.
+func TestExampleServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -356,14 +363,69 @@ func TestExampleFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go build: %v", err)
 	}
-	help, _ := exec.Command(bin, "serve", "--help").CombinedOutput()
-	if !strings.Contains(string(help), "--http") {
-		t.Skip("serve has no --http yet (issue 12, phase 2): the example's flags are checked once it has")
-	}
+	issuer := authtest.NewIssuer(t, authtest.Options{PlainHTTP: true})
 	c := get(manifests(t)["Deployment"], "spec", "template", "spec", "containers", 0)
+	var args []string
 	for _, a := range get(c, "args").([]any) {
-		if s := a.(string); strings.HasPrefix(s, "--") && !strings.Contains(string(help), s) {
-			t.Errorf("serve does not know %s, which the example passes", s)
+		args = append(args, a.(string))
+	}
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--http":
+			args[i+1] = "127.0.0.1:0"
+		case "--auth-authority":
+			args[i+1] = issuer.URL
+		case "--auth-audience":
+			args[i+1] = issuer.Audience
 		}
+	}
+	if !slices.Contains(args, "--stateless") {
+		t.Error("the example's replicas are not --stateless")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = t.TempDir()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	}()
+	url := ""
+	lines := bufio.NewScanner(stderr)
+	for url == "" && lines.Scan() {
+		var m map[string]any
+		if json.Unmarshal(lines.Bytes(), &m) == nil && m["msg"] == "ready" {
+			url, _ = m["url"].(string)
+		}
+	}
+	if url == "" {
+		t.Fatal("the server did not get ready")
+	}
+	go io.Copy(io.Discard, stderr)
+	base := strings.TrimSuffix(url, hosted.PathMCP)
+	for _, path := range []string{hosted.PathHealth, hosted.PathReady} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d", path, resp.StatusCode)
+		}
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/mcp without a token: status %d, want 401", resp.StatusCode)
 	}
 }

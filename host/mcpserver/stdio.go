@@ -3,11 +3,79 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
+
+// The stdio transport: one client, on standard input and output.
+
+// maxWorkers is the number of mcp-go stdio workers: tools/call requests
+// beyond it wait in mcp-go's queue, where a cancellation cannot reach them
+// yet. Executions are limited by Config.MaxConcurrent, not by this.
+const maxWorkers = 100
+
+// stdio is the Server on one stdio connection.
+type stdio struct {
+	*Server
+	// requests are the requests read and not yet answered (requests.go).
+	requests *requests
+	// out is the protocol output, shared with mcp-go so that the messages
+	// the server writes itself (errors) never interleave with mcp-go's.
+	out *lineWriter
+	// done is closed when Serve's context is: a signal, or the client gone.
+	done <-chan struct{}
+}
+
+// Serve speaks MCP over in and out until in ends, ctx is cancelled (on
+// SIGINT or SIGTERM, say) or out fails (the client is gone). At the end of
+// in, the requests already read run to their end and are answered first;
+// otherwise the running scripts are cancelled. Serve returns once they have
+// stopped; each way is a clean shutdown and returns nil. mcp-go keeps its
+// stdio session in a package variable, so a process serves one connection
+// at a time.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	t := &stdio{Server: s, requests: newRequests(maxPending), done: ctx.Done()}
+	t.out = &lineWriter{w: out, requests: t.requests, progress: &delivery{}, failed: func(err error) {
+		s.log.Printf("writing to the client failed (%v): stopping", err)
+		stop()
+	}}
+	if err := s.setTransport(t); err != nil {
+		return err
+	}
+	srv := server.NewStdioServer(s.mcp)
+	srv.SetErrorLogger(s.log)
+	server.WithWorkerPoolSize(maxWorkers)(srv)
+	server.WithQueueSize(10 * maxWorkers)(srv)
+
+	err := srv.Listen(ctx, newRequestReader(in, int(s.MaxRequestBytes()), t), t.out)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("mcpserver: %w", err)
+	}
+	return nil
+}
+
+// track is transport.track: the request is found by the id the hook put
+// in its header (requestKeyHeader).
+func (t *stdio) track(_ context.Context, req mcp.CallToolRequest, stop context.CancelFunc) (func(), bool) {
+	key := req.Header.Get(requestKeyHeader)
+	c, ok := t.requests.start(key, stop)
+	if !ok {
+		return nil, false
+	}
+	return func() { t.requests.end(key, c) }, true
+}
+
+// delivery is transport.delivery: the one output's.
+func (t *stdio) delivery(context.Context) *delivery { return t.out.progress }
 
 // lineWriter serialises whole-message writes to the protocol output. mcp-go
 // writes each message with one Write call, and so does writeJSON.
@@ -16,18 +84,22 @@ import (
 // response to a request the client cancelled is dropped (the protocol says
 // such a request gets none, and clients report one for an id they no longer
 // know as an error; mcp-go answers every request), and the id is forgotten.
-// The first failed write (the client is gone) is reported to failed.
+// The first failed write (the client is gone) is reported to failed. The
+// progress notifications written are counted in progress.
 type lineWriter struct {
 	mu       sync.Mutex
 	w        io.Writer
 	requests *requests
+	progress *delivery
 	failed   func(error)
 	broken   bool
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	n := len(p)
-	if id, ok := responseID(p); ok {
+	if isProgress(p) {
+		defer l.progress.wrote()
+	} else if id, ok := responseID(p); ok {
 		drop, unknownURI := l.requests.answer(idKey(id))
 		if drop {
 			return n, nil

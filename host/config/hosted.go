@@ -1,0 +1,198 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+)
+
+// Auth is the [auth] section: the hosted mode's token issuer
+// (spec/hosted.md, "Authentication").
+type Auth struct {
+	// Authority is the issuer: every token's iss.
+	Authority string `toml:"authority"`
+	// Audience is what every token's aud must name.
+	Audience string `toml:"audience"`
+	// JWKSURI is where the issuer's keys are, when not in its discovery
+	// document.
+	JWKSURI string `toml:"jwks_uri"`
+	// Scopes are the scopes every token must carry.
+	Scopes []string `toml:"scopes"`
+	// PublicURL is the server's public base URL, when a proxy in front
+	// changes it.
+	PublicURL string `toml:"public_url"`
+}
+
+func (a Auth) check() error {
+	if a.Authority == "" && (a.Audience != "" || a.JWKSURI != "" || len(a.Scopes) > 0 || a.PublicURL != "") {
+		return errors.New("auth: audience, jwks_uri, scopes and public_url need authority (the token issuer)")
+	}
+	if a.Authority != "" && a.Audience == "" {
+		return errors.New("auth.audience: needed with auth.authority (the aud every token must name)")
+	}
+	return nil
+}
+
+// HostedFlags are the command-line flags of the hosted mode. Zero values
+// mean "not given".
+type HostedFlags struct {
+	Stateless            bool
+	MaxConcurrentPerUser int
+	RateLimit            int
+	AllowedOrigins       []string
+	TLSCert, TLSKey      string
+	ShutdownGrace        time.Duration
+	InsecureNoAuth       bool
+	Auth                 Auth
+}
+
+// Given returns the names of the flags given, as a user types them.
+func (f HostedFlags) Given() []string {
+	var names []string
+	for _, g := range []struct {
+		name  string
+		given bool
+	}{
+		{"--stateless", f.Stateless},
+		{"--max-concurrent-per-user", f.MaxConcurrentPerUser != 0},
+		{"--rate-limit", f.RateLimit != 0},
+		{"--allowed-origins", len(f.AllowedOrigins) > 0},
+		{"--tls-cert", f.TLSCert != ""},
+		{"--tls-key", f.TLSKey != ""},
+		{"--shutdown-grace", f.ShutdownGrace != 0},
+		{"--insecure-no-auth", f.InsecureNoAuth},
+		{"--auth-authority", f.Auth.Authority != ""},
+		{"--auth-audience", f.Auth.Audience != ""},
+		{"--auth-jwks-uri", f.Auth.JWKSURI != ""},
+		{"--auth-scopes", len(f.Auth.Scopes) > 0},
+		{"--public-url", f.Auth.PublicURL != ""},
+	} {
+		if g.given {
+			names = append(names, g.name)
+		}
+	}
+	return names
+}
+
+// HostedSettings are what `serve --http` runs with.
+type HostedSettings struct {
+	// Addr is the address listened on.
+	Addr      string
+	Stateless bool
+	// MaxConcurrentPerUser is 0 for no bound of its own (max_concurrent).
+	MaxConcurrentPerUser int
+	// RateLimit is executions a minute per user; 0 is no limit.
+	RateLimit       int
+	AllowedOrigins  []string
+	TLSCert, TLSKey string
+	ShutdownGrace   time.Duration
+	// Auth is the token issuer; nil when authentication is off.
+	Auth *Auth
+	// Warnings are for the operator, printed at start-up.
+	Warnings []string
+}
+
+// ResolveHosted combines the [server] and [auth] sections with the flags
+// (which win) for a server on addr (ServerSettings.HTTP). It fails closed:
+// without an issuer the server may listen only on a loopback address,
+// unless InsecureNoAuth says otherwise.
+func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, error) {
+	if f == nil {
+		f = &File{}
+	}
+	sv := f.Server
+	s := HostedSettings{
+		Addr:                 addr,
+		Stateless:            sv.Stateless || flags.Stateless,
+		MaxConcurrentPerUser: sv.MaxConcurrentPerUser,
+		RateLimit:            sv.RateLimit,
+		AllowedOrigins:       sv.AllowedOrigins,
+		TLSCert:              sv.TLSCert,
+		TLSKey:               sv.TLSKey,
+		ShutdownGrace:        DefaultShutdownGrace,
+	}
+	if sv.ShutdownGrace != "" {
+		s.ShutdownGrace, _ = time.ParseDuration(sv.ShutdownGrace) // checked by Load
+	}
+	switch {
+	case flags.MaxConcurrentPerUser < 0:
+		return s, fmt.Errorf("--max-concurrent-per-user must be positive (got %d)", flags.MaxConcurrentPerUser)
+	case flags.RateLimit < 0:
+		return s, fmt.Errorf("--rate-limit must be positive (got %d)", flags.RateLimit)
+	case flags.ShutdownGrace < 0:
+		return s, fmt.Errorf("--shutdown-grace must be positive (got %s)", flags.ShutdownGrace)
+	}
+	if flags.MaxConcurrentPerUser > 0 {
+		s.MaxConcurrentPerUser = flags.MaxConcurrentPerUser
+	}
+	if flags.RateLimit > 0 {
+		s.RateLimit = flags.RateLimit
+	}
+	if len(flags.AllowedOrigins) > 0 {
+		s.AllowedOrigins = flags.AllowedOrigins
+	}
+	if flags.TLSCert != "" {
+		s.TLSCert = flags.TLSCert
+	}
+	if flags.TLSKey != "" {
+		s.TLSKey = flags.TLSKey
+	}
+	if flags.ShutdownGrace > 0 {
+		s.ShutdownGrace = flags.ShutdownGrace
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		return s, errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
+	}
+
+	a := f.Auth
+	for _, v := range []struct {
+		flag  string
+		field *string
+	}{
+		{flags.Auth.Authority, &a.Authority},
+		{flags.Auth.Audience, &a.Audience},
+		{flags.Auth.JWKSURI, &a.JWKSURI},
+		{flags.Auth.PublicURL, &a.PublicURL},
+	} {
+		if v.flag != "" {
+			*v.field = v.flag
+		}
+	}
+	if len(flags.Auth.Scopes) > 0 {
+		a.Scopes = flags.Auth.Scopes
+	}
+	if err := a.check(); err != nil {
+		return s, fmt.Errorf("%w (flags --auth-authority, --auth-audience)", err)
+	}
+	switch {
+	case a.Authority != "" && flags.InsecureNoAuth:
+		return s, errors.New("--insecure-no-auth and an issuer (--auth-authority) contradict each other: give one")
+	case a.Authority != "":
+		s.Auth = &a
+	case flags.InsecureNoAuth:
+		s.Warnings = append(s.Warnings, "authentication is off (--insecure-no-auth): anyone who reaches "+addr+" runs scripts, as one anonymous user")
+	case !isLoopback(addr):
+		return s, fmt.Errorf("--http %s listens beyond this machine without authentication: give the token issuer "+
+			"(--auth-authority and --auth-audience), listen on a loopback address such as 127.0.0.1:8080, "+
+			"or pass --insecure-no-auth", addr)
+	default:
+		s.Warnings = append(s.Warnings, "authentication is off: listening on "+addr+" (loopback) only, every request as one anonymous user; give --auth-authority to require tokens")
+	}
+	return s, nil
+}
+
+// isLoopback tells whether addr (host:port) names a loopback host only:
+// "localhost" or a loopback IP. An empty host is every interface.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

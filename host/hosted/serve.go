@@ -1,0 +1,142 @@
+package hosted
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// The http.Server settings of the hosted mode.
+const (
+	// ReadHeaderTimeout bounds the time a client takes to send a request's
+	// headers (a slow-loris client is cut off after it).
+	ReadHeaderTimeout = 10 * time.Second
+	// IdleTimeout closes a keep-alive connection with no request for so long.
+	IdleTimeout = 2 * time.Minute
+	// MaxHeaderBytes caps a request's headers; a bearer token is at most
+	// auth.MaxTokenBytes.
+	MaxHeaderBytes = 64 << 10
+	// DefaultShutdownGrace is how long running scripts may go on after a
+	// signal, by default (--shutdown-grace).
+	DefaultShutdownGrace = 10 * time.Second
+	// stopWait bounds the wait for the requests to be answered once their
+	// scripts are stopped, and again once they are cancelled.
+	stopWait = 5 * time.Second
+)
+
+// ServeConfig configures Serve.
+type ServeConfig struct {
+	// Addr is the address to listen on, such as ":8080" or
+	// "127.0.0.1:8080". Ignored when Listener is set.
+	Addr string
+	// Listener, when set, is listened on instead of Addr (tests).
+	Listener net.Listener
+	// TLSCertFile and TLSKeyFile serve HTTPS when both are set: a PEM
+	// certificate (chain) and its key.
+	TLSCertFile, TLSKeyFile string
+	// ShutdownGrace is how long running requests may go on once ctx ends;
+	// then their scripts are stopped. Default DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// Logger receives start and shutdown messages. Default slog.Default().
+	Logger *slog.Logger
+	// OnListen, when set, is called with the address listened on once the
+	// server accepts connections.
+	OnListen func(net.Addr)
+	// StopScripts, when set, is called when the grace period is over: it
+	// stops the running scripts, whose calls are then answered (an MCP
+	// server's Stop). Requests still running after that have their
+	// context cancelled.
+	StopScripts func()
+}
+
+// Serve serves h until ctx ends (a signal), then shuts down gracefully: it
+// stops accepting connections, lets the running requests finish for the
+// grace period, then stops their scripts (StopScripts) and waits briefly
+// for their answers before it cancels the requests left and closes their
+// connections. It returns nil after such a shutdown, and an error if it could not
+// listen or serve.
+func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var tlsConfig *tls.Config
+	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
+		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+			return errors.New("hosted: TLS needs both a certificate (--tls-cert) and a key (--tls-key)")
+		}
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("hosted: loading the TLS certificate: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			return fmt.Errorf("hosted: %w", err)
+		}
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+
+	// Every request's context ends with base: that is how the requests
+	// still running after the grace period and StopScripts are stopped.
+	base, stopRequests := context.WithCancel(context.Background())
+	defer stopRequests()
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		TLSConfig:         tlsConfig,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if cfg.OnListen != nil {
+		cfg.OnListen(ln.Addr())
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("hosted: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: no new connections; running scripts may finish", "grace", cfg.ShutdownGrace.String())
+	// Shutdown returns once every connection is idle (its responses
+	// written) and closed, or when its context ends.
+	if shutdown(srv, cfg.ShutdownGrace) != nil {
+		logger.Warn("the grace period is over: stopping the running scripts")
+		if cfg.StopScripts != nil {
+			cfg.StopScripts()
+		}
+		if cfg.StopScripts == nil || shutdown(srv, stopWait) != nil {
+			stopRequests()
+			if shutdown(srv, stopWait) != nil {
+				srv.Close()
+			}
+		}
+	}
+	<-served // http.ErrServerClosed
+	logger.Info("stopped")
+	return nil
+}
+
+// shutdown shuts srv down, waiting at most d for its connections.
+func shutdown(srv *http.Server, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return srv.Shutdown(ctx)
+}

@@ -1,0 +1,540 @@
+package tests
+
+import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/auth/authtest"
+)
+
+// These tests run `toolscript serve --http` as a process, with a real
+// issuer (authtest, over plain HTTP on loopback, which the server accepts
+// there), and talk to it as clients do.
+
+// lineWatcher collects a process's standard error and hands each line to
+// the waiters.
+type lineWatcher struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	partial string
+	lines   []string
+	changed chan struct{}
+}
+
+func newLineWatcher() *lineWatcher { return &lineWatcher{changed: make(chan struct{})} }
+
+func (w *lineWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	text := w.partial + string(p)
+	parts := strings.Split(text, "\n")
+	w.partial = parts[len(parts)-1]
+	w.lines = append(w.lines, parts[:len(parts)-1]...)
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (w *lineWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// wait returns the first JSON line whose msg is msg, waiting for it up to
+// a minute or until the process exits.
+func (w *lineWatcher) wait(t *testing.T, msg string, exited <-chan struct{}) map[string]any {
+	t.Helper()
+	timeout := time.After(time.Minute)
+	for {
+		w.mu.Lock()
+		for _, line := range w.lines {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+				w.mu.Unlock()
+				return m
+			}
+		}
+		changed := w.changed
+		w.mu.Unlock()
+		select {
+		case <-changed:
+		case <-exited:
+			t.Fatalf("the server exited before it logged %q:\n%s", msg, w.String())
+		case <-timeout:
+			t.Fatalf("no %q line in a minute:\n%s", msg, w.String())
+		}
+	}
+}
+
+// hostedProcess is `toolscript serve --http` running.
+type hostedProcess struct {
+	url    string // of /mcp
+	base   string
+	cmd    *exec.Cmd
+	stderr *lineWatcher
+	exited chan struct{}
+	err    error // the exit error, set before exited is closed
+}
+
+// startServe runs `toolscript serve --http 127.0.0.1:0 ARGS` in dir and
+// waits until it serves.
+func startServe(t *testing.T, dir string, args ...string) *hostedProcess {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
+	p := &hostedProcess{cmd: cmd, stderr: newLineWatcher(), exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			t.Error("the server did not stop on SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", p.stderr.String())
+		}
+	})
+	ready := p.stderr.wait(t, "ready", p.exited)
+	p.url, _ = ready["url"].(string)
+	p.base = strings.TrimSuffix(p.url, "/mcp")
+	return p
+}
+
+// issuerArgs starts an issuer and returns it with the flags that trust it.
+func issuerArgs(t *testing.T) (*authtest.Issuer, []string) {
+	iss := authtest.NewIssuer(t, authtest.Options{PlainHTTP: true})
+	return iss, []string{"--auth-authority", iss.URL, "--auth-audience", iss.Audience}
+}
+
+// connectHTTP returns an initialized mcp-go client with a bearer token.
+func connectHTTP(t *testing.T, url, token string, opts ...transport.StreamableHTTPCOption) *client.Client {
+	t.Helper()
+	opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	c, err := client.NewStreamableHttpClient(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
+		ClientInfo:      mcp.Implementation{Name: "toolscript-tests", Version: "1"},
+	}}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// rpc posts one JSON-RPC message to /mcp and returns the response.
+func rpc(t *testing.T, hc *http.Client, url, token, body string, header ...string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func toolCall(id, script string) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
+		"params": map[string]any{"name": "execute_script", "arguments": map[string]any{"script": script},
+			"_meta": map[string]any{"progressToken": id}}})
+	return string(b)
+}
+
+// sse returns the JSON-RPC messages of a response as they come: its JSON
+// body, or its events.
+func sse(resp *http.Response) <-chan map[string]any {
+	out := make(chan map[string]any, 100)
+	go func() {
+		defer close(out)
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			var m map[string]any
+			if json.NewDecoder(resp.Body).Decode(&m) == nil {
+				out <- m
+			}
+			return
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var m map[string]any
+				if json.Unmarshal([]byte(data), &m) == nil {
+					out <- m
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func nextMessage(t *testing.T, msgs <-chan map[string]any) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-msgs:
+		if !ok {
+			t.Fatal("the response ended")
+		}
+		return m
+	case <-time.After(time.Minute):
+		t.Fatal("no message for a minute")
+	}
+	return nil
+}
+
+// structured returns the structured content of a tools/call response,
+// skipping notifications.
+func structured(t *testing.T, msgs <-chan map[string]any) execResult {
+	t.Helper()
+	for {
+		m := nextMessage(t, msgs)
+		if m["method"] != nil {
+			continue
+		}
+		var out execResult
+		res, _ := m["result"].(map[string]any)
+		b, _ := json.Marshal(res["structuredContent"])
+		if res == nil || json.Unmarshal(b, &out) != nil {
+			t.Fatalf("not a tool result: %v", m)
+		}
+		return out
+	}
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHostedExecute: a valid token runs scripts over HTTP; no token gets
+// 401 pointing to the metadata; the probes and the metrics answer.
+func TestHostedExecute(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	p := startServe(t, t.TempDir(), args...)
+
+	c := connectHTTP(t, p.url, iss.Token(t, "RS256", "alice"))
+	tools, err := c.ListTools(testContext(t), mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "execute_script" {
+		t.Fatalf("tools/list: %v %+v", err, tools)
+	}
+	if tools.Tools[0].Annotations.ReadOnlyHint == nil || !*tools.Tools[0].Annotations.ReadOnlyHint {
+		t.Error("io is on: the hosted mode has it off by default")
+	}
+	_, out := callScript(t, testContext(t), c, map[string]any{"script": `print("hi") return {sum = 1 + 2}`})
+	if string(out.Result) != `{"sum":3}` || len(out.Logs) != 1 || out.Error != nil {
+		t.Errorf("result %s, logs %v, error %+v", out.Result, out.Logs, out.Error)
+	}
+
+	resp := rpc(t, nil, p.url, "", toolCall("1", "return 1"))
+	if resp.StatusCode != http.StatusUnauthorized ||
+		!strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+p.base+auth.MetadataPath+`"`) {
+		t.Errorf("no token: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	resp = rpc(t, nil, p.url, "not.a.token", toolCall("1", "return 1"))
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a bad token: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	if status, body := get(t, p.base+auth.MetadataPath); status != 200 || !strings.Contains(body, iss.URL) {
+		t.Errorf("metadata: %d %s", status, body)
+	}
+	if status, _ := get(t, p.base+"/healthz"); status != 200 {
+		t.Errorf("/healthz: %d", status)
+	}
+	if status, body := get(t, p.base+"/readyz"); status != 200 {
+		t.Errorf("/readyz: %d %s", status, body)
+	}
+	status, body := get(t, p.base+"/metrics")
+	if status != 200 || !strings.Contains(body, `toolscript_executions_total{kind="",outcome="ok"} 1`) ||
+		!strings.Contains(body, `toolscript_auth_failures_total{reason="missing"} 1`) {
+		t.Errorf("/metrics: %d\n%s", status, body)
+	}
+	// The access log has a line per request, with the user and never the script.
+	line := p.stderr.wait(t, "request", p.exited)
+	if line["path"] != "/mcp" {
+		t.Errorf("access log line %v", line)
+	}
+	if strings.Contains(p.stderr.String(), "1 + 2") {
+		t.Error("the access log holds script text")
+	}
+}
+
+// TestHostedScopes: a token without a required scope gets 403.
+func TestHostedScopes(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	p := startServe(t, t.TempDir(), append(args, "--auth-scopes", "toolscript.run")...)
+	claims := iss.Claims("alice")
+	noScope := authtest.Sign(t, iss.Key(t, "ES256"), claims)
+	resp := rpc(t, nil, p.url, noScope, toolCall("1", "return 1"))
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+		t.Errorf("missing scope: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	claims["scope"] = "openid toolscript.run"
+	if resp := rpc(t, nil, p.url, authtest.Sign(t, iss.Key(t, "ES256"), claims), toolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
+		t.Errorf("with the scope: status %d", resp.StatusCode)
+	}
+}
+
+// TestHostedRateLimit: past the rate, 429 with Retry-After; another user
+// is not concerned.
+func TestHostedRateLimit(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	p := startServe(t, t.TempDir(), append(args, "--rate-limit", "2", "--stateless")...)
+	alice := iss.Token(t, "ES256", "alice")
+	for i := range 2 {
+		if resp := rpc(t, nil, p.url, alice, toolCall(fmt.Sprint(i), "return 1")); resp.StatusCode != http.StatusOK {
+			t.Fatalf("call %d: status %d", i, resp.StatusCode)
+		}
+	}
+	resp := rpc(t, nil, p.url, alice, toolCall("3", "return 1"))
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("past the rate: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// Listing tools runs nothing, and is not counted.
+	if resp := rpc(t, nil, p.url, alice, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list past the rate: status %d", resp.StatusCode)
+	}
+	if resp := rpc(t, nil, p.url, iss.Token(t, "ES256", "bob"), toolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
+		t.Errorf("bob: status %d", resp.StatusCode)
+	}
+}
+
+// TestHostedOrigin: a browser on an origin not allowed gets 403, even with
+// a valid token; an allowed one is served.
+func TestHostedOrigin(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	p := startServe(t, t.TempDir(), append(args, "--allowed-origins", "https://app.example.com")...)
+	token := iss.Token(t, "ES256", "alice")
+	if resp := rpc(t, nil, p.url, token, toolCall("1", "return 1"), "Origin", "https://evil.example.com"); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("another origin: status %d, want 403", resp.StatusCode)
+	}
+	resp := rpc(t, nil, p.url, token, toolCall("1", "return 1"), "Origin", "https://app.example.com")
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		t.Errorf("the allowed origin: status %d, headers %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestHostedTLS: --tls-cert and --tls-key serve HTTPS.
+func TestHostedTLS(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	cert, key, pool := selfSignedCert(t)
+	p := startServe(t, t.TempDir(), append(args, "--tls-cert", cert, "--tls-key", key)...)
+	if !strings.HasPrefix(p.url, "https://") {
+		t.Fatalf("serving %s", p.url)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	c := connectHTTP(t, p.url, iss.Token(t, "EdDSA", "alice"), transport.WithHTTPBasicClient(hc))
+	if _, out := callScript(t, testContext(t), c, map[string]any{"script": "return 'secure'"}); string(out.Result) != `"secure"` {
+		t.Errorf("result %s", out.Result)
+	}
+}
+
+// TestHostedUserDirectories: with io enabled, users do not see each
+// other's files.
+func TestHostedUserDirectories(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	dir := t.TempDir()
+	p := startServe(t, dir, append(args, "--io-dir", "files")...)
+	alice := connectHTTP(t, p.url, iss.Token(t, "ES256", "alice"))
+	bob := connectHTTP(t, p.url, iss.Token(t, "ES256", "bob"))
+	ctx := testContext(t)
+	if _, out := callScript(t, ctx, alice, map[string]any{"script": `local f = io.open("notes.txt", "w") f:write("alice's") f:close() return io.list()`}); string(out.Result) != `["notes.txt"]` {
+		t.Fatalf("alice: %s %+v", out.Result, out.Error)
+	}
+	if _, out := callScript(t, ctx, bob, map[string]any{"script": `return #io.list()`}); string(out.Result) != "0" {
+		t.Errorf("bob sees %s entries", out.Result)
+	}
+	aliceDir := auth.User{Issuer: iss.URL, Subject: "alice"}.DirName()
+	if _, out := callScript(t, ctx, bob, map[string]any{"script": `return io.open("../` + aliceDir + `/notes.txt"):read("a")`}); out.Error == nil {
+		t.Errorf("bob read alice's file: %s", out.Result)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "files", aliceDir, "notes.txt"))
+	if err != nil || string(b) != "alice's" {
+		t.Errorf("alice's file: %q %v", b, err)
+	}
+}
+
+// TestHostedGracefulShutdown: on SIGTERM a running script finishes and is
+// answered, and the server exits 0; past the grace period a script is
+// stopped, its call answered, and the server exits 0 too.
+func TestHostedGracefulShutdown(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		grace  string
+		script string
+		kind   string
+	}{
+		{"finishes", "1m", `progress(1) local t = os.clock() while os.clock() - t < 0.5 do end return "finished"`, ""},
+		{"grace over", "200ms", `progress(1) while true do end`, "timeout"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			iss, args := issuerArgs(t)
+			p := startServe(t, t.TempDir(), append(args, "--shutdown-grace", c.grace, "--stateless")...)
+			msgs := sse(rpc(t, nil, p.url, iss.Token(t, "ES256", "alice"), toolCall("long", c.script)))
+			if m := nextMessage(t, msgs); m["method"] != "notifications/progress" {
+				t.Fatalf("first message %v", m)
+			}
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			out := structured(t, msgs)
+			kind := ""
+			if out.Error != nil {
+				kind = out.Error.Kind
+			}
+			if kind != c.kind || (c.kind == "" && string(out.Result) != `"finished"`) {
+				t.Errorf("result %s, error %+v", out.Result, out.Error)
+			}
+			<-p.exited
+			if p.err != nil {
+				t.Errorf("exit: %v", p.err)
+			}
+			p.stderr.wait(t, "stopped", nil)
+		})
+	}
+}
+
+// TestHostedFailsClosed: without an issuer, serve refuses to listen beyond
+// loopback unless told, and hosted flags need --http.
+func TestHostedFailsClosed(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--http", ":0"}, "--insecure-no-auth"},
+		{[]string{"serve", "--http", "0.0.0.0:0"}, "without authentication"},
+		{[]string{"serve", "--rate-limit", "5"}, "--rate-limit: only with --http"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--tls-cert", "c.pem"}, "--tls-key"},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--auth-authority", "https://i.example.com"}, "audience"},
+	} {
+		_, stderr, status := toolscript(t, t.TempDir(), "", c.args...)
+		if status != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: status %d, stderr %q (want %q)", c.args, status, stderr, c.want)
+		}
+	}
+	// Loopback without authentication: served, with a warning.
+	p := startServe(t, t.TempDir())
+	if !strings.Contains(p.stderr.String(), "authentication is off") {
+		t.Errorf("no warning: %s", p.stderr.String())
+	}
+	c, err := client.NewStreamableHttpClient(p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION}}); err != nil {
+		t.Fatal(err)
+	}
+	// A page on another site rebinding its name to 127.0.0.1 is refused.
+	resp := rpc(t, nil, p.url, "", toolCall("1", "return 1"), "Host", "evil.example.com")
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a foreign Host on loopback: status %d, want 403", resp.StatusCode)
+	}
+}
+
+// selfSignedCert writes a certificate for 127.0.0.1 and its key, and
+// returns a pool that trusts it.
+func selfSignedCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "toolscript test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
