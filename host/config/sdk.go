@@ -20,14 +20,14 @@ type API struct {
 	Spec    string `toml:"spec"`
 	BaseURL string `toml:"base_url"`
 	// Auth is `auth = "literal"` or the [apis.NAME.auth] table.
-	Auth         *Auth          `toml:"auth"`
+	Auth         *APIAuth       `toml:"auth"`
 	AuthEnv      string         `toml:"auth_env"`
 	Timeout      string         `toml:"timeout"`
 	FrozenParams map[string]any `toml:"frozen_params"`
 }
 
-// Auth is an API's `auth`: a literal secret, or a table with a type.
-type Auth struct {
+// APIAuth is an API's `auth`: a literal secret, or a table with a type.
+type APIAuth struct {
 	Literal string
 	Table   map[string]string
 }
@@ -39,7 +39,7 @@ var authKeys = map[string]bool{
 }
 
 // UnmarshalTOML reads `auth = "..."` or an auth table (string values only).
-func (a *Auth) UnmarshalTOML(v any) error {
+func (a *APIAuth) UnmarshalTOML(v any) error {
 	switch x := v.(type) {
 	case string:
 		a.Literal = x
