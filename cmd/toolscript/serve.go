@@ -20,6 +20,8 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/mcpserver"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdkdocs"
 )
 
 // servePoolSize is how many ready instances the server keeps.
@@ -111,14 +113,19 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), PoolSize: servePoolSize}
 	if client != nil {
 		defer client.Close()
-		// TODO(lead): hand client.Manifest() to the runtime, a
-		// client.Session(sdk.ParseMetaAuth(_meta.auth)) to each execution and
-		// sdkdocs.New(client.Catalog()) to the server's docs tools.
+		manifest := client.Manifest()
+		rtConfig.SDK = &manifest
+		for _, api := range client.Catalog().APIs {
+			for _, w := range api.Warnings {
+				fmt.Fprintf(c.App.ErrWriter, "toolscript serve: api %s: %s\n", api.Name, w)
+			}
+		}
 	}
 
-	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), PoolSize: servePoolSize})
+	rt, err := luau.New(ctx, rtConfig)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 	}
@@ -134,6 +141,20 @@ func serve(c *cli.Context) error {
 		QueueWait:      limits.QueueWait,
 		Version:        toolscriptVersion(),
 		ErrorLog:       c.App.ErrWriter,
+	}
+	if client != nil {
+		cfg.SDKDocs = sdkdocs.New(client.Catalog())
+		// Each call gets its own session: its budgets, and the upstream
+		// credentials of its own _meta.auth, which no other call sees.
+		cfg.Prepare = func(_ context.Context, call *mcpserver.Call) error {
+			creds, err := sdk.ParseMetaAuth(call.MetaAuth)
+			if err != nil {
+				return err
+			}
+			call.Script.SDK = client.Session(creds)
+			call.Script.MaxParallel = client.MaxParallel()
+			return nil
+		}
 	}
 	if limits.Mode() == config.Hosted {
 		return serveHTTP(c, ctx, stop, cfg, file, limits, hostedFlags)

@@ -40,6 +40,7 @@ import (
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/host/sdkdocs"
 )
 
 // Config configures a Server.
@@ -86,6 +87,12 @@ type Config struct {
 	// session holding the call's credentials, say). An error fails the
 	// call with a tool error whose message is the error's.
 	Prepare func(ctx context.Context, call *Call) error
+	// SDKDocs, when set, documents the sdk the scripts get: the discovery
+	// tools and sdk:// resources are added, and execute_script's
+	// description lists the signatures of up to InlineSignatures functions
+	// (default DefaultInlineSignatures).
+	SDKDocs          *sdkdocs.Docs
+	InlineSignatures int
 }
 
 // Call is one execute_script call, as the core hands it to Config.Prepare.
@@ -188,6 +195,9 @@ func New(cfg Config) (*Server, error) {
 		server.WithResourceRecovery(),
 	)
 	s.mcp.AddTool(s.tool(), s.executeScript)
+	if cfg.SDKDocs != nil {
+		s.addSDKDocs(cfg.SDKDocs)
+	}
 	for _, doc := range s.docs() {
 		s.mcp.AddResource(doc.resource(), doc.read)
 		s.docURIs[doc.uri] = true
@@ -209,6 +219,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxScriptBytes <= 0 {
 		cfg.MaxScriptBytes = DefaultMaxScriptBytes
+	}
+	if cfg.InlineSignatures <= 0 {
+		cfg.InlineSignatures = DefaultInlineSignatures
 	}
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval

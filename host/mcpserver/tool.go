@@ -103,7 +103,7 @@ func (s *Server) tool() mcp.Tool {
 	return mcp.Tool{
 		Name:            ToolName,
 		Title:           "Execute a Luau script",
-		Description:     s.render("tool.md"),
+		Description:     s.render("tool.md") + s.sdkDescription(),
 		RawInputSchema:  json.RawMessage(inputSchema),
 		RawOutputSchema: json.RawMessage(outputSchema),
 		Annotations: mcp.ToolAnnotation{
