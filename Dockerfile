@@ -11,7 +11,7 @@
 # "nonroot" user (65532). wazero's compilation cache goes to
 # $XDG_CACHE_HOME, /tmp/cache: a read-only root file system works with a
 # writable /tmp (see examples/kubernetes).
-FROM golang:1.25-bookworm AS build
+FROM golang:1.26-bookworm AS build
 WORKDIR /src
 ENV CGO_ENABLED=0 GOTOOLCHAIN=local
 COPY go.mod go.sum ./
