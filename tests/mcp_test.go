@@ -391,7 +391,7 @@ func TestMCPResources(t *testing.T) {
 				}
 			}
 			sort.Strings(names)
-			want := []string{"json.decode", "json.encode", "luau", "print", "progress"}
+			want := []string{"json.decode", "json.encode", "luau", "parallel", "print", "progress"}
 			if io {
 				want = append(want, "io.lines", "io.list", "io.open", "io.type", "os.remove")
 				sort.Strings(want)

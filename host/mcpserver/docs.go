@@ -105,6 +105,7 @@ func (s *Server) docs() []doc {
 		{"json.encode", "json.encode(value: any): string — Luau values to JSON; json.null and json.object", false},
 		{"json.decode", "json.decode(text: string): any — JSON to Luau values", false},
 		{"progress", "progress(done: number, total: number?, message: string?): () — progress notifications", false},
+		{"parallel", "parallel(fns: {() -> any}, limit: number?): {any} — concurrent sdk calls", false},
 		{"io.open", "io.open(path: string, mode: string?): File — open a file in the io directory; the File methods", true},
 		{"io.lines", "io.lines(path: string): () -> string? — iterate over the lines of a file", true},
 		{"io.list", "io.list(path: string?): {string} — the entries of a directory", true},

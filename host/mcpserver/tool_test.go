@@ -95,7 +95,7 @@ func TestDocs(t *testing.T) {
 		for _, d := range s.docs() {
 			texts[d.uri] = d.text
 		}
-		if want := 5 + map[bool]int{true: 5, false: 0}[io]; len(texts) != want+2 {
+		if want := 6 + map[bool]int{true: 5, false: 0}[io]; len(texts) != want+2 {
 			t.Errorf("io %v: %d texts, want %d", io, len(texts), want+2)
 		}
 		for name, text := range texts {

@@ -13,6 +13,7 @@ var Builtins = []string{
 	"json.decode(text: string): any",
 	"json.object(t: {[string]: any}?): {[string]: any}",
 	"progress(done: number, total: number?, message: string?): ()",
+	"parallel(fns: {() -> any}, limit: number?): {any}",
 	"io.open(path: string, mode: string?): File",
 	"io.lines(path: string): () -> string?",
 	"io.list(path: string?): {string}",
