@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,11 @@ func runScript(t *testing.T, api *testapi.Server, source string, extra ...string
 	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"run", "--json", "--no-io"}, extra...)
+	args := []string{"run", "--json"}
+	if !slices.Contains(extra, "--io-dir") {
+		args = append(args, "--no-io")
+	}
+	args = append(args, extra...)
 	args = append(args, path)
 	stdout, stderr, _ := toolscriptEnv(t, dir, []string{"PETS_TOKEN=" + testToken, "XDG_CACHE_HOME=" + t.TempDir()}, args...)
 	var res result.Result
@@ -119,12 +124,15 @@ func TestSDKParallel(t *testing.T) {
 		t.Errorf("16 calls of 200 ms, 8 at once, took %s", took)
 	}
 
+	ioDir := t.TempDir()
 	res, _ = runScript(t, api, `
 		print("started")
+		io.open("before.txt", "w"):write("x"):close()
 		local fns = {}
 		for i = 1, 8 do fns[i] = function() return sdk.delay({ms = 60000}) end end
-		return parallel(fns)`, "--timeout", "500ms")
-	if res.Error == nil || res.Error.Kind != result.Timeout || len(res.Logs) != 1 || res.Logs[0] != "started" {
-		t.Errorf("a timeout during parallel: %+v, logs %q", res.Error, res.Logs)
+		return parallel(fns)`, "--timeout", "500ms", "--io-dir", ioDir)
+	if res.Error == nil || res.Error.Kind != result.Timeout || len(res.Logs) != 1 || res.Logs[0] != "started" ||
+		len(res.FilesTouched) != 1 || res.FilesTouched[0].Name != "before.txt" {
+		t.Errorf("a timeout during parallel: %+v, logs %q, files %+v", res.Error, res.Logs, res.FilesTouched)
 	}
 }

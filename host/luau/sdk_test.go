@@ -220,6 +220,12 @@ func TestParallel(t *testing.T) {
 			})
 			return {ok, err.status, err.message}`,
 			want: want{result: `[false,500,"sdk.list_pets: HTTP 500 Internal Server Error: [{\"fail\":true,\"n\":2}]"]`}},
+		{name: "an error in the 3rd function is the one raised", src: `
+			local fns = {}
+			for i = 1, 5 do fns[i] = function() local d = sdk.list_pets({n = i, fail = i == 3}) return d[1].n end end
+			local ok, err = pcall(parallel, fns)
+			return {ok, err.status, err.message}`,
+			want: want{result: `[false,500,"sdk.list_pets: HTTP 500 Internal Server Error: [{\"fail\":true,\"n\":3}]"]`}},
 		{name: "a pcall inside a function catches its own error", src: `
 			return parallel({
 				function() local ok, e = pcall(sdk.list_pets, {fail = true}) return {ok, e.status} end,
