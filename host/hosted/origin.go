@@ -2,6 +2,7 @@ package hosted
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -42,10 +43,16 @@ func (o *Origins) Allowed(origin string) bool {
 const maxOriginBytes = 1024
 
 // normalizeOrigin returns an origin in the form browsers send it, with the
-// scheme and host in lower case and the default port left out.
+// scheme and host in lower case and the default port left out. Browsers
+// send printable ASCII only (names in punycode): nothing else is an origin.
 func normalizeOrigin(s string) (string, bool) {
 	if len(s) > maxOriginBytes {
 		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return "", false
+		}
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" ||
@@ -54,6 +61,13 @@ func normalizeOrigin(s string) (string, bool) {
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		if net.ParseIP(host) == nil || !strings.HasPrefix(u.Host, "[") {
+			return "", false // "http://::": an IPv6 address needs brackets
+		}
+	} else if host == "" || strings.Trim(host, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != "" {
+		return "", false // "https://:", "http://%80": a name is letters, digits, dots and hyphens (punycode)
+	}
 	switch {
 	case scheme == "https" && port == "443", scheme == "http" && port == "80":
 		port = ""
