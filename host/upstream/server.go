@@ -42,8 +42,11 @@ type server struct {
 type conn struct {
 	client *client.Client
 	proc   *process
-	dead   chan struct{}
-	once   sync.Once
+	// unlisten ends the subscriptions/listen stream (protocol 2026-07-28),
+	// nil without one.
+	unlisten func()
+	dead     chan struct{}
+	once     sync.Once
 }
 
 func (c *conn) isDead() bool {
@@ -61,6 +64,9 @@ func (c *conn) isDead() bool {
 func (c *conn) stop() {
 	c.once.Do(func() {
 		close(c.dead)
+		if c.unlisten != nil {
+			go c.unlisten()
+		}
 		c.proc.signal(false)
 		_ = c.client.Close()
 		c.proc.signal(true)
@@ -224,6 +230,12 @@ func (s *server) dial(ctx context.Context) (c *conn, err error) {
 			err = fmt.Errorf("%w (the process ended: %s)", err, st)
 		}
 		return nil, fmt.Errorf("mcp server %s: initializing %s: %w", name, s.describe(), err)
+	}
+	// Protocol 2026-07-28 sends notifications/tools/list_changed only on a
+	// subscriptions/listen stream; earlier versions send it unasked (and
+	// ListenAsync refuses).
+	if stop, err := cl.ListenAsync(s.set.ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, nil); err == nil {
+		c.unlisten = stop
 	}
 	return c, nil
 }
