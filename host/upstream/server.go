@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -18,6 +19,10 @@ import (
 // healthTimeout bounds the ping that decides whether a server that let a
 // call time out is hung (and is then restarted).
 const healthTimeout = 5 * time.Second
+
+// stopGrace is how long a stopping server has after its standard input is
+// closed, and then after SIGTERM.
+const stopGrace = time.Second
 
 // server is one upstream: its current connection (nil until started, or
 // after it died), the restart state and the current tools.
@@ -58,18 +63,35 @@ func (c *conn) isDead() bool {
 	}
 }
 
-// stop ends the connection: the process group gets SIGTERM, the client
-// closes (stdin closed, the process reaped), then anything left of the
-// group gets SIGKILL.
+// stop ends the connection the way MCP's stdio transport asks: the client
+// closes the server's standard input (which lets the server read what was
+// sent last, such as notifications/cancelled, and exit); a server still
+// running after stopGrace gets SIGTERM, after another stopGrace SIGKILL,
+// both sent to its whole process group.
 func (c *conn) stop() {
 	c.once.Do(func() {
 		close(c.dead)
 		if c.unlisten != nil {
 			go c.unlisten()
 		}
-		c.proc.signal(false)
-		_ = c.client.Close()
-		c.proc.signal(true)
+		closed := make(chan struct{})
+		go func() {
+			_ = c.client.Close()
+			close(closed)
+		}()
+		if c.proc.pid() > 0 {
+			select {
+			case <-closed:
+			case <-time.After(stopGrace):
+				c.proc.signal(false)
+				select {
+				case <-closed:
+				case <-time.After(stopGrace):
+				}
+			}
+			c.proc.signal(true) // whatever the server started and left behind
+		}
+		<-closed
 	})
 }
 
@@ -174,6 +196,9 @@ func (s *server) dial(ctx context.Context) (c *conn, err error) {
 	name := s.cfg.Name
 	var tr transport.Interface
 	proc := &process{}
+	// The transport's own diagnostics: warnings and errors only, marked
+	// with the server's name like its stderr.
+	logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if s.cfg.Command != "" {
 		env := make([]string, 0, len(s.cfg.Env))
 		for k, v := range s.cfg.Env {
@@ -189,10 +214,11 @@ func (s *server) dial(ctx context.Context) (c *conn, err error) {
 				cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
 				proc.prepare(cmd)
 				return cmd, nil
-			}))
+			}),
+			transport.WithCommandLogger(logger))
 	} else {
 		tr, err = transport.NewStreamableHTTP(s.cfg.URL,
-			transport.WithHTTPHeaders(s.cfg.Headers), transport.WithContinuousListening())
+			transport.WithHTTPHeaders(s.cfg.Headers), transport.WithContinuousListening(), transport.WithHTTPLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: %w", name, err)
 		}
