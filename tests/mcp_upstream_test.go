@@ -151,4 +151,3 @@ func TestUpstreamDocsAndLint(t *testing.T) {
 		t.Errorf("lint: %d %s", status, stdout)
 	}
 }
-

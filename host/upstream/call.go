@@ -295,16 +295,19 @@ func cancelled(ctx context.Context) error {
 // content as data, else the text of text-only content, else the content
 // blocks; isError raises { message, content }.
 func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKResponse {
-	content, err := json.Marshal(res.Content)
-	if err != nil || res.Content == nil {
-		content = []byte("[]")
+	blocks := func() json.RawMessage {
+		content, err := json.Marshal(res.Content)
+		if err != nil || res.Content == nil {
+			return json.RawMessage("[]")
+		}
+		return content
 	}
 	if res.IsError {
 		text := texts(res.Content)
 		if text == "" {
 			text = "the tool reported an error"
 		}
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + truncate(text, maxErrorText), Content: content}
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + truncate(text, maxErrorText), Content: blocks()}
 	}
 	out := &luau.SDKResponse{}
 	switch {
@@ -316,7 +319,7 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 	case allText(res.Content):
 		out.Text = []byte(texts(res.Content))
 	default:
-		out.JSON = content
+		out.JSON = blocks()
 	}
 	if size := int64(len(out.JSON) + len(out.Text)); maxBytes > 0 && size > maxBytes {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
