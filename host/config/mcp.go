@@ -140,7 +140,7 @@ func ParseMCPFlag(v string) (upstream.Config, error) {
 	if err != nil {
 		return upstream.Config{}, fmt.Errorf("--mcp %s: %w", v, err)
 	}
-	if len(words) == 0 {
+	if len(words) == 0 || words[0] == "" {
 		return upstream.Config{}, fmt.Errorf("--mcp %q: no command", v)
 	}
 	return upstream.Config{Name: name, Command: words[0], Args: words[1:]}, nil
