@@ -34,6 +34,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
+		// --mcp values are command lines: a comma is part of them.
+		DisableSliceFlagSeparator: true,
 		Commands: []*cli.Command{
 			runCommand(),
 			versionCommand(),

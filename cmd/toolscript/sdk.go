@@ -24,6 +24,7 @@ func sdkFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "api", Usage: "add an API: `NAME=SPEC` (a path or http(s) URL of an OpenAPI or Swagger document; repeatable)"},
 		&cli.StringSliceFlag{Name: "auth", Usage: "`NAME:ENV_VAR`: API NAME's credential is read from ENV_VAR (repeatable)"},
+		&cli.StringSliceFlag{Name: "mcp", Usage: "add an upstream MCP server: `NAME=COMMAND ARGS...` (stdio, split like a shell) or NAME=URL (streamable HTTP); its tools are sdk.NAME.<tool> (repeatable)"},
 		&cli.IntFlag{Name: "max-calls", Usage: fmt.Sprintf("sdk calls one script may make (default %d)", sdk.DefaultMaxCalls)},
 	}
 }
@@ -40,6 +41,7 @@ func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Clien
 		}
 		flags.APIs = append(flags.APIs, ctx.StringSlice("api")...)
 		flags.Auth = append(flags.Auth, ctx.StringSlice("auth")...)
+		flags.MCP = append(flags.MCP, ctx.StringSlice("mcp")...)
 		if flags.MaxCalls == 0 {
 			flags.MaxCalls = ctx.Int("max-calls")
 		}
@@ -48,9 +50,10 @@ func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Clien
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	if len(cfg.APIs) == 0 {
+	if len(cfg.APIs) == 0 && len(cfg.Upstreams) == 0 {
 		return nil, nil
 	}
+	cfg.Stderr = c.App.ErrWriter
 	if dir, err := openapi.DefaultCacheDir(); err == nil {
 		cfg.Cache = openapi.NewCache(dir, version)
 	}
@@ -143,14 +146,16 @@ func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
 		return nil, err
 	}
 	if client == nil {
-		return nil, usagef("no APIs: add [apis.NAME] to the config file or pass --api NAME=SPEC")
+		return nil, usagef("no APIs: add [apis.NAME] or [mcp_servers.NAME] to the config file, or pass --api NAME=SPEC or --mcp NAME=COMMAND")
 	}
 	for _, api := range client.Catalog().APIs {
 		for _, w := range api.Warnings {
 			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: api %s: %s\n", api.Name, w)
 		}
 	}
-	return sdkdocs.New(client.Catalog()), nil
+	d := sdkdocs.New(client.Catalog())
+	client.Close() // the catalog is all the docs need: stop the upstream servers
+	return d, nil
 }
 
 func notFound(err error) error {

@@ -109,8 +109,8 @@ func Uniquify(names []string) {
 	}
 }
 
-// Link marks the functions that are also sdk.<name> (Flat: no other API
-// defines that name) and checks the names of the catalog: API names must
+// Link marks the functions that are also sdk.<name> (Flat: an OpenAPI
+// operation no other API defines) and checks the names of the catalog: API names must
 // be distinct identifiers, and no API may be named like a flat function
 // (sdk.<name> would mean both).
 func (c *Catalog) Link() error {
@@ -124,16 +124,20 @@ func (c *Catalog) Link() error {
 		}
 		apis[a.Name] = true
 	}
+	// Only OpenAPI operations are flat: an MCP tool is always
+	// sdk.<server>.<tool>.
 	owners := map[string]int{}
 	for _, a := range c.APIs {
 		for _, f := range a.Functions {
-			owners[f.Name]++
+			if f.Kind != MCP {
+				owners[f.Name]++
+			}
 		}
 	}
 	var clashes []string
 	for _, a := range c.APIs {
 		for _, f := range a.Functions {
-			f.Flat = owners[f.Name] == 1
+			f.Flat = f.Kind != MCP && owners[f.Name] == 1
 			if f.Flat && apis[f.Name] {
 				clashes = append(clashes, fmt.Sprintf("API %q has the same name as the function sdk.%s.%s (also sdk.%s)", f.Name, a.Name, f.Name, f.Name))
 			}

@@ -34,6 +34,8 @@ type File struct {
 	APIs         map[string]API `toml:"apis"`
 	FrozenParams map[string]any `toml:"frozen_params"`
 	SDK          SDK            `toml:"sdk"`
+	// MCPServers are the upstream MCP servers (mcp.go).
+	MCPServers map[string]MCPServer `toml:"mcp_servers"`
 
 	// dir is the directory of the file: relative spec paths start there.
 	dir string

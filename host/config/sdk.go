@@ -98,7 +98,7 @@ func (f *File) checkSDK() error {
 	if v := f.SDK.MaxResponseBytes; v != nil && *v <= 0 {
 		return fmt.Errorf("sdk.max_response_bytes: must be positive (got %d)", *v)
 	}
-	return nil
+	return f.checkMCPServers()
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -117,7 +117,9 @@ type SDKFlags struct {
 	APIs []string
 	// Auth are --auth NAME:ENV_VAR values: the secret is read from the
 	// variable, never from the command line.
-	Auth     []string
+	Auth []string
+	// MCP are --mcp NAME=COMMAND ARGS... or --mcp NAME=URL values.
+	MCP      []string
 	MaxCalls int
 }
 
@@ -178,6 +180,16 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	}
 	for _, name := range sortedNames(apis) {
 		cfg.APIs = append(cfg.APIs, *apis[name])
+	}
+	upstreams, err := resolveMCPServers(f, flags.MCP, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Upstreams = upstreams
+	for _, u := range upstreams {
+		if _, ok := apis[u.Name]; ok {
+			return cfg, fmt.Errorf("%s is the name of an API and of an MCP server: rename one", u.Name)
+		}
 	}
 	if v := f.SDK.MaxCalls; v != nil {
 		cfg.MaxCalls = *v

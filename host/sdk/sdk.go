@@ -13,7 +13,9 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -25,6 +27,7 @@ import (
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // The defaults of the [sdk] section and of [apis.NAME] timeout: the one
@@ -58,8 +61,19 @@ type Config struct {
 	// Its CheckRedirect is replaced by the sdk's same-origin rule.
 	HTTPClient *http.Client
 	// Tools calls the functions of kind mcp (tools of upstream MCP
-	// servers, whose APIs the catalog holds beside the OpenAPI ones).
+	// servers, whose APIs the catalog holds beside the OpenAPI ones). Open
+	// sets it when Upstreams is not empty.
 	Tools ToolCaller
+	// Upstreams are the MCP servers ([mcp_servers.NAME], --mcp) whose
+	// tools are sdk.<server>.<tool>; Open starts them and Close stops them.
+	Upstreams []upstream.Config
+	// Stderr receives the upstream servers' standard error, each line
+	// prefixed with the server's name; nil means os.Stderr.
+	Stderr io.Writer
+	// OnToolsChanged, when not nil, is called after an upstream server's
+	// tools changed (notifications/tools/list_changed, or a restart):
+	// Client.Refresh then gives a client with the current tools.
+	OnToolsChanged func(server string)
 }
 
 // ToolCaller calls a tool of an upstream MCP server: the functions of
@@ -108,6 +122,9 @@ type Client struct {
 	// funcs is indexed by function id (the manifest's ids).
 	funcs []*function
 	apis  map[string]*apiState
+	// upstreams are the MCP servers Open started (nil without any); shared
+	// by the clients Refresh makes.
+	upstreams *upstream.Set
 }
 
 // apiState is what calls of one API share.
@@ -128,9 +145,10 @@ type function struct {
 	body     *checker
 }
 
-// Open loads every API of cfg (in parallel) and returns the Client. A spec
-// that cannot be read or parsed, or a name clash, is an error naming the
-// API and the cause.
+// Open loads every API of cfg and starts its upstream MCP servers (all in
+// parallel) and returns the Client. A spec that cannot be read or parsed,
+// a server that cannot be started, or a name clash, is an error naming the
+// API or server and the cause.
 func Open(ctx context.Context, cfg Config) (*Client, error) {
 	cat := &catalog.Catalog{APIs: make([]*catalog.API, len(cfg.APIs))}
 	errs := make([]error, len(cfg.APIs))
@@ -140,6 +158,21 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		loader = &http.Client{Timeout: SpecTimeout}
 	}
 	var wg sync.WaitGroup
+	var set *upstream.Set
+	var setErr error
+	if len(cfg.Upstreams) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			max := cfg.MaxResponseBytes
+			if max <= 0 {
+				max = DefaultMaxResponseBytes
+			}
+			set, setErr = upstream.Start(ctx, cfg.Upstreams, upstream.Options{
+				Stderr: cfg.Stderr, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
+			})
+		}()
+	}
 	for i, a := range cfg.APIs {
 		wg.Add(1)
 		go func() {
@@ -158,12 +191,50 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		// now: give it back, so a long-lived serve keeps only the catalog.
 		debug.FreeOSMemory()
 	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	if err := errors.Join(append(errs, setErr)...); err != nil {
+		if set != nil {
+			set.Close()
+		}
+		return nil, err
+	}
+	if set != nil {
+		cat.APIs = append(cat.APIs, set.APIs()...)
+		cfg.Tools = set
+	}
+	c, err := New(cat, cfg)
+	if err != nil {
+		if set != nil {
+			set.Close()
+		}
+		return nil, err
+	}
+	c.upstreams = set
+	return c, nil
+}
+
+// Refresh returns a Client like c whose catalog has the upstream servers'
+// current tools (after OnToolsChanged): the runtime's manifest and the
+// docs are to be rebuilt from it. c stays valid for the executions that
+// use it; both share the upstream servers and connections, so close only
+// the last one.
+func (c *Client) Refresh() (*Client, error) {
+	if c.upstreams == nil {
+		return c, nil
+	}
+	cat := &catalog.Catalog{}
+	for _, api := range c.catalog.APIs {
+		if api.Kind != catalog.MCP {
+			cat.APIs = append(cat.APIs, api.Clone())
 		}
 	}
-	return New(cat, cfg)
+	cat.APIs = append(cat.APIs, c.upstreams.APIs()...)
+	n, err := New(cat, c.cfg)
+	if err != nil {
+		return nil, err
+	}
+	n.http = c.http
+	n.upstreams = c.upstreams
+	return n, nil
 }
 
 // New makes a Client for a loaded catalog. It hides the frozen parameters
@@ -290,7 +361,11 @@ func (c *Client) Manifest() luau.SDKManifest {
 // what the runtime's parallel is bounded by.
 func (c *Client) MaxParallel() int { return c.cfg.MaxParallel }
 
-// Close releases idle connections.
+// Close releases idle connections and stops the upstream MCP servers
+// (their process groups).
 func (c *Client) Close() {
 	c.http.CloseIdleConnections()
+	if c.upstreams != nil {
+		c.upstreams.Close()
+	}
 }

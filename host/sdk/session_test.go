@@ -507,7 +507,7 @@ func TestMCPFunctionsSlotIn(t *testing.T) {
 	}
 	s := c.Session(nil)
 	r := call(t, s, "read_file", `[{"path":"a.txt"}]`)
-	if r.Fail != luau.SDKOK || string(r.JSON) != `{"tool":"read-file","name":"sdk.read_file","args":[{"path":"a.txt"}]}` {
+	if r.Fail != luau.SDKOK || string(r.JSON) != `{"tool":"read-file","name":"sdk.files.read_file","args":[{"path":"a.txt"}]}` {
 		t.Errorf("%+v %s", r, r.JSON)
 	}
 	call(t, s, "list_pets", `[]`)

@@ -219,6 +219,38 @@ func (d *Docs) unknownFunction(name string, in *catalog.API) error {
 	return fmt.Errorf("%s (search_docs finds functions by what they do)", msg)
 }
 
+// mcpDocs renders what an MCP tool's docs add: its own name, its
+// arguments and what a call returns.
+func mcpDocs(b *strings.Builder, t *typer, api *catalog.API, f *catalog.Function) {
+	fmt.Fprintf(b, "MCP tool %q of server %s\n", f.Tool, api.Name)
+	if in := api.Resolve(f.InputSchema); in != nil && len(in.Properties) > 0 {
+		b.WriteString("\nArguments (the args table):\n")
+		for _, p := range in.Properties {
+			req := "optional"
+			for _, r := range in.Required {
+				if r == p.Name {
+					req = "required"
+				}
+			}
+			fmt.Fprintf(b, "- %s: %s, %s", p.Name, t.typ(p.Schema, 1), req)
+			if ps := api.Resolve(p.Schema); ps != nil {
+				if len(ps.Default) > 0 {
+					fmt.Fprintf(b, ", default %s", ps.Default)
+				}
+				if ps.Description != "" {
+					fmt.Fprintf(b, ": %s", oneLine(ps.Description, 300))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	if f.OutputSchema != nil {
+		fmt.Fprintf(b, "\nReturns the tool's structured content: %s\n", t.typ(f.OutputSchema, 0))
+	} else {
+		b.WriteString("\nReturns the tool's structured content when it gives one; else its text (text blocks joined with newlines); else its content blocks as a list of tables.\n")
+	}
+}
+
 // signature renders "sdk.get_pet(params: {...}, body: T?): (Pet, SdkResponse)".
 func signature(t *typer, api *catalog.API, f *catalog.Function) string {
 	return callName(api, f) + "(" + strings.Join(arguments(t, f), ", ") + "): (" + resultType(t, f) + ", SdkResponse)"
@@ -231,6 +263,9 @@ func arguments(t *typer, f *catalog.Function) []string {
 		ty := "{[string]: any}"
 		if f.InputSchema != nil {
 			ty = t.typ(f.InputSchema, 0)
+		}
+		if in := f.InputSchema; in != nil && len(in.Required) > 0 {
+			return []string{"args: " + ty}
 		}
 		return []string{"args: " + paren(ty) + "?"}
 	}
@@ -371,6 +406,9 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 		}
 		b.WriteString("\n")
 	}
+	if f.Kind == catalog.MCP {
+		mcpDocs(&b, t, api, f)
+	}
 	if len(f.Params) > 0 {
 		b.WriteString("\nParameters (the params table):\n")
 		for _, p := range f.Params {
@@ -433,7 +471,11 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	if auth := authLine(api, f); auth != "" {
 		fmt.Fprintf(&b, "\nAuth: %s (credentials come from the server's configuration, never from the script)\n", auth)
 	}
-	b.WriteString("\nA non-2xx status raises { status, message, body, headers }; catch it with pcall.\n")
+	if f.Kind == catalog.MCP {
+		b.WriteString("\nA result with isError raises { message, content }; catch it with pcall.\n")
+	} else {
+		b.WriteString("\nA non-2xx status raises { status, message, body, headers }; catch it with pcall.\n")
+	}
 	if len(t.used) > 0 {
 		b.WriteString("\nTypes:\n```luau\n")
 		shown := 0

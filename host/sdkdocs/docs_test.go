@@ -281,7 +281,9 @@ func TestMCPFunctionDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := New(cat)
-	if s, _ := d.Signature("read_file"); s != "sdk.read_file(args: { path: string }?): (any, SdkResponse)" {
+	// An MCP tool is only sdk.<server>.<tool> (never flat); its args are
+	// required when the schema requires any.
+	if s, _ := d.Signature("sdk.files.read_file"); s != "sdk.files.read_file(args: { path: string }): (any, SdkResponse)" {
 		t.Errorf("mcp signature %s", s)
 	}
 	j, _ := json.Marshal(d.ListAPIs())

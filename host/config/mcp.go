@@ -1,0 +1,176 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kballard/go-shellquote"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/upstream"
+)
+
+// MCPServer is one [mcp_servers.NAME] section: an upstream MCP server
+// whose tools scripts call as sdk.NAME.<tool>. Exactly one of Command (a
+// stdio server) or URL (streamable HTTP).
+type MCPServer struct {
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	Cwd     string            `toml:"cwd"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	Timeout string            `toml:"timeout"`
+}
+
+func (f *File) checkMCPServers() error {
+	for _, name := range sortedNames(f.MCPServers) {
+		m := f.MCPServers[name]
+		key := "mcp_servers." + name
+		if !catalog.IsIdentifier(name) {
+			return fmt.Errorf("%s: %q is not a Luau identifier (letters, digits and _, not starting with a digit)", key, name)
+		}
+		if _, ok := f.APIs[name]; ok {
+			return fmt.Errorf("%s: [apis.%s] has the same name; rename one", key, name)
+		}
+		switch {
+		case m.Command == "" && m.URL == "":
+			return fmt.Errorf("%s: give command (a stdio server) or url (a streamable HTTP server)", key)
+		case m.Command != "" && m.URL != "":
+			return fmt.Errorf("%s: give command or url, not both", key)
+		case m.URL != "" && (len(m.Args) > 0 || len(m.Env) > 0 || m.Cwd != ""):
+			return fmt.Errorf("%s: args, env and cwd go with command, not with url", key)
+		case m.Command != "" && len(m.Headers) > 0:
+			return fmt.Errorf("%s: headers go with url, not with command", key)
+		case m.URL != "" && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://"):
+			return fmt.Errorf("%s.url: %q is not an http(s) URL", key, m.URL)
+		}
+		if m.Timeout != "" {
+			if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {
+				return fmt.Errorf("%s.timeout: %q is not a positive duration such as \"30s\"", key, m.Timeout)
+			}
+		}
+	}
+	return nil
+}
+
+// resolveMCPServers combines [mcp_servers] with the --mcp flags (a flag
+// replaces the section of the same name), expanding ${VAR} in url,
+// headers, args, env and cwd. Servers are in name order.
+func resolveMCPServers(f *File, flags []string, getenv func(string) string) ([]upstream.Config, error) {
+	byName := map[string]upstream.Config{}
+	for _, name := range sortedNames(f.MCPServers) {
+		m := f.MCPServers[name]
+		key := "mcp_servers." + name
+		c := upstream.Config{Name: name, Command: m.Command}
+		var err error
+		expand := func(field, s string) string {
+			if err != nil {
+				return ""
+			}
+			var out string
+			out, err = expandVars(s, getenv)
+			if err != nil {
+				err = fmt.Errorf("%s.%s: %w", key, field, err)
+			}
+			return out
+		}
+		c.URL = expand("url", m.URL)
+		for _, a := range m.Args {
+			c.Args = append(c.Args, expand("args", a))
+		}
+		if len(m.Env) > 0 {
+			c.Env = map[string]string{}
+			for k, v := range m.Env {
+				c.Env[k] = expand("env."+k, v)
+			}
+		}
+		if len(m.Headers) > 0 {
+			c.Headers = map[string]string{}
+			for k, v := range m.Headers {
+				c.Headers[k] = expand("headers."+k, v)
+			}
+		}
+		if m.Cwd != "" {
+			c.Dir = expand("cwd", m.Cwd)
+			if err == nil && !filepath.IsAbs(c.Dir) && f.dir != "" {
+				c.Dir = filepath.Join(f.dir, c.Dir)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m.Timeout != "" {
+			c.Timeout, _ = time.ParseDuration(m.Timeout) // checked by Load
+		}
+		byName[name] = c
+	}
+	for _, v := range flags {
+		c, err := ParseMCPFlag(v)
+		if err != nil {
+			return nil, err
+		}
+		byName[c.Name] = c
+	}
+	out := make([]upstream.Config, 0, len(byName))
+	for _, name := range sortedNames(byName) {
+		out = append(out, byName[name])
+	}
+	return out, nil
+}
+
+// ParseMCPFlag reads one --mcp value: NAME=URL for a value starting with
+// http:// or https://, else NAME=COMMAND ARGS... split as a shell would
+// (quotes and backslashes; no variables, no globs).
+func ParseMCPFlag(v string) (upstream.Config, error) {
+	name, rest, ok := strings.Cut(v, "=")
+	if !ok || name == "" || strings.TrimSpace(rest) == "" {
+		return upstream.Config{}, fmt.Errorf("--mcp %q: want NAME=COMMAND ARGS... or NAME=URL", v)
+	}
+	if !catalog.IsIdentifier(name) {
+		return upstream.Config{}, fmt.Errorf("--mcp %s: %q is not a Luau identifier", v, name)
+	}
+	rest = strings.TrimSpace(rest)
+	if strings.HasPrefix(rest, "http://") || strings.HasPrefix(rest, "https://") {
+		return upstream.Config{Name: name, URL: rest}, nil
+	}
+	words, err := shellquote.Split(rest)
+	if err != nil {
+		return upstream.Config{}, fmt.Errorf("--mcp %s: %w", v, err)
+	}
+	if len(words) == 0 || words[0] == "" {
+		return upstream.Config{}, fmt.Errorf("--mcp %q: no command", v)
+	}
+	return upstream.Config{Name: name, Command: words[0], Args: words[1:]}, nil
+}
+
+// expandVars replaces each ${VAR} of s with the variable's value; a
+// variable that is not set is an error (a header must not silently lose
+// its token). A "$" not followed by "{" stays as it is.
+func expandVars(s string, getenv func(string) string) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return "", fmt.Errorf("unclosed ${ in %q", s)
+		}
+		name := s[i+2 : i+j]
+		if name == "" {
+			return "", fmt.Errorf("empty ${} in %q", s)
+		}
+		v := getenv(name)
+		if v == "" {
+			return "", fmt.Errorf("the environment variable %s is not set or empty", name)
+		}
+		b.WriteString(s[:i])
+		b.WriteString(v)
+		s = s[i+j+1:]
+	}
+}

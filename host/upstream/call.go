@@ -1,0 +1,364 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// maxErrorText bounds the tool's text quoted in an error message (the
+// whole content is in the error's content field).
+const maxErrorText = 2048
+
+// CallTool calls the tool fn of server api with the script's argument list
+// (the JSON array [args]): the sdk's ToolCaller. The arguments are checked
+// against the tool's current inputSchema first; the call carries ctx
+// (deadline and cancellation, sent upstream as notifications/cancelled)
+// and the server's per-call timeout. name ("sdk.files.read_file") starts
+// every message.
+func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, rawArgs json.RawMessage) *luau.SDKResponse {
+	srv := s.byName[api.Name]
+	if srv == nil {
+		return argumentError(name, fmt.Errorf("no upstream MCP server is named %s", api.Name))
+	}
+	t := srv.tools.Load().byTool[fn.Tool]
+	if t == nil {
+		return argumentError(name, fmt.Errorf("the MCP server %s no longer offers the tool %q (its tools changed; search_docs lists the current ones)", api.Name, fn.Tool))
+	}
+	args, err := toolArguments(rawArgs)
+	if err == nil {
+		err = t.check(args)
+	}
+	if err != nil {
+		return argumentError(name, err)
+	}
+	res, err := srv.call(ctx, fn.Tool, args)
+	if err != nil {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + err.Error()}
+	}
+	return result(name, res, s.opts.MaxResponseBytes)
+}
+
+func argumentError(name string, err error) *luau.SDKResponse {
+	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + err.Error()}
+}
+
+// toolArguments decodes the script's argument list into the tool's one
+// table of arguments (an empty table for none).
+func toolArguments(raw json.RawMessage) (map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string]any{}, nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("arguments must be a list")
+	}
+	for len(list) > 0 && list[len(list)-1] == nil {
+		list = list[:len(list)-1]
+	}
+	switch {
+	case len(list) == 0:
+		return map[string]any{}, nil
+	case len(list) > 1:
+		return nil, fmt.Errorf("takes one argument, a table of the tool's arguments; got %d arguments", len(list))
+	}
+	switch x := list[0].(type) {
+	case map[string]any:
+		return x, nil
+	case []any:
+		if len(x) == 0 { // {} encodes as an empty list
+			return map[string]any{}, nil
+		}
+	}
+	return nil, fmt.Errorf("the arguments must be a table of argument names to values, got %s", jsonType(list[0]))
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nil"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "a list"
+	}
+	return "a table"
+}
+
+// compile prepares the tool's checks once: its inputSchema compiled by a
+// real JSON Schema validator. A schema that does not compile checks
+// nothing (the server has the last word), and no schema is ever fetched:
+// references outside the document resolve to nothing.
+func (t *tool) compile() {
+	t.once.Do(func() {
+		if len(t.input) == 0 {
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(t.input))
+		if err != nil {
+			return
+		}
+		if m, ok := doc.(map[string]any); ok {
+			if props, ok := m["properties"].(map[string]any); ok {
+				for k := range props {
+					t.props = append(t.props, k)
+				}
+				sort.Strings(t.props)
+			}
+			switch ap := m["additionalProperties"].(type) {
+			case bool:
+				t.open = ap
+			case map[string]any:
+				t.open = true
+			}
+			if len(t.props) == 0 {
+				t.open = true
+			}
+		}
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.UseLoader(noLoader{})
+		if err := c.AddResource("mcp:///input.json", doc); err != nil {
+			return
+		}
+		if s, err := c.Compile("mcp:///input.json"); err == nil {
+			t.schema = s
+		}
+	})
+}
+
+// noLoader refuses every schema reference outside the tool's own
+// document: a tool's schema makes toolscript read no file and no URL.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s: schemas outside the tool's inputSchema are not loaded", url)
+}
+
+// check validates args: unknown argument names first (with the closest
+// declared name: models misspell), then the schema.
+func (t *tool) check(args map[string]any) error {
+	t.compile()
+	if !t.open {
+		var unknown []string
+		for k := range args {
+			if !contains(t.props, k) {
+				unknown = append(unknown, k)
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			msg := fmt.Sprintf("unknown argument '%s'", unknown[0])
+			if best := catalog.Closest(unknown[0], t.props); best != "" {
+				return fmt.Errorf("%s (did you mean '%s'?)", msg, best)
+			}
+			return fmt.Errorf("%s (arguments: %s)", msg, strings.Join(t.props, ", "))
+		}
+	}
+	if t.schema == nil {
+		return nil
+	}
+	err := t.schema.Validate(args)
+	var ve *jsonschema.ValidationError
+	if err == nil || !errors.As(err, &ve) {
+		return nil
+	}
+	return errors.New(describe(ve))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var printer = message.NewPrinter(language.English)
+
+// describe renders the most specific problem of a validation error, named
+// by the argument it is in.
+func describe(e *jsonschema.ValidationError) string {
+	for len(e.Causes) > 0 {
+		switch e.ErrorKind.(type) {
+		case *kind.AnyOf, *kind.OneOf:
+			return location(e.InstanceLocation) + "matches none of the allowed types (" + describe(e.Causes[0]) + ")"
+		}
+		e = e.Causes[0]
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		if len(e.InstanceLocation) == 0 {
+			return "missing required argument '" + strings.Join(k.Missing, "', '") + "'"
+		}
+		return location(e.InstanceLocation) + "missing required property '" + strings.Join(k.Missing, "', '") + "'"
+	case *kind.AdditionalProperties:
+		if len(e.InstanceLocation) == 0 {
+			return "unknown argument '" + strings.Join(k.Properties, "', '") + "'"
+		}
+		return location(e.InstanceLocation) + "unknown property '" + strings.Join(k.Properties, "', '") + "'"
+	}
+	return location(e.InstanceLocation) + e.ErrorKind.LocalizedString(printer)
+}
+
+// location renders "argument 'items'[2].name: ".
+func location(loc []string) string {
+	if len(loc) == 0 {
+		return "arguments: "
+	}
+	var b strings.Builder
+	b.WriteString("argument '" + loc[0] + "'")
+	for _, part := range loc[1:] {
+		if part != "" && strings.Trim(part, "0123456789") == "" {
+			b.WriteString("[" + part + "]")
+		} else {
+			b.WriteString("." + part)
+		}
+	}
+	return b.String() + ": "
+}
+
+// call makes one tools/call on the server's connection (starting it when
+// needed), within ctx and the server's timeout. Its errors are messages
+// for the script (without the function's name).
+func (s *server) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	c, err := s.connection(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, cancelled(ctx)
+		}
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.client.CallTool(cctx, req)
+	switch {
+	case err == nil:
+		s.healthy()
+		return res, nil
+	case ctx.Err() != nil:
+		return nil, cancelled(ctx)
+	case cctx.Err() != nil:
+		go s.checkHung(c)
+		return nil, fmt.Errorf("the MCP server %s did not answer within %s (timeout of [mcp_servers.%s])", s.cfg.Name, s.cfg.Timeout, s.cfg.Name)
+	case errors.Is(err, transport.ErrTransportClosed) || c.isDead():
+		s.died(c, "the process exited")
+		why := "exited"
+		if st := c.proc.state(); st != "" {
+			why += " (" + st + ")"
+		}
+		return nil, fmt.Errorf("the MCP server %s %s during the call; it is restarted on the next call", s.cfg.Name, why)
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		s.died(c, "the connection failed: "+te.Err.Error())
+		return nil, fmt.Errorf("the MCP server %s could not be reached: %v; it is reconnected on the next call", s.cfg.Name, te.Err)
+	}
+	return nil, fmt.Errorf("the MCP server %s answered with an error: %v", s.cfg.Name, err)
+}
+
+func cancelled(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errors.New("the execution's time ran out")
+	}
+	return errors.New("cancelled")
+}
+
+// result turns a tool's result into what the script gets: structured
+// content as data, else the text of text-only content, else the content
+// blocks; isError raises { message, content }.
+func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKResponse {
+	blocks := func() json.RawMessage {
+		content, err := json.Marshal(res.Content)
+		if err != nil || res.Content == nil {
+			return json.RawMessage("[]")
+		}
+		return content
+	}
+	if res.IsError {
+		text := texts(res.Content)
+		if text == "" {
+			text = "the tool reported an error"
+		}
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + truncate(text, maxErrorText), Content: blocks()}
+	}
+	out := &luau.SDKResponse{}
+	switch {
+	case len(res.RawStructuredContent) > 0 && string(res.RawStructuredContent) != "null":
+		out.JSON = res.RawStructuredContent
+	case res.StructuredContent != nil:
+		out.JSON, _ = json.Marshal(res.StructuredContent)
+	case len(res.Content) == 0:
+	case allText(res.Content):
+		out.Text = []byte(texts(res.Content))
+	default:
+		out.JSON = blocks()
+	}
+	if size := int64(len(out.JSON) + len(out.Text)); maxBytes > 0 && size > maxBytes {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
+			"%s: the result is %d bytes, more than max_response_bytes (%d)", name, size, maxBytes)}
+	}
+	return out
+}
+
+func allText(blocks []mcp.Content) bool {
+	for _, b := range blocks {
+		if _, ok := b.(mcp.TextContent); !ok {
+			if _, ok := b.(*mcp.TextContent); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// texts joins the text blocks with newlines.
+func texts(blocks []mcp.Content) string {
+	var parts []string
+	for _, b := range blocks {
+		switch t := b.(type) {
+		case mcp.TextContent:
+			parts = append(parts, t.Text)
+		case *mcp.TextContent:
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,352 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// healthTimeout bounds the ping that decides whether a server that let a
+// call time out is hung (and is then restarted).
+const healthTimeout = 5 * time.Second
+
+// stopGrace is how long a stopping server has after its standard input is
+// closed, and then after SIGTERM.
+const stopGrace = time.Second
+
+// server is one upstream: its current connection (nil until started, or
+// after it died), the restart state and the current tools.
+type server struct {
+	cfg   Config
+	set   *Set
+	tools atomic.Pointer[toolset]
+
+	mu       sync.Mutex
+	conn     *conn
+	starting chan struct{} // closed when the start in progress ends
+	startErr error         // the last start's error
+	deaths   int           // consecutive deaths and failed starts
+	retryAt  time.Time     // no restart before this
+	lastWhy  string        // why the last connection ended
+	closed   bool
+
+	relisting atomic.Bool
+}
+
+// conn is one live connection: a client and, for stdio, its process.
+type conn struct {
+	client *client.Client
+	proc   *process
+	// unlisten ends the subscriptions/listen stream (protocol 2026-07-28),
+	// nil without one.
+	unlisten func()
+	dead     chan struct{}
+	once     sync.Once
+}
+
+func (c *conn) isDead() bool {
+	select {
+	case <-c.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the connection the way MCP's stdio transport asks: the client
+// closes the server's standard input (which lets the server read what was
+// sent last, such as notifications/cancelled, and exit); a server still
+// running after stopGrace gets SIGTERM, after another stopGrace SIGKILL,
+// both sent to its whole process group.
+func (c *conn) stop() {
+	c.once.Do(func() {
+		close(c.dead)
+		if c.unlisten != nil {
+			go c.unlisten()
+		}
+		closed := make(chan struct{})
+		go func() {
+			_ = c.client.Close()
+			close(closed)
+		}()
+		if c.proc.pid() > 0 {
+			select {
+			case <-closed:
+			case <-time.After(stopGrace):
+				c.proc.signal(false)
+				select {
+				case <-closed:
+				case <-time.After(stopGrace):
+				}
+			}
+			c.proc.signal(true) // whatever the server started and left behind
+		}
+		<-closed
+	})
+}
+
+// backoff is the wait before restart number n (n consecutive deaths):
+// none for the first, then 1s, 2s, 4s... up to MaxBackoff.
+func backoff(n int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
+	d := time.Second << min(n-2, 10)
+	return min(d, MaxBackoff)
+}
+
+// connection returns the live connection, starting the server when it has
+// none (once, whoever asks; the others wait), after the backoff its
+// failures earned.
+func (s *server) connection(ctx context.Context) (*conn, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("upstream MCP server %s is shut down", s.cfg.Name)
+		}
+		if c := s.conn; c != nil && !c.isDead() {
+			s.mu.Unlock()
+			return c, nil
+		}
+		if ch := s.starting; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				s.mu.Lock()
+				err := s.startErr
+				s.mu.Unlock()
+				if err != nil {
+					return nil, err
+				}
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		wait := time.Until(s.retryAt)
+		if wait > 0 {
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+				why := s.lastWhy
+				s.mu.Unlock()
+				return nil, fmt.Errorf("upstream MCP server %s is down (%s); it is restarted in %s", s.cfg.Name, why, wait.Round(100*time.Millisecond))
+			}
+		}
+		ch := make(chan struct{})
+		s.starting = ch
+		s.mu.Unlock()
+		go func() {
+			if wait > 0 {
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-s.set.ctx.Done():
+				}
+				t.Stop()
+			}
+			sctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
+			_, err := s.connect(sctx)
+			cancel()
+			_ = err // recorded by connect
+			close(ch)
+		}()
+	}
+}
+
+// connect starts the server, initializes the session and lists the tools;
+// on success the connection becomes the server's current one. Errors name
+// the server.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	c, err := s.dial(ctx)
+	if err == nil {
+		err = s.list(ctx, c)
+		if err != nil {
+			c.stop()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting, s.startErr = nil, err
+	if err != nil {
+		s.deaths++
+		s.retryAt = time.Now().Add(backoff(s.deaths + 1))
+		s.lastWhy = "failed to start: " + err.Error()
+		return nil, err
+	}
+	if s.closed {
+		go c.stop()
+		return nil, fmt.Errorf("upstream MCP server %s is shut down", s.cfg.Name)
+	}
+	s.conn = c
+	return c, nil
+}
+
+// dial starts the transport and performs the initialize handshake.
+func (s *server) dial(ctx context.Context) (c *conn, err error) {
+	name := s.cfg.Name
+	var tr transport.Interface
+	proc := &process{}
+	// The transport's own diagnostics: warnings and errors only, marked
+	// with the server's name like its stderr.
+	logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if s.cfg.Command != "" {
+		env := make([]string, 0, len(s.cfg.Env))
+		for k, v := range s.cfg.Env {
+			env = append(env, k+"="+v)
+		}
+		stderr := newLineWriter("["+name+"] ", s.set.stderr)
+		tr = transport.NewStdioWithOptions(s.cfg.Command, env, s.cfg.Args,
+			transport.WithCommandFunc(func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
+				cmd := exec.Command(command, args...)
+				cmd.Env = append(os.Environ(), env...)
+				cmd.Dir = s.cfg.Dir
+				cmd.Stderr = stderr
+				cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
+				proc.prepare(cmd)
+				return cmd, nil
+			}),
+			transport.WithCommandLogger(logger))
+	} else {
+		tr, err = transport.NewStreamableHTTP(s.cfg.URL,
+			transport.WithHTTPHeaders(s.cfg.Headers), transport.WithContinuousListening(), transport.WithHTTPLogger(logger))
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %s: %w", name, err)
+		}
+	}
+	cl := client.NewClient(tr)
+	c = &conn{client: cl, proc: proc, dead: make(chan struct{})}
+	// The transport lives as long as the Set (its context), not as long as
+	// this start.
+	if err := cl.Start(s.set.ctx); err != nil {
+		c.stop()
+		return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
+	}
+	cl.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationToolsListChanged {
+			s.relist(c)
+		}
+	})
+	cl.OnConnectionLost(func(error) { s.died(c, "the connection was lost") })
+	if pid := proc.pid(); pid > 0 {
+		if exited := watchExit(pid); exited != nil {
+			go func() {
+				select {
+				case <-exited:
+					s.died(c, "the process exited")
+				case <-c.dead:
+				}
+			}()
+		}
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "toolscript", Version: "upstream"}
+	if _, err := cl.Initialize(ctx, req); err != nil {
+		c.stop()
+		if st := proc.state(); st != "" {
+			err = fmt.Errorf("%w (the process ended: %s)", err, st)
+		}
+		return nil, fmt.Errorf("mcp server %s: initializing %s: %w", name, s.describe(), err)
+	}
+	// Protocol 2026-07-28 sends notifications/tools/list_changed only on a
+	// subscriptions/listen stream; earlier versions send it unasked (and
+	// ListenAsync refuses).
+	if stop, err := cl.ListenAsync(s.set.ctx, mcp.SubscriptionFilter{ToolsListChanged: true}, nil); err == nil {
+		c.unlisten = stop
+	}
+	return c, nil
+}
+
+// describe names what the server is for messages: its command or URL
+// (never its headers or environment, which may hold credentials).
+func (s *server) describe() string {
+	if s.cfg.Command != "" {
+		return strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
+	}
+	return s.cfg.URL
+}
+
+// list fetches the tools of c into the server's toolset. It reports
+// whether they changed.
+func (s *server) list(ctx context.Context, c *conn) error {
+	res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return fmt.Errorf("mcp server %s: listing tools: %w", s.cfg.Name, err)
+	}
+	if len(res.Tools) > MaxTools {
+		return fmt.Errorf("mcp server %s: %d tools, more than the %d a server may offer", s.cfg.Name, len(res.Tools), MaxTools)
+	}
+	ts := newToolset(s.cfg.Name, res.Tools)
+	old := s.tools.Swap(ts)
+	if old != nil && old.key != ts.key && s.set.opts.OnToolsChanged != nil {
+		go s.set.opts.OnToolsChanged(s.cfg.Name)
+	}
+	return nil
+}
+
+// relist re-lists the tools after notifications/tools/list_changed, one
+// listing at a time (notifications arriving meanwhile are folded in).
+func (s *server) relist(c *conn) {
+	if !s.relisting.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.relisting.Store(false)
+		ctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
+		defer cancel()
+		if err := s.list(ctx, c); err != nil && !c.isDead() && s.set.ctx.Err() == nil {
+			fmt.Fprintf(s.set.stderr, "toolscript: warning: %v\n", err)
+		}
+	}()
+}
+
+// died records that c ended (exited, hung, lost): it is stopped, and the
+// next call starts the server again after the backoff.
+func (s *server) died(c *conn, why string) {
+	s.mu.Lock()
+	if s.conn == c {
+		s.conn = nil
+		s.deaths++
+		s.retryAt = time.Now().Add(backoff(s.deaths))
+		s.lastWhy = why
+	}
+	s.mu.Unlock()
+	go c.stop()
+}
+
+// healthy resets the backoff after a call that worked.
+func (s *server) healthy() {
+	s.mu.Lock()
+	s.deaths = 0
+	s.mu.Unlock()
+}
+
+// checkHung pings c after a call timed out; a server that does not answer
+// is hung, and is stopped so that the next call restarts it.
+func (s *server) checkHung(c *conn) {
+	ctx, cancel := context.WithTimeout(s.set.ctx, healthTimeout)
+	defer cancel()
+	if err := c.client.Ping(ctx); err != nil && s.set.ctx.Err() == nil {
+		s.died(c, "it stopped answering")
+	}
+}
+
+func (s *server) close() {
+	s.mu.Lock()
+	s.closed = true
+	c := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if c != nil {
+		c.stop()
+	}
+}

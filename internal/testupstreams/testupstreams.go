@@ -1,0 +1,128 @@
+// Package testupstreams locates and starts the real MCP servers the tests
+// call as upstreams: @modelcontextprotocol/server-everything and
+// @modelcontextprotocol/server-filesystem (npm, pinned by
+// tests/mcp-upstreams/package-lock.json) and tests/mcp-upstreams/pyserver.py
+// (the official MCP Python SDK, pinned by tests/e2e/python/requirements.txt,
+// in the virtual environment tests/mcp-upstreams/.venv). .ci/run installs
+// them; outside CI a missing server skips the test with the command that
+// installs it, in CI it fails.
+package testupstreams
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Install is the command that installs the servers.
+const Install = "npm ci --prefix tests/mcp-upstreams && python3 -m venv tests/mcp-upstreams/.venv && tests/mcp-upstreams/.venv/bin/pip install -r tests/e2e/python/requirements.txt"
+
+// Dir is tests/mcp-upstreams.
+func Dir() string {
+	_, here, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(here), "..", "..", "tests", "mcp-upstreams")
+}
+
+func need(tb testing.TB, path string) string {
+	tb.Helper()
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("an upstream MCP server is missing in CI: %v (%s)", err, Install)
+		}
+		tb.Skipf("the upstream MCP servers are not installed; run: %s (%v)", Install, err)
+	}
+	return path
+}
+
+// Everything is the command line of server-everything over stdio.
+func Everything(tb testing.TB) []string {
+	return []string{"node", need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")), "stdio"}
+}
+
+// Filesystem is the command line of server-filesystem serving dir.
+func Filesystem(tb testing.TB, dir string) []string {
+	return []string{"node", need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")), dir}
+}
+
+// Python is the command line of pyserver.py over stdio.
+func Python(tb testing.TB) []string {
+	return []string{need(tb, filepath.Join(Dir(), ".venv", "bin", "python")), need(tb, filepath.Join(Dir(), "pyserver.py"))}
+}
+
+// Shell joins a command line for --mcp NAME=...
+func Shell(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(quoted, " ")
+}
+
+// EverythingHTTP starts server-everything in streamable HTTP mode on a
+// free loopback port and returns its URL; the test's cleanup stops it.
+func EverythingHTTP(tb testing.TB) string {
+	tb.Helper()
+	args := Everything(tb)
+	args[len(args)-1] = "streamableHttp"
+	port := freePort(tb)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	// Ready when it says it listens.
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on port") {
+				ready <- nil
+				for sc.Scan() {
+				}
+				return
+			}
+		}
+		ready <- fmt.Errorf("server-everything ended before listening")
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			tb.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		tb.Fatal("server-everything did not listen within a minute")
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+func freePort(tb testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Alive reports whether process pid exists.
+func Alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}

@@ -1,0 +1,135 @@
+"""A small MCP server (the official Python SDK's MCPServer) the upstream
+tests start: tools that return structured content, text, an image, an
+error, that sleep (timeouts, cancellation, concurrency), that exit in the
+middle of a call, and that add a tool (notifications/tools/list_changed).
+
+    python pyserver.py [stdio | http PORT]
+
+Cancellations are appended to the file $PYSERVER_LOG (one line
+"cancelled <tool> <tag>"), so a test sees that the upstream got
+notifications/cancelled.
+"""
+
+import asyncio
+import base64
+import os
+import sys
+from typing import Literal
+
+from pydantic import BaseModel
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+
+server = MCPServer("pyserver")
+
+# A 1x1 PNG.
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def note(line: str) -> None:
+    path = os.environ.get("PYSERVER_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+    conditions: Literal["sunny", "cloudy", "rain"]
+
+
+@server.tool(description="The weather of a city, as structured content.")
+def weather(city: str, days: int = 1) -> Weather:
+    return Weather(city=city, celsius=21.5, conditions="sunny")
+
+
+@server.tool(name="say-hello", description="Greets someone, as text.", structured_output=False)
+def say_hello(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+@server.tool(description="Two text blocks.", structured_output=False)
+def two_lines() -> list[str]:
+    return ["first", "second"]
+
+
+@server.tool(description="A tiny image and a caption.")
+def picture() -> list:
+    return ["a pixel", Image(data=PIXEL, format="png")]
+
+
+@server.tool(description="Always fails.")
+def fail(reason: str = "no reason") -> str:
+    raise ToolError(f"failed on purpose: {reason}")
+
+
+@server.tool(description="Returns its argument: the trivial tool the benchmark calls.", structured_output=False)
+def ping(n: int = 0) -> str:
+    return str(n)
+
+
+@server.tool(description="Sleeps, then answers; notes a cancellation in $PYSERVER_LOG.", structured_output=False)
+async def sleep(seconds: float, tag: str = "") -> str:
+    note(f"started sleep {tag}")
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        note(f"cancelled sleep {tag}")
+        raise
+    return f"slept {seconds} {tag}".strip()
+
+
+ARRIVED: dict[str, int] = {}
+
+
+@server.tool(description="Waits until n calls with the same key are in flight at once, then answers.", structured_output=False)
+async def gather(key: str, n: int) -> str:
+    ARRIVED[key] = ARRIVED.get(key, 0) + 1
+    for _ in range(2000):
+        if ARRIVED[key] >= n:
+            return f"{n} together"
+        await asyncio.sleep(0.01)
+    raise ToolError(f"only {ARRIVED[key]} of {n} calls were in flight at once")
+
+
+@server.tool(description="Exits the process in the middle of the call.")
+async def crash() -> str:
+    note("crash")
+    sys.stderr.write("pyserver: crashing on purpose\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool(description="Never answers (and ignores cancellation).")
+async def hang() -> str:
+    note("hang")
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            pass
+
+
+@server.tool(description="Adds the tool 'added' and announces it with notifications/tools/list_changed.")
+async def add_tool(ctx: Context) -> str:
+    def added(x: int) -> str:
+        """A tool added at run time."""
+        return f"added {x}"
+
+    server.add_tool(added, name="added")
+    await ctx.notify_tools_changed()
+    return "added"
+
+
+if __name__ == "__main__":
+    sys.stderr.write("pyserver: ready\n")
+    sys.stderr.flush()
+    if len(sys.argv) > 1 and sys.argv[1] == "http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -1,0 +1,153 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/internal/testupstreams"
+)
+
+// runUpstreamScript runs source with `toolscript run --json` and the
+// flags in extra, in a directory holding config (when not empty) as
+// toolscript.toml.
+func runUpstreamScript(t *testing.T, source, config string, env []string, extra ...string) (*result.Result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "script.luau")
+	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if config != "" {
+		if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := append([]string{"run", "--json", "--no-io"}, extra...)
+	args = append(args, path)
+	stdout, stderr, _ := toolscriptEnv(t, dir, env, args...)
+	var res result.Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("output is not one result: %v\nstdout %q\nstderr %q", err, stdout, stderr)
+	}
+	return &res, stderr
+}
+
+func TestUpstreamScripts(t *testing.T) {
+	py := "--mcp=py=" + testupstreams.Shell(testupstreams.Python(t))
+	for _, tc := range []struct {
+		name, source, want, kind, message string
+	}{
+		{name: "structured content is a table", source: `local w = sdk.py.weather({ city = "Oslo" }); return w.city .. " " .. w.conditions`, want: `"Oslo sunny"`},
+		{name: "text is a string", source: `return sdk.py.say_hello({ name = "Ada" })`, want: `"Hello, Ada!"`},
+		{name: "text blocks joined", source: `return sdk.py.two_lines()`, want: `"first\nsecond"`},
+		{name: "content blocks are a list", source: `local c = sdk.py.picture(); return { c[1].type, c[1].text, c[2].type, c[2].mimeType }`, want: `["text","a pixel","image","image/png"]`},
+		{name: "isError is an error table", source: `local ok, e = pcall(sdk.py.fail, { reason = "why" })
+			return { ok, string.find(e.message, "^sdk.py.fail: ") ~= nil, string.find(e.content[1].text, "why") ~= nil, string.find(tostring(e), "why") ~= nil }`, want: `[false,true,true,true]`},
+		{name: "uncaught isError is kind upstream", source: `sdk.py.fail({ reason = "up" })`, kind: "upstream", message: "sdk.py.fail: "},
+		{name: "argument check", source: `sdk.py.weather({ city = "Oslo", dayz = 2 })`, kind: "runtime", message: "sdk.py.weather: unknown argument 'dayz' (did you mean 'days'?)"},
+		{name: "argument type", source: `sdk.py.weather({ city = 3 })`, kind: "runtime", message: "sdk.py.weather: argument 'city': got number, want string"},
+		{name: "missing argument", source: `sdk.py.weather()`, kind: "runtime", message: "sdk.py.weather: missing required argument 'city'"},
+		{name: "tool name mapped", source: `return sdk.py["say_hello"] ~= nil and sdk.py["say-hello"] == nil`, want: `true`},
+		{name: "killed mid-call, restarted", source: `local ok, e = pcall(sdk.py.crash)
+			return { ok, string.find(tostring(e), "exited during the call") ~= nil, (sdk.py.say_hello({ name = "again" })) }`, want: `[false,true,"Hello, again!"]`},
+		{name: "max_calls counts tool calls", source: `for i = 1, 3 do sdk.py.ping({ n = i }) end`, kind: "limit", message: "more than 2 sdk calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, stderr := runUpstreamScript(t, tc.source, "", nil, py, "--max-calls=2")
+			if tc.kind != "" {
+				if res.Error == nil || string(res.Error.Kind) != tc.kind || !strings.Contains(res.Error.Message, tc.message) {
+					t.Fatalf("error %+v, want kind %s with %q\nstderr %s", res.Error, tc.kind, tc.message, stderr)
+				}
+				return
+			}
+			if res.Error != nil || string(res.Value) != tc.want {
+				t.Fatalf("result %s error %+v, want %s\nstderr %s", res.Value, res.Error, tc.want, stderr)
+			}
+		})
+	}
+}
+
+func TestUpstreamTimeoutCancels(t *testing.T) {
+	// The script times out while its call is in flight: the upstream gets
+	// notifications/cancelled, and the process is gone when run returns.
+	log := filepath.Join(t.TempDir(), "log")
+	py := "--mcp=py=" + testupstreams.Shell(testupstreams.Python(t))
+	res, _ := runUpstreamScript(t, `return sdk.py.sleep({ seconds = 60, tag = "t1" })`, "", []string{"PYSERVER_LOG=" + log}, py, "--timeout=2s")
+	if res.Error == nil || res.Error.Kind != result.Timeout {
+		t.Fatalf("%+v", res.Error)
+	}
+	b, _ := os.ReadFile(log)
+	if !strings.Contains(string(b), "started sleep t1\n") || !strings.Contains(string(b), "cancelled sleep t1\n") {
+		t.Fatalf("the upstream did not see the cancellation: %q", b)
+	}
+}
+
+func TestUpstreamConfigHTTP(t *testing.T) {
+	// [mcp_servers.NAME] with url and a header from the environment, and a
+	// stdio server with args; stderr of servers never reaches stdout.
+	url := testupstreams.EverythingHTTP(t)
+	dir := t.TempDir()
+	ev := testupstreams.Everything(t)
+	config := "[mcp_servers.remote]\nurl = " + quote(url) + "\nheaders = { Authorization = \"Bearer ${EV_TOKEN}\" }\n" +
+		"[mcp_servers.here]\ncommand = " + quote(ev[0]) + "\nargs = [" + quote(ev[1]) + ", " + quote(ev[2]) + "]\n"
+	res, stderr := runUpstreamScript(t, `return { (sdk.remote.echo({ message = "over http" })), (sdk.here.get_sum({ a = 1, b = 2 })) }`, config, []string{"EV_TOKEN=secret"})
+	if res.Error != nil || string(res.Value) != `["Echo: over http","The sum of 1 and 2 is 3."]` {
+		t.Fatalf("%s %+v\n%s", res.Value, res.Error, stderr)
+	}
+	if !strings.Contains(stderr, "[here] ") {
+		t.Errorf("stderr of the stdio server is not prefixed: %q", stderr)
+	}
+	// A variable that is not set is a start-up error naming it.
+	_, stderr, status := toolscriptEnv(t, writeConfig(t, dir, config), []string{"EV_TOKEN="}, "run", "-")
+	if status != 2 || !strings.Contains(stderr, "mcp_servers.remote.headers.Authorization: the environment variable EV_TOKEN is not set") {
+		t.Errorf("status %d stderr %q", status, stderr)
+	}
+}
+
+func writeConfig(t *testing.T, dir, config string) string {
+	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestUpstreamStartFailure(t *testing.T) {
+	// A server that cannot start is a start-up error naming it (exit 2),
+	// for run, lint and sdk alike.
+	for _, args := range [][]string{
+		{"run", "--mcp", "broken=/nonexistent/server --flag", "-"},
+		{"lint", "--mcp", "broken=/nonexistent/server", "-"},
+		{"sdk", "--mcp", "broken=/nonexistent/server", "list"},
+	} {
+		_, stderr, status := toolscript(t, t.TempDir(), "return 1", args...)
+		if status != 2 || !strings.Contains(stderr, "mcp server broken") {
+			t.Errorf("%v: status %d stderr %q", args, status, stderr)
+		}
+	}
+}
+
+func TestUpstreamDocsAndLint(t *testing.T) {
+	py := "--mcp=py=" + testupstreams.Shell(testupstreams.Python(t))
+	dir := t.TempDir()
+	stdout, stderr, status := toolscript(t, dir, "", "sdk", py, "docs", "sdk.py.say_hello")
+	if status != 0 || !strings.Contains(stdout, "sdk.py.say_hello(args: { name: string }): (any, SdkResponse)") || !strings.Contains(stdout, `MCP tool "say-hello" of server py`) {
+		t.Errorf("docs: %d %s %s", status, stdout, stderr)
+	}
+	stdout, _, _ = toolscript(t, dir, "", "sdk", py, "types")
+	if !strings.Contains(stdout, "say_hello") {
+		t.Errorf("types without the tool: %s", stdout)
+	}
+	stdout, _, status = toolscript(t, dir, "local w = sdk.py.weather({ citty = \"x\" })\nreturn w\n", "lint", py, "-")
+	if status != 1 || !strings.Contains(stdout+stderr, "has no argument 'citty'; did you mean 'city'?") {
+		t.Errorf("lint: %d %s", status, stdout)
+	}
+}
