@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -149,5 +151,79 @@ func TestUpstreamDocsAndLint(t *testing.T) {
 	stdout, _, status = toolscript(t, dir, "local w = sdk.py.weather({ citty = \"x\" })\nreturn w\n", "lint", py, "-")
 	if status != 1 || !strings.Contains(stdout+stderr, "has no argument 'citty'; did you mean 'city'?") {
 		t.Errorf("lint: %d %s", status, stdout)
+	}
+}
+
+func TestUpstreamToolsChangeUnderServe(t *testing.T) {
+	// An upstream's tools change while serve runs: toolscript rebuilds the
+	// sdk, tells its client (notifications/tools/list_changed), and the next
+	// scripts, the description and the docs see the new tools; a removed
+	// tool is gone for them.
+	py := "--mcp=py=" + testupstreams.Shell(testupstreams.Python(t))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", py)
+	ctx := testContext(t)
+	notified := make(chan string, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { notified <- n.Method })
+	script := func(src string) string {
+		t.Helper()
+		_, out := callScript(t, ctx, c, map[string]any{"script": src})
+		if out.Error != nil {
+			t.Fatalf("%s: %+v", src, out.Error)
+		}
+		return string(out.Result)
+	}
+	waitToolsChanged := func() {
+		t.Helper()
+		for {
+			select {
+			case m := <-notified:
+				if m == string(mcp.MethodNotificationToolsListChanged) {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatal("no notifications/tools/list_changed from toolscript")
+			}
+		}
+	}
+	description := func() string {
+		t.Helper()
+		tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			if tool.Name == "execute_script" {
+				return tool.Description
+			}
+		}
+		t.Fatal("no execute_script")
+		return ""
+	}
+
+	if got := script(`return { sdk.py.added == nil, (sdk.py.add_tool()) }`); got != `[true,{"result":"added"}]` {
+		t.Fatalf("before: %s", got)
+	}
+	waitToolsChanged()
+	if got := script(`return sdk.py.added({ x = 3 })`); !strings.Contains(got, "added 3") {
+		t.Errorf("the added tool: %s", got)
+	}
+	if d := description(); !strings.Contains(d, "sdk.py.added(") {
+		t.Errorf("execute_script's description lacks the added tool:\n%s", d)
+	}
+	docs, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "get_function_docs", Arguments: map[string]any{"name": "sdk.py.added"}}})
+	if err != nil || docs.IsError || !strings.Contains(strings.Join(textsOf(docs), ""), "A tool added at run time.") {
+		t.Errorf("get_function_docs of the added tool: %v %v", err, textsOf(docs))
+	}
+
+	if got := script(`return (sdk.py.remove_tool())`); got != `{"result":"removed"}` {
+		t.Fatalf("remove_tool: %s", got)
+	}
+	waitToolsChanged()
+	if got := script(`return { sdk.py.say_hello == nil, sdk.py.added ~= nil }`); got != `[true,true]` {
+		t.Errorf("after the removal: %s", got)
+	}
+	if d := description(); strings.Contains(d, "sdk.py.say_hello(") {
+		t.Errorf("execute_script's description still has the removed tool")
 	}
 }

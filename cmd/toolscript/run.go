@@ -107,7 +107,7 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	client, err := openSDK(ctx, c, file)
+	client, err := openSDK(ctx, c, file, nil)
 	if err != nil {
 		return err
 	}

@@ -31,8 +31,9 @@ func sdkFlags() []cli.Flag {
 
 // openSDK loads the APIs the config file and the flags name; nil when
 // there are none. A spec that cannot be loaded is a usage error (exit 2)
-// naming the API, the source and the cause.
-func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Client, error) {
+// naming the API, the source and the cause. onToolsChanged, when not nil,
+// is told when an upstream MCP server's tools changed.
+func openSDK(ctx context.Context, c *cli.Context, file *config.File, onToolsChanged func(server string)) (*sdk.Client, error) {
 	flags := config.SDKFlags{}
 	// `toolscript sdk --api X list` and `toolscript sdk list --api X` alike.
 	for _, ctx := range c.Lineage() {
@@ -54,6 +55,7 @@ func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Clien
 		return nil, nil
 	}
 	cfg.Stderr = c.App.ErrWriter
+	cfg.OnToolsChanged = onToolsChanged
 	if dir, err := openapi.DefaultCacheDir(); err == nil {
 		cfg.Cache = openapi.NewCache(dir, version)
 	}
@@ -141,7 +143,7 @@ func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, err := openSDK(ctx, c, file)
+	client, err := openSDK(ctx, c, file, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -109,10 +110,19 @@ func serve(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	client, err := openSDK(ctx, c, file)
+	// An upstream whose tools changed rebuilds the sdk (watchSDK).
+	toolsChanged := make(chan string, 1)
+	client, err := openSDK(ctx, c, file, func(server string) {
+		select {
+		case toolsChanged <- server:
+		default: // a rebuild is pending already, and will see this change
+		}
+	})
 	if err != nil {
 		return err
 	}
+	var current atomic.Pointer[sdk.Client]
+	current.Store(client)
 	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), PoolSize: servePoolSize}
 	if client != nil {
 		defer client.Close()
@@ -151,19 +161,28 @@ func serve(c *cli.Context) error {
 			if err != nil {
 				return err
 			}
+			client := current.Load()
 			call.Script.SDK = client.Session(creds)
 			call.Script.MaxParallel = client.MaxParallel()
 			return nil
 		}
 	}
+	watch := func(srv *mcpserver.Server, logf func(format string, args ...any)) {
+		if client != nil {
+			go watchSDK(ctx, toolsChanged, &current, rt, srv, logf)
+		}
+	}
 	if limits.Mode() == config.Hosted {
-		return serveHTTP(c, ctx, stop, cfg, file, limits, hostedFlags)
+		return serveHTTP(c, ctx, stop, cfg, file, limits, hostedFlags, watch)
 	}
 
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 	}
+	watch(srv, func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "toolscript serve: "+format+"\n", args...)
+	})
 	fmt.Fprintf(c.App.ErrWriter, "toolscript serve: ready (io directory: %s; %s at once)\n", ioDir(s.IO), count(limits.MaxConcurrent, "script"))
 	if err := srv.Serve(ctx, c.App.Reader, c.App.Writer); err != nil {
 		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
@@ -175,7 +194,8 @@ func serve(c *cli.Context) error {
 // authentication, limits, logs and metrics (host/hosted), until ctx ends.
 // Its diagnostics and access log are JSON lines on standard error.
 func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFunc, cfg mcpserver.Config,
-	file *config.File, limits config.ServerSettings, flags config.HostedFlags) error {
+	file *config.File, limits config.ServerSettings, flags config.HostedFlags,
+	watch func(*mcpserver.Server, func(string, ...any))) error {
 	h, err := config.ResolveHosted(file, limits.HTTP, flags)
 	if err != nil {
 		return usagef("%v", err)
@@ -214,6 +234,7 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 	if err != nil {
 		return fail(err)
 	}
+	watch(srv, func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) })
 	transport, err := srv.HTTPHandler(mcpserver.HTTPConfig{Stateless: h.Stateless, CheckLoopbackHost: authn == nil, Logger: logger})
 	if err != nil {
 		return fail(err)
@@ -275,4 +296,36 @@ func userIODir(io *luau.IO) string {
 		return "off"
 	}
 	return filepath.Join(ioDir(io), "<user>")
+}
+
+// watchSDK rebuilds the sdk each time an upstream MCP server's tools
+// change (notifications/tools/list_changed), until ctx ends: the client
+// scripts get, the runtime's sdk table and the docs. Executions running
+// keep what they started with; function ids keep their meaning across
+// the change (sdk.Client.Refresh).
+func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointer[sdk.Client],
+	rt *luau.Runtime, srv *mcpserver.Server, logf func(format string, args ...any)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case server := <-changed:
+			next, err := current.Load().Refresh()
+			if err != nil {
+				logf("mcp server %s: its tools changed, and the sdk could not be rebuilt (keeping the previous one): %v", server, err)
+				continue
+			}
+			// The client first: it knows every id of the old manifest too.
+			prev := current.Swap(next)
+			manifest := next.Manifest()
+			if err := rt.SetSDK(&manifest); err != nil {
+				current.Store(prev)
+				logf("mcp server %s: its tools changed, and the sdk could not be rebuilt (keeping the previous one): %v", server, err)
+				continue
+			}
+			docs := sdkdocs.New(next.Catalog())
+			srv.SetSDKDocs(docs)
+			logf("mcp server %s: its tools changed; the sdk now has %d functions", server, docs.Count())
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 // instance is one instantiation of the Luau module holding one Luau state.
 // It runs at most one script and is then closed: instances are never reused.
 type instance struct {
+	// sdk is the sdk manifest the instance was made with.
+	sdk    *sdkVariant
 	mod    api.Module
 	mem    api.Memory
 	run    api.Function

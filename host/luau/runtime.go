@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -72,12 +73,9 @@ type Runtime struct {
 	cache    wazero.CompilationCache
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
-	// sdkManifest is Config.SDK as the shim reads it (JSON), or nil.
-	sdkManifest []byte
-
-	// image is what instances start from, taken from the first one.
-	imageMu sync.Mutex
-	image   *image
+	// sdk is the current sdk manifest and the image instances start from
+	// (Config.SDK, then SetSDK).
+	sdk atomic.Pointer[sdkVariant]
 
 	// pool holds ready, never-used instances (nil without a pool).
 	pool chan *instance
@@ -103,13 +101,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		WithMemoryLimitPages(uint32(pages)).
 		WithCloseOnContextDone(false) // stops go through Luau's interrupt instead: 5x cheaper
 	r := &Runtime{maxMemory: pages * wasmPageSize}
-	if cfg.SDK != nil {
-		manifest, err := json.Marshal(cfg.SDK)
-		if err != nil {
-			return nil, fmt.Errorf("luau: encoding the sdk manifest: %w", err)
-		}
-		r.sdkManifest = manifest
+	v, err := newSDKVariant(cfg.SDK)
+	if err != nil {
+		return nil, err
 	}
+	r.sdk.Store(v)
 	if cache, err := openCache(cfg.CacheDir); err == nil && cache != nil {
 		r.cache = cache
 		rtConfig = rtConfig.WithCompilationCache(cache)
@@ -243,26 +239,91 @@ func (r *Runtime) Close(ctx context.Context) error {
 	return err
 }
 
-// acquire returns a fresh instance: from the pool when one is ready.
-func (r *Runtime) acquire(ctx context.Context) (*instance, error) {
+// sdkVariant is one sdk manifest and the image of an instance initialised
+// with it: every instance starts from the variant current when it is made.
+type sdkVariant struct {
+	// manifest is the manifest as the shim reads it (JSON), or nil.
+	manifest []byte
+	// image is what instances start from, taken from the first one.
+	mu    sync.Mutex
+	image *image
+}
+
+func newSDKVariant(m *SDKManifest) (*sdkVariant, error) {
+	if m == nil {
+		return &sdkVariant{}, nil
+	}
+	manifest, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("luau: encoding the sdk manifest: %w", err)
+	}
+	return &sdkVariant{manifest: manifest}, nil
+}
+
+// SetSDK replaces the sdk table of the executions that start from now on
+// (an upstream's tools changed); executions already running keep theirs.
+// The SDKCaller of a script made before the change may thus see calls of
+// the new manifest's functions, and the other way round: function IDs
+// must keep their meaning across manifests (package sdk keeps them).
+func (r *Runtime) SetSDK(m *SDKManifest) error {
+	v, err := newSDKVariant(m)
+	if err != nil {
+		return err
+	}
+	r.sdk.Store(v)
 	if r.pool != nil {
+		// Replace the pool's instances of the old manifest now, not when an
+		// execution finds them.
+		r.inBackground(func() {
+			for range cap(r.pool) {
+				select {
+				case inst := <-r.pool:
+					if inst.sdk == r.sdk.Load() {
+						select {
+						case r.pool <- inst:
+						default:
+							inst.close()
+						}
+						continue
+					}
+					inst.close()
+					r.refill()
+				default:
+					return
+				}
+			}
+		})
+	}
+	return nil
+}
+
+// acquire returns a fresh instance of the current sdk manifest: from the
+// pool when one is ready.
+func (r *Runtime) acquire(ctx context.Context) (*instance, error) {
+	for r.pool != nil {
 		select {
 		case inst := <-r.pool:
-			return inst, nil
+			if inst.sdk == r.sdk.Load() {
+				return inst, nil
+			}
+			r.discard(inst)
+			continue
 		default:
 		}
+		break
 	}
 	return r.newInstance(ctx)
 }
 
-// newInstance creates an instance with a fresh Luau state: from the image,
-// or by initialising the module when there is no image yet, and then taking
-// it.
+// newInstance creates an instance with a fresh Luau state and the current
+// sdk manifest: from the variant's image, or by initialising the module
+// when there is no image yet, and then taking it.
 func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
-	r.imageMu.Lock()
-	img := r.image
+	v := r.sdk.Load()
+	v.mu.Lock()
+	img := v.image
 	if img != nil {
-		r.imageMu.Unlock()
+		v.mu.Unlock()
 		inst, mod, err := r.instantiate(ctx, img.clock)
 		if err != nil {
 			return nil, err
@@ -271,23 +332,25 @@ func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
 			mod.Close(ctx)
 			return nil, err
 		}
+		inst.sdk = v
 		return inst, nil
 	}
-	defer r.imageMu.Unlock()
+	defer v.mu.Unlock()
 	inst, mod, err := r.instantiate(ctx, 0)
 	if err != nil {
 		return nil, err
 	}
 	fresh, _ := mod.Memory().Read(0, mod.Memory().Size())
 	fresh = bytes.Clone(fresh)
-	if err := inst.initialize(withInstance(ctx, inst), mod, r.sdkManifest); err != nil {
+	if err := inst.initialize(withInstance(ctx, inst), mod, v.manifest); err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}
-	if r.image, err = newImage(inst, fresh, inst.clock.last); err != nil {
+	if v.image, err = newImage(inst, fresh, inst.clock.last); err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}
+	inst.sdk = v
 	return inst, nil
 }
 

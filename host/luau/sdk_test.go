@@ -360,3 +360,48 @@ func TestParallelMatchesSequential(t *testing.T) {
 		}
 	}
 }
+
+func TestSetSDK(t *testing.T) {
+	// SetSDK changes the sdk table of the executions that start after it,
+	// pooled instances included, and of every one after that.
+	t.Parallel()
+	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Status: 200, Text: []byte("one")},
+		9: {Status: 200, Text: []byte("nine")},
+	}}
+	run := func() string {
+		t.Helper()
+		res := rt.Execute(context.Background(), luau.Script{Source: []byte(
+			`return {sdk.list_pets ~= nil, sdk.added ~= nil, sdk.store ~= nil, if sdk.added then (sdk.added()) else (sdk.list_pets())}`), SDK: caller})
+		if res.Error != nil {
+			t.Fatal(res.Error)
+		}
+		return string(res.Value)
+	}
+	if got := run(); got != `[true,false,true,"one"]` {
+		t.Fatalf("before: %s", got)
+	}
+	changed := &luau.SDKManifest{APIs: []luau.SDKAPI{{Name: "pets", Functions: []luau.SDKFunction{
+		{Name: "list_pets", ID: 1, Flat: true}, {Name: "added", ID: 9, Flat: true},
+	}}}}
+	if err := rt.SetSDK(changed); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 { // past the pool's two instances of the old manifest
+		if got := run(); got != `[true,true,false,"nine"]` {
+			t.Fatalf("execution %d after SetSDK: %s", i, got)
+		}
+	}
+	if err := rt.SetSDK(nil); err != nil {
+		t.Fatal(err)
+	}
+	res := rt.Execute(context.Background(), luau.Script{Source: []byte(`return sdk.list_pets == nil`), SDK: caller})
+	if res.Error != nil || string(res.Value) != "true" {
+		t.Fatalf("without an sdk: %s %+v", res.Value, res.Error)
+	}
+}

@@ -193,7 +193,7 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w = &callWriter{ResponseWriter: w, call: c}
 	case msg.Method == string(mcp.MethodInitialize) && !h.stateless && !modern:
 		w = &sessionWriter{ResponseWriter: w, open: func() string { return h.sessions.open(user) }}
-	case msg.Method == string(mcp.MethodResourcesRead) && !h.docURIs[msg.Params.URI]:
+	case msg.Method == string(mcp.MethodResourcesRead) && !h.isDocURI(msg.Params.URI):
 		w = &unknownResourceWriter{ResponseWriter: w, uri: msg.Params.URI}
 	}
 	r = r.WithContext(ctx)

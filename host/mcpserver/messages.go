@@ -85,7 +85,7 @@ func (s *stdio) admit(line []byte) []byte {
 	unknownURI := ""
 	if msg.Method == string(mcp.MethodResourcesRead) {
 		if params, ok := msg.Params.(map[string]any); ok {
-			if uri, ok := params["uri"].(string); ok && !s.docURIs[uri] {
+			if uri, ok := params["uri"].(string); ok && !s.isDocURI(uri) {
 				unknownURI = uri
 			}
 		}

@@ -29,8 +29,10 @@ const (
 	ToolSearchDocs      = "search_docs"
 )
 
-// addSDKDocs registers the discovery tools and the sdk:// resources.
+// addSDKDocs registers the discovery tools and the sdk:// resources of d.
+// The tools read the current docs (SetSDKDocs) on each call.
 func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
+	s.sdkDocs.Store(d)
 	readOnly := func(title string) mcp.ToolOption {
 		return mcp.WithToolAnnotation(mcp.ToolAnnotation{
 			Title:           title,
@@ -44,7 +46,7 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithDescription("Lists the APIs and MCP servers scripts can call through sdk, with their descriptions and number of functions."),
 		readOnly("List the sdk's APIs"),
 	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return jsonResult(d.ListAPIs())
+		return jsonResult(s.sdkDocs.Load().ListAPIs())
 	})
 	s.mcp.AddTool(mcp.NewTool(ToolListFunctions,
 		mcp.WithDescription("Lists the sdk functions (sdk.<api>.<name>) with one-line summaries, of one API and one tag when given."),
@@ -52,7 +54,7 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithString("tag", mcp.Description("only the functions with this tag")),
 		readOnly("List sdk functions"),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		fns, err := d.ListFunctions(req.GetString("api", ""), req.GetString("tag", ""))
+		fns, err := s.sdkDocs.Load().ListFunctions(req.GetString("api", ""), req.GetString("tag", ""))
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
@@ -63,7 +65,7 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithString("name", mcp.Required(), mcp.Description("the function: list_pets, sdk.list_pets or sdk.petstore.list_pets")),
 		readOnly("Get an sdk function's docs"),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		text, err := d.FunctionDocs(req.GetString("name", ""))
+		text, err := s.sdkDocs.Load().FunctionDocs(req.GetString("name", ""))
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
@@ -77,30 +79,65 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		limit := req.GetInt("limit", sdkdocs.DefaultSearchLimit)
 		limit = min(max(limit, 1), 100)
-		return jsonResult(d.Search(req.GetString("query", ""), limit))
+		return jsonResult(s.sdkDocs.Load().Search(req.GetString("query", ""), limit))
 	})
 
-	read := func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		text, err := d.Resource(req.Params.URI)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", server.ErrResourceNotFound, req.Params.URI, err)
-		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
-	}
-	for _, r := range d.Resources() {
-		s.mcp.AddResource(mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType("text/markdown")), read)
-		s.docURIs[r.URI] = true
-	}
+	s.addSDKResources(d)
 	for _, t := range sdkdocs.ResourceTemplates {
 		s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(t, strings.TrimPrefix(t, sdkdocs.URIPrefix),
-			mcp.WithTemplateDescription("sdk documentation: "+t), mcp.WithTemplateMIMEType("text/markdown")), read)
+			mcp.WithTemplateDescription("sdk documentation: "+t), mcp.WithTemplateMIMEType("text/markdown")), s.readSDKResource)
 	}
+}
+
+// readSDKResource reads an sdk:// resource from the current docs.
+func (s *Server) readSDKResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	text, err := s.sdkDocs.Load().Resource(req.Params.URI)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", server.ErrResourceNotFound, req.Params.URI, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
+}
+
+// addSDKResources lists d's sdk:// resources.
+func (s *Server) addSDKResources(d *sdkdocs.Docs) {
+	for _, r := range d.Resources() {
+		s.mcp.AddResource(mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType("text/markdown")), s.readSDKResource)
+		s.addDocURI(r.URI)
+	}
+}
+
+// SetSDKDocs replaces the sdk's documentation after the sdk changed (an
+// upstream MCP server's tools did): the discovery tools and resources
+// answer from d from now on, the resources of functions gone are removed,
+// and execute_script's description is rewritten. Clients are told with
+// notifications/tools/list_changed and notifications/resources/list_changed.
+// The Server must have been made with Config.SDKDocs.
+func (s *Server) SetSDKDocs(d *sdkdocs.Docs) {
+	s.sdkMu.Lock()
+	defer s.sdkMu.Unlock()
+	old := s.sdkDocs.Swap(d)
+	keep := map[string]bool{}
+	for _, r := range d.Resources() {
+		keep[r.URI] = true
+	}
+	var gone []string
+	for _, r := range old.Resources() {
+		if !keep[r.URI] {
+			gone = append(gone, r.URI)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.DeleteResources(gone...)
+		s.removeDocURIs(gone)
+	}
+	s.addSDKResources(d)
+	s.mcp.AddTool(s.tool(), s.executeScript)
 }
 
 // sdkDescription is what execute_script's description says of the sdk:
 // every signature when there are few, else where to find them.
 func (s *Server) sdkDescription() string {
-	d := s.cfg.SDKDocs
+	d := s.sdkDocs.Load()
 	if d == nil {
 		return ""
 	}

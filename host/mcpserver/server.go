@@ -31,6 +31,8 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -128,7 +130,12 @@ type Server struct {
 	slots *limit.Slots[auth.User]
 	log   *log.Logger
 	// docURIs are the URIs of the documentation resources.
+	docMu   sync.RWMutex
 	docURIs map[string]bool
+	// sdkDocs are the sdk's current docs (Config.SDKDocs, SetSDKDocs);
+	// sdkMu serialises SetSDKDocs.
+	sdkDocs atomic.Pointer[sdkdocs.Docs]
+	sdkMu   sync.Mutex
 	// transport is the transport the server is served on, set once before
 	// any call is handled; nil for calls made in-process.
 	transport transport
@@ -189,8 +196,10 @@ func New(cfg Config) (*Server, error) {
 		server.WithTitle("toolscript"),
 		server.WithDescription("Runs Luau scripts in a sandbox and returns one structured result"),
 		server.WithInstructions(s.instructions()),
-		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		// The sdk can change while serving (SetSDKDocs), and clients are
+		// then told.
+		server.WithToolCapabilities(cfg.SDKDocs != nil),
+		server.WithResourceCapabilities(false, cfg.SDKDocs != nil),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 	)
@@ -200,9 +209,30 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, doc := range s.docs() {
 		s.mcp.AddResource(doc.resource(), doc.read)
-		s.docURIs[doc.uri] = true
+		s.addDocURI(doc.uri)
 	}
 	return s, nil
+}
+
+func (s *Server) addDocURI(uri string) {
+	s.docMu.Lock()
+	defer s.docMu.Unlock()
+	s.docURIs[uri] = true
+}
+
+func (s *Server) removeDocURIs(uris []string) {
+	s.docMu.Lock()
+	defer s.docMu.Unlock()
+	for _, uri := range uris {
+		delete(s.docURIs, uri)
+	}
+}
+
+// isDocURI reports whether uri is a documentation resource's.
+func (s *Server) isDocURI(uri string) bool {
+	s.docMu.RLock()
+	defer s.docMu.RUnlock()
+	return s.docURIs[uri]
 }
 
 // withDefaults returns cfg with every zero field set to its default.

@@ -119,9 +119,12 @@ type Client struct {
 	cfg     Config
 	catalog *catalog.Catalog
 	http    *http.Client
-	// funcs is indexed by function id (the manifest's ids).
+	// funcs is indexed by function id (the manifest's ids); a function an
+	// upstream server no longer has leaves a nil (Refresh keeps ids).
 	funcs []*function
-	apis  map[string]*apiState
+	// ordered are the functions in catalog order, for the manifest.
+	ordered []*function
+	apis    map[string]*apiState
 	// upstreams are the MCP servers Open started (nil without any); shared
 	// by the clients Refresh makes.
 	upstreams *upstream.Set
@@ -139,6 +142,7 @@ type apiState struct {
 type function struct {
 	api      *apiState
 	fn       *catalog.Function
+	id       uint32
 	name     string // "sdk.list_pets" or "sdk.petstore.list_pets", for messages
 	checkers sync.Once
 	params   *checker
@@ -234,6 +238,27 @@ func (c *Client) Refresh() (*Client, error) {
 	}
 	n.http = c.http
 	n.upstreams = c.upstreams
+	// A function keeps its id, so that a script whose sdk table was made
+	// before the refresh calls what it named, or learns it is gone; a new
+	// one gets an id never used before.
+	ids := make(map[string]uint32, len(c.funcs))
+	for _, f := range c.funcs {
+		if f != nil {
+			ids[f.name] = f.id
+		}
+	}
+	next := uint32(len(c.funcs))
+	n.funcs = make([]*function, next)
+	for _, f := range n.ordered {
+		id, ok := ids[f.name]
+		if !ok {
+			id = next
+			next++
+			n.funcs = append(n.funcs, nil)
+		}
+		f.id = id
+		n.funcs[id] = f
+	}
 	return n, nil
 }
 
@@ -285,7 +310,9 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 			if f.Flat {
 				name = "sdk." + f.Name
 			}
-			c.funcs = append(c.funcs, &function{api: st, fn: f, name: name})
+			fn := &function{api: st, fn: f, id: uint32(len(c.funcs)), name: name}
+			c.funcs = append(c.funcs, fn)
+			c.ordered = append(c.ordered, fn)
 		}
 	}
 	c.http = cfg.HTTPClient
@@ -332,11 +359,12 @@ func (c *Client) Catalog() *catalog.Catalog { return c.catalog }
 // table from it; ids are what Session.Call receives.
 func (c *Client) Manifest() luau.SDKManifest {
 	var m luau.SDKManifest
-	id := uint32(0)
+	ordered := c.ordered
 	for _, api := range c.catalog.APIs {
 		out := luau.SDKAPI{Name: api.Name}
 		for _, f := range api.Functions {
-			lf := luau.SDKFunction{Name: f.Name, ID: id, Flat: f.Flat, Kind: string(f.Kind)}
+			lf := luau.SDKFunction{Name: f.Name, ID: ordered[0].id, Flat: f.Flat, Kind: string(f.Kind)}
+			ordered = ordered[1:]
 			for _, p := range f.Params {
 				lf.Params = append(lf.Params, p.Name)
 				if p.Required {
@@ -350,7 +378,6 @@ func (c *Client) Manifest() luau.SDKManifest {
 				lf.Required = append(lf.Required, in.Required...)
 			}
 			out.Functions = append(out.Functions, lf)
-			id++
 		}
 		m.APIs = append(m.APIs, out)
 	}

@@ -67,8 +67,9 @@ func (s *Session) Calls() int { return int(s.calls.Load()) }
 // Call performs one call of function id with the script's arguments (the
 // JSON array [params, body] by json.encode rules).
 func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
-	if int(id) >= len(s.c.funcs) {
-		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: fmt.Sprintf("sdk: no function with id %d", id)}
+	if int(id) >= len(s.c.funcs) || s.c.funcs[id] == nil {
+		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: fmt.Sprintf(
+			"sdk: function %d is no longer available (an MCP server's tools changed since this script started)", id)}
 	}
 	f := s.c.funcs[id]
 	var req *http.Request

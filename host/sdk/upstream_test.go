@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +58,51 @@ func TestUpstreamRefresh(t *testing.T) {
 	}
 	if n.Catalog().API("py").Kind != catalog.MCP {
 		t.Error("kind")
+	}
+
+	// Ids keep their meaning across refreshes: a script whose sdk table
+	// was made before calls what it named, or learns that it is gone.
+	oldIDs := map[string]uint32{}
+	for _, api := range c.Manifest().APIs {
+		for _, f := range api.Functions {
+			oldIDs[api.Name+"."+f.Name] = f.ID
+		}
+	}
+	newIDs := map[string]uint32{}
+	for _, api := range n.Manifest().APIs {
+		for _, f := range api.Functions {
+			newIDs[api.Name+"."+f.Name] = f.ID
+		}
+	}
+	for name, id := range oldIDs {
+		if newIDs[name] != id {
+			t.Errorf("%s: id %d before the refresh, %d after", name, id, newIDs[name])
+		}
+	}
+	if id := newIDs["py.added"]; int(id) < len(oldIDs) {
+		t.Errorf("the new tool reuses id %d", id)
+	}
+	hello := oldIDs["py.say_hello"]
+	if r := n.Session(nil).Call(context.Background(), hello, json.RawMessage(`[{"name":"y"}]`)); string(r.Text) != "Hello, y!" {
+		t.Fatalf("an old id through the new client: %+v", r)
+	}
+	if r := call(t, n.Session(nil), "remove_tool", `[]`); r.Fail != luau.SDKOK {
+		t.Fatalf("%+v", r)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no OnToolsChanged after remove_tool")
+	}
+	m, err := n.Refresh()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Session(nil).Call(context.Background(), hello, json.RawMessage(`[{"name":"y"}]`))
+	if r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "no longer available") {
+		t.Errorf("a removed tool's id: %+v", r)
+	}
+	if r := m.Session(nil).Call(context.Background(), newIDs["py.added"], json.RawMessage(`[{"x":2}]`)); !strings.Contains(string(r.JSON), "added 2") {
+		t.Errorf("the added tool after a second refresh: %+v", r)
 	}
 }

@@ -217,8 +217,14 @@ func (s *server) dial(ctx context.Context) (c *conn, err error) {
 			}),
 			transport.WithCommandLogger(logger))
 	} else {
+		// Servers on protocol versions before 2026-07-28 send
+		// notifications/tools/list_changed only on the standalone GET
+		// stream that continuous listening opens; newer ones on
+		// subscriptions/listen (below).
+		//lint:ignore SA1019 needed for the servers of earlier protocol versions
+		listen := transport.WithContinuousListening()
 		tr, err = transport.NewStreamableHTTP(s.cfg.URL,
-			transport.WithHTTPHeaders(s.cfg.Headers), transport.WithContinuousListening(), transport.WithHTTPLogger(logger))
+			transport.WithHTTPHeaders(s.cfg.Headers), listen, transport.WithHTTPLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: %w", name, err)
 		}
@@ -330,12 +336,14 @@ func (s *server) healthy() {
 	s.mu.Unlock()
 }
 
-// checkHung pings c after a call timed out; a server that does not answer
-// is hung, and is stopped so that the next call restarts it.
+// checkHung asks c for its tools after a call timed out; a server that
+// does not answer is hung, and is stopped so that the next call restarts
+// it. (Not ping: protocol 2026-07-28 removed it, and mcp-go's Ping then
+// succeeds without asking the server anything.)
 func (s *server) checkHung(c *conn) {
 	ctx, cancel := context.WithTimeout(s.set.ctx, healthTimeout)
 	defer cancel()
-	if err := c.client.Ping(ctx); err != nil && s.set.ctx.Err() == nil {
+	if _, err := c.client.ListTools(ctx, mcp.ListToolsRequest{}); err != nil && s.set.ctx.Err() == nil {
 		s.died(c, "it stopped answering")
 	}
 }

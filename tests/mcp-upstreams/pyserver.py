@@ -126,6 +126,13 @@ async def add_tool(ctx: Context) -> str:
     return "added"
 
 
+@server.tool(description="Removes the tool 'say-hello' and announces it with notifications/tools/list_changed.")
+async def remove_tool(ctx: Context) -> str:
+    server.remove_tool("say-hello")
+    await ctx.notify_tools_changed()
+    return "removed"
+
+
 if __name__ == "__main__":
     sys.stderr.write("pyserver: ready\n")
     sys.stderr.flush()
