@@ -134,6 +134,7 @@ async def remove_tool(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    note(f"pid {os.getpid()}")
     sys.stderr.write("pyserver: ready\n")
     sys.stderr.flush()
     if len(sys.argv) > 1 and sys.argv[1] == "http":

@@ -1,0 +1,72 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/internal/testupstreams"
+)
+
+// alive reports whether process pid runs (a zombie waiting to be reaped
+// by a parent that does not reap it does not count).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	rest := string(b[bytes.LastIndexByte(b, ')')+2:])
+	return !strings.HasPrefix(rest, "Z")
+}
+
+func TestUpstreamStoppedWithServe(t *testing.T) {
+	// serve stopped by SIGTERM stops the upstream it started before it
+	// exits; killed by SIGKILL, the kernel kills the upstream (no orphans).
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			cmd := exec.Command(binary, "serve", "--no-io", "--mcp=py="+testupstreams.Shell(testupstreams.Python(t)))
+			cmd.Env = append(os.Environ(), "PYSERVER_LOG="+log, "XDG_CACHE_HOME="+t.TempDir())
+			stdin, err := cmd.StdinPipe() // kept open: serve waits for requests
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := 0
+			for deadline := time.Now().Add(30 * time.Second); pid == 0 || !strings.Contains(stderr.String(), "ready"); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("serve did not start its upstream: %s", stderr.String())
+				}
+				b, _ := os.ReadFile(log)
+				if line, ok := strings.CutPrefix(string(b), "pid "); ok {
+					pid, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(line, "\n", 2)[0]))
+				}
+			}
+			if !alive(pid) {
+				t.Fatalf("the upstream %d is not running", pid)
+			}
+			cmd.Process.Signal(sig)
+			cmd.Wait()
+			for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("the upstream %d outlived serve (%s)", pid, sig)
+				}
+			}
+		})
+	}
+}
