@@ -173,7 +173,11 @@ func serve(c *cli.Context) error {
 		}
 	}
 	if limits.Mode() == config.Hosted {
-		return serveHTTP(c, ctx, stop, cfg, file, limits, hostedFlags, watch)
+		ready := func(context.Context) error { return nil }
+		if client != nil {
+			ready = client.Ready // Refresh keeps the upstream servers: the first client's check is theirs
+		}
+		return serveHTTP(c, ctx, stop, cfg, file, limits, hostedFlags, watch, ready)
 	}
 
 	srv, err := mcpserver.New(cfg)
@@ -195,7 +199,7 @@ func serve(c *cli.Context) error {
 // Its diagnostics and access log are JSON lines on standard error.
 func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFunc, cfg mcpserver.Config,
 	file *config.File, limits config.ServerSettings, flags config.HostedFlags,
-	watch func(*mcpserver.Server, func(string, ...any))) error {
+	watch func(*mcpserver.Server, func(string, ...any)), sdkReady func(context.Context) error) error {
 	h, err := config.ResolveHosted(file, limits.HTTP, flags)
 	if err != nil {
 		return usagef("%v", err)
@@ -242,9 +246,9 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 	handler, err := hosted.New(hosted.Config{
 		MCP: transport, Auth: authn, Rate: rate, MaxBodyBytes: srv.MaxRequestBytes(),
 		Metrics: m, AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
-		// The module is compiled by now; the sdk's specs and upstream MCP
-		// servers will add their checks here.
-		Ready: hosted.AllReady(),
+		// The module is compiled and the specs are loaded by now; the
+		// upstream MCP servers are checked on each probe.
+		Ready: hosted.AllReady(sdkReady),
 	})
 	if err != nil {
 		return usagef("%v", err)

@@ -384,6 +384,15 @@ func (c *Client) Manifest() luau.SDKManifest {
 	return m
 }
 
+// Ready reports whether the upstream MCP servers are connected (see
+// upstream.Set.Ready); the APIs' specs are loaded once Open returns.
+func (c *Client) Ready(ctx context.Context) error {
+	if c.upstreams == nil {
+		return nil
+	}
+	return c.upstreams.Ready(ctx)
+}
+
 // MaxParallel is how many calls one execution may have in flight at once:
 // what the runtime's parallel is bounded by.
 func (c *Client) MaxParallel() int { return c.cfg.MaxParallel }

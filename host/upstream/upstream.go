@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolscript/toolscript/host/catalog"
 )
 
@@ -150,6 +151,45 @@ func (s *Set) APIs() []*catalog.API {
 		out[i] = srv.tools.Load().api.Clone()
 	}
 	return out
+}
+
+// Ready reports whether every server is connected and answering, for a
+// readiness probe: each is asked for its tools (a request every protocol
+// version has); one that does not answer is stopped and, like one that is
+// down, started again now (after the backoff it earned, unless ctx ends
+// sooner). The error names each server that cannot be reached, and why.
+func (s *Set) Ready(ctx context.Context) error {
+	errs := make([]error, len(s.servers))
+	var wg sync.WaitGroup
+	for i, srv := range s.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.ready(ctx); err != nil {
+				errs[i] = fmt.Errorf("mcp server %s: %w", srv.cfg.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *server) ready(ctx context.Context) error {
+	c, err := s.connection(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := c.client.ListTools(ctx, mcp.ListToolsRequest{}); err == nil {
+		return nil
+	} else if ctx.Err() == nil {
+		s.died(c, "it did not answer a readiness check")
+	}
+	c, err = s.connection(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = c.client.ListTools(ctx, mcp.ListToolsRequest{})
+	return err
 }
 
 // Close stops every server: processes started for stdio servers get
