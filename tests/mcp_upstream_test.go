@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -226,4 +228,61 @@ func TestUpstreamToolsChangeUnderServe(t *testing.T) {
 	if d := description(); strings.Contains(d, "sdk.py.say_hello(") {
 		t.Errorf("execute_script's description still has the removed tool")
 	}
+}
+
+func TestHostedMetricsCountUpstreamCalls(t *testing.T) {
+	// /metrics counts the calls scripts made, by source and status: an
+	// API's responses by status class, an MCP tool's results as ok or
+	// tool_error; calls refused before sending are not counted.
+	api := testapi.New(t)
+	dir := writeConfig(t, t.TempDir(), "[apis.pets]\nspec = "+quoteTOML(testapi.SpecPath())+"\nbase_url = "+quoteTOML(api.URL)+"\n")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	p := startServe(t, dir, "--no-io", "--mcp=py="+testupstreams.Shell(testupstreams.Python(t)))
+	c, err := client.NewStreamableHttpClient(p.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION}}); err != nil {
+		t.Fatal(err)
+	}
+	_, out := callScript(t, ctx, c, map[string]any{"script": `
+		sdk.get_pet({ petId = 7 })
+		sdk.get_pet({ petId = 8 })
+		pcall(sdk.get_pet, { petId = 404 })
+		pcall(sdk.get_pet, {})                 -- refused: not counted
+		sdk.py.say_hello({ name = "m" })
+		pcall(sdk.py.fail, { reason = "x" })
+		return true`})
+	if out.Error != nil {
+		t.Fatalf("%+v", out.Error)
+	}
+	_, body := get(t, p.base+"/metrics")
+	for _, want := range []string{
+		`toolscript_upstream_calls_total{source="pets",status="2xx"} 2`,
+		`toolscript_upstream_calls_total{source="pets",status="4xx"} 1`,
+		`toolscript_upstream_calls_total{source="py",status="ok"} 1`,
+		`toolscript_upstream_calls_total{source="py",status="tool_error"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(body, "upstream_calls"))
+		}
+	}
+	if n := strings.Count(body, "toolscript_upstream_calls_total{"); n != 4 {
+		t.Errorf("%d upstream series, want 4:\n%s", n, grepLines(body, "upstream_calls"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

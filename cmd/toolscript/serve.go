@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -152,6 +153,9 @@ func serve(c *cli.Context) error {
 		Version:        toolscriptVersion(),
 		ErrorLog:       c.App.ErrWriter,
 	}
+	if limits.Mode() == config.Hosted {
+		cfg.Metrics = metrics.New(hosted.AuthReasons())
+	}
 	if client != nil {
 		cfg.SDKDocs = sdkdocs.New(client.Catalog())
 		// Each call gets its own session: its budgets, and the upstream
@@ -163,6 +167,9 @@ func serve(c *cli.Context) error {
 			}
 			client := current.Load()
 			call.Script.SDK = client.Session(creds)
+			if cfg.Metrics != nil {
+				call.Script.SDK = client.Observed(call.Script.SDK, countUpstreamCall(cfg.Metrics))
+			}
 			call.Script.MaxParallel = client.MaxParallel()
 			return nil
 		}
@@ -210,7 +217,7 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 	}
 	fail := func(err error) error { return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError) }
 
-	m := metrics.New(hosted.AuthReasons())
+	m := cfg.Metrics
 	var authn *auth.Authenticator
 	if h.Auth != nil {
 		authn, err = auth.New(ctx, auth.Config{
@@ -232,7 +239,6 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 
 	cfg.PerUserIO = cfg.IO != nil
 	cfg.MaxConcurrentPerUser = h.MaxConcurrentPerUser
-	cfg.Metrics = m
 	cfg.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn).Writer()
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
@@ -331,5 +337,15 @@ func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointe
 			srv.SetSDKDocs(docs)
 			logf("mcp server %s: its tools changed; the sdk now has %d functions", server, docs.Count())
 		}
+	}
+}
+
+// countUpstreamCall counts an sdk call in m: an HTTP status by its class.
+func countUpstreamCall(m *metrics.Metrics) func(source, status string) {
+	return func(source, status string) {
+		if code, err := strconv.Atoi(status); err == nil {
+			status = metrics.HTTPStatus(code)
+		}
+		m.UpstreamCall(source, status)
 	}
 }

@@ -1,0 +1,56 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/luau"
+)
+
+// Observed returns caller (a Session of c) reporting each call that
+// reached an upstream to observe, with its source (the API's or MCP
+// server's name) and its status: the HTTP status code of an API's
+// response, "ok" or "tool_error" (isError) for an MCP tool's result, and
+// "error" when no response came (a transport failure, a timeout, a
+// cancellation). Calls refused before anything was sent (bad arguments,
+// max_calls) are not reported. This is what the hosted mode's metrics
+// count.
+func (c *Client) Observed(caller luau.SDKCaller, observe func(source, status string)) luau.SDKCaller {
+	return &observed{c: c, caller: caller, observe: observe}
+}
+
+type observed struct {
+	c       *Client
+	caller  luau.SDKCaller
+	observe func(source, status string)
+}
+
+func (o *observed) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	resp := o.caller.Call(ctx, id, args)
+	if int(id) >= len(o.c.funcs) || o.c.funcs[id] == nil {
+		return resp
+	}
+	f := o.c.funcs[id]
+	if status, ok := callStatus(f.fn.Kind, resp); ok {
+		o.observe(f.api.api.Name, status)
+	}
+	return resp
+}
+
+// callStatus is the status Observed reports for resp, and whether the
+// call reached the upstream at all.
+func callStatus(kind catalog.Kind, resp *luau.SDKResponse) (string, bool) {
+	switch {
+	case resp.Fail != luau.SDKOK && resp.Fail != luau.SDKUpstream:
+		return "", false
+	case resp.Status > 0:
+		return strconv.Itoa(resp.Status), true
+	case kind == catalog.MCP && resp.Fail == luau.SDKOK:
+		return "ok", true
+	case kind == catalog.MCP && resp.Content != nil:
+		return "tool_error", true
+	}
+	return "error", true
+}
