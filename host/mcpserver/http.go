@@ -181,6 +181,21 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		scope = sessionID
 	}
 
+	// A number out of range gets the same answer as over stdio.
+	var probe inbound
+	if tooLarge, ok := outOfRangeNumber(json.Unmarshal(body, &probe)); ok && probe.Method != "" && idKey(probe.ID) != "" {
+		rewritten, refusal := outOfRange(body, probe.Method, tooLarge)
+		if refusal != "" {
+			resp := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: probe.ID}
+			resp.Error.Code = mcp.INVALID_PARAMS
+			resp.Error.Message = refusal
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(resp)
+			return
+		}
+		body = rewritten
+	}
+
 	ctx := r.Context()
 	switch {
 	case msg.Method == string(mcp.MethodNotificationCancelled) && msg.ID == nil:

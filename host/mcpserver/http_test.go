@@ -631,3 +631,34 @@ func TestHTTPUnknownResource(t *testing.T) {
 		t.Errorf("a resource the server has: %v", m)
 	}
 }
+
+// TestHTTPNumbersOutOfRange: a number JSON allows but float64 cannot hold
+// gets the answer it gets over stdio: an argument error from the tool in a
+// tools/call's arguments, Invalid params elsewhere.
+func TestHTTPNumbersOutOfRange(t *testing.T) {
+	h := startHosted(t, hostedOptions{stateless: true})
+	for _, c := range []struct {
+		name, body, want string
+		code             float64
+	}{
+		{"in the arguments", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1","timeout_ms":1e400}}}`,
+			`Invalid arguments: argument "timeout_ms" is out of range: 1e400`, 0},
+		{"outside the arguments", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"x"},"_meta":{"progressToken":1e400}}}`,
+			"the number 1e400 is out of range", mcp.INVALID_PARAMS},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := response(t, messages(h.post(t, "alice", "", c.body)))
+			if c.code != 0 {
+				e, _ := m["error"].(map[string]any)
+				if e["code"] != c.code || !strings.Contains(fmt.Sprint(e["message"]), c.want) {
+					t.Errorf("got %v", m)
+				}
+				return
+			}
+			res, _ := m["result"].(map[string]any)
+			if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), c.want) {
+				t.Errorf("got %v", m)
+			}
+		})
+	}
+}

@@ -50,9 +50,8 @@ func (s *stdio) admit(line []byte) []byte {
 	}
 	var msg inbound
 	err := json.Unmarshal(line, &msg)
-	var tooLarge *json.UnmarshalTypeError
-	if err != nil && !(errors.As(err, &tooLarge) && strings.HasPrefix(tooLarge.Value, "number ")) {
-		tooLarge = nil
+	tooLarge, isRange := outOfRangeNumber(err)
+	if err != nil && !isRange {
 		if msg.Method == "" {
 			return line // not JSON, or not an object: mcp-go answers it
 		}
@@ -94,19 +93,40 @@ func (s *stdio) admit(line []byte) []byte {
 		return nil // shutting down
 	}
 	if tooLarge != nil {
-		// mcp-go decodes numbers into float64 and refuses the request with
-		// a message about Go types. Arguments are the tool's to refuse.
-		number := echo(strings.TrimPrefix(tooLarge.Value, "number "))
-		if msg.Method == string(mcp.MethodToolsCall) {
-			if rewritten := withInvalidArguments(line, number); rewritten != nil {
-				return rewritten
-			}
+		rewritten, refusal := outOfRange(line, msg.Method, tooLarge)
+		if refusal != "" {
+			s.writeError(msg.ID, mcp.INVALID_PARAMS, refusal)
+			return nil
 		}
-		s.writeError(msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf(
-			"Invalid params: the number %s is out of range (numbers must be within ±1.8e308)", number))
-		return nil
+		return rewritten
 	}
 	return line
+}
+
+// outOfRangeNumber tells whether err, from decoding a request, is a number
+// out of float64's range, and returns that error.
+func outOfRangeNumber(err error) (*json.UnmarshalTypeError, bool) {
+	var tooLarge *json.UnmarshalTypeError
+	if errors.As(err, &tooLarge) && strings.HasPrefix(tooLarge.Value, "number ") {
+		return tooLarge, true
+	}
+	return nil, false
+}
+
+// outOfRange handles a request holding a number out of range (mcp-go
+// decodes numbers into float64 and refuses it with a message about Go
+// types), the same on every transport: in a tools/call's arguments it is
+// the tool's to refuse, so the request is rewritten for the handler to
+// report an argument error (withInvalidArguments); anywhere else the
+// request gets refusal, an Invalid params message.
+func outOfRange(request []byte, method string, tooLarge *json.UnmarshalTypeError) (rewritten []byte, refusal string) {
+	number := echo(strings.TrimPrefix(tooLarge.Value, "number "))
+	if method == string(mcp.MethodToolsCall) {
+		if rewritten := withInvalidArguments(request, number); rewritten != nil {
+			return rewritten, ""
+		}
+	}
+	return nil, fmt.Sprintf("Invalid params: the number %s is out of range (numbers must be within ±1.8e308)", number)
 }
 
 // withInvalidArguments returns the tools/call request line with its
