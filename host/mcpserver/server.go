@@ -203,6 +203,9 @@ func New(cfg Config) (*Server, error) {
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 	)
+	if cfg.SDKDocs != nil {
+		s.sdkDocs.Store(cfg.SDKDocs) // for execute_script's description
+	}
 	s.mcp.AddTool(s.tool(), s.executeScript)
 	if cfg.SDKDocs != nil {
 		s.addSDKDocs(cfg.SDKDocs)
