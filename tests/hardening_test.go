@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // pathological are scripts whose work once ran in C code that never reached
@@ -95,7 +97,7 @@ func TestRunSignalStopsTheScript(t *testing.T) {
 				t.Fatal(err)
 			}
 			cmd := exec.Command(binary, "run", "--timeout", "1m", script)
-			stdout := &lockedBuffer{}
+			stdout := &syncbuf.Buffer{}
 			var stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = stdout, &stderr
 			if err := cmd.Start(); err != nil {

@@ -23,6 +23,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // These tests drive `toolscript serve` as a subprocess: through mcp-go's
@@ -31,30 +33,12 @@ import (
 
 const errorPrefix = "Script execution error: "
 
-// lockedBuffer collects a subprocess's standard error.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // mcpClient starts `toolscript serve ARGS` in dir and connects mcp-go's
 // client to it. version pins the protocol revision ("" lets the client
 // negotiate the newest).
 func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
@@ -749,7 +733,7 @@ type rawServer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	exited chan struct{} // closed when the process has exited
 	err    error         // its exit error, set before exited is closed
 }
@@ -767,7 +751,7 @@ func startRaw(t *testing.T, dir string, args ...string) *rawServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rawServer{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 100), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	r := &rawServer{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 100), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -1129,7 +1113,7 @@ func TestMCPClientGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -43,7 +44,7 @@ func TestUpstreamStoppedWithServe(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer stdin.Close()
-			stderr := &lockedBuffer{}
+			stderr := &syncbuf.Buffer{}
 			cmd.Stderr = stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -2,7 +2,6 @@ package accesslog_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/accesslog"
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 const secretScript = `return "the script's own text"`
@@ -77,7 +76,7 @@ func TestMiddleware(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			log := slog.New(slog.NewJSONHandler(&logs, nil))
 			srv := httptest.NewServer(accesslog.Middleware(log, tt.handler))
 			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(
@@ -127,7 +126,7 @@ func TestMiddleware(t *testing.T) {
 // client reads an event before the response ends.
 func TestMiddlewareStreams(t *testing.T) {
 	read := make(chan struct{})
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	srv := httptest.NewServer(accesslog.Middleware(slog.New(slog.NewJSONHandler(&logs, nil)),
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -180,21 +179,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/auth/authtest"
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // scope is the scope the tests' resource server requires.
@@ -32,13 +32,13 @@ type fixture struct {
 	issuer  *authtest.Issuer
 	auth    *auth.Authenticator
 	server  *httptest.Server
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 	reasons chan auth.Reason
 }
 
 func newFixture(t *testing.T, issuer *authtest.Issuer, cfg auth.Config) *fixture {
 	t.Helper()
-	f := &fixture{issuer: issuer, logs: &syncBuffer{}, reasons: make(chan auth.Reason, 1000)}
+	f := &fixture{issuer: issuer, logs: &syncbuf.Buffer{}, reasons: make(chan auth.Reason, 1000)}
 	if cfg.Issuer == "" {
 		cfg.Issuer = issuer.URL
 	}
@@ -532,34 +532,4 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
-}
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }

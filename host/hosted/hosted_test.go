@@ -1,7 +1,6 @@
 package hosted_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +27,7 @@ import (
 	"github.com/toolscript/toolscript/host/hosted"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // mcpHandler is a real mcp-go streamable HTTP server, stateless, with one
@@ -51,12 +51,12 @@ type fixture struct {
 	issuer  *authtest.Issuer
 	server  *httptest.Server
 	metrics *metrics.Metrics
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 }
 
 func newFixture(t testing.TB, withAuth bool, rate int, ready func(context.Context) error) *fixture {
 	t.Helper()
-	f := &fixture{logs: &syncBuffer{}, metrics: metrics.New(hosted.AuthReasons())}
+	f := &fixture{logs: &syncbuf.Buffer{}, metrics: metrics.New(hosted.AuthReasons())}
 	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
 	cfg := hosted.Config{
 		MCP:          mcpHandler(),
@@ -374,35 +374,4 @@ func (f *fixture) accessLine(t *testing.T) map[string]any {
 func expired(c jwt.MapClaims) jwt.MapClaims {
 	c["exp"] = time.Now().Add(-time.Hour).Unix()
 	return c
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Lines() []string {
-	text := strings.TrimSpace(s.String())
-	if text == "" {
-		return nil
-	}
-	return strings.Split(text, "\n")
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }
