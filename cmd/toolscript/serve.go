@@ -111,6 +111,18 @@ func serve(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// The module compiles while the sdk loads (both take a second or more
+	// the first time); the sdk's table is set once it is known.
+	type newRuntime struct {
+		rt  *luau.Runtime
+		err error
+	}
+	compiled := make(chan newRuntime, 1)
+	go func() {
+		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)})
+		compiled <- newRuntime{rt, err}
+	}()
+
 	// An upstream whose tools changed rebuilds the sdk (watchSDK).
 	toolsChanged := make(chan string, 1)
 	client, err := openSDK(ctx, c, file, func(server string) {
@@ -119,28 +131,32 @@ func serve(c *cli.Context) error {
 		default: // a rebuild is pending already, and will see this change
 		}
 	})
+	r := <-compiled
+	if r.rt != nil {
+		defer r.rt.Close(context.Background())
+	}
 	if err != nil {
 		return err
 	}
+	if r.err != nil {
+		return cli.Exit(fmt.Sprintf("toolscript: %v", r.err), exitScriptError)
+	}
+	rt := r.rt
 	var current atomic.Pointer[sdk.Client]
 	current.Store(client)
-	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), PoolSize: servePoolSize}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()
-		rtConfig.SDK = &manifest
+		if err := rt.SetSDK(&manifest); err != nil {
+			return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
+		}
 		for _, api := range client.Catalog().APIs {
 			for _, w := range api.Warnings {
 				fmt.Fprintf(c.App.ErrWriter, "toolscript serve: api %s: %s\n", api.Name, w)
 			}
 		}
 	}
-
-	rt, err := luau.New(ctx, rtConfig)
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
-	}
-	defer rt.Close(context.Background())
+	rt.StartPool(servePoolSize)
 
 	cfg := mcpserver.Config{
 		Runtime:        rt,

@@ -162,6 +162,20 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 	return wazero.NewCompilationCacheWithDir(dir)
 }
 
+// StartPool starts filling a pool of size ready instances in the
+// background, for a Runtime made without one (Config.PoolSize 0): a caller
+// that sets the sdk table after New (SetSDK) starts the pool then, so that
+// it is filled once, with the right table. It does nothing when there is
+// a pool already or size is not positive.
+func (r *Runtime) StartPool(size int) {
+	r.mu.Lock()
+	started := r.pool != nil || size <= 0
+	r.mu.Unlock()
+	if !started {
+		r.startPool(size)
+	}
+}
+
 // startPool fills the pool in the background.
 func (r *Runtime) startPool(size int) {
 	r.pool = make(chan *instance, size)

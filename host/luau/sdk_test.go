@@ -405,3 +405,25 @@ func TestSetSDK(t *testing.T) {
 		t.Fatalf("without an sdk: %s %+v", res.Value, res.Error)
 	}
 }
+
+func TestSetSDKThenStartPool(t *testing.T) {
+	// A runtime made without an sdk and a pool gets both later (as serve
+	// does, compiling the module while the specs load).
+	t.Parallel()
+	rt, err := luau.New(context.Background(), luau.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	if err := rt.SetSDK(sdkManifest); err != nil {
+		t.Fatal(err)
+	}
+	rt.StartPool(2)
+	rt.StartPool(3) // a second start does nothing
+	for i := range 4 {
+		res := rt.Execute(context.Background(), luau.Script{Source: []byte(`return sdk.pets.list_pets == sdk.list_pets and sdk.store.slow ~= nil`)})
+		if res.Error != nil || string(res.Value) != "true" {
+			t.Fatalf("execution %d: %s %+v", i, res.Value, res.Error)
+		}
+	}
+}
