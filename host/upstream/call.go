@@ -255,16 +255,25 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	cctx, mark := markCalls(cctx)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	res, err := c.client.CallTool(cctx, req)
+	big := s.tooLarge(c, mark)
 	switch {
 	case err == nil:
 		s.healthy()
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, cancelled(ctx)
+	case big != nil && c.proc != nil:
+		// The server's standard output is cut off: the connection is dead
+		// (the limitReader's trip stopped it).
+		return nil, fmt.Errorf("%w; it is restarted on the next call", big)
+	case big != nil:
+		// Over HTTP only this response was cut off; the connection stays.
+		return nil, big
 	case cctx.Err() != nil:
 		go s.checkHung(c)
 		return nil, fmt.Errorf("the MCP server %s did not answer within %s (timeout of [mcp_servers.%s])", s.cfg.Name, s.cfg.Timeout, s.cfg.Name)

@@ -1,52 +1,119 @@
 package upstream
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"sync"
+	"time"
 )
 
-// process is the subprocess of a stdio server (empty for HTTP servers):
-// started in its own process group, so that stopping it reaches whatever
-// it started in turn (npx starts node, a shell script its command).
+// process is the subprocess of a stdio server, started in its own process
+// group, so that stopping it reaches whatever it started in turn (npx
+// starts node, a shell script its command). toolscript starts it itself,
+// rather than mcp-go's stdio transport, so that its standard output is
+// read through a limitReader.
 type process struct {
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	proc   *os.Process
+	stdin  *os.File // the write end of the server's standard input
+	stdout *os.File // the read end of its standard output
+	// exited is closed once the process has been reaped (by the one
+	// goroutine that waits for it); how is set before.
+	exited    chan struct{}
+	how       string
+	closeOnce sync.Once
 }
 
-// prepare makes cmd the process's command, to be started in its own
-// process group.
-func (p *process) prepare(cmd *exec.Cmd) {
+// startProcess starts the server of cfg with env added to toolscript's
+// environment; its standard error goes to stderr.
+func startProcess(cfg Config, stderr io.Writer) (*process, error) {
+	cmd := exec.Command(cfg.Command, cfg.Args...)
+	cmd.Env = os.Environ()
+	for k, v := range cfg.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Dir = cfg.Dir
+	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
 	setProcessGroup(cmd)
-	p.mu.Lock()
-	p.cmd = cmd
-	p.mu.Unlock()
-}
-
-// pid is the process's id, 0 before it started (or for HTTP).
-func (p *process) pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil {
-		return 0
+	// Pipes of our own, not cmd's: Wait closes those as soon as the
+	// process exits, which could lose what it wrote last.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("standard input pipe: %w", err)
 	}
-	return p.cmd.Process.Pid
-}
-
-// signal sends SIGTERM (kill false) or SIGKILL (kill true) to the
-// process's group.
-func (p *process) signal(kill bool) {
-	if pid := p.pid(); pid > 0 {
-		signalGroup(pid, kill)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("standard output pipe: %w", err)
 	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	err = cmd.Start()
+	// The child has its own copies of its ends.
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	p := &process{proc: cmd.Process, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		if cmd.ProcessState != nil {
+			p.how = cmd.ProcessState.String()
+		} else {
+			p.how = err.Error()
+		}
+		close(p.exited)
+	}()
+	return p, nil
 }
 
 // state describes how the process ended ("exit status 1", "signal:
-// killed"), or "" while it runs.
+// killed"), or "" while it runs (and for none).
 func (p *process) state() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.ProcessState == nil {
+	if p == nil {
 		return ""
 	}
-	return p.cmd.ProcessState.String()
+	select {
+	case <-p.exited:
+		return p.how
+	default:
+		return ""
+	}
+}
+
+// stop ends the process the way MCP's stdio transport asks, once its
+// standard input was closed (which lets the server read what was sent
+// last, such as notifications/cancelled, and exit on its own): a server
+// still running after stopGrace gets SIGTERM, after another stopGrace
+// SIGKILL, both sent to its whole process group; SIGKILL goes to the
+// group in any case, for whatever the server started and left behind.
+// It returns once the process is reaped (or a last stopGrace passed: the
+// waiting goroutine still reaps it).
+func (p *process) stop() {
+	select {
+	case <-p.exited:
+	case <-time.After(stopGrace):
+		p.signal(false)
+		select {
+		case <-p.exited:
+		case <-time.After(stopGrace):
+		}
+	}
+	p.signal(true)
+	select {
+	case <-p.exited:
+	case <-time.After(stopGrace):
+	}
+	p.closeStdout()
+}
+
+// closeStdout ends the reading of the server's standard output, even
+// when a grandchild still holds it open.
+func (p *process) closeStdout() {
+	p.closeOnce.Do(func() { _ = p.stdout.Close() })
 }

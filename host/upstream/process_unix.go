@@ -15,11 +15,12 @@ func setProcessGroup(cmd *exec.Cmd) {
 	setParentDeathSignal(cmd.SysProcAttr)
 }
 
-// signalGroup signals the process group whose leader is pid.
-func signalGroup(pid int, kill bool) {
+// signal sends SIGTERM (kill false) or SIGKILL (kill true) to the
+// process's group.
+func (p *process) signal(kill bool) {
 	sig := syscall.SIGTERM
 	if kill {
 		sig = syscall.SIGKILL
 	}
-	_ = syscall.Kill(-pid, sig)
+	_ = syscall.Kill(-p.proc.Pid, sig)
 }

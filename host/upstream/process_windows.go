@@ -4,4 +4,10 @@ import "os/exec"
 
 func setProcessGroup(*exec.Cmd) {}
 
-func signalGroup(int, bool) {}
+// signal kills the process (kill true); Windows has no SIGTERM to send
+// first.
+func (p *process) signal(kill bool) {
+	if kill {
+		_ = p.proc.Kill()
+	}
+}

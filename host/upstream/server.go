@@ -3,9 +3,9 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
-	"os/exec"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,7 +21,7 @@ import (
 const healthTimeout = 5 * time.Second
 
 // stopGrace is how long a stopping server has after its standard input is
-// closed, and then after SIGTERM.
+// closed, then after SIGTERM, then after SIGKILL.
 const stopGrace = time.Second
 
 // server is one upstream: its current connection (nil until started, or
@@ -46,7 +46,10 @@ type server struct {
 // conn is one live connection: a client and, for stdio, its process.
 type conn struct {
 	client *client.Client
-	proc   *process
+	proc   *process // nil for HTTP
+	// big is tripped when the server's standard output carried a message
+	// above the cap: the stream is cut there, the connection is dead.
+	big oversize
 	// unlisten ends the subscriptions/listen stream (protocol 2026-07-28),
 	// nil without one.
 	unlisten func()
@@ -64,10 +67,10 @@ func (c *conn) isDead() bool {
 }
 
 // stop ends the connection the way MCP's stdio transport asks: the client
-// closes the server's standard input (which lets the server read what was
-// sent last, such as notifications/cancelled, and exit); a server still
-// running after stopGrace gets SIGTERM, after another stopGrace SIGKILL,
-// both sent to its whole process group.
+// closes the server's standard input first (which lets the server read
+// what was sent last, such as notifications/cancelled, and exit), then
+// the process is stopped (process.stop: SIGTERM, SIGKILL to its group)
+// and reaped.
 func (c *conn) stop() {
 	c.once.Do(func() {
 		close(c.dead)
@@ -79,17 +82,8 @@ func (c *conn) stop() {
 			_ = c.client.Close()
 			close(closed)
 		}()
-		if c.proc.pid() > 0 {
-			select {
-			case <-closed:
-			case <-time.After(stopGrace):
-				c.proc.signal(false)
-				select {
-				case <-closed:
-				case <-time.After(stopGrace):
-				}
-			}
-			c.proc.signal(true) // whatever the server started and left behind
+		if c.proc != nil {
+			c.proc.stop()
 		}
 		<-closed
 	})
@@ -192,45 +186,53 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 }
 
 // dial starts the transport and performs the initialize handshake.
-func (s *server) dial(ctx context.Context) (c *conn, err error) {
+func (s *server) dial(ctx context.Context) (*conn, error) {
 	name := s.cfg.Name
+	max := maxMessageBytes(s.set.opts.MaxResponseBytes)
+	// Not a named result: the goroutines below keep c, while a failed
+	// dial returns nil.
+	c := &conn{dead: make(chan struct{})}
 	var tr transport.Interface
-	proc := &process{}
-	// The transport's own diagnostics: warnings and errors only, marked
-	// with the server's name like its stderr.
-	logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if s.cfg.Command != "" {
-		env := make([]string, 0, len(s.cfg.Env))
-		for k, v := range s.cfg.Env {
-			env = append(env, k+"="+v)
+		proc, err := startProcess(s.cfg, newLineWriter("["+name+"] ", s.set.stderr))
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 		}
-		stderr := newLineWriter("["+name+"] ", s.set.stderr)
-		tr = transport.NewStdioWithOptions(s.cfg.Command, env, s.cfg.Args,
-			transport.WithCommandFunc(func(_ context.Context, command string, env, args []string) (*exec.Cmd, error) {
-				cmd := exec.Command(command, args...)
-				cmd.Env = append(os.Environ(), env...)
-				cmd.Dir = s.cfg.Dir
-				cmd.Stderr = stderr
-				cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
-				proc.prepare(cmd)
-				return cmd, nil
-			}),
-			transport.WithCommandLogger(logger))
+		c.proc = proc
+		var stdout io.Reader = proc.stdout
+		if max > 0 {
+			stdout = newLimitReader(stdout, lines, max, func() error {
+				c.big.tripped.Store(true)
+				s.died(c, fmt.Sprintf("it sent a message larger than %d bytes", max))
+				// The stream ends here for the transport, quietly; the
+				// calls in flight fail with c.big's message.
+				return io.EOF
+			})
+		}
+		tr = transport.NewIO(stdout, proc.stdin, nil)
 	} else {
+		// The transport's own diagnostics: warnings and errors only,
+		// marked with the server's name like a stdio server's stderr.
+		logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		hc := &http.Client{}
+		if max > 0 {
+			hc.Transport = limitedTransport{base: http.DefaultTransport, max: max}
+		}
 		// Servers on protocol versions before 2026-07-28 send
 		// notifications/tools/list_changed only on the standalone GET
 		// stream that continuous listening opens; newer ones on
 		// subscriptions/listen (below).
 		//lint:ignore SA1019 needed for the servers of earlier protocol versions
 		listen := transport.WithContinuousListening()
-		tr, err = transport.NewStreamableHTTP(s.cfg.URL,
+		var err error
+		tr, err = transport.NewStreamableHTTP(s.cfg.URL, transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPHeaders(s.cfg.Headers), listen, transport.WithHTTPLogger(logger))
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: %w", name, err)
 		}
 	}
 	cl := client.NewClient(tr)
-	c = &conn{client: cl, proc: proc, dead: make(chan struct{})}
+	c.client = cl
 	// The transport lives as long as the Set (its context), not as long as
 	// this start.
 	if err := cl.Start(s.set.ctx); err != nil {
@@ -243,22 +245,23 @@ func (s *server) dial(ctx context.Context) (c *conn, err error) {
 		}
 	})
 	cl.OnConnectionLost(func(error) { s.died(c, "the connection was lost") })
-	if pid := proc.pid(); pid > 0 {
-		if exited := watchExit(pid); exited != nil {
-			go func() {
-				select {
-				case <-exited:
-					s.died(c, "the process exited")
-				case <-c.dead:
-				}
-			}()
-		}
+	if c.proc != nil {
+		go func() {
+			select {
+			case <-c.proc.exited:
+				s.died(c, "the process exited")
+			case <-c.dead:
+			}
+		}()
 	}
 	req := mcp.InitializeRequest{}
 	req.Params.ClientInfo = mcp.Implementation{Name: "toolscript", Version: "upstream"}
-	if _, err := cl.Initialize(ctx, req); err != nil {
+	ictx, mark := markCalls(ctx)
+	if _, err := cl.Initialize(ictx, req); err != nil {
 		c.stop()
-		if st := proc.state(); st != "" {
+		if big := s.tooLarge(c, mark); big != nil {
+			err = big
+		} else if st := c.proc.state(); st != "" {
 			err = fmt.Errorf("%w (the process ended: %s)", err, st)
 		}
 		return nil, fmt.Errorf("mcp server %s: initializing %s: %w", name, s.describe(), err)
@@ -270,6 +273,17 @@ func (s *server) dial(ctx context.Context) (c *conn, err error) {
 		c.unlisten = stop
 	}
 	return c, nil
+}
+
+// tooLarge is the error of a request of c that failed because the server
+// sent a message above the cap (the connection's, or the request's mark
+// for HTTP), nil when none was.
+func (s *server) tooLarge(c *conn, mark *oversize) error {
+	if !c.big.tripped.Load() && !mark.tripped.Load() {
+		return nil
+	}
+	return fmt.Errorf("the MCP server %s sent a message larger than %d bytes (max_response_bytes is %d)",
+		s.cfg.Name, maxMessageBytes(s.set.opts.MaxResponseBytes), s.set.opts.MaxResponseBytes)
 }
 
 // describe names what the server is for messages: its command or URL
@@ -284,8 +298,12 @@ func (s *server) describe() string {
 // list fetches the tools of c into the server's toolset. It reports
 // whether they changed.
 func (s *server) list(ctx context.Context, c *conn) error {
+	ctx, mark := markCalls(ctx)
 	res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
+		if big := s.tooLarge(c, mark); big != nil {
+			err = big
+		}
 		return fmt.Errorf("mcp server %s: listing tools: %w", s.cfg.Name, err)
 	}
 	if len(res.Tools) > MaxTools {

@@ -4,7 +4,8 @@
 // execution without a lock around calls. It lists each server's tools into
 // catalog APIs of kind mcp, re-lists them on notifications/tools/list_changed,
 // checks a call's arguments against the tool's inputSchema, turns results
-// into luau.SDKResponses, restarts a server that exited or hung (with
+// into luau.SDKResponses, reads no message from a server past a cap derived
+// from max_response_bytes, restarts a server that exited or hung (with
 // backoff) and stops the processes it started, their whole process group.
 package upstream
 
@@ -63,8 +64,9 @@ type Options struct {
 	// a server's tools were re-listed and differ: the catalog APIs from
 	// APIs() have changed.
 	OnToolsChanged func(server string)
-	// MaxResponseBytes caps a result's size (the sdk's max_response_bytes);
-	// zero means no cap.
+	// MaxResponseBytes caps a result's size (the sdk's max_response_bytes),
+	// and through it one message from a server (maxMessageBytes), which is
+	// never read past that; zero means no cap.
 	MaxResponseBytes int64
 }
 

@@ -1,9 +1,13 @@
 """A small MCP server (the official Python SDK's MCPServer) the upstream
 tests start: tools that return structured content, text, an image, an
 error, that sleep (timeouts, cancellation, concurrency), that exit in the
-middle of a call, and that add a tool (notifications/tools/list_changed).
+middle of a call, that add a tool (notifications/tools/list_changed), and
+that return a text as large as asked (the cap on messages).
 
-    python pyserver.py [stdio | http PORT]
+    python pyserver.py [stdio | http PORT [json]]
+
+Over http, responses are server-sent event streams, or single JSON bodies
+with json.
 
 Cancellations are appended to the file $PYSERVER_LOG (one line
 "cancelled <tool> <tag>"), so a test sees that the upstream got
@@ -73,6 +77,11 @@ def ping(n: int = 0) -> str:
     return str(n)
 
 
+@server.tool(description="Returns a text of size bytes.", structured_output=False)
+def big(size: int) -> str:
+    return "x" * size
+
+
 @server.tool(description="Sleeps, then answers; notes a cancellation in $PYSERVER_LOG.", structured_output=False)
 async def sleep(seconds: float, tag: str = "") -> str:
     note(f"started sleep {tag}")
@@ -138,6 +147,7 @@ if __name__ == "__main__":
     sys.stderr.write("pyserver: ready\n")
     sys.stderr.flush()
     if len(sys.argv) > 1 and sys.argv[1] == "http":
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+        json_response = len(sys.argv) > 3 and sys.argv[3] == "json"
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), json_response=json_response)
     else:
         server.run("stdio")

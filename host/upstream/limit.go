@@ -1,0 +1,168 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"sync/atomic"
+)
+
+// messageFactor and messageSlack size the cap on one message from an
+// upstream: messageFactor × max_response_bytes + messageSlack. The exact
+// check of a result against max_response_bytes happens after decoding
+// (result); this cap only makes sure a larger message is never read
+// whole, so it leaves room for what the wire adds to a result that fits:
+// JSON escaping of the text, the JSON-RPC envelope, and the copy of
+// structured content that servers also send as indented text (the
+// official Python SDK does; measured at 2.1× to 2.9× the structured
+// content for lists of records, numbers and strings).
+const (
+	messageFactor = 4
+	messageSlack  = 1 << 20
+)
+
+// maxMessageBytes is the cap on one message from an upstream for a given
+// max_response_bytes; 0 (no cap) for 0.
+func maxMessageBytes(maxResponseBytes int64) int64 {
+	if maxResponseBytes <= 0 {
+		return 0
+	}
+	return messageFactor*maxResponseBytes + messageSlack
+}
+
+// framing says where a message of a stream ends.
+type framing int
+
+const (
+	// lines: each line is a message (stdio: one JSON-RPC message a line).
+	lines framing = iota
+	// events: each server-sent event is a message; it ends at a blank line
+	// (one of only '\r's), and mcp-go joins its data lines in memory.
+	events
+	// whole: the stream is one message (an application/json body).
+	whole
+)
+
+// limitReader passes its reader's bytes through until one message is
+// longer than max bytes (the newline that ends a message not counted):
+// then it passes the bytes up to the cap and fails with trip's error,
+// and keeps failing. Nothing past the cap is ever returned, so the
+// reader above buffers at most max bytes of a message.
+type limitReader struct {
+	r       io.Reader
+	framing framing
+	max     int64
+	// trip is called once, when the cap is passed; its error is what
+	// Read returns from then on.
+	trip func() error
+
+	size  int64 // bytes of the current message so far
+	dirty bool  // (events) the current line has a byte other than '\r'
+	err   error
+}
+
+func newLimitReader(r io.Reader, f framing, max int64, trip func() error) *limitReader {
+	return &limitReader{r: r, framing: f, max: max, trip: trip}
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	for i := 0; i < n; {
+		end := n // the end of this line's bytes in p, before its newline
+		if l.framing != whole {
+			if j := bytes.IndexByte(p[i:n], '\n'); j >= 0 {
+				end = i + j
+			}
+		}
+		if l.size+int64(end-i) > l.max {
+			return l.fail(i + int(l.max-l.size))
+		}
+		l.size += int64(end - i)
+		if l.framing == events && !l.dirty && len(bytes.Trim(p[i:end], "\r")) > 0 {
+			l.dirty = true
+		}
+		if end == n {
+			break
+		}
+		// p[end] is a newline: the end of a message (a line, or the blank
+		// line after an event), or a byte of the event.
+		if l.framing == lines || !l.dirty {
+			l.size = 0
+		} else {
+			if l.size == l.max {
+				return l.fail(end)
+			}
+			l.size++
+		}
+		l.dirty = false
+		i = end + 1
+	}
+	return n, err
+}
+
+// fail ends the stream: p's first n bytes are the last passed.
+func (l *limitReader) fail(n int) (int, error) {
+	l.err = l.trip()
+	return n, l.err
+}
+
+// tooLargeError is a message from an upstream above the cap.
+type tooLargeError struct{ max int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("a message larger than %d bytes", e.max)
+}
+
+// oversize records that a message above the cap was cut off: on a stdio
+// connection (every call in flight fails with it), or for one call over
+// HTTP (its mark travels in the request's context).
+type oversize struct{ tripped atomic.Bool }
+
+type oversizeKey struct{}
+
+// markCalls returns ctx carrying a fresh mark for the HTTP responses of
+// the requests made under it.
+func markCalls(ctx context.Context) (context.Context, *oversize) {
+	o := &oversize{}
+	return context.WithValue(ctx, oversizeKey{}, o), o
+}
+
+// limitedTransport caps the messages of every HTTP response: one
+// server-sent event of a text/event-stream body, or the whole of any
+// other body (mcp-go reads those whole). A response cut off marks the
+// call it answers (see markCalls).
+type limitedTransport struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp.Body == nil {
+		return resp, err
+	}
+	f := whole
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
+		f = events
+	}
+	mark, _ := req.Context().Value(oversizeKey{}).(*oversize)
+	body := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{newLimitReader(body, f, t.max, func() error {
+		if mark != nil {
+			mark.tripped.Store(true)
+		}
+		return &tooLargeError{max: t.max}
+	}), body}
+	// The length no longer holds for what the reader passes.
+	resp.ContentLength = -1
+	return resp, nil
+}
