@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -106,7 +107,7 @@ func TestMessageCap(t *testing.T) {
 			if tc.stdio {
 				cfg.Env = map[string]string{"PYSERVER_LOG": log}
 			}
-			set := start(t, Options{Stderr: &syncBuffer{}, MaxResponseBytes: maxResponse}, cfg)
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, cfg)
 			ctx := context.Background()
 
 			// Under max_response_bytes: the result.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -16,7 +17,7 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 	// both, and reaps the one it started (Alive counts zombies).
 	py := testupstreams.Python(t)
 	cfg := Config{Name: "py", Command: "sh", Args: []string{"-c", testupstreams.Shell(py) + "; true"}}
-	set := start(t, Options{Stderr: &syncBuffer{}}, cfg)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
 	leader := set.byName["py"].conn.proc.proc.Pid
 	set.Close()
 	if testupstreams.Alive(leader) {

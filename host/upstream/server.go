@@ -24,6 +24,10 @@ const healthTimeout = 5 * time.Second
 // closed, then after SIGTERM, then after SIGKILL.
 const stopGrace = time.Second
 
+// discoverTimeout bounds the wait for a stdio server's answer to
+// server/discover, its first request (within StartTimeout).
+const discoverTimeout = 30 * time.Second
+
 // server is one upstream: its current connection (nil until started, or
 // after it died), the restart state and the current tools.
 type server struct {
@@ -231,7 +235,16 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			return nil, fmt.Errorf("mcp server %s: %w", name, err)
 		}
 	}
-	cl := client.NewClient(tr)
+	var opts []client.ClientOption
+	if s.cfg.Command != "" {
+		// The first answer of a process just started waits for it to boot
+		// (npx fetching a package, Python importing its SDK): past mcp-go's
+		// 5 s, a busy machine would take a modern-only server for a legacy
+		// one, and its initialize would then be refused. A legacy server
+		// answers server/discover with an error at once.
+		opts = append(opts, client.WithDiscoverTimeout(discoverTimeout))
+	}
+	cl := client.NewClient(tr, opts...)
 	c.client = cl
 	// The transport lives as long as the Set (its context), not as long as
 	// this start.

@@ -3,7 +3,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -15,26 +14,9 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
-
-// syncBuffer is a stderr tests read while servers write to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func stdio(name string, argv []string) Config {
 	return Config{Name: name, Command: argv[0], Args: argv[1:]}
@@ -83,7 +65,7 @@ func TestEverything(t *testing.T) {
 		{"http", func(t *testing.T) Config { return Config{Name: "ev", URL: testupstreams.EverythingHTTP(t)} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stderr := &syncBuffer{}
+			stderr := &syncbuf.Buffer{}
 			set := start(t, Options{Stderr: stderr}, tc.cfg(t))
 			api := set.APIs()[0]
 			if api.Kind != catalog.MCP || api.Function("get_sum") == nil || api.Function("get_sum").Tool != "get-sum" {
@@ -129,7 +111,7 @@ func TestFilesystem(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha\nbeta"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	set := start(t, Options{Stderr: &syncBuffer{}}, stdio("files", testupstreams.Filesystem(t, dir)))
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("files", testupstreams.Filesystem(t, dir)))
 	r := call(context.Background(), t, set, "files", "read_text_file", `[{"path":`+quote(filepath.Join(dir, "a.txt"))+`}]`)
 	if r.Fail != luau.SDKOK || !strings.Contains(string(r.JSON)+string(r.Text), "alpha") {
 		t.Fatalf("%+v %s", r, r.JSON)
@@ -147,7 +129,7 @@ func quote(s string) string {
 }
 
 func TestPythonResults(t *testing.T) {
-	set := start(t, Options{Stderr: &syncBuffer{}}, stdio("py", testupstreams.Python(t)))
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
 	ctx := context.Background()
 	for _, c := range []struct{ tool, args, json, text, fail string }{
 		{tool: "weather", args: `[{"city":"Paris"}]`, json: `{"city":"Paris","celsius":21.5,"conditions":"sunny"}`},
@@ -184,7 +166,7 @@ func TestPythonResults(t *testing.T) {
 func TestKilledMidCall(t *testing.T) {
 	// The server exits during a call: the call fails clearly, the next one
 	// restarts it.
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	set := start(t, Options{Stderr: stderr}, stdio("py", testupstreams.Python(t)))
 	ctx := context.Background()
 	first := set.byName["py"].conn.proc.proc.Pid
@@ -208,7 +190,7 @@ func TestHungCall(t *testing.T) {
 	// A call the server never answers fails after the server's timeout.
 	cfg := stdio("py", testupstreams.Python(t))
 	cfg.Timeout = 500 * time.Millisecond
-	set := start(t, Options{Stderr: &syncBuffer{}}, cfg)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
 	r := call(context.Background(), t, set, "py", "hang", `[]`)
 	if r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "sdk.py.hang: the MCP server py did not answer within 500ms") {
 		t.Fatalf("%+v", r)
@@ -220,11 +202,11 @@ func TestNeverInitializes(t *testing.T) {
 	// and its process (group) is gone afterwards.
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	_, err := Start(ctx, []Config{{Name: "mute", Command: "sh", Args: []string{"-c", "sleep 300 & sleep 300"}}}, Options{Stderr: &syncBuffer{}})
+	_, err := Start(ctx, []Config{{Name: "mute", Command: "sh", Args: []string{"-c", "sleep 300 & sleep 300"}}}, Options{Stderr: &syncbuf.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "mcp server mute") {
 		t.Fatalf("err %v", err)
 	}
-	_, err = Start(context.Background(), []Config{{Name: "missing", Command: "/nonexistent/server"}}, Options{Stderr: &syncBuffer{}})
+	_, err = Start(context.Background(), []Config{{Name: "missing", Command: "/nonexistent/server"}}, Options{Stderr: &syncbuf.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "mcp server missing") {
 		t.Fatalf("err %v", err)
 	}
@@ -232,7 +214,7 @@ func TestNeverInitializes(t *testing.T) {
 
 func TestListChanged(t *testing.T) {
 	changed := make(chan string, 4)
-	set := start(t, Options{Stderr: &syncBuffer{}, OnToolsChanged: func(s string) { changed <- s }}, stdio("py", testupstreams.Python(t)))
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}, OnToolsChanged: func(s string) { changed <- s }}, stdio("py", testupstreams.Python(t)))
 	if set.APIs()[0].Function("added") != nil {
 		t.Fatal("added before add_tool")
 	}
@@ -260,7 +242,7 @@ func TestCancelReachesUpstream(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "log")
 	cfg := stdio("py", testupstreams.Python(t))
 	cfg.Env = map[string]string{"PYSERVER_LOG": log}
-	set := start(t, Options{Stderr: &syncBuffer{}}, cfg)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *luau.SDKResponse)
 	go func() { done <- call(ctx, t, set, "py", "sleep", `[{"seconds":60,"tag":"c1"}]`) }()
@@ -290,7 +272,7 @@ func waitForLine(t *testing.T, path, line string) {
 func TestConcurrentCalls(t *testing.T) {
 	// 8 calls on one connection are in flight at once: each waits for the
 	// other 7, which a serialised connection would never deliver.
-	set := start(t, Options{Stderr: &syncBuffer{}}, stdio("py", testupstreams.Python(t)))
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
 	var wg sync.WaitGroup
 	results := make([]*luau.SDKResponse, 8)
 	for i := range results {
@@ -328,4 +310,18 @@ func FuzzIdentifier(f *testing.F) {
 			t.Fatalf("Identifier(%q) = %q is not an identifier", s, id)
 		}
 	})
+}
+
+func TestSlowStartingModernServer(t *testing.T) {
+	// A modern-only server (the Python SDK's) that boots for longer than
+	// mcp-go's default server/discover probe (5 s) is still recognised as
+	// modern, not refused as a legacy one.
+	cfg := stdio("py", testupstreams.Python(t))
+	cfg.Env = map[string]string{"PYSERVER_BOOT_DELAY": "7"}
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"slow"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, slow!" {
+		t.Fatalf("%+v", r)
+	}
 }

@@ -18,6 +18,7 @@ import asyncio
 import base64
 import os
 import sys
+import time
 from typing import Literal
 
 from pydantic import BaseModel
@@ -143,6 +144,8 @@ async def remove_tool(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    # A slow start (seconds), like npx fetching a package.
+    time.sleep(float(os.environ.get("PYSERVER_BOOT_DELAY", "0")))
     note(f"pid {os.getpid()}")
     sys.stderr.write("pyserver: ready\n")
     sys.stderr.flush()
