@@ -1,12 +1,16 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
@@ -154,6 +158,71 @@ func FuzzRedact(f *testing.F) {
 		}
 		if out.JSON != nil && !json.Valid(out.JSON) {
 			t.Fatalf("redacted JSON is invalid: %q", out.JSON)
+		}
+	})
+}
+
+// FuzzParseJSON: the arguments' decoder reads every input exactly as the
+// reference decoder (jsonschema.UnmarshalJSON: encoding/json with
+// UseNumber) does: the same values, and an error for the same inputs.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{
+		`[{"petId":7}]`, `[null,{"a":[1,2.5e-3,-0,true,false,null]}]`, `[]`, `{}`, `"x"`, ` 1 `,
+		`["\u00e9\ud83d\ude00\ud800\udc00x\ud800\u0041\udc00\"\\\/\b\f\n\r\t"]`,
+		"[\"\xff\xfe\xef\xbf\xbd\"]", `{"a":1,"a":2}`, `[1,]`, `[01]`, `[1.]`, `[.5]`, `[1e]`, `-`,
+		"[\"a\x01\"]", `[1] 2`, `[1] x`, `{"a" 1}`, `{1:2}`, `tru`, `nul`, `[` + strings.Repeat("[", 40) + `]`,
+		`["\u12"]`, `["\x"]`, `["abc`, `[1e+5,1E-5]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parseJSON(data)
+		want, wantErr := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, the reference decoder's %v", data, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v, the reference decoder gives %#v", data, got, want)
+		}
+	})
+}
+
+// FuzzQuickCheck: a parameter's quick check never accepts a value the
+// JSON Schema validator refuses, whatever the schema's types, format and
+// enum.
+func FuzzQuickCheck(f *testing.F) {
+	f.Add(uint8(1<<2), uint8(0), `[]`, []byte(`7`))
+	f.Add(uint8(1<<2), uint8(1), `[]`, []byte(`2147483648`))
+	f.Add(uint8(1<<0|1<<4), uint8(0), `["a","b"]`, []byte(`null`))
+	f.Add(uint8(1<<3), uint8(2), `[1,2.0,"x",true,null]`, []byte(`2.0`))
+	f.Add(uint8(1<<0), uint8(3), `[]`, []byte(`"not-a-uuid"`))
+	f.Add(uint8(0), uint8(0), `[false]`, []byte(`true`))
+	types := []string{"string", "integer", "number", "boolean", "null", "object", "array"}
+	formats := []string{"", "int32", "int64", "uuid", "date-time", "email", "uri"}
+	f.Fuzz(func(t *testing.T, typeMask, format uint8, enum string, value []byte) {
+		s := &catalog.Schema{Format: formats[int(format)%len(formats)]}
+		for i, name := range types {
+			if typeMask&(1<<i) != 0 {
+				s.Type = append(s.Type, name)
+			}
+		}
+		var list []json.RawMessage
+		if json.Unmarshal([]byte(enum), &list) == nil {
+			s.Enum = list
+		}
+		v, err := parseJSON(value)
+		if err != nil {
+			return
+		}
+		api := &catalog.API{}
+		q, full := newQuickCheck(api, s), newChecker(api, s)
+		if q == nil {
+			t.Fatalf("no quick check for %+v", s)
+		}
+		if q.accepts(v) {
+			if err := full.check(v, "value"); err != nil {
+				t.Fatalf("schema %+v: the quick check accepts %s, the validator says %v", s, value, err)
+			}
 		}
 	})
 }

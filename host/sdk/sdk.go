@@ -143,6 +143,9 @@ type function struct {
 	checkers sync.Once
 	params   *checker
 	body     *checker
+	// quick are the parameters' quick checks, by name: a call whose
+	// values they all accept skips the validator.
+	quick map[string]*quickCheck
 }
 
 // Open loads every API of cfg and starts its upstream MCP servers (all in

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
 )
@@ -129,6 +127,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	f.checkers.Do(func() {
 		f.params = newChecker(api.api, paramsSchema(fn))
 		f.body = newChecker(api.api, bodySchema(fn))
+		f.quick = quickParams(api.api, fn)
 	})
 
 	values := map[string]any{}
@@ -149,7 +148,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 				m[p.Name] = textNumber(api.api, p.Schema, normalize(api.api, p.Schema, v, 0))
 			}
 		}
-		if len(m) > 0 {
+		if len(m) > 0 && !acceptsAll(f.quick, m) {
 			if err := f.params.check(m, ""); err != nil {
 				return nil, err
 			}
@@ -277,25 +276,6 @@ var (
 	acceptJSON = []string{"application/json, */*;q=0.8"}
 	userAgent  = []string{"toolscript-sdk"}
 )
-
-func decodeArgs(raw json.RawMessage) ([]any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, errors.New("arguments must be a list")
-	}
-	// Trailing nils are no arguments.
-	for len(list) > 0 && list[len(list)-1] == nil {
-		list = list[:len(list)-1]
-	}
-	return list, nil
-}
 
 func signatureWords(hasParams, hasBody bool) string {
 	switch {
