@@ -226,3 +226,34 @@ func FuzzQuickCheck(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNewRequest: a request addressed from its parts has the URL that
+// parsing the whole of it gives (what http.NewRequest does).
+func FuzzNewRequest(f *testing.F) {
+	for _, base := range []string{"http://127.0.0.1:8080", "https://api.example.com/v1", "http://h/a%20b", "http://h:/x", "http://u:p@h", "http://h/b?x=1", "HTTP://H", "http://[::1]:9/"} {
+		f.Add(base, "/pets/7", "limit=5&q=a%20b")
+		f.Add(base, "/a%2Fb/%E2%82%AC;x=1,2", "")
+		f.Add(base, "/search?type=x", "q=1")
+		f.Add(base, "/x y/%zz", "")
+	}
+	f.Fuzz(func(t *testing.T, base, path, query string) {
+		st := &apiState{baseURL: base, base: plainBase(base)}
+		got, err := st.newRequest("GET", path, query, nil)
+		target := base + path
+		if query != "" {
+			target += "?" + query
+		}
+		want, wantErr := http.NewRequest("GET", target, nil)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, http.NewRequest's %v", target, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if got.URL.String() != want.URL.String() || got.URL.RequestURI() != want.URL.RequestURI() || got.Host != want.Host ||
+			got.URL.Path != want.URL.Path || got.URL.RawQuery != want.URL.RawQuery || got.URL.Host != want.URL.Host {
+			t.Fatalf("%q: %q %q (host %q), http.NewRequest gives %q %q (host %q)", target,
+				got.URL.String(), got.URL.RequestURI(), got.Host, want.URL.String(), want.URL.RequestURI(), want.Host)
+		}
+	})
+}

@@ -1,12 +1,10 @@
 package sdk
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -73,7 +71,7 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 	switch f.fn.Kind {
 	case catalog.OpenAPI:
 		var err error
-		if req, err = s.request(ctx, f, args); err != nil {
+		if req, err = s.request(f, args); err != nil {
 			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: s.redact.string(f.name + ": " + err.Error())}
 		}
 	case catalog.MCP:
@@ -99,7 +97,7 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 
 // request checks the arguments and builds the request, before anything is
 // sent.
-func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage) (*http.Request, error) {
+func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, error) {
 	fn, api := f.fn, f.api
 	args, err := decodeArgs(raw)
 	if err != nil {
@@ -124,11 +122,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 		body = args[want-1]
 	}
 
-	f.checkers.Do(func() {
-		f.params = newChecker(api.api, paramsSchema(fn))
-		f.body = newChecker(api.api, bodySchema(fn))
-		f.quick = quickParams(api.api, fn)
-	})
+	f.prepare()
 
 	values := map[string]any{}
 	if hasParams && params != nil {
@@ -193,7 +187,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 			case "path":
 				var text string
 				if text, err = pathValue(p, v); err == nil {
-					path = strings.Replace(path, "{"+p.Name+"}", text, 1)
+					path = strings.Replace(path, f.placeholders[p.Name], text, 1)
 				}
 			case "query":
 				err = queryValue(&query, p, v)
@@ -223,15 +217,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 			return nil, fmt.Errorf("body: %w", err)
 		}
 	}
-	target := api.baseURL + path
-	if query.Len() > 0 {
-		target += "?" + query.String()
-	}
-	var reader io.Reader
-	if data != nil {
-		reader = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, fn.Method, target, reader)
+	req, err := api.newRequest(fn.Method, path, query.String(), data)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the request: %w", err)
 	}
@@ -249,7 +235,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	}
 	req.Header["User-Agent"] = userAgent
 	if cred := s.creds[api.api.Name]; cred != nil && !fn.NoAuth {
-		p, err := plan(cred, api.api, fn)
+		p, err := plan(cred, f.schemes)
 		if err != nil {
 			return nil, fmt.Errorf("auth: %w", err)
 		}
