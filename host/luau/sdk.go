@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -122,10 +123,6 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 // seven little-endian 32-bit words (failure, status, body kind and the
 // lengths of the message, headers, body and content), then those four.
 func (r *SDKResponse) envelope() []byte {
-	var headers []byte
-	if len(r.Headers) > 0 {
-		headers, _ = json.Marshal(r.Headers)
-	}
 	bodyKind, body := uint32(0), []byte(nil)
 	switch {
 	case r.JSON != nil:
@@ -133,14 +130,81 @@ func (r *SDKResponse) envelope() []byte {
 	case r.Text != nil:
 		bodyKind, body = 2, r.Text
 	}
-	words := []uint32{uint32(r.Fail), uint32(r.Status), bodyKind,
-		uint32(len(r.Message)), uint32(len(headers)), uint32(len(body)), uint32(len(r.Content))}
-	out := make([]byte, 0, 4*len(words)+len(r.Message)+len(headers)+len(body)+len(r.Content))
-	for _, w := range words {
-		out = binary.LittleEndian.AppendUint32(out, w)
+	headersSize := 0
+	for k, v := range r.Headers {
+		headersSize += len(k) + len(v) + 6
 	}
+	const head = 7 * 4
+	out := make([]byte, head, head+len(r.Message)+headersSize+2+len(body)+len(r.Content))
 	out = append(out, r.Message...)
-	out = append(out, headers...)
+	if len(r.Headers) > 0 {
+		out = appendHeaders(out, r.Headers)
+	}
+	headersLen := len(out) - head - len(r.Message)
 	out = append(out, body...)
-	return append(out, r.Content...)
+	out = append(out, r.Content...)
+	for i, w := range [7]uint32{uint32(r.Fail), uint32(r.Status), bodyKind,
+		uint32(len(r.Message)), uint32(headersLen), uint32(len(body)), uint32(len(r.Content))} {
+		binary.LittleEndian.PutUint32(out[4*i:], w)
+	}
+	return out
+}
+
+// appendHeaders appends headers as a JSON object: json.Marshal's text but
+// for the order of the keys and the HTML escapes, which the shim's decoder
+// needs neither of (FuzzAppendHeaders).
+func appendHeaders(out []byte, headers map[string]string) []byte {
+	out = append(out, '{')
+	for k, v := range headers {
+		if out[len(out)-1] != '{' {
+			out = append(out, ',')
+		}
+		out = appendJSONString(out, k)
+		out = append(out, ':')
+		out = appendJSONString(out, v)
+	}
+	return append(out, '}')
+}
+
+// appendJSONString appends s as a JSON string, invalid UTF-8 replaced by
+// U+FFFD as json.Marshal does.
+func appendJSONString(out []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	out = append(out, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		default:
+			if c < 0x20 {
+				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			} else {
+				out = append(out, "\\ufffd"...)
+			}
+		}
+		i++
+		start = i
+	}
+	out = append(out, s[start:]...)
+	return append(out, '"')
 }

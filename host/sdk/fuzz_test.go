@@ -3,6 +3,7 @@ package sdk
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -256,4 +257,48 @@ func FuzzNewRequest(f *testing.F) {
 				got.URL.String(), got.URL.RequestURI(), got.Host, want.URL.String(), want.URL.RequestURI(), want.Host)
 		}
 	})
+}
+
+// FuzzReadBody: reading a response body gives what
+// io.ReadAll(io.LimitReader(body, max+1)) gives, whatever size the
+// response announced (right, wrong or none) and however the reader
+// splits its data.
+func FuzzReadBody(f *testing.F) {
+	f.Add(uint16(57), int64(57), int64(100), uint8(7))
+	f.Add(uint16(1000), int64(-1), int64(999), uint8(0))
+	f.Add(uint16(0), int64(0), int64(10), uint8(1))
+	f.Add(uint16(600), int64(10), int64(600), uint8(255))
+	f.Fuzz(func(t *testing.T, n uint16, size, max int64, chunk uint8) {
+		if max < 0 || max > 1<<20 {
+			return
+		}
+		data := bytes.Repeat([]byte("abcdefg"), int(n)/7+1)[:n]
+		reader := func() io.Reader {
+			if chunk == 0 {
+				return bytes.NewReader(data)
+			}
+			return &chunkReader{data: data, n: int(chunk)}
+		}
+		got, err := readBody(reader(), size, max)
+		want, _ := io.ReadAll(io.LimitReader(reader(), max+1))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("n %d size %d max %d: %d bytes (%v), want %d", n, size, max, len(got), err, len(want))
+		}
+	})
+}
+
+// chunkReader hands out its data n bytes at a time.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n, len(r.data))
+	copy(p, r.data[:k])
+	r.data = r.data[k:]
+	return k, nil
 }
