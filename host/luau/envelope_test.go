@@ -8,26 +8,50 @@ import (
 	"testing"
 )
 
-// FuzzAppendHeaders: the headers of a response envelope read back as
-// json.Marshal's text of them does.
-func FuzzAppendHeaders(f *testing.F) {
+// readHeaders reads an envelope's headers block as the shim does
+// (sdk.cpp, pushHeaders).
+func readHeaders(t *testing.T, block []byte) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if len(block) == 0 {
+		return out
+	}
+	count := binary.LittleEndian.Uint32(block)
+	block = block[4:]
+	for range count {
+		var kv [2]string
+		for i := range kv {
+			n := binary.LittleEndian.Uint32(block)
+			kv[i], block = string(block[4:4+n]), block[4+n:]
+		}
+		out[kv[0]] = kv[1]
+	}
+	if len(block) != 0 {
+		t.Fatalf("%d bytes after the headers", len(block))
+	}
+	return out
+}
+
+// FuzzEnvelopeHeaders: an envelope's headers read back as json.Marshal's
+// text of them does (what the shim was given before: invalid UTF-8 as
+// U+FFFD, byte by byte).
+func FuzzEnvelopeHeaders(f *testing.F) {
 	f.Add("content-type", "application/json; charset=utf-8")
-	f.Add("x-odd", "a\"b\\c\x00\x1f\x7f\n\r\té€\xff\xfe\xed\xa0\x80")
+	f.Add("x-odd", "a\"b\\c\x00\x1f\x7f\n\r\té€\xff\xfe\xed\xa0\x80\xef\xbf\xbd")
 	f.Add("\xc3", "")
 	f.Fuzz(func(t *testing.T, k, v string) {
-		headers := map[string]string{k: v}
-		if strings.ToValidUTF8(k, "\uFFFD") != "x-fixed" {
-			headers["x-fixed"] = "1"
+		headers := map[string]string{k: v, "x-fixed": "1"}
+		if strings.ToValidUTF8(k, "") == "x-fixed" {
+			return // two names that read the same
 		}
-		var got, want map[string]string
-		text := appendHeaders(nil, headers)
-		if err := json.Unmarshal(text, &got); err != nil {
-			t.Fatalf("%q: %v", text, err)
-		}
+		e := (&SDKResponse{Status: 200, Message: "m", Headers: headers}).envelope()
+		msgLen, headersLen := binary.LittleEndian.Uint32(e[12:]), binary.LittleEndian.Uint32(e[16:])
+		got := readHeaders(t, e[28+msgLen:28+msgLen+headersLen])
+		var want map[string]string
 		ref, _ := json.Marshal(headers)
 		json.Unmarshal(ref, &want)
 		if !maps.Equal(got, want) {
-			t.Fatalf("%q reads as %q, json.Marshal's %q as %q", text, got, ref, want)
+			t.Fatalf("headers %q read as %q, json.Marshal's as %q", headers, got, want)
 		}
 	})
 }
@@ -42,12 +66,12 @@ func TestEnvelope(t *testing.T) {
 	for i := range words {
 		words[i] = binary.LittleEndian.Uint32(e[4*i:])
 	}
-	rest := string(e[28:])
-	want := [7]uint32{2, 404, 1, uint32(len(r.Message)), uint32(len(`{"a":"1"}`)), 7, 3}
-	if words != want || rest != `sdk.x: HTTP 404{"a":"1"}{"m":1}[1]` {
+	headers := "\x01\x00\x00\x00" + "\x01\x00\x00\x00a" + "\x01\x00\x00\x001"
+	want := [7]uint32{2, 404, 1, uint32(len(r.Message)), uint32(len(headers)), 7, 3}
+	if rest := string(e[28:]); words != want || rest != `sdk.x: HTTP 404`+headers+`{"m":1}[1]` {
 		t.Fatalf("envelope %v %q", words, rest)
 	}
-	if e := (&SDKResponse{Status: 204}).envelope(); len(e) != 28 || binary.LittleEndian.Uint32(e[4:]) != 204 {
+	if e := (&SDKResponse{Status: 204}).envelope(); len(e) != 28 || binary.LittleEndian.Uint32(e[4:]) != 204 || binary.LittleEndian.Uint32(e[16:]) != 0 {
 		t.Fatalf("empty envelope %q", e)
 	}
 }

@@ -121,7 +121,9 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 
 // envelope lays the response out as the shim reads it (sdk.cpp, Envelope):
 // seven little-endian 32-bit words (failure, status, body kind and the
-// lengths of the message, headers, body and content), then those four.
+// lengths of the message, headers, body and content), then those four. The
+// headers are their count, then each name and value as a 32-bit length and
+// its bytes (invalid UTF-8 replaced by U+FFFD).
 func (r *SDKResponse) envelope() []byte {
 	bodyKind, body := uint32(0), []byte(nil)
 	switch {
@@ -131,14 +133,21 @@ func (r *SDKResponse) envelope() []byte {
 		bodyKind, body = 2, r.Text
 	}
 	headersSize := 0
-	for k, v := range r.Headers {
-		headersSize += len(k) + len(v) + 6
+	if len(r.Headers) > 0 {
+		headersSize = 4
+		for k, v := range r.Headers {
+			headersSize += 8 + len(k) + len(v)
+		}
 	}
 	const head = 7 * 4
-	out := make([]byte, head, head+len(r.Message)+headersSize+2+len(body)+len(r.Content))
+	out := make([]byte, head, head+len(r.Message)+headersSize+len(body)+len(r.Content))
 	out = append(out, r.Message...)
 	if len(r.Headers) > 0 {
-		out = appendHeaders(out, r.Headers)
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Headers)))
+		for k, v := range r.Headers {
+			out = appendText(out, k)
+			out = appendText(out, v)
+		}
 	}
 	headersLen := len(out) - head - len(r.Message)
 	out = append(out, body...)
@@ -150,61 +159,16 @@ func (r *SDKResponse) envelope() []byte {
 	return out
 }
 
-// appendHeaders appends headers as a JSON object: json.Marshal's text but
-// for the order of the keys and the HTML escapes, which the shim's decoder
-// needs neither of (FuzzAppendHeaders).
-func appendHeaders(out []byte, headers map[string]string) []byte {
-	out = append(out, '{')
-	for k, v := range headers {
-		if out[len(out)-1] != '{' {
-			out = append(out, ',')
+// appendText appends s as a 32-bit length and its bytes, each byte of
+// invalid UTF-8 replaced by U+FFFD (as json.Marshal does).
+func appendText(out []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		valid := make([]byte, 0, len(s)+8)
+		for _, r := range s {
+			valid = utf8.AppendRune(valid, r)
 		}
-		out = appendJSONString(out, k)
-		out = append(out, ':')
-		out = appendJSONString(out, v)
+		s = string(valid)
 	}
-	return append(out, '}')
-}
-
-// appendJSONString appends s as a JSON string, invalid UTF-8 replaced by
-// U+FFFD as json.Marshal does.
-func appendJSONString(out []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || size != 1 {
-				i += size
-				continue
-			}
-		}
-		out = append(out, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			out = append(out, '\\', c)
-		case '\n':
-			out = append(out, '\\', 'n')
-		case '\r':
-			out = append(out, '\\', 'r')
-		case '\t':
-			out = append(out, '\\', 't')
-		default:
-			if c < 0x20 {
-				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			} else {
-				out = append(out, "\\ufffd"...)
-			}
-		}
-		i++
-		start = i
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
+	return append(out, s...)
 }

@@ -72,7 +72,24 @@ size_t formatNumber(char* buf, double d)
     if (!isfinite(d))
         return size_t(snprintf(buf, size, "null"));
     if (d == floor(d) && fabs(d) < kMaxSafeInteger)
-        return size_t(snprintf(buf, size, "%lld", (long long)d));
+    {
+        // The common case, without snprintf: the digits, last first.
+        unsigned long long u = d < 0 ? (unsigned long long)(-d) : (unsigned long long)d;
+        char digits[20];
+        size_t n = 0;
+        do
+        {
+            digits[n++] = char('0' + u % 10);
+            u /= 10;
+        } while (u != 0);
+        size_t len = 0;
+        if (d < 0)
+            buf[len++] = '-';
+        while (n > 0)
+            buf[len++] = digits[--n];
+        buf[len] = '\0';
+        return len;
+    }
     // %.17g always round-trips; prefer the shortest precision that does.
     for (int precision = 15; precision <= 17; precision++)
     {
@@ -322,6 +339,11 @@ private:
         // Scanning a table costs its capacity, however few entries it holds.
         const LuaTable* t = static_cast<const LuaTable*>(table);
         ts_work(1 + size_t(t->sizearray) + sizenode(t));
+        if (ancestors.empty())
+        {
+            ancestors.reserve(8);
+            frames.reserve(8);
+        }
         ancestors.push_back(table);
 
         // Classify: keys exactly 1..n (n >= 1) make an array.
@@ -379,55 +401,93 @@ private:
 
     bool encodeObject(int idx, size_t count)
     {
-        // Keys as strings, anchored in a table (index -> key string) so that
-        // their bytes stay valid while sorted; the original keys alongside.
-        lua_createtable(L, int(count), 0);
-        int names = lua_gettop(L);
-        lua_createtable(L, int(count), 0);
-        int keys = lua_gettop(L);
+        // The keys as text, sorted. A string key's bytes are the key's own
+        // (the table, anchored on the stack and never changed while it is
+        // converted, keeps them alive and in place); a number key's text
+        // is written into numberText. Both count against the heap limit
+        // while they live.
+        struct Entry
+        {
+            const char* name;
+            size_t len;
+            size_t offset; // in numberText, for a number key
+            double number;
+            bool stringKey;
+        };
+        std::vector<Entry> entries;
+        std::string numberText;
+        size_t charged = count * sizeof(Entry);
+        if (!ts_heap_charge(charged))
+        {
+            text.memoryExceeded = true;
+            return false;
+        }
+        Release release{charged};
+        entries.reserve(count);
+        // A weak table may lose entries to the collector meanwhile, and with
+        // them the only reference to a key: its keys are anchored too.
+        int anchors = 0;
+        if (lua_getmetatable(L, idx))
+        {
+            lua_rawgetfield(L, -1, "__mode");
+            bool weak = !lua_isnil(L, -1);
+            lua_pop(L, 2);
+            if (weak)
+            {
+                lua_createtable(L, int(count), 0);
+                anchors = lua_gettop(L);
+            }
+        }
 
-        int n = 0;
         lua_pushnil(L);
         while (lua_next(L, idx))
         {
             lua_pop(L, 1);
-            n++;
             if (lua_type(L, -1) == LUA_TSTRING)
             {
-                lua_pushvalue(L, -1);
+                Entry e{nullptr, 0, 0, 0, true};
+                e.name = lua_tolstring(L, -1, &e.len);
+                entries.push_back(e);
+                if (anchors != 0)
+                {
+                    lua_pushvalue(L, -1);
+                    lua_rawseti(L, anchors, int(entries.size()));
+                }
             }
             else if (lua_type(L, -1) == LUA_TNUMBER)
             {
                 double k = lua_tonumber(L, -1);
                 if (!isfinite(k))
+                {
+                    lua_pop(L, 1);
                     return fail("cannot convert a table with a NaN or infinite key");
+                }
                 char buf[64];
-                lua_pushlstring(L, buf, formatNumber(buf, k));
+                size_t len = formatNumber(buf, k);
+                entries.push_back(Entry{nullptr, len, numberText.size(), k, false});
+                size_t before = numberText.capacity();
+                numberText.append(buf, len);
+                size_t grown = numberText.capacity() - before;
+                if (grown > 0 && !ts_heap_charge(grown))
+                {
+                    lua_pop(L, 1);
+                    text.memoryExceeded = true;
+                    return false;
+                }
+                release.bytes += grown;
             }
             else
             {
-                return fail(std::string("cannot convert a table key of type ") + luaL_typename(L, -1));
+                std::string type = luaL_typename(L, -1);
+                lua_pop(L, 1);
+                return fail("cannot convert a table key of type " + type);
             }
-            lua_rawseti(L, names, n);
-            lua_pushvalue(L, -1);
-            lua_rawseti(L, keys, n);
         }
+        for (Entry& e : entries)
+            if (!e.stringKey)
+                e.name = numberText.data() + e.offset;
 
-        struct Entry
-        {
-            const char* name;
-            size_t len;
-            int index;
-        };
-        std::vector<Entry> entries(static_cast<size_t>(n));
-        for (int i = 1; i <= n; i++)
-        {
-            lua_rawgeti(L, names, i);
-            entries[i - 1].name = lua_tolstring(L, -1, &entries[i - 1].len);
-            entries[i - 1].index = i;
-            lua_pop(L, 1);
-        }
-        ts_work(size_t(n) * 16);
+        ts_work(entries.size() * 16);
         std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
             int c = memcmp(a.name, b.name, std::min(a.len, b.len));
             return c != 0 ? c < 0 : a.len < b.len;
@@ -448,8 +508,11 @@ private:
                 text.push(',');
             appendString(text, e.name, e.len);
             text.push(':');
-            lua_rawgeti(L, keys, e.index);
-            frames.back() = Frame{e.name, e.len, 0, lua_type(L, -1) == LUA_TSTRING};
+            if (e.stringKey)
+                lua_pushlstring(L, e.name, e.len); // the key itself: interned, so found, not made
+            else
+                lua_pushnumber(L, e.number);
+            frames.back() = Frame{e.name, e.len, 0, e.stringKey};
             lua_rawget(L, idx);
             if (!encode(-1))
                 return false;
@@ -457,9 +520,20 @@ private:
         }
         frames.pop_back();
         text.push('}');
-        lua_pop(L, 2);
+        if (anchors != 0)
+            lua_remove(L, anchors);
         return true;
     }
+
+    // Release gives back what an encodeObject charged, however it returns.
+    struct Release
+    {
+        size_t bytes;
+        ~Release()
+        {
+            ts_heap_release(bytes);
+        }
+    };
 };
 
 // Decoder parses strict JSON (RFC 8259) into Luau values. Like the encoder it
@@ -593,6 +667,17 @@ private:
             if (!digits())
                 return fail("invalid number");
         }
+        // An integer of at most 15 digits is exact as a double: no strtod.
+        const char* digitsStart = *start == '-' ? start + 1 : start;
+        if (p - digitsStart <= 15 && memchr(start, '.', p - start) == nullptr && memchr(start, 'e', p - start) == nullptr &&
+            memchr(start, 'E', p - start) == nullptr)
+        {
+            double v = 0;
+            for (const char* d = digitsStart; d < p; d++)
+                v = v * 10 + (*d - '0');
+            lua_pushnumber(L, *start == '-' ? -v : v);
+            return true;
+        }
         buffer.clear();
         buffer.append(start, p - start);
         if (!buffer.push('\0'))
@@ -704,6 +789,17 @@ private:
     bool string()
     {
         p++; // opening quote
+        // The common case: no escapes up to the closing quote, pushed
+        // straight from the input.
+        const char* run = p;
+        while (run < end && *run != '"' && *run != '\\' && (unsigned char)*run >= 0x20)
+            run++;
+        if (run < end && *run == '"')
+        {
+            lua_pushlstring(L, p, run - p);
+            p = run + 1;
+            return true;
+        }
         buffer.clear();
         for (;;)
         {
@@ -735,22 +831,37 @@ private:
         return true;
     }
 
+    // Items and members wait on the stack, up to kPending of them, so that
+    // a table is made at its size rather than grown key by key; a larger
+    // one is made when they overflow, and filled as it goes.
+    static const int kPending = 16;
+
     bool array(int depth)
     {
         p++;
-        lua_newtable(L);
         skipSpace();
         if (p < end && *p == ']')
         {
             p++;
+            lua_createtable(L, 0, 0);
             return true;
         }
-        for (int i = 1;; i++)
+        int base = lua_gettop(L); // items at base+1..base+n, then the table at base+1
+        int n = 0;
+        bool made = false;
+        for (;;)
         {
             skipSpace();
             if (!value(depth + 1))
                 return false;
-            lua_rawseti(L, -2, i);
+            n++;
+            if (made)
+                lua_rawseti(L, base + 1, n);
+            else if (n == kPending)
+            {
+                makeArray(base, n, 4 * kPending);
+                made = true;
+            }
             skipSpace();
             if (p < end && *p == ',')
             {
@@ -760,23 +871,55 @@ private:
             if (p < end && *p == ']')
             {
                 p++;
+                if (!made)
+                    makeArray(base, n, n);
                 return true;
             }
             return fail("expected ',' or ']'");
         }
     }
 
+    // Moves the n items above base into a new table of size slots, left at
+    // base+1.
+    void makeArray(int base, int n, int size)
+    {
+        lua_createtable(L, size, 0);
+        lua_insert(L, base + 1);
+        for (int i = n; i >= 1; i--)
+            lua_rawseti(L, base + 1, i);
+    }
+
+    // Moves the n key/value pairs above base into a new table of size
+    // slots, left at base+1, in document order (the last of equal keys
+    // wins, as when they are set one by one).
+    void makeObject(int base, int n, int size)
+    {
+        lua_createtable(L, 0, size);
+        int t = lua_gettop(L);
+        for (int i = 0; i < n; i++)
+        {
+            lua_pushvalue(L, base + 1 + 2 * i);
+            lua_pushvalue(L, base + 2 + 2 * i);
+            lua_rawset(L, t);
+        }
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
+    }
+
     bool object(int depth)
     {
         p++;
-        lua_newtable(L);
         skipSpace();
         if (p < end && *p == '}')
         {
             p++;
+            lua_newtable(L);
             markObject(L, -1);
             return true;
         }
+        int base = lua_gettop(L); // pairs at base+1..base+2n, then the table at base+1
+        int n = 0;
+        bool made = false;
         for (;;)
         {
             skipSpace();
@@ -791,7 +934,14 @@ private:
             skipSpace();
             if (!value(depth + 1))
                 return false;
-            lua_rawset(L, -3);
+            n++;
+            if (made)
+                lua_rawset(L, base + 1);
+            else if (n == kPending)
+            {
+                makeObject(base, n, 4 * kPending);
+                made = true;
+            }
             skipSpace();
             if (p < end && *p == ',')
             {
@@ -801,6 +951,8 @@ private:
             if (p < end && *p == '}')
             {
                 p++;
+                if (!made)
+                    makeObject(base, n, n);
                 return true;
             }
             return fail("expected ',' or '}'");

@@ -25,9 +25,10 @@ namespace
 {
 const char* const kNullKey = "toolscript.json.null"; // json.cpp's sentinel
 
-// The envelope the host writes (host/luau/sdk.go, sdkEnvelope): seven
-// little-endian 32-bit words, then the message, the headers (a JSON
-// object), the body and the content (JSON), back to back.
+// The envelope the host writes (host/luau/sdk.go, envelope): seven
+// little-endian 32-bit words, then the message, the headers, the body and
+// the content (JSON), back to back. The headers are a count, then each
+// name and value as a length and its bytes (32-bit little-endian lengths).
 struct Envelope
 {
     uint32_t fail;     // SDKFailure: 0 ok, 1 argument, 2 upstream, 3 limit
@@ -78,13 +79,37 @@ void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
     }
 }
 
-// Pushes the headers object (or an empty table).
+uint32_t get32(const char* p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+// Pushes the headers table (empty when there are none).
 void pushHeaders(lua_State* L, const char* headers, size_t len)
 {
     if (len == 0)
+    {
         lua_newtable(L);
-    else
-        ts_json_decode(L, headers, len);
+        return;
+    }
+    // Each header takes at least its two lengths.
+    if (len < 4 || get32(headers) > (len - 4) / 8)
+        luaL_error(L, "sdk: malformed headers from the host");
+    uint32_t count = get32(headers);
+    lua_createtable(L, 0, int(count));
+    size_t off = 4;
+    for (uint32_t i = 0; i < 2 * count; i++)
+    {
+        if (len - off < 4 || get32(headers + off) > len - off - 4)
+            luaL_error(L, "sdk: malformed headers from the host");
+        size_t n = get32(headers + off);
+        lua_pushlstring(L, headers + off + 4, n);
+        off += 4 + n;
+        if (i % 2 == 1)
+            lua_rawset(L, -3);
+    }
 }
 
 // Reads the envelope at p (len bytes, in a userdata on the stack that the
