@@ -229,8 +229,8 @@ bool isIdentifier(const char* s, size_t len)
 class Encoder
 {
 public:
-    Encoder(lua_State* L, const char* root, size_t cap)
-        : text(cap)
+    Encoder(lua_State* L, const char* root, HeapBuffer& text)
+        : text(text)
         , L(L)
         , root(root)
     {
@@ -285,7 +285,26 @@ public:
         return text.ok();
     }
 
-    HeapBuffer text;
+    // Encodes the n values from stack index first on as a JSON array (nil
+    // as null), whose items the path names root[1], root[2]...
+    bool encodeList(int first, int n)
+    {
+        text.push('[');
+        frames.push_back(Frame{nullptr, 0, 0, false});
+        for (int i = 1; i <= n; i++)
+        {
+            if (i > 1)
+                text.push(',');
+            frames.back().index = size_t(i);
+            if (!encode(first + i - 1))
+                return false;
+        }
+        frames.pop_back();
+        text.push(']');
+        return text.ok();
+    }
+
+    HeapBuffer& text;
     std::string error;
 
 private:
@@ -399,19 +418,24 @@ private:
         return true;
     }
 
+    // How many members of a table wait on the stack while it is converted.
+    static const size_t kStackedMembers = 16;
+
     bool encodeObject(int idx, size_t count)
     {
         // The keys as text, sorted. A string key's bytes are the key's own
-        // (the table, anchored on the stack and never changed while it is
-        // converted, keeps them alive and in place); a number key's text
-        // is written into numberText. Both count against the heap limit
-        // while they live.
+        // (kept alive and in place by the table, or by the stack); a number
+        // key's text is written into numberText. Both count against the
+        // heap limit while they live. A small table's keys and values wait
+        // on the stack, which spares looking each value up again; a large
+        // one's are looked up by key.
         struct Entry
         {
             const char* name;
             size_t len;
             size_t offset; // in numberText, for a number key
             double number;
+            int valueSlot; // on the stack, or 0: look it up
             bool stringKey;
         };
         std::vector<Entry> entries;
@@ -424,10 +448,12 @@ private:
         }
         Release release{charged};
         entries.reserve(count);
+        bool stacked = count <= kStackedMembers && lua_checkstack(L, int(2 * count) + 4);
+        int base = lua_gettop(L);
         // A weak table may lose entries to the collector meanwhile, and with
         // them the only reference to a key: its keys are anchored too.
         int anchors = 0;
-        if (lua_getmetatable(L, idx))
+        if (!stacked && lua_getmetatable(L, idx))
         {
             lua_rawgetfield(L, -1, "__mode");
             bool weak = !lua_isnil(L, -1);
@@ -442,35 +468,34 @@ private:
         lua_pushnil(L);
         while (lua_next(L, idx))
         {
-            lua_pop(L, 1);
-            if (lua_type(L, -1) == LUA_TSTRING)
+            if (!stacked)
+                lua_pop(L, 1);
+            int key = stacked ? lua_gettop(L) - 1 : lua_gettop(L);
+            int valueSlot = stacked ? key + 1 : 0;
+            if (lua_type(L, key) == LUA_TSTRING)
             {
-                Entry e{nullptr, 0, 0, 0, true};
-                e.name = lua_tolstring(L, -1, &e.len);
+                Entry e{nullptr, 0, 0, 0, valueSlot, true};
+                e.name = lua_tolstring(L, key, &e.len);
                 entries.push_back(e);
                 if (anchors != 0)
                 {
-                    lua_pushvalue(L, -1);
+                    lua_pushvalue(L, key);
                     lua_rawseti(L, anchors, int(entries.size()));
                 }
             }
-            else if (lua_type(L, -1) == LUA_TNUMBER)
+            else if (lua_type(L, key) == LUA_TNUMBER)
             {
-                double k = lua_tonumber(L, -1);
+                double k = lua_tonumber(L, key);
                 if (!isfinite(k))
-                {
-                    lua_pop(L, 1);
                     return fail("cannot convert a table with a NaN or infinite key");
-                }
                 char buf[64];
                 size_t len = formatNumber(buf, k);
-                entries.push_back(Entry{nullptr, len, numberText.size(), k, false});
+                entries.push_back(Entry{nullptr, len, numberText.size(), k, valueSlot, false});
                 size_t before = numberText.capacity();
                 numberText.append(buf, len);
                 size_t grown = numberText.capacity() - before;
                 if (grown > 0 && !ts_heap_charge(grown))
                 {
-                    lua_pop(L, 1);
                     text.memoryExceeded = true;
                     return false;
                 }
@@ -478,10 +503,10 @@ private:
             }
             else
             {
-                std::string type = luaL_typename(L, -1);
-                lua_pop(L, 1);
-                return fail("cannot convert a table key of type " + type);
+                return fail(std::string("cannot convert a table key of type ") + luaL_typename(L, key));
             }
+            if (stacked)
+                lua_pushvalue(L, key); // where lua_next goes on from
         }
         for (Entry& e : entries)
             if (!e.stringKey)
@@ -508,11 +533,17 @@ private:
                 text.push(',');
             appendString(text, e.name, e.len);
             text.push(':');
+            frames.back() = Frame{e.name, e.len, 0, e.stringKey};
+            if (e.valueSlot != 0)
+            {
+                if (!encode(e.valueSlot))
+                    return false;
+                continue;
+            }
             if (e.stringKey)
                 lua_pushlstring(L, e.name, e.len); // the key itself: interned, so found, not made
             else
                 lua_pushnumber(L, e.number);
-            frames.back() = Frame{e.name, e.len, 0, e.stringKey};
             lua_rawget(L, idx);
             if (!encode(-1))
                 return false;
@@ -520,8 +551,7 @@ private:
         }
         frames.pop_back();
         text.push('}');
-        if (anchors != 0)
-            lua_remove(L, anchors);
+        lua_settop(L, base);
         return true;
     }
 
@@ -1012,7 +1042,8 @@ void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow
     std::string error;
     bool capExceeded, memoryExceeded;
     {
-        Encoder encoder(L, root, cap);
+        HeapBuffer text(cap);
+        Encoder encoder(L, root, text);
         if (encoder.encode(idx))
         {
             lua_pushlstring(L, encoder.text.data(), encoder.text.size());
@@ -1070,6 +1101,32 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
 void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap)
 {
     encodeOrRaise(L, idx, root, cap, Overflow::Truncate);
+}
+
+// Declared in sdk.cpp, its only user: the n values from stack index first
+// on as a JSON array into out (which the caller cleared), or the error
+// ts_json_encode raises.
+void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out)
+{
+    std::string error;
+    bool memoryExceeded, capExceeded;
+    {
+        Encoder encoder(L, root, out);
+        if (encoder.encodeList(first, n))
+            return;
+        memoryExceeded = out.memoryExceeded;
+        capExceeded = out.capExceeded;
+        error.swap(encoder.error);
+    }
+    if (memoryExceeded)
+        ts_raise_memory(L);
+    if (capExceeded)
+        ts_raise_tagged(L, TS_LIMIT, "value is too large to convert to JSON");
+    luaL_where(L, 1);
+    lua_pushlstring(L, error.data(), error.size());
+    std::string().swap(error); // lua_error does not return: free it now
+    lua_concat(L, 2);
+    lua_error(L);
 }
 
 void ts_open_json(lua_State* L)

@@ -21,9 +21,12 @@ const char* const kErrorMetaKey = "toolscript.sdk.error";
 
 const char* const ts_sdk_manifest_key = "toolscript.sdk.manifest";
 
+// json.cpp: the n values from stack index first on as a JSON array into
+// out, or the error ts_json_encode would raise.
+void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out);
+
 namespace
 {
-const char* const kNullKey = "toolscript.json.null"; // json.cpp's sentinel
 
 // The envelope the host writes (host/luau/sdk.go, envelope): seven
 // little-endian 32-bit words, then the message, the headers, the body and
@@ -178,6 +181,33 @@ int deliver(lua_State* L, const char* p, size_t len)
     }
 }
 
+// The arguments' JSON text, in one buffer that every call reuses (no
+// call can start while another one's text is in use: the host reads it
+// before anything else runs). A failed buffer is replaced, a large one
+// released once used, so that it does not hold on to the script's memory.
+HeapBuffer* argsBuffer = nullptr;
+const size_t kArgsBufferKept = 64 << 10;
+
+HeapBuffer& argsText()
+{
+    if (argsBuffer == nullptr || !argsBuffer->ok())
+    {
+        delete argsBuffer;
+        argsBuffer = new HeapBuffer();
+    }
+    argsBuffer->clear();
+    return *argsBuffer;
+}
+
+void argsUsed()
+{
+    if (argsBuffer != nullptr && argsBuffer->size() > kArgsBufferKept)
+    {
+        delete argsBuffer;
+        argsBuffer = nullptr;
+    }
+}
+
 // An sdk function: upvalue 1 is its id.
 int sdkCall(lua_State* L)
 {
@@ -187,33 +217,20 @@ int sdkCall(lua_State* L)
         n--;
     lua_settop(L, n);
     // The arguments as one JSON array; a nil between them is null.
-    lua_createtable(L, n, 0);
-    for (int i = 1; i <= n; i++)
-    {
-        if (lua_isnil(L, i))
-            lua_getfield(L, LUA_REGISTRYINDEX, kNullKey);
-        else
-            lua_pushvalue(L, i);
-        lua_rawseti(L, -2, i);
-    }
-    if (n == 0)
-    {
-        lua_pop(L, 1);
-        lua_pushliteral(L, "[]");
-    }
-    else
-    {
-        ts_json_encode(L, -1, "arguments", SIZE_MAX);
-    }
+    HeapBuffer& args = argsText();
+    ts_json_encode_list(L, 1, n, "arguments", args);
     // Inside parallel, the request is yielded to its scheduler, which
     // resumes this call (sdkCallContinue) with the response.
     if (ts_parallel_yieldable(L))
+    {
+        lua_pushlstring(L, args.data(), args.size());
+        argsUsed();
         return ts_parallel_yield(L, id);
-    size_t argsLen;
-    const char* args = lua_tolstring(L, -1, &argsLen);
+    }
     // The host makes the call and leaves the response envelope on the
     // stack, in a userdata it allocates through ts_sdk_buffer.
-    size_t len = ts_host_sdk_call(L, id, args, argsLen);
+    size_t len = ts_host_sdk_call(L, id, args.data(), args.size());
+    argsUsed();
     return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len);
 }
 
