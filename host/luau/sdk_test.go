@@ -360,3 +360,32 @@ func TestParallelMatchesSequential(t *testing.T) {
 		}
 	}
 }
+
+// TestSDKResponseSizes: responses small enough for the shim's call buffer
+// and larger ones (which go through a buffer the guest allocates), and
+// arguments large enough to replace that buffer, all arrive whole, one
+// call after the other.
+func TestSDKResponseSizes(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789", 10_000)
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Status: 200, Headers: map[string]string{"x-big": big[:5000], "x-odd": "a\xffb"}, Text: []byte(big)},
+		2: {Status: 200, Headers: map[string]string{"content-type": "application/json"}, JSON: json.RawMessage(`{"id":7}`)},
+	}}
+	src := `local out = {}
+		for round = 1, 3 do
+			local text, resp = sdk.list_pets()
+			table.insert(out, #text .. " " .. #resp.headers["x-big"] .. " " .. resp.headers["x-odd"])
+			local pet = sdk.get_pet({name = string.rep("x", 100000 * (round - 1) + 1)})
+			table.insert(out, pet.id)
+		end
+		return out`
+	res := runSDK(t, src, caller, luau.Limits{})
+	check(t, res, want{result: `["100000 5000 a` + "\uFFFD" + `b",7,"100000 5000 a` + "\uFFFD" + `b",7,"100000 5000 a` + "\uFFFD" + `b",7]`})
+	caller.mu.Lock()
+	last := caller.args[len(caller.args)-1]
+	caller.mu.Unlock()
+	if len(last) != len(`[{"name":""}]`)+200001 {
+		t.Errorf("the last call's arguments are %d bytes", len(last))
+	}
+}

@@ -322,8 +322,24 @@ private:
 
     lua_State* L;
     const char* root;
-    std::vector<Frame> frames;
-    std::vector<const void*> ancestors;
+    // The path and the tables on it: one pair of vectors that every
+    // encoder reuses (no two are ever active at once: converting runs no
+    // Lua code), which spares two allocations per conversion.
+    std::vector<Frame>& frames = sharedFrames();
+    std::vector<const void*>& ancestors = sharedAncestors();
+
+    static std::vector<Frame>& sharedFrames()
+    {
+        static std::vector<Frame> frames;
+        frames.clear();
+        return frames;
+    }
+    static std::vector<const void*>& sharedAncestors()
+    {
+        static std::vector<const void*> ancestors;
+        ancestors.clear();
+        return ancestors;
+    }
 
     bool fail(const std::string& what)
     {
@@ -358,11 +374,6 @@ private:
         // Scanning a table costs its capacity, however few entries it holds.
         const LuaTable* t = static_cast<const LuaTable*>(table);
         ts_work(1 + size_t(t->sizearray) + sizenode(t));
-        if (ancestors.empty())
-        {
-            ancestors.reserve(8);
-            frames.reserve(8);
-        }
         ancestors.push_back(table);
 
         // Classify: keys exactly 1..n (n >= 1) make an array.
@@ -438,16 +449,26 @@ private:
             int valueSlot; // on the stack, or 0: look it up
             bool stringKey;
         };
-        std::vector<Entry> entries;
+        // A small table's entries live in this frame, a large one's on the
+        // heap (charged).
+        Entry small[kStackedMembers];
+        std::vector<Entry> large;
         std::string numberText;
-        size_t charged = count * sizeof(Entry);
-        if (!ts_heap_charge(charged))
+        Release release{0};
+        Entry* entries = small;
+        size_t used = 0;
+        if (count > kStackedMembers)
         {
-            text.memoryExceeded = true;
-            return false;
+            release.bytes = count * sizeof(Entry);
+            if (!ts_heap_charge(release.bytes))
+            {
+                release.bytes = 0;
+                text.memoryExceeded = true;
+                return false;
+            }
+            large.resize(count);
+            entries = large.data();
         }
-        Release release{charged};
-        entries.reserve(count);
         bool stacked = count <= kStackedMembers && lua_checkstack(L, int(2 * count) + 4);
         int base = lua_gettop(L);
         // A weak table may lose entries to the collector meanwhile, and with
@@ -466,7 +487,7 @@ private:
         }
 
         lua_pushnil(L);
-        while (lua_next(L, idx))
+        while (used < count && lua_next(L, idx))
         {
             if (!stacked)
                 lua_pop(L, 1);
@@ -476,11 +497,11 @@ private:
             {
                 Entry e{nullptr, 0, 0, 0, valueSlot, true};
                 e.name = lua_tolstring(L, key, &e.len);
-                entries.push_back(e);
+                entries[used++] = e;
                 if (anchors != 0)
                 {
                     lua_pushvalue(L, key);
-                    lua_rawseti(L, anchors, int(entries.size()));
+                    lua_rawseti(L, anchors, int(used));
                 }
             }
             else if (lua_type(L, key) == LUA_TNUMBER)
@@ -490,7 +511,7 @@ private:
                     return fail("cannot convert a table with a NaN or infinite key");
                 char buf[64];
                 size_t len = formatNumber(buf, k);
-                entries.push_back(Entry{nullptr, len, numberText.size(), k, valueSlot, false});
+                entries[used++] = Entry{nullptr, len, numberText.size(), k, valueSlot, false};
                 size_t before = numberText.capacity();
                 numberText.append(buf, len);
                 size_t grown = numberText.capacity() - before;
@@ -508,16 +529,18 @@ private:
             if (stacked)
                 lua_pushvalue(L, key); // where lua_next goes on from
         }
-        for (Entry& e : entries)
-            if (!e.stringKey)
-                e.name = numberText.data() + e.offset;
+        if (used == count && stacked)
+            lua_pop(L, 1); // the key lua_next would have gone on from
+        for (size_t i = 0; i < used; i++)
+            if (!entries[i].stringKey)
+                entries[i].name = numberText.data() + entries[i].offset;
 
-        ts_work(entries.size() * 16);
-        std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        ts_work(used * 16);
+        std::sort(entries, entries + used, [](const Entry& a, const Entry& b) {
             int c = memcmp(a.name, b.name, std::min(a.len, b.len));
             return c != 0 ? c < 0 : a.len < b.len;
         });
-        for (size_t i = 1; i < entries.size(); i++)
+        for (size_t i = 1; i < used; i++)
             if (entries[i].len == entries[i - 1].len && memcmp(entries[i].name, entries[i - 1].name, entries[i].len) == 0)
             {
                 std::string key(entries[i].name, std::min(entries[i].len, kMaxPathKey));
@@ -526,7 +549,7 @@ private:
 
         text.push('{');
         frames.push_back(Frame{});
-        for (size_t i = 0; i < entries.size(); i++)
+        for (size_t i = 0; i < used; i++)
         {
             const Entry& e = entries[i];
             if (i > 0)

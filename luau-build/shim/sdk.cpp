@@ -82,6 +82,10 @@ void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
     }
 }
 
+// The keys of a response table, interned once (ts_open_sdk): setting them
+// by name would hash them on every call.
+int statusKey, headersKey;
+
 uint32_t get32(const char* p)
 {
     uint32_t v;
@@ -134,10 +138,12 @@ int deliver(lua_State* L, const char* p, size_t len)
     case kOK:
         pushBody(L, e.bodyKind, body, e.bodyLen);
         lua_createtable(L, 0, 2);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, statusKey);
         lua_pushinteger(L, int(e.status));
-        lua_setfield(L, -2, "status");
+        lua_rawset(L, -3);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, headersKey);
         pushHeaders(L, headers, e.headersLen);
-        lua_setfield(L, -2, "headers");
+        lua_rawset(L, -3);
         return 2;
     case kUpstream:
     {
@@ -181,30 +187,53 @@ int deliver(lua_State* L, const char* p, size_t len)
     }
 }
 
-// The arguments' JSON text, in one buffer that every call reuses (no
-// call can start while another one's text is in use: the host reads it
-// before anything else runs). A failed buffer is replaced, a large one
-// released once used, so that it does not hold on to the script's memory.
-HeapBuffer* argsBuffer = nullptr;
-const size_t kArgsBufferKept = 64 << 10;
+// A direct call's buffer, which every call reuses: the shim encodes the
+// arguments into it, after a 32-bit word that says how many bytes the
+// buffer holds, and the host writes the response envelope over the whole
+// of it when the envelope fits (host/luau/sdk.go, sdkCall), which spares
+// it a call back into the guest and the guest an allocation per call. No
+// call can start while another one's buffer is in use: nothing runs
+// between the host writing the envelope and deliver reading it. A failed
+// buffer is replaced, a large one released, so that it does not hold on to
+// the script's memory.
+HeapBuffer* callBuffer = nullptr;
+const size_t kCallBufferSize = 4096;
+const size_t kCallBufferKept = 64 << 10;
+// Set in the length ts_host_sdk_call returns when the envelope is in the
+// call buffer rather than in a userdata on the stack.
+const uint32_t kEnvelopeInPlace = 0x80000000u;
 
-HeapBuffer& argsText()
+HeapBuffer& callText()
 {
-    if (argsBuffer == nullptr || !argsBuffer->ok())
+    if (callBuffer != nullptr && (!callBuffer->ok() || callBuffer->size() > kCallBufferKept))
     {
-        delete argsBuffer;
-        argsBuffer = new HeapBuffer();
+        delete callBuffer;
+        callBuffer = nullptr;
     }
-    argsBuffer->clear();
-    return *argsBuffer;
+    if (callBuffer == nullptr)
+    {
+        callBuffer = new HeapBuffer();
+        static const char zeros[kCallBufferSize] = {};
+        callBuffer->append(zeros, sizeof(zeros)); // its capacity from now on
+    }
+    callBuffer->clear();
+    callBuffer->append("\0\0\0\0", 4);
+    return *callBuffer;
 }
 
-void argsUsed()
+// Writes the buffer's size into its first word, once the arguments are in.
+void sealCallText(HeapBuffer& text)
 {
-    if (argsBuffer != nullptr && argsBuffer->size() > kArgsBufferKept)
+    uint32_t size = uint32_t(text.size() > kCallBufferSize ? text.size() : kCallBufferSize);
+    memcpy(const_cast<char*>(text.data()), &size, 4);
+}
+
+void callTextUsed()
+{
+    if (callBuffer != nullptr && callBuffer->size() > kCallBufferKept)
     {
-        delete argsBuffer;
-        argsBuffer = nullptr;
+        delete callBuffer;
+        callBuffer = nullptr;
     }
 }
 
@@ -217,20 +246,30 @@ int sdkCall(lua_State* L)
         n--;
     lua_settop(L, n);
     // The arguments as one JSON array; a nil between them is null.
-    HeapBuffer& args = argsText();
-    ts_json_encode_list(L, 1, n, "arguments", args);
+    HeapBuffer& text = callText();
+    ts_json_encode_list(L, 1, n, "arguments", text);
+    const char* args = text.data() + 4;
+    size_t argsLen = text.size() - 4;
     // Inside parallel, the request is yielded to its scheduler, which
     // resumes this call (sdkCallContinue) with the response.
     if (ts_parallel_yieldable(L))
     {
-        lua_pushlstring(L, args.data(), args.size());
-        argsUsed();
+        lua_pushlstring(L, args, argsLen);
+        callTextUsed();
         return ts_parallel_yield(L, id);
     }
-    // The host makes the call and leaves the response envelope on the
-    // stack, in a userdata it allocates through ts_sdk_buffer.
-    size_t len = ts_host_sdk_call(L, id, args.data(), args.size());
-    argsUsed();
+    // The host makes the call and writes the response envelope into the
+    // call buffer, or when it does not fit, into a userdata it allocates
+    // on the stack through ts_sdk_buffer.
+    sealCallText(text);
+    uint32_t len = ts_host_sdk_call(L, id, args, argsLen);
+    if (len & kEnvelopeInPlace)
+    {
+        int results = deliver(L, text.data(), len & ~kEnvelopeInPlace);
+        callTextUsed();
+        return results;
+    }
+    callTextUsed();
     return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len);
 }
 
@@ -275,6 +314,12 @@ void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
     lua_setfield(L, -2, "__type");
     lua_setreadonly(L, -1, true);
     lua_setfield(L, LUA_REGISTRYINDEX, kErrorMetaKey);
+
+    lua_pushliteral(L, "status");
+    statusKey = lua_ref(L, -1);
+    lua_pushliteral(L, "headers");
+    headersKey = lua_ref(L, -1);
+    lua_pop(L, 2);
 
     lua_newtable(L); // sdk
     int sdk = lua_gettop(L);
