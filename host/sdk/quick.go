@@ -15,7 +15,7 @@ import (
 // the checks are exactly the validator's (FuzzQuickCheck holds it to that).
 type quickCheck struct {
 	anyType bool // the schema names no type
-	types   map[string]bool
+	types   typeSet
 	// intBits is 32 or 64 for the int32 and int64 formats, whose range is
 	// checked here; stringFormat marks another checked format (uuid,
 	// date-time...), left to the validator.
@@ -23,6 +23,26 @@ type quickCheck struct {
 	stringFormat bool
 	enum         *enumSet
 }
+
+// typeSet is a set of JSON Schema types.
+type typeSet uint8
+
+const (
+	typeString typeSet = 1 << iota
+	typeInteger
+	typeNumber
+	typeBoolean
+	typeNull
+	typeObject
+	typeArray
+)
+
+var typeNames = map[string]typeSet{
+	"string": typeString, "integer": typeInteger, "number": typeNumber, "boolean": typeBoolean,
+	"null": typeNull, "object": typeObject, "array": typeArray,
+}
+
+func (t typeSet) has(u typeSet) bool { return t&u != 0 }
 
 // enumSet holds an enum's scalar values, numbers by their JSON text.
 type enumSet struct {
@@ -40,14 +60,13 @@ func newQuickCheck(api *catalog.API, s *catalog.Schema) *quickCheck {
 		len(r.AllOf) > 0 || len(r.AnyOf) > 0 || len(r.OneOf) > 0 {
 		return nil
 	}
-	q := &quickCheck{anyType: len(r.Type) == 0, types: map[string]bool{}}
+	q := &quickCheck{anyType: len(r.Type) == 0}
 	for _, t := range r.Type {
-		switch t {
-		case "string", "integer", "number", "boolean", "null", "object", "array":
-			q.types[t] = true
-		default:
+		bit, ok := typeNames[t]
+		if !ok {
 			return nil
 		}
+		q.types |= bit
 	}
 	if checkedFormats[r.Format] {
 		switch r.Format {
@@ -92,14 +111,14 @@ func (q *quickCheck) accepts(v any) bool {
 	}
 	switch x := v.(type) {
 	case nil:
-		return (q.anyType || q.types["null"]) && (q.enum == nil || q.enum.null)
+		return (q.anyType || q.types.has(typeNull)) && (q.enum == nil || q.enum.null)
 	case bool:
-		return (q.anyType || q.types["boolean"]) && (q.enum == nil || x && q.enum.hasTrue || !x && q.enum.hasFalse)
+		return (q.anyType || q.types.has(typeBoolean)) && (q.enum == nil || x && q.enum.hasTrue || !x && q.enum.hasFalse)
 	case string:
-		return (q.anyType || q.types["string"]) && !q.stringFormat && (q.enum == nil || q.enum.strings[x])
+		return (q.anyType || q.types.has(typeString)) && !q.stringFormat && (q.enum == nil || q.enum.strings[x])
 	case json.Number:
 		integral := isIntegerText(string(x))
-		if !(q.anyType || q.types["number"] || q.types["integer"] && integral) {
+		if !(q.anyType || q.types.has(typeNumber) || q.types.has(typeInteger) && integral) {
 			return false
 		}
 		if q.intBits > 0 {

@@ -156,6 +156,9 @@ type function struct {
 	schemes schemes
 	// placeholders are the path template's "{name}" by parameter name.
 	placeholders map[string]string
+	// asText is, by parameter (fn.Params), whether a number passes as its
+	// text (asText).
+	asText []bool
 }
 
 // prepare makes what the calls of f need, once.
@@ -166,6 +169,10 @@ func (f *function) prepare() {
 		f.body = newChecker(api, bodySchema(fn))
 		f.quick = quickParams(api, fn)
 		f.schemes = schemesOf(api, fn)
+		f.asText = make([]bool, len(fn.Params))
+		for i, p := range fn.Params {
+			f.asText[i] = p.Schema != nil && asText(api, p.Schema)
+		}
 		f.placeholders = map[string]string{}
 		for _, list := range [2][]*catalog.Param{fn.Params, fn.Frozen} {
 			for _, p := range list {

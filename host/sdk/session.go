@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
@@ -84,11 +85,15 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}
 	}
 	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return s.cancelled(f, ctx)
+	case s.slots <- struct{}{}: // the common case, without waiting
+	default:
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return s.cancelled(f, ctx)
+		}
 	}
+	defer func() { <-s.slots }()
 	if req == nil {
 		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
 	}
@@ -124,7 +129,7 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 
 	f.prepare()
 
-	values := map[string]any{}
+	var values map[string]any
 	if hasParams && params != nil {
 		params = normalize(api.api, anyObject, params, 0)
 		m, ok := params.(map[string]any)
@@ -137,9 +142,18 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 				return nil, unknownParam(api.api, fn, name)
 			}
 		}
-		for _, p := range fn.Params {
-			if v, ok := m[p.Name]; ok && p.Schema != nil {
-				m[p.Name] = textNumber(api.api, p.Schema, normalize(api.api, p.Schema, v, 0))
+		for i, p := range fn.Params {
+			v, ok := m[p.Name]
+			if !ok || p.Schema == nil {
+				continue
+			}
+			switch v.(type) {
+			case []any, map[string]any:
+				m[p.Name] = normalize(api.api, p.Schema, v, 0)
+			case json.Number:
+				if f.asText[i] {
+					m[p.Name] = v.(json.Number).String()
+				}
 			}
 		}
 		if len(m) > 0 && !acceptsAll(f.quick, m) {
@@ -166,6 +180,9 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 	}
 	// Frozen parameters: the configuration's values.
 	for _, p := range fn.Frozen {
+		if values == nil {
+			values = make(map[string]any, len(fn.Frozen))
+		}
 		values[p.Name] = api.frozen[p.Name]
 	}
 
@@ -244,14 +261,12 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 	return req, nil
 }
 
-// textNumber passes a number given for a string parameter as its text:
-// parameters travel as text anyway, and ids are often numbers in scripts.
-func textNumber(api *catalog.API, s *catalog.Schema, v any) any {
-	n, ok := v.(json.Number)
-	if r := api.Resolve(s); ok && r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer") {
-		return n.String()
-	}
-	return v
+// asText reports whether a number given for a parameter of schema s
+// passes as its text: s wants a string and no number. Parameters travel as
+// text anyway, and ids are often numbers in scripts.
+func asText(api *catalog.API, s *catalog.Schema) bool {
+	r := api.Resolve(s)
+	return r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer")
 }
 
 // anyObject is the schema of a params table.
@@ -318,8 +333,13 @@ func unknownParam(api *catalog.API, fn *catalog.Function, name string) error {
 // response.
 func (s *Session) send(ctx context.Context, f *function, req *http.Request) *luau.SDKResponse {
 	timeout := f.api.cfg.Timeout
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	callCtx := ctx
+	// The call's own timeout, unless the execution ends sooner anyway.
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > timeout {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	req = req.WithContext(callCtx)
 	resp, err := s.c.http.Do(req)
 	if err != nil {
