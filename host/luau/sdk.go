@@ -75,7 +75,8 @@ type SDKResponse struct {
 	// values of one header joined with ", ").
 	Headers map[string]string
 	// The body, in at most one of three forms: JSON (decoded by json.decode
-	// rules), Text (a string, bytes preserved), or neither (nil).
+	// rules; text that does not parse reaches the script as a string, as
+	// Text would), Text (a string, bytes preserved), or neither (nil).
 	JSON json.RawMessage
 	Text []byte
 	// Content is an MCP error's content blocks (the error table's content).

@@ -389,3 +389,31 @@ func TestSDKResponseSizes(t *testing.T) {
 		t.Errorf("the last call's arguments are %d bytes", len(last))
 	}
 }
+
+// TestSDKJSONBodies: a body the host passes as JSON is decoded by the
+// shim; one that does not parse reaches the script as the string it is,
+// while one nested past json.decode's limit is json.decode's error.
+func TestSDKJSONBodies(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, body string
+		want       want
+	}{
+		{"valid", `{"a":[1,2]}`, want{result: `{"a":[1,2]}`}},
+		{"not JSON after all", `{"a": oops`, want{result: `"{\"a\": oops"`}},
+		{"empty object", `{}`, want{result: `{}`}},
+		{"too deep", strings.Repeat("[", 200) + strings.Repeat("]", 200), want{kind: result.Runtime, message: "nesting too deep"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+				1: {Status: 200, JSON: json.RawMessage(c.body)},
+				2: {Fail: luau.SDKUpstream, Status: 500, Message: "sdk.get_pet: HTTP 500", JSON: json.RawMessage(c.body)},
+			}}
+			check(t, runSDK(t, `return (sdk.list_pets())`, caller, luau.Limits{}), c.want)
+			if c.want.kind == "" {
+				check(t, runSDK(t, `local ok, err = pcall(sdk.get_pet) return err.body`, caller, luau.Limits{}), c.want)
+			}
+		})
+	}
+}

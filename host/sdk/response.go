@@ -82,7 +82,7 @@ func Convert(status int, header http.Header, body []byte) *luau.SDKResponse {
 	}
 	if status != http.StatusNoContent && status != http.StatusResetContent && status != http.StatusNotModified && len(body) > 0 {
 		if isJSONBody(header.Get("Content-Type"), body) {
-			out.JSON = json.RawMessage(body)
+			out.JSON = json.RawMessage(body) // parsed by the shim, once
 		} else {
 			out.Text = body
 		}
@@ -129,21 +129,22 @@ func lowerHeader(k string) string {
 	return strings.ToLower(k)
 }
 
-// isJSONBody: a JSON media type whose body parses; without a media type,
-// a body that parses as a JSON object or array.
+// isJSONBody: a JSON media type (the shim parses the body, and passes one
+// that does not parse on as text); without a media type, a body that
+// parses as a JSON object or array.
 func isJSONBody(contentType string, body []byte) bool {
 	if contentType == "" {
 		t := bytes.TrimSpace(body)
 		return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(body)
 	}
 	if strings.HasPrefix(contentType, "application/json") && (len(contentType) == 16 || contentType[16] == ';') {
-		return json.Valid(body) // the common case, without parsing parameters
+		return true // the common case, without parsing parameters
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
 	}
-	return (mt == "application/json" || strings.HasSuffix(mt, "+json")) && json.Valid(body)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
 // prefix is the first n bytes of b as text, not splitting a UTF-8

@@ -615,6 +615,7 @@ public:
 
     std::string error;
     bool memoryExceeded = false;
+    bool tooDeep = false;
 
 private:
     lua_State* L;
@@ -661,7 +662,10 @@ private:
     {
         ts_work(1);
         if (depth > kMaxDepth || !lua_checkstack(L, 4))
+        {
+            tooDeep = true;
             return fail("nesting too deep (more than 128 levels)");
+        }
         if (p >= end)
             return fail("unexpected end of input");
         switch (*p)
@@ -1094,16 +1098,24 @@ void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow
     lua_error(L);
 }
 
-} // namespace
-
-void ts_json_decode(lua_State* L, const char* s, size_t len)
+// decodeOrRaise pushes the value s holds, or raises json.decode's error;
+// with lenient set, text that is not JSON is pushed as it is instead (the
+// nesting and memory limits still raise).
+void decodeOrRaise(lua_State* L, const char* s, size_t len, bool lenient)
 {
     std::string error;
     bool memoryExceeded = false;
     {
+        int top = lua_gettop(L);
         Decoder decoder(L, s, len);
         if (decoder.decodeDocument())
             return;
+        if (lenient && !decoder.tooDeep && !decoder.memoryExceeded)
+        {
+            lua_settop(L, top);
+            lua_pushlstring(L, s, len);
+            return;
+        }
         error.swap(decoder.error);
         memoryExceeded = decoder.memoryExceeded;
     }
@@ -1114,6 +1126,21 @@ void ts_json_decode(lua_State* L, const char* s, size_t len)
     std::string().swap(error); // lua_error does not return: free it now
     lua_concat(L, 2);
     lua_error(L);
+}
+
+} // namespace
+
+void ts_json_decode(lua_State* L, const char* s, size_t len)
+{
+    decodeOrRaise(L, s, len, false);
+}
+
+// Declared in sdk.cpp, its only user: like ts_json_decode, but text that
+// is not JSON is pushed as a string (a response body whose media type says
+// JSON, which the host has not parsed).
+void ts_json_decode_or_text(lua_State* L, const char* s, size_t len)
+{
+    decodeOrRaise(L, s, len, true);
 }
 
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)

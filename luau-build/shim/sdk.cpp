@@ -24,6 +24,9 @@ const char* const ts_sdk_manifest_key = "toolscript.sdk.manifest";
 // json.cpp: the n values from stack index first on as a JSON array into
 // out, or the error ts_json_encode would raise.
 void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out);
+// json.cpp: like ts_json_decode, but text that is not JSON is pushed as a
+// string.
+void ts_json_decode_or_text(lua_State* L, const char* s, size_t len);
 
 namespace
 {
@@ -66,13 +69,14 @@ int errorToString(lua_State* L)
     return 1;
 }
 
-// Pushes the body: decoded JSON, a string, or nil.
+// Pushes the body: decoded JSON, a string, or nil. A JSON body the host has
+// not parsed that does not parse is a string too.
 void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
 {
     switch (kind)
     {
     case kJSONBody:
-        ts_json_decode(L, body, len);
+        ts_json_decode_or_text(L, body, len);
         break;
     case kTextBody:
         lua_pushlstring(L, body, len);
