@@ -147,12 +147,12 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 			if !ok || p.Schema == nil {
 				continue
 			}
-			switch v.(type) {
+			switch x := v.(type) {
 			case []any, map[string]any:
 				m[p.Name] = normalize(api.api, p.Schema, v, 0)
 			case json.Number:
 				if f.asText[i] {
-					m[p.Name] = v.(json.Number).String()
+					m[p.Name] = x.String()
 				}
 			}
 		}
