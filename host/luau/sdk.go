@@ -214,8 +214,9 @@ func textLen(s string) int {
 // appendText appends s as a 32-bit length and its bytes, each byte of
 // invalid UTF-8 replaced by U+FFFD (as json.Marshal does).
 func appendText(out []byte, s string) []byte {
-	out = binary.LittleEndian.AppendUint32(out, uint32(textLen(s)))
-	if utf8.ValidString(s) {
+	n := textLen(s)
+	out = binary.LittleEndian.AppendUint32(out, uint32(n))
+	if n == len(s) { // valid: each invalid byte would have become three
 		return append(out, s...)
 	}
 	for _, r := range s {
