@@ -33,7 +33,7 @@ func benchSDK(b *testing.B, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
 	return rt, client
 }
 
-func median(d []time.Duration) time.Duration {
+func medianDuration(d []time.Duration) time.Duration {
 	slices.Sort(d)
 	return d[len(d)/2]
 }
@@ -81,7 +81,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		scriptLoop()
 		scriptTimes = append(scriptTimes, time.Since(start)/calls)
 	}
-	g, s := median(goTimes), median(scriptTimes)
+	g, s := medianDuration(goTimes), medianDuration(scriptTimes)
 	b.ReportMetric(float64(g.Microseconds()), "go-µs/call")
 	b.ReportMetric(float64(s.Microseconds()), "script-µs/call")
 	b.ReportMetric(float64((s - g).Microseconds()), "added-µs/call")
@@ -112,6 +112,6 @@ func BenchmarkSDKParallel(b *testing.B) {
 		par = append(par, run(parallelSrc))
 		seq = append(seq, run(sequentialSrc))
 	}
-	b.ReportMetric(float64(median(par).Milliseconds()), "parallel-ms")
-	b.ReportMetric(float64(median(seq).Milliseconds()), "sequential-ms")
+	b.ReportMetric(float64(medianDuration(par).Milliseconds()), "parallel-ms")
+	b.ReportMetric(float64(medianDuration(seq).Milliseconds()), "sequential-ms")
 }

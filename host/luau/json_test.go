@@ -194,3 +194,52 @@ func FuzzStringConversion(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONTableSizes: tables convert the same whatever their size, on
+// either side of the number of members the converters keep on the Lua
+// stack (16), weak tables included.
+func TestJSONTableSizes(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 15, 16, 17, 40} {
+		var keys, items []string
+		for i := 1; i <= n; i++ {
+			keys = append(keys, strconv.Quote("k"+strconv.Itoa(1000+i))+":"+strconv.Itoa(i))
+			items = append(items, strconv.Itoa(i))
+		}
+		object := "{" + strings.Join(keys, ",") + "}"
+		array := "[" + strings.Join(items, ",") + "]"
+		build := `local t = {} for i = 1, ` + strconv.Itoa(n) + ` do t["k" .. (1000 + i)] = i end`
+		for _, c := range []struct{ name, src, want string }{
+			{"encode object", build + ` return t`, object},
+			{"encode weak object", build + ` setmetatable(t, {__mode = "v"}) return json.encode(t)`, strconv.Quote(object)},
+			{"encode number keys", `local t = {} for i = 1, ` + strconv.Itoa(n) + ` do t[i * 2] = i end return json.encode(t)`, ""},
+			{"decode object", `return json.decode('` + object + `')`, object},
+			{"decode array", `return json.decode('` + array + `')`, array},
+			{"decode duplicate keys, the last wins", `local t = json.decode('{` + strings.Join(keys, ",") + `,"k1001":"last"}') return t.k1001`, `"last"`},
+		} {
+			t.Run(c.name+" "+strconv.Itoa(n), func(t *testing.T) {
+				t.Parallel()
+				res := run(t, c.src, luau.Limits{})
+				if c.want == "" { // number keys: sorted as text
+					var m map[string]int
+					var text string
+					if res.Error != nil || json.Unmarshal(res.Value, &text) != nil || json.Unmarshal([]byte(text), &m) != nil || len(m) != n {
+						t.Fatalf("%s %+v", res.Value, res.Error)
+					}
+					return
+				}
+				check(t, res, want{result: c.want})
+			})
+		}
+	}
+	for _, c := range []struct{ name, src, want string }{
+		{"15-digit integers", `return json.decode("[999999999999999,-999999999999999,-0,0]")`, `[999999999999999,-999999999999999,0,0]`},
+		{"longer numbers", `return json.decode("[9007199254740993,1234567890123456,0.1]")`, `[9007199254740992.0,1234567890123456,0.1]`},
+		{"strings with and without escapes", `return json.decode('["plain","esc\\u00e9\\n","", "a\\"b"]')`, `["plain","escé\n","","a\"b"]`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, run(t, c.src, luau.Limits{}), want{result: c.want})
+		})
+	}
+}

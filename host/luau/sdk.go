@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -73,7 +75,8 @@ type SDKResponse struct {
 	// values of one header joined with ", ").
 	Headers map[string]string
 	// The body, in at most one of three forms: JSON (decoded by json.decode
-	// rules), Text (a string, bytes preserved), or neither (nil).
+	// rules; text that does not parse reaches the script as a string, as
+	// Text would), Text (a string, bytes preserved), or neither (nil).
 	JSON json.RawMessage
 	Text []byte
 	// Content is an MCP error's content blocks (the error table's content).
@@ -100,14 +103,19 @@ const (
 
 // sdkCall is the host side of an sdk function: ts_host_sdk_call(L, id,
 // args, len). It hands the arguments to the execution's SDKCaller under a
-// context that carries the execution's deadline and cancellation, writes
-// the response envelope into a buffer the guest allocates on L's stack
-// (ts_sdk_buffer), and returns its length. A call that outlives the
-// execution's deadline stops the execution, as tick does.
+// context that carries the execution's deadline and cancellation, and
+// writes the response envelope over the shim's call buffer, which the
+// arguments are in: the 32-bit word before them says how many bytes the
+// buffer holds (sdk.cpp, callText). It returns the envelope's length with
+// envelopeInPlace set; an envelope that does not fit goes into a buffer the
+// guest allocates on L's stack (ts_sdk_buffer), and its length is returned
+// alone. A call that outlives the execution's deadline stops the
+// execution, as tick does.
 func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceFrom(ctx)
 	L, id := stack[0], uint32(stack[1])
-	args := bytes.Clone(guestBytes(mod, stack[2], uint64(uint32(stack[3]))))
+	argsPtr, argsLen := uint32(stack[2]), uint32(stack[3])
+	args := bytes.Clone(guestBytes(mod, uint64(argsPtr), uint64(argsLen)))
 
 	resp := noSDK
 	if inst.exec != nil && inst.exec.sdk != nil {
@@ -115,32 +123,104 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 	}
 	inst.checkStop()
 
+	size := resp.envelopeSize()
+	if room, ok := mod.Memory().ReadUint32Le(argsPtr - 4); argsPtr >= 4 && ok && uint64(size) <= uint64(room) {
+		buf := guestBytes(mod, uint64(argsPtr-4), uint64(size))
+		if out := resp.appendEnvelope(buf[:0]); len(out) != size || &out[0] != &buf[0] {
+			panic(errors.New("luau: sdk envelope size mismatch"))
+		}
+		stack[0] = uint64(size) | envelopeInPlace
+		return
+	}
 	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, resp.envelope()))
 }
 
+// envelopeInPlace is set in sdk_call's result when the envelope is in the
+// call buffer (sdk.cpp, kEnvelopeInPlace).
+const envelopeInPlace = 1 << 31
+
 // envelope lays the response out as the shim reads it (sdk.cpp, Envelope):
 // seven little-endian 32-bit words (failure, status, body kind and the
-// lengths of the message, headers, body and content), then those four.
+// lengths of the message, headers, body and content), then those four. The
+// headers are their count, then each name and value as a 32-bit length and
+// its bytes (invalid UTF-8 replaced by U+FFFD).
 func (r *SDKResponse) envelope() []byte {
-	var headers []byte
+	return r.appendEnvelope(make([]byte, 0, r.envelopeSize()))
+}
+
+// envelopeSize is the length of r's envelope.
+func (r *SDKResponse) envelopeSize() int {
+	size := 7*4 + len(r.Message) + len(r.body()) + len(r.Content)
 	if len(r.Headers) > 0 {
-		headers, _ = json.Marshal(r.Headers)
+		size += 4
+		for k, v := range r.Headers {
+			size += 8 + textLen(k) + textLen(v)
+		}
 	}
-	bodyKind, body := uint32(0), []byte(nil)
+	return size
+}
+
+// body is the body and its kind: 0 none, 1 JSON, 2 text.
+func (r *SDKResponse) body() []byte {
+	b, _ := r.bodyKind()
+	return b
+}
+
+func (r *SDKResponse) bodyKind() ([]byte, uint32) {
 	switch {
 	case r.JSON != nil:
-		bodyKind, body = 1, r.JSON
+		return r.JSON, 1
 	case r.Text != nil:
-		bodyKind, body = 2, r.Text
+		return r.Text, 2
 	}
-	words := []uint32{uint32(r.Fail), uint32(r.Status), bodyKind,
-		uint32(len(r.Message)), uint32(len(headers)), uint32(len(body)), uint32(len(r.Content))}
-	out := make([]byte, 0, 4*len(words)+len(r.Message)+len(headers)+len(body)+len(r.Content))
-	for _, w := range words {
-		out = binary.LittleEndian.AppendUint32(out, w)
-	}
+	return nil, 0
+}
+
+// appendEnvelope appends r's envelope to out.
+func (r *SDKResponse) appendEnvelope(out []byte) []byte {
+	body, bodyKind := r.bodyKind()
+	start := len(out)
+	out = append(out, make([]byte, 7*4)...)
 	out = append(out, r.Message...)
-	out = append(out, headers...)
+	if len(r.Headers) > 0 {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Headers)))
+		for k, v := range r.Headers {
+			out = appendText(out, k)
+			out = appendText(out, v)
+		}
+	}
+	headersLen := len(out) - start - 7*4 - len(r.Message)
 	out = append(out, body...)
-	return append(out, r.Content...)
+	out = append(out, r.Content...)
+	for i, w := range [7]uint32{uint32(r.Fail), uint32(r.Status), bodyKind,
+		uint32(len(r.Message)), uint32(headersLen), uint32(len(body)), uint32(len(r.Content))} {
+		binary.LittleEndian.PutUint32(out[start+4*i:], w)
+	}
+	return out
+}
+
+// textLen is the length of s as appendText writes it.
+func textLen(s string) int {
+	if utf8.ValidString(s) {
+		return len(s)
+	}
+	n := 0
+	for _, r := range s {
+		n += utf8.RuneLen(r)
+	}
+	return n
+}
+
+// appendText appends s as a 32-bit length and its bytes, each byte of
+// invalid UTF-8 replaced by U+FFFD (as json.Marshal does).
+func appendText(out []byte, s string) []byte {
+	n := textLen(s)
+	out = binary.LittleEndian.AppendUint32(out, uint32(n))
+	if n == len(s) { // valid: each invalid byte would have become three
+		return append(out, s...)
+	}
+	for _, r := range s {
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }

@@ -427,3 +427,60 @@ func TestSetSDKThenStartPool(t *testing.T) {
 		}
 	}
 }
+
+// TestSDKResponseSizes: responses small enough for the shim's call buffer
+// and larger ones (which go through a buffer the guest allocates), and
+// arguments large enough to replace that buffer, all arrive whole, one
+// call after the other.
+func TestSDKResponseSizes(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789", 10_000)
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Status: 200, Headers: map[string]string{"x-big": big[:5000], "x-odd": "a\xffb"}, Text: []byte(big)},
+		2: {Status: 200, Headers: map[string]string{"content-type": "application/json"}, JSON: json.RawMessage(`{"id":7}`)},
+	}}
+	src := `local out = {}
+		for round = 1, 3 do
+			local text, resp = sdk.list_pets()
+			table.insert(out, #text .. " " .. #resp.headers["x-big"] .. " " .. resp.headers["x-odd"])
+			local pet = sdk.get_pet({name = string.rep("x", 100000 * (round - 1) + 1)})
+			table.insert(out, pet.id)
+		end
+		return out`
+	res := runSDK(t, src, caller, luau.Limits{})
+	check(t, res, want{result: `["100000 5000 a` + "\uFFFD" + `b",7,"100000 5000 a` + "\uFFFD" + `b",7,"100000 5000 a` + "\uFFFD" + `b",7]`})
+	caller.mu.Lock()
+	last := caller.args[len(caller.args)-1]
+	caller.mu.Unlock()
+	if len(last) != len(`[{"name":""}]`)+200001 {
+		t.Errorf("the last call's arguments are %d bytes", len(last))
+	}
+}
+
+// TestSDKJSONBodies: a body the host passes as JSON is decoded by the
+// shim; one that does not parse reaches the script as the string it is,
+// while one nested past json.decode's limit is json.decode's error.
+func TestSDKJSONBodies(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, body string
+		want       want
+	}{
+		{"valid", `{"a":[1,2]}`, want{result: `{"a":[1,2]}`}},
+		{"not JSON after all", `{"a": oops`, want{result: `"{\"a\": oops"`}},
+		{"empty object", `{}`, want{result: `{}`}},
+		{"too deep", strings.Repeat("[", 200) + strings.Repeat("]", 200), want{kind: result.Runtime, message: "nesting too deep"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+				1: {Status: 200, JSON: json.RawMessage(c.body)},
+				2: {Fail: luau.SDKUpstream, Status: 500, Message: "sdk.get_pet: HTTP 500", JSON: json.RawMessage(c.body)},
+			}}
+			check(t, runSDK(t, `return (sdk.list_pets())`, caller, luau.Limits{}), c.want)
+			if c.want.kind == "" {
+				check(t, runSDK(t, `local ok, err = pcall(sdk.get_pet) return err.body`, caller, luau.Limits{}), c.want)
+			}
+		})
+	}
+}

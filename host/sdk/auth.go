@@ -124,10 +124,25 @@ type authPlan struct {
 	cookie        string // a cookie "name=value"
 }
 
-// plan decides how cred goes on a request of f: the credential's own type,
-// or for a bare secret the function's security schemes (then the API's),
-// bearer when the spec says nothing.
-func plan(cred *Credential, api *catalog.API, f *catalog.Function) (authPlan, error) {
+// schemes are the security schemes a function's credential may follow,
+// found once per function (findScheme): the first usable one, and the
+// first apiKey one.
+type schemes struct {
+	first, apiKey       catalog.SecurityScheme
+	hasFirst, hasAPIKey bool
+}
+
+func schemesOf(api *catalog.API, f *catalog.Function) schemes {
+	var s schemes
+	s.first, s.hasFirst = findScheme(api, f, func(catalog.SecurityScheme) bool { return true })
+	s.apiKey, s.hasAPIKey = findScheme(api, f, func(s catalog.SecurityScheme) bool { return s.Type == "apiKey" })
+	return s
+}
+
+// plan decides how cred goes on a request of a function whose schemes are
+// sc: the credential's own type, or for a bare secret the function's
+// security schemes (then the API's), bearer when the spec says nothing.
+func plan(cred *Credential, sc schemes) (authPlan, error) {
 	switch cred.Type {
 	case AuthBearer:
 		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
@@ -135,14 +150,12 @@ func plan(cred *Credential, api *catalog.API, f *catalog.Function) (authPlan, er
 		return authPlan{header: "Authorization", value: "Basic " + base64.StdEncoding.EncodeToString([]byte(cred.Username+":"+cred.Password))}, nil
 	case AuthAPIKey:
 		name, in := cred.Name, cred.In
-		if name == "" || in == "" {
-			if s, ok := findScheme(api, f, func(s catalog.SecurityScheme) bool { return s.Type == "apiKey" }); ok {
-				if name == "" {
-					name = s.Name
-				}
-				if in == "" {
-					in = s.In
-				}
+		if (name == "" || in == "") && sc.hasAPIKey {
+			if name == "" {
+				name = sc.apiKey.Name
+			}
+			if in == "" {
+				in = sc.apiKey.In
 			}
 		}
 		if name == "" {
@@ -151,11 +164,10 @@ func plan(cred *Credential, api *catalog.API, f *catalog.Function) (authPlan, er
 		return keyPlan(name, in, cred.Value), nil
 	}
 	// A bare secret: the spec decides.
-	s, ok := findScheme(api, f, func(s catalog.SecurityScheme) bool { return true })
-	if !ok {
+	if !sc.hasFirst {
 		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
 	}
-	switch {
+	switch s := sc.first; {
 	case s.Type == "apiKey":
 		return keyPlan(s.Name, s.In, cred.Token), nil
 	case s.Type == "http" && s.Scheme == "basic":

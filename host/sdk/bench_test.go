@@ -66,7 +66,7 @@ func BenchmarkCallWork(b *testing.B) {
 	b.Run("request", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := s.request(context.Background(), f, args); err != nil {
+			if _, err := s.request(f, args); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -277,6 +277,9 @@ func expandPath(p *catalog.Param, v any) (string, error) {
 // spaceDelimited, pipeDelimited, tabDelimited, deepObject).
 func queryValue(q *strings.Builder, p *catalog.Param, v any) error {
 	add := func(k, v string, rawKey bool) {
+		if q.Cap() == 0 {
+			q.Grow(64) // one allocation for the common short query
+		}
 		if q.Len() > 0 {
 			q.WriteByte('&')
 		}

@@ -1,12 +1,17 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
@@ -86,8 +91,10 @@ func FuzzParameterEncoding(f *testing.F) {
 }
 
 // FuzzConvert: any status, media type and body give a well-formed
-// response: JSON only when valid, at most one body form, an upstream error
-// exactly for non-2xx with a bounded message.
+// response: JSON for a JSON media type (the shim passes it on as text when
+// it does not parse) or for a valid object or array without one, at most
+// one body form, an upstream error exactly for non-2xx with a bounded
+// message.
 func FuzzConvert(f *testing.F) {
 	f.Add(200, "application/json", []byte(`{"a":1}`))
 	f.Add(404, "application/problem+json", []byte(`{"title":"x"}`))
@@ -104,8 +111,11 @@ func FuzzConvert(f *testing.F) {
 		if r.JSON != nil && r.Text != nil {
 			t.Fatal("both JSON and text")
 		}
-		if r.JSON != nil && !json.Valid(r.JSON) {
-			t.Fatalf("invalid JSON passed on: %q", r.JSON)
+		if r.JSON != nil && contentType == "" && !json.Valid(r.JSON) {
+			t.Fatalf("invalid JSON without a media type passed on as JSON: %q", r.JSON)
+		}
+		if r.JSON != nil && string(r.JSON) != string(body) {
+			t.Fatal("JSON body changed")
 		}
 		if r.Text != nil && string(r.Text) != string(body) {
 			t.Fatal("text body changed")
@@ -156,4 +166,144 @@ func FuzzRedact(f *testing.F) {
 			t.Fatalf("redacted JSON is invalid: %q", out.JSON)
 		}
 	})
+}
+
+// FuzzParseJSON: the arguments' decoder reads every input exactly as the
+// reference decoder (jsonschema.UnmarshalJSON: encoding/json with
+// UseNumber) does: the same values, and an error for the same inputs.
+func FuzzParseJSON(f *testing.F) {
+	for _, s := range []string{
+		`[{"petId":7}]`, `[null,{"a":[1,2.5e-3,-0,true,false,null]}]`, `[]`, `{}`, `"x"`, ` 1 `,
+		`["\u00e9\ud83d\ude00\ud800\udc00x\ud800\u0041\udc00\"\\\/\b\f\n\r\t"]`,
+		"[\"\xff\xfe\xef\xbf\xbd\"]", `{"a":1,"a":2}`, `[1,]`, `[01]`, `[1.]`, `[.5]`, `[1e]`, `-`,
+		"[\"a\x01\"]", `[1] 2`, `[1] x`, `{"a" 1}`, `{1:2}`, `tru`, `nul`, `[` + strings.Repeat("[", 40) + `]`,
+		`["\u12"]`, `["\x"]`, `["abc`, `[1e+5,1E-5]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parseJSON(data)
+		want, wantErr := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, the reference decoder's %v", data, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v, the reference decoder gives %#v", data, got, want)
+		}
+	})
+}
+
+// FuzzQuickCheck: a parameter's quick check never accepts a value the
+// JSON Schema validator refuses, whatever the schema's types, format and
+// enum.
+func FuzzQuickCheck(f *testing.F) {
+	f.Add(uint8(1<<2), uint8(0), `[]`, []byte(`7`))
+	f.Add(uint8(1<<2), uint8(1), `[]`, []byte(`2147483648`))
+	f.Add(uint8(1<<0|1<<4), uint8(0), `["a","b"]`, []byte(`null`))
+	f.Add(uint8(1<<3), uint8(2), `[1,2.0,"x",true,null]`, []byte(`2.0`))
+	f.Add(uint8(1<<0), uint8(3), `[]`, []byte(`"not-a-uuid"`))
+	f.Add(uint8(0), uint8(0), `[false]`, []byte(`true`))
+	types := []string{"string", "integer", "number", "boolean", "null", "object", "array"}
+	formats := []string{"", "int32", "int64", "uuid", "date-time", "email", "uri"}
+	f.Fuzz(func(t *testing.T, typeMask, format uint8, enum string, value []byte) {
+		s := &catalog.Schema{Format: formats[int(format)%len(formats)]}
+		for i, name := range types {
+			if typeMask&(1<<i) != 0 {
+				s.Type = append(s.Type, name)
+			}
+		}
+		var list []json.RawMessage
+		if json.Unmarshal([]byte(enum), &list) == nil {
+			s.Enum = list
+		}
+		v, err := parseJSON(value)
+		if err != nil {
+			return
+		}
+		api := &catalog.API{}
+		q, full := newQuickCheck(api, s), newChecker(api, s)
+		if q == nil {
+			t.Fatalf("no quick check for %+v", s)
+		}
+		if q.accepts(v) {
+			if err := full.check(v, "value"); err != nil {
+				t.Fatalf("schema %+v: the quick check accepts %s, the validator says %v", s, value, err)
+			}
+		}
+	})
+}
+
+// FuzzNewRequest: a request addressed from its parts has the URL that
+// parsing the whole of it gives (what http.NewRequest does).
+func FuzzNewRequest(f *testing.F) {
+	for _, base := range []string{"http://127.0.0.1:8080", "https://api.example.com/v1", "http://h/a%20b", "http://h:/x", "http://u:p@h", "http://h/b?x=1", "HTTP://H", "http://[::1]:9/"} {
+		f.Add(base, "/pets/7", "limit=5&q=a%20b")
+		f.Add(base, "/a%2Fb/%E2%82%AC;x=1,2", "")
+		f.Add(base, "/search?type=x", "q=1")
+		f.Add(base, "/x y/%zz", "")
+	}
+	f.Fuzz(func(t *testing.T, base, path, query string) {
+		st := &apiState{baseURL: base, base: plainBase(base)}
+		got, err := st.newRequest("GET", path, query, nil)
+		target := base + path
+		if query != "" {
+			target += "?" + query
+		}
+		want, wantErr := http.NewRequest("GET", target, nil)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: error %v, http.NewRequest's %v", target, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if got.URL.String() != want.URL.String() || got.URL.RequestURI() != want.URL.RequestURI() || got.Host != want.Host ||
+			got.URL.Path != want.URL.Path || got.URL.RawQuery != want.URL.RawQuery || got.URL.Host != want.URL.Host {
+			t.Fatalf("%q: %q %q (host %q), http.NewRequest gives %q %q (host %q)", target,
+				got.URL.String(), got.URL.RequestURI(), got.Host, want.URL.String(), want.URL.RequestURI(), want.Host)
+		}
+	})
+}
+
+// FuzzReadBody: reading a response body gives what
+// io.ReadAll(io.LimitReader(body, max+1)) gives, whatever size the
+// response announced (right, wrong or none) and however the reader
+// splits its data.
+func FuzzReadBody(f *testing.F) {
+	f.Add(uint16(57), int64(57), int64(100), uint8(7))
+	f.Add(uint16(1000), int64(-1), int64(999), uint8(0))
+	f.Add(uint16(0), int64(0), int64(10), uint8(1))
+	f.Add(uint16(600), int64(10), int64(600), uint8(255))
+	f.Fuzz(func(t *testing.T, n uint16, size, max int64, chunk uint8) {
+		if max < 0 || max > 1<<20 {
+			return
+		}
+		data := bytes.Repeat([]byte("abcdefg"), int(n)/7+1)[:n]
+		reader := func() io.Reader {
+			if chunk == 0 {
+				return bytes.NewReader(data)
+			}
+			return &chunkReader{data: data, n: int(chunk)}
+		}
+		got, err := readBody(reader(), size, max)
+		want, _ := io.ReadAll(io.LimitReader(reader(), max+1))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("n %d size %d max %d: %d bytes (%v), want %d", n, size, max, len(got), err, len(want))
+		}
+	})
+}
+
+// chunkReader hands out its data n bytes at a time.
+type chunkReader struct {
+	data []byte
+	n    int
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n, len(r.data))
+	copy(p, r.data[:k])
+	r.data = r.data[k:]
+	return k, nil
 }

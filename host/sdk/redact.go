@@ -21,6 +21,7 @@ const minSecret = 4
 // redactor removes a session's secrets from what goes back to the script.
 type redactor struct {
 	secrets  [][]byte
+	texts    []string // the secrets as strings
 	replacer *strings.Replacer
 }
 
@@ -41,6 +42,7 @@ func newRedactor(secrets []string) *redactor {
 			}
 			seen[s] = true
 			r.secrets = append(r.secrets, []byte(s))
+			r.texts = append(r.texts, s)
 			pairs = append(pairs, s, Redacted)
 		}
 	}
@@ -58,10 +60,12 @@ func (r *redactor) contains(b []byte) bool {
 }
 
 func (r *redactor) string(s string) string {
-	if len(r.secrets) == 0 {
-		return s
+	for _, secret := range r.texts {
+		if strings.Contains(s, secret) {
+			return r.replacer.Replace(s)
+		}
 	}
-	return r.replacer.Replace(s)
+	return s // nothing to replace (most strings): no copy
 }
 
 // response redacts a converted response in place. A JSON body is redacted

@@ -27,7 +27,7 @@ func (s *Session) response(f *function, resp *http.Response) *luau.SDKResponse {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
 			"%s: the response is %d bytes, more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, resp.ContentLength, max)}
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	data, err := readBody(resp.Body, resp.ContentLength, max)
 	if err != nil {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
 	}
@@ -46,17 +46,43 @@ func (s *Session) response(f *function, resp *http.Response) *luau.SDKResponse {
 	return out
 }
 
+// readBody reads r to its end, or to max+1 bytes (more than the limit):
+// into one buffer of the announced size when there is one (size, -1 for
+// none), growing it as io.ReadAll does otherwise.
+func readBody(r io.Reader, size, max int64) ([]byte, error) {
+	n := int64(512)
+	if size >= 0 && size <= max {
+		n = size + 1 // room to see the end without growing
+	}
+	b := make([]byte, 0, n)
+	for int64(len(b)) <= max {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		room := b[len(b):min(int64(cap(b)), max+1)]
+		m, err := r.Read(room)
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
 // Convert turns a status, headers and a complete body into what the script
 // gets. For a non-2xx status, Message is "HTTP 404 Not Found: <the first
 // 512 bytes of the body>" (the caller puts the function's name first).
 func Convert(status int, header http.Header, body []byte) *luau.SDKResponse {
 	out := &luau.SDKResponse{Status: status, Headers: make(map[string]string, len(header))}
 	for k, v := range header {
-		out.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
+		out.Headers[lowerHeader(k)] = strings.Join(v, ", ")
 	}
 	if status != http.StatusNoContent && status != http.StatusResetContent && status != http.StatusNotModified && len(body) > 0 {
 		if isJSONBody(header.Get("Content-Type"), body) {
-			out.JSON = json.RawMessage(body)
+			out.JSON = json.RawMessage(body) // parsed by the shim, once
 		} else {
 			out.Text = body
 		}
@@ -75,21 +101,50 @@ func Convert(status int, header http.Header, body []byte) *luau.SDKResponse {
 	return out
 }
 
-// isJSONBody: a JSON media type whose body parses; without a media type,
-// a body that parses as a JSON object or array.
+// lowerHeader is a header name in lower case; the common ones without
+// allocating.
+func lowerHeader(k string) string {
+	switch k {
+	case "Content-Type":
+		return "content-type"
+	case "Content-Length":
+		return "content-length"
+	case "Date":
+		return "date"
+	case "Etag":
+		return "etag"
+	case "Link":
+		return "link"
+	case "Location":
+		return "location"
+	case "Server":
+		return "server"
+	case "Vary":
+		return "vary"
+	case "Cache-Control":
+		return "cache-control"
+	case "Last-Modified":
+		return "last-modified"
+	}
+	return strings.ToLower(k)
+}
+
+// isJSONBody: a JSON media type (the shim parses the body, and passes one
+// that does not parse on as text); without a media type, a body that
+// parses as a JSON object or array.
 func isJSONBody(contentType string, body []byte) bool {
 	if contentType == "" {
 		t := bytes.TrimSpace(body)
 		return len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(body)
 	}
 	if strings.HasPrefix(contentType, "application/json") && (len(contentType) == 16 || contentType[16] == ';') {
-		return json.Valid(body) // the common case, without parsing parameters
+		return true // the common case, without parsing parameters
 	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
 	}
-	return (mt == "application/json" || strings.HasSuffix(mt, "+json")) && json.Valid(body)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 
 // prefix is the first n bytes of b as text, not splitting a UTF-8

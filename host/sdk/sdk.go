@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -135,18 +136,56 @@ type apiState struct {
 	api     *catalog.API
 	cfg     APIConfig
 	baseURL string
-	frozen  map[string]any
+	// base is baseURL parsed, when requests can be addressed without
+	// parsing their URL (a plain scheme://host/path base); nil otherwise.
+	base   *url.URL
+	frozen map[string]any
 }
 
-// function is one callable with what its calls need ready.
+// function is one callable with what its calls need ready, made on its
+// first call (prepare).
 type function struct {
-	api      *apiState
-	fn       *catalog.Function
-	id       uint32
-	name     string // "sdk.list_pets" or "sdk.petstore.list_pets", for messages
-	checkers sync.Once
-	params   *checker
-	body     *checker
+	api   *apiState
+	fn    *catalog.Function
+	id    uint32
+	name  string // "sdk.list_pets" or "sdk.petstore.list_pets", for messages
+	ready sync.Once
+	// params and body check arguments with the JSON Schema validator.
+	params *checker
+	body   *checker
+	// quick are the parameters' quick checks, by name: a call whose
+	// values they all accept skips the validator.
+	quick map[string]*quickCheck
+	// schemes are where a credential goes (auth plans).
+	schemes schemes
+	// placeholders are the path template's "{name}" by parameter name.
+	placeholders map[string]string
+	// asText is, by parameter (fn.Params), whether a number passes as its
+	// text (asText).
+	asText []bool
+}
+
+// prepare makes what the calls of f need, once.
+func (f *function) prepare() {
+	f.ready.Do(func() {
+		api, fn := f.api.api, f.fn
+		f.params = newChecker(api, paramsSchema(fn))
+		f.body = newChecker(api, bodySchema(fn))
+		f.quick = quickParams(api, fn)
+		f.schemes = schemesOf(api, fn)
+		f.asText = make([]bool, len(fn.Params))
+		for i, p := range fn.Params {
+			f.asText[i] = p.Schema != nil && asText(api, p.Schema)
+		}
+		f.placeholders = map[string]string{}
+		for _, list := range [2][]*catalog.Param{fn.Params, fn.Frozen} {
+			for _, p := range list {
+				if p.In == "path" {
+					f.placeholders[p.Name] = "{" + p.Name + "}"
+				}
+			}
+		}
+	})
 }
 
 // Open loads every API of cfg and starts its upstream MCP servers (all in
@@ -293,6 +332,7 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 		if ac.Timeout <= 0 {
 			st.cfg.Timeout = DefaultTimeout
 		}
+		st.base = plainBase(st.baseURL)
 		if ac.Auth != nil {
 			if err := ac.Auth.check(); err != nil {
 				return nil, fmt.Errorf("api %s: auth: %w", api.Name, err)

@@ -1,18 +1,15 @@
 package sdk
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
@@ -76,7 +73,7 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 	switch f.fn.Kind {
 	case catalog.OpenAPI:
 		var err error
-		if req, err = s.request(ctx, f, args); err != nil {
+		if req, err = s.request(f, args); err != nil {
 			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: s.redact.string(f.name + ": " + err.Error())}
 		}
 	case catalog.MCP:
@@ -89,11 +86,15 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}
 	}
 	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return s.cancelled(f, ctx)
+	case s.slots <- struct{}{}: // the common case, without waiting
+	default:
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return s.cancelled(f, ctx)
+		}
 	}
+	defer func() { <-s.slots }()
 	if req == nil {
 		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
 	}
@@ -102,7 +103,7 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 
 // request checks the arguments and builds the request, before anything is
 // sent.
-func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage) (*http.Request, error) {
+func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, error) {
 	fn, api := f.fn, f.api
 	args, err := decodeArgs(raw)
 	if err != nil {
@@ -127,12 +128,9 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 		body = args[want-1]
 	}
 
-	f.checkers.Do(func() {
-		f.params = newChecker(api.api, paramsSchema(fn))
-		f.body = newChecker(api.api, bodySchema(fn))
-	})
+	f.prepare()
 
-	values := map[string]any{}
+	var values map[string]any
 	if hasParams && params != nil {
 		params = normalize(api.api, anyObject, params, 0)
 		m, ok := params.(map[string]any)
@@ -145,12 +143,21 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 				return nil, unknownParam(api.api, fn, name)
 			}
 		}
-		for _, p := range fn.Params {
-			if v, ok := m[p.Name]; ok && p.Schema != nil {
-				m[p.Name] = textNumber(api.api, p.Schema, normalize(api.api, p.Schema, v, 0))
+		for i, p := range fn.Params {
+			v, ok := m[p.Name]
+			if !ok || p.Schema == nil {
+				continue
+			}
+			switch x := v.(type) {
+			case []any, map[string]any:
+				m[p.Name] = normalize(api.api, p.Schema, v, 0)
+			case json.Number:
+				if f.asText[i] {
+					m[p.Name] = x.String()
+				}
 			}
 		}
-		if len(m) > 0 {
+		if len(m) > 0 && !acceptsAll(f.quick, m) {
 			if err := f.params.check(m, ""); err != nil {
 				return nil, err
 			}
@@ -174,6 +181,9 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	}
 	// Frozen parameters: the configuration's values.
 	for _, p := range fn.Frozen {
+		if values == nil {
+			values = make(map[string]any, len(fn.Frozen))
+		}
 		values[p.Name] = api.frozen[p.Name]
 	}
 
@@ -195,7 +205,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 			case "path":
 				var text string
 				if text, err = pathValue(p, v); err == nil {
-					path = strings.Replace(path, "{"+p.Name+"}", text, 1)
+					path = strings.Replace(path, f.placeholders[p.Name], text, 1)
 				}
 			case "query":
 				err = queryValue(&query, p, v)
@@ -225,15 +235,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 			return nil, fmt.Errorf("body: %w", err)
 		}
 	}
-	target := api.baseURL + path
-	if query.Len() > 0 {
-		target += "?" + query.String()
-	}
-	var reader io.Reader
-	if data != nil {
-		reader = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, fn.Method, target, reader)
+	req, err := api.newRequest(fn.Method, path, query.String(), data)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the request: %w", err)
 	}
@@ -251,7 +253,7 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	}
 	req.Header["User-Agent"] = userAgent
 	if cred := s.creds[api.api.Name]; cred != nil && !fn.NoAuth {
-		p, err := plan(cred, api.api, fn)
+		p, err := plan(cred, f.schemes)
 		if err != nil {
 			return nil, fmt.Errorf("auth: %w", err)
 		}
@@ -260,14 +262,12 @@ func (s *Session) request(ctx context.Context, f *function, raw json.RawMessage)
 	return req, nil
 }
 
-// textNumber passes a number given for a string parameter as its text:
-// parameters travel as text anyway, and ids are often numbers in scripts.
-func textNumber(api *catalog.API, s *catalog.Schema, v any) any {
-	n, ok := v.(json.Number)
-	if r := api.Resolve(s); ok && r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer") {
-		return n.String()
-	}
-	return v
+// asText reports whether a number given for a parameter of schema s
+// passes as its text: s wants a string and no number. Parameters travel as
+// text anyway, and ids are often numbers in scripts.
+func asText(api *catalog.API, s *catalog.Schema) bool {
+	r := api.Resolve(s)
+	return r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer")
 }
 
 // anyObject is the schema of a params table.
@@ -278,25 +278,6 @@ var (
 	acceptJSON = []string{"application/json, */*;q=0.8"}
 	userAgent  = []string{"toolscript-sdk"}
 )
-
-func decodeArgs(raw json.RawMessage) ([]any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, errors.New("arguments must be a list")
-	}
-	// Trailing nils are no arguments.
-	for len(list) > 0 && list[len(list)-1] == nil {
-		list = list[:len(list)-1]
-	}
-	return list, nil
-}
 
 func signatureWords(hasParams, hasBody bool) string {
 	switch {
@@ -353,8 +334,13 @@ func unknownParam(api *catalog.API, fn *catalog.Function, name string) error {
 // response.
 func (s *Session) send(ctx context.Context, f *function, req *http.Request) *luau.SDKResponse {
 	timeout := f.api.cfg.Timeout
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	callCtx := ctx
+	// The call's own timeout, unless the execution ends sooner anyway.
+	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > timeout {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	req = req.WithContext(callCtx)
 	resp, err := s.c.http.Do(req)
 	if err != nil {

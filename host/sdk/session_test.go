@@ -354,6 +354,15 @@ func TestTimeouts(t *testing.T) {
 	if r.Fail != luau.SDKUpstream || r.Status != 0 || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
 		t.Errorf("timeout: %+v", r)
 	}
+	// The per-call timeout, within an execution whose deadline is later.
+	later, cancelLater := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelLater()
+	r = s.Call(later, fnID(t, s.c, "slow"), json.RawMessage(`[]`))
+	<-a.slowStarted
+	<-a.slowDone
+	if r.Fail != luau.SDKUpstream || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
+		t.Errorf("timeout before the execution's deadline: %+v", r)
+	}
 	// The execution ends: the request is abandoned at once.
 	s = newClient(t, a, Config{}, APIConfig{}).Session(nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -376,6 +385,15 @@ func TestTimeouts(t *testing.T) {
 	<-a.slowDone
 	if r.Message != "sdk.slow: the execution's time ran out" {
 		t.Errorf("deadline: %+v", r)
+	}
+	// A deadline sooner than the call's timeout ends the request by itself.
+	sooner, cancelSooner := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelSooner()
+	r = s.Call(sooner, fnID(t, s.c, "slow"), json.RawMessage(`[]`))
+	<-a.slowStarted
+	<-a.slowDone
+	if r.Message != "sdk.slow: the execution's time ran out" {
+		t.Errorf("a deadline sooner than the timeout: %+v", r)
 	}
 }
 

@@ -72,7 +72,24 @@ size_t formatNumber(char* buf, double d)
     if (!isfinite(d))
         return size_t(snprintf(buf, size, "null"));
     if (d == floor(d) && fabs(d) < kMaxSafeInteger)
-        return size_t(snprintf(buf, size, "%lld", (long long)d));
+    {
+        // The common case, without snprintf: the digits, last first.
+        unsigned long long u = d < 0 ? (unsigned long long)(-d) : (unsigned long long)d;
+        char digits[20];
+        size_t n = 0;
+        do
+        {
+            digits[n++] = char('0' + u % 10);
+            u /= 10;
+        } while (u != 0);
+        size_t len = 0;
+        if (d < 0)
+            buf[len++] = '-';
+        while (n > 0)
+            buf[len++] = digits[--n];
+        buf[len] = '\0';
+        return len;
+    }
     // %.17g always round-trips; prefer the shortest precision that does.
     for (int precision = 15; precision <= 17; precision++)
     {
@@ -212,8 +229,8 @@ bool isIdentifier(const char* s, size_t len)
 class Encoder
 {
 public:
-    Encoder(lua_State* L, const char* root, size_t cap)
-        : text(cap)
+    Encoder(lua_State* L, const char* root, HeapBuffer& text)
+        : text(text)
         , L(L)
         , root(root)
     {
@@ -268,7 +285,26 @@ public:
         return text.ok();
     }
 
-    HeapBuffer text;
+    // Encodes the n values from stack index first on as a JSON array (nil
+    // as null), whose items the path names root[1], root[2]...
+    bool encodeList(int first, int n)
+    {
+        text.push('[');
+        frames.push_back(Frame{nullptr, 0, 0, false});
+        for (int i = 1; i <= n; i++)
+        {
+            if (i > 1)
+                text.push(',');
+            frames.back().index = size_t(i);
+            if (!encode(first + i - 1))
+                return false;
+        }
+        frames.pop_back();
+        text.push(']');
+        return text.ok();
+    }
+
+    HeapBuffer& text;
     std::string error;
 
 private:
@@ -286,8 +322,24 @@ private:
 
     lua_State* L;
     const char* root;
-    std::vector<Frame> frames;
-    std::vector<const void*> ancestors;
+    // The path and the tables on it: one pair of vectors that every
+    // encoder reuses (no two are ever active at once: converting runs no
+    // Lua code), which spares two allocations per conversion.
+    std::vector<Frame>& frames = sharedFrames();
+    std::vector<const void*>& ancestors = sharedAncestors();
+
+    static std::vector<Frame>& sharedFrames()
+    {
+        static std::vector<Frame> frames;
+        frames.clear();
+        return frames;
+    }
+    static std::vector<const void*>& sharedAncestors()
+    {
+        static std::vector<const void*> ancestors;
+        ancestors.clear();
+        return ancestors;
+    }
 
     bool fail(const std::string& what)
     {
@@ -377,62 +429,118 @@ private:
         return true;
     }
 
+    // How many members of a table wait on the stack while it is converted.
+    static const size_t kStackedMembers = 16;
+
     bool encodeObject(int idx, size_t count)
     {
-        // Keys as strings, anchored in a table (index -> key string) so that
-        // their bytes stay valid while sorted; the original keys alongside.
-        lua_createtable(L, int(count), 0);
-        int names = lua_gettop(L);
-        lua_createtable(L, int(count), 0);
-        int keys = lua_gettop(L);
-
-        int n = 0;
-        lua_pushnil(L);
-        while (lua_next(L, idx))
-        {
-            lua_pop(L, 1);
-            n++;
-            if (lua_type(L, -1) == LUA_TSTRING)
-            {
-                lua_pushvalue(L, -1);
-            }
-            else if (lua_type(L, -1) == LUA_TNUMBER)
-            {
-                double k = lua_tonumber(L, -1);
-                if (!isfinite(k))
-                    return fail("cannot convert a table with a NaN or infinite key");
-                char buf[64];
-                lua_pushlstring(L, buf, formatNumber(buf, k));
-            }
-            else
-            {
-                return fail(std::string("cannot convert a table key of type ") + luaL_typename(L, -1));
-            }
-            lua_rawseti(L, names, n);
-            lua_pushvalue(L, -1);
-            lua_rawseti(L, keys, n);
-        }
-
+        // The keys as text, sorted. A string key's bytes are the key's own
+        // (kept alive and in place by the table, or by the stack); a number
+        // key's text is written into numberText. Both count against the
+        // heap limit while they live. A small table's keys and values wait
+        // on the stack, which spares looking each value up again; a large
+        // one's are looked up by key.
         struct Entry
         {
             const char* name;
             size_t len;
-            int index;
+            size_t offset; // in numberText, for a number key
+            double number;
+            int valueSlot; // on the stack, or 0: look it up
+            bool stringKey;
         };
-        std::vector<Entry> entries(static_cast<size_t>(n));
-        for (int i = 1; i <= n; i++)
+        // A small table's entries live in this frame, a large one's on the
+        // heap (charged).
+        Entry small[kStackedMembers];
+        std::vector<Entry> large;
+        std::string numberText;
+        Release release{0};
+        Entry* entries = small;
+        size_t used = 0;
+        if (count > kStackedMembers)
         {
-            lua_rawgeti(L, names, i);
-            entries[i - 1].name = lua_tolstring(L, -1, &entries[i - 1].len);
-            entries[i - 1].index = i;
-            lua_pop(L, 1);
+            release.bytes = count * sizeof(Entry);
+            if (!ts_heap_charge(release.bytes))
+            {
+                release.bytes = 0;
+                text.memoryExceeded = true;
+                return false;
+            }
+            large.resize(count);
+            entries = large.data();
         }
-        ts_work(size_t(n) * 16);
-        std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        bool stacked = count <= kStackedMembers && lua_checkstack(L, int(2 * count) + 4);
+        int base = lua_gettop(L);
+        // A weak table may lose entries to the collector meanwhile, and with
+        // them the only reference to a key: its keys are anchored too.
+        int anchors = 0;
+        if (!stacked && lua_getmetatable(L, idx))
+        {
+            lua_rawgetfield(L, -1, "__mode");
+            bool weak = !lua_isnil(L, -1);
+            lua_pop(L, 2);
+            if (weak)
+            {
+                lua_createtable(L, int(count), 0);
+                anchors = lua_gettop(L);
+            }
+        }
+
+        lua_pushnil(L);
+        while (used < count && lua_next(L, idx))
+        {
+            if (!stacked)
+                lua_pop(L, 1);
+            int key = stacked ? lua_gettop(L) - 1 : lua_gettop(L);
+            int valueSlot = stacked ? key + 1 : 0;
+            if (lua_type(L, key) == LUA_TSTRING)
+            {
+                Entry e{nullptr, 0, 0, 0, valueSlot, true};
+                e.name = lua_tolstring(L, key, &e.len);
+                entries[used++] = e;
+                if (anchors != 0)
+                {
+                    lua_pushvalue(L, key);
+                    lua_rawseti(L, anchors, int(used));
+                }
+            }
+            else if (lua_type(L, key) == LUA_TNUMBER)
+            {
+                double k = lua_tonumber(L, key);
+                if (!isfinite(k))
+                    return fail("cannot convert a table with a NaN or infinite key");
+                char buf[64];
+                size_t len = formatNumber(buf, k);
+                entries[used++] = Entry{nullptr, len, numberText.size(), k, valueSlot, false};
+                size_t before = numberText.capacity();
+                numberText.append(buf, len);
+                size_t grown = numberText.capacity() - before;
+                if (grown > 0 && !ts_heap_charge(grown))
+                {
+                    text.memoryExceeded = true;
+                    return false;
+                }
+                release.bytes += grown;
+            }
+            else
+            {
+                return fail(std::string("cannot convert a table key of type ") + luaL_typename(L, key));
+            }
+            if (stacked)
+                lua_pushvalue(L, key); // where lua_next goes on from
+        }
+        if (used == count && stacked)
+            lua_pop(L, 1); // the key lua_next would have gone on from
+        for (size_t i = 0; i < used; i++)
+            if (!entries[i].stringKey)
+                entries[i].name = numberText.data() + entries[i].offset;
+
+        ts_work(used * 16);
+        std::sort(entries, entries + used, [](const Entry& a, const Entry& b) {
             int c = memcmp(a.name, b.name, std::min(a.len, b.len));
             return c != 0 ? c < 0 : a.len < b.len;
         });
-        for (size_t i = 1; i < entries.size(); i++)
+        for (size_t i = 1; i < used; i++)
             if (entries[i].len == entries[i - 1].len && memcmp(entries[i].name, entries[i - 1].name, entries[i].len) == 0)
             {
                 std::string key(entries[i].name, std::min(entries[i].len, kMaxPathKey));
@@ -441,15 +549,24 @@ private:
 
         text.push('{');
         frames.push_back(Frame{});
-        for (size_t i = 0; i < entries.size(); i++)
+        for (size_t i = 0; i < used; i++)
         {
             const Entry& e = entries[i];
             if (i > 0)
                 text.push(',');
             appendString(text, e.name, e.len);
             text.push(':');
-            lua_rawgeti(L, keys, e.index);
-            frames.back() = Frame{e.name, e.len, 0, lua_type(L, -1) == LUA_TSTRING};
+            frames.back() = Frame{e.name, e.len, 0, e.stringKey};
+            if (e.valueSlot != 0)
+            {
+                if (!encode(e.valueSlot))
+                    return false;
+                continue;
+            }
+            if (e.stringKey)
+                lua_pushlstring(L, e.name, e.len); // the key itself: interned, so found, not made
+            else
+                lua_pushnumber(L, e.number);
             lua_rawget(L, idx);
             if (!encode(-1))
                 return false;
@@ -457,9 +574,19 @@ private:
         }
         frames.pop_back();
         text.push('}');
-        lua_pop(L, 2);
+        lua_settop(L, base);
         return true;
     }
+
+    // Release gives back what an encodeObject charged, however it returns.
+    struct Release
+    {
+        size_t bytes;
+        ~Release()
+        {
+            ts_heap_release(bytes);
+        }
+    };
 };
 
 // Decoder parses strict JSON (RFC 8259) into Luau values. Like the encoder it
@@ -488,6 +615,7 @@ public:
 
     std::string error;
     bool memoryExceeded = false;
+    bool tooDeep = false;
 
 private:
     lua_State* L;
@@ -534,7 +662,10 @@ private:
     {
         ts_work(1);
         if (depth > kMaxDepth || !lua_checkstack(L, 4))
+        {
+            tooDeep = true;
             return fail("nesting too deep (more than 128 levels)");
+        }
         if (p >= end)
             return fail("unexpected end of input");
         switch (*p)
@@ -592,6 +723,17 @@ private:
                 p++;
             if (!digits())
                 return fail("invalid number");
+        }
+        // An integer of at most 15 digits is exact as a double: no strtod.
+        const char* digitsStart = *start == '-' ? start + 1 : start;
+        if (p - digitsStart <= 15 && memchr(start, '.', p - start) == nullptr && memchr(start, 'e', p - start) == nullptr &&
+            memchr(start, 'E', p - start) == nullptr)
+        {
+            double v = 0;
+            for (const char* d = digitsStart; d < p; d++)
+                v = v * 10 + (*d - '0');
+            lua_pushnumber(L, *start == '-' ? -v : v);
+            return true;
         }
         buffer.clear();
         buffer.append(start, p - start);
@@ -704,6 +846,17 @@ private:
     bool string()
     {
         p++; // opening quote
+        // The common case: no escapes up to the closing quote, pushed
+        // straight from the input.
+        const char* run = p;
+        while (run < end && *run != '"' && *run != '\\' && (unsigned char)*run >= 0x20)
+            run++;
+        if (run < end && *run == '"')
+        {
+            lua_pushlstring(L, p, run - p);
+            p = run + 1;
+            return true;
+        }
         buffer.clear();
         for (;;)
         {
@@ -735,22 +888,37 @@ private:
         return true;
     }
 
+    // Items and members wait on the stack, up to kPending of them, so that
+    // a table is made at its size rather than grown key by key; a larger
+    // one is made when they overflow, and filled as it goes.
+    static const int kPending = 16;
+
     bool array(int depth)
     {
         p++;
-        lua_newtable(L);
         skipSpace();
         if (p < end && *p == ']')
         {
             p++;
+            lua_createtable(L, 0, 0);
             return true;
         }
-        for (int i = 1;; i++)
+        int base = lua_gettop(L); // items at base+1..base+n, then the table at base+1
+        int n = 0;
+        bool made = false;
+        for (;;)
         {
             skipSpace();
             if (!value(depth + 1))
                 return false;
-            lua_rawseti(L, -2, i);
+            n++;
+            if (made)
+                lua_rawseti(L, base + 1, n);
+            else if (n == kPending)
+            {
+                makeArray(base, n, 4 * kPending);
+                made = true;
+            }
             skipSpace();
             if (p < end && *p == ',')
             {
@@ -760,23 +928,55 @@ private:
             if (p < end && *p == ']')
             {
                 p++;
+                if (!made)
+                    makeArray(base, n, n);
                 return true;
             }
             return fail("expected ',' or ']'");
         }
     }
 
+    // Moves the n items above base into a new table of size slots, left at
+    // base+1.
+    void makeArray(int base, int n, int size)
+    {
+        lua_createtable(L, size, 0);
+        lua_insert(L, base + 1);
+        for (int i = n; i >= 1; i--)
+            lua_rawseti(L, base + 1, i);
+    }
+
+    // Moves the n key/value pairs above base into a new table of size
+    // slots, left at base+1, in document order (the last of equal keys
+    // wins, as when they are set one by one).
+    void makeObject(int base, int n, int size)
+    {
+        lua_createtable(L, 0, size);
+        int t = lua_gettop(L);
+        for (int i = 0; i < n; i++)
+        {
+            lua_pushvalue(L, base + 1 + 2 * i);
+            lua_pushvalue(L, base + 2 + 2 * i);
+            lua_rawset(L, t);
+        }
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
+    }
+
     bool object(int depth)
     {
         p++;
-        lua_newtable(L);
         skipSpace();
         if (p < end && *p == '}')
         {
             p++;
+            lua_newtable(L);
             markObject(L, -1);
             return true;
         }
+        int base = lua_gettop(L); // pairs at base+1..base+2n, then the table at base+1
+        int n = 0;
+        bool made = false;
         for (;;)
         {
             skipSpace();
@@ -791,7 +991,14 @@ private:
             skipSpace();
             if (!value(depth + 1))
                 return false;
-            lua_rawset(L, -3);
+            n++;
+            if (made)
+                lua_rawset(L, base + 1);
+            else if (n == kPending)
+            {
+                makeObject(base, n, 4 * kPending);
+                made = true;
+            }
             skipSpace();
             if (p < end && *p == ',')
             {
@@ -801,6 +1008,8 @@ private:
             if (p < end && *p == '}')
             {
                 p++;
+                if (!made)
+                    makeObject(base, n, n);
                 return true;
             }
             return fail("expected ',' or '}'");
@@ -860,7 +1069,8 @@ void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow
     std::string error;
     bool capExceeded, memoryExceeded;
     {
-        Encoder encoder(L, root, cap);
+        HeapBuffer text(cap);
+        Encoder encoder(L, root, text);
         if (encoder.encode(idx))
         {
             lua_pushlstring(L, encoder.text.data(), encoder.text.size());
@@ -888,16 +1098,24 @@ void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow
     lua_error(L);
 }
 
-} // namespace
-
-void ts_json_decode(lua_State* L, const char* s, size_t len)
+// decodeOrRaise pushes the value s holds, or raises json.decode's error;
+// with lenient set, text that is not JSON is pushed as it is instead (the
+// nesting and memory limits still raise).
+void decodeOrRaise(lua_State* L, const char* s, size_t len, bool lenient)
 {
     std::string error;
     bool memoryExceeded = false;
     {
+        int top = lua_gettop(L);
         Decoder decoder(L, s, len);
         if (decoder.decodeDocument())
             return;
+        if (lenient && !decoder.tooDeep && !decoder.memoryExceeded)
+        {
+            lua_settop(L, top);
+            lua_pushlstring(L, s, len);
+            return;
+        }
         error.swap(decoder.error);
         memoryExceeded = decoder.memoryExceeded;
     }
@@ -910,6 +1128,21 @@ void ts_json_decode(lua_State* L, const char* s, size_t len)
     lua_error(L);
 }
 
+} // namespace
+
+void ts_json_decode(lua_State* L, const char* s, size_t len)
+{
+    decodeOrRaise(L, s, len, false);
+}
+
+// Declared in sdk.cpp, its only user: like ts_json_decode, but text that
+// is not JSON is pushed as a string (a response body whose media type says
+// JSON, which the host has not parsed).
+void ts_json_decode_or_text(lua_State* L, const char* s, size_t len)
+{
+    decodeOrRaise(L, s, len, true);
+}
+
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
 {
     encodeOrRaise(L, idx, root, cap, Overflow::Raise);
@@ -918,6 +1151,32 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)
 void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap)
 {
     encodeOrRaise(L, idx, root, cap, Overflow::Truncate);
+}
+
+// Declared in sdk.cpp, its only user: the n values from stack index first
+// on as a JSON array into out (which the caller cleared), or the error
+// ts_json_encode raises.
+void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out)
+{
+    std::string error;
+    bool memoryExceeded, capExceeded;
+    {
+        Encoder encoder(L, root, out);
+        if (encoder.encodeList(first, n))
+            return;
+        memoryExceeded = out.memoryExceeded;
+        capExceeded = out.capExceeded;
+        error.swap(encoder.error);
+    }
+    if (memoryExceeded)
+        ts_raise_memory(L);
+    if (capExceeded)
+        ts_raise_tagged(L, TS_LIMIT, "value is too large to convert to JSON");
+    luaL_where(L, 1);
+    lua_pushlstring(L, error.data(), error.size());
+    std::string().swap(error); // lua_error does not return: free it now
+    lua_concat(L, 2);
+    lua_error(L);
 }
 
 void ts_open_json(lua_State* L)

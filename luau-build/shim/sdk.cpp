@@ -21,13 +21,20 @@ const char* const kErrorMetaKey = "toolscript.sdk.error";
 
 const char* const ts_sdk_manifest_key = "toolscript.sdk.manifest";
 
+// json.cpp: the n values from stack index first on as a JSON array into
+// out, or the error ts_json_encode would raise.
+void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out);
+// json.cpp: like ts_json_decode, but text that is not JSON is pushed as a
+// string.
+void ts_json_decode_or_text(lua_State* L, const char* s, size_t len);
+
 namespace
 {
-const char* const kNullKey = "toolscript.json.null"; // json.cpp's sentinel
 
-// The envelope the host writes (host/luau/sdk.go, sdkEnvelope): seven
-// little-endian 32-bit words, then the message, the headers (a JSON
-// object), the body and the content (JSON), back to back.
+// The envelope the host writes (host/luau/sdk.go, envelope): seven
+// little-endian 32-bit words, then the message, the headers, the body and
+// the content (JSON), back to back. The headers are a count, then each
+// name and value as a length and its bytes (32-bit little-endian lengths).
 struct Envelope
 {
     uint32_t fail;     // SDKFailure: 0 ok, 1 argument, 2 upstream, 3 limit
@@ -62,13 +69,14 @@ int errorToString(lua_State* L)
     return 1;
 }
 
-// Pushes the body: decoded JSON, a string, or nil.
+// Pushes the body: decoded JSON, a string, or nil. A JSON body the host has
+// not parsed that does not parse is a string too.
 void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
 {
     switch (kind)
     {
     case kJSONBody:
-        ts_json_decode(L, body, len);
+        ts_json_decode_or_text(L, body, len);
         break;
     case kTextBody:
         lua_pushlstring(L, body, len);
@@ -78,13 +86,41 @@ void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
     }
 }
 
-// Pushes the headers object (or an empty table).
+// The keys of a response table, interned once (ts_open_sdk): setting them
+// by name would hash them on every call.
+int statusKey, headersKey;
+
+uint32_t get32(const char* p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+// Pushes the headers table (empty when there are none).
 void pushHeaders(lua_State* L, const char* headers, size_t len)
 {
     if (len == 0)
+    {
         lua_newtable(L);
-    else
-        ts_json_decode(L, headers, len);
+        return;
+    }
+    // Each header takes at least its two lengths.
+    if (len < 4 || get32(headers) > (len - 4) / 8)
+        luaL_error(L, "sdk: malformed headers from the host");
+    uint32_t count = get32(headers);
+    lua_createtable(L, 0, int(count));
+    size_t off = 4;
+    for (uint32_t i = 0; i < 2 * count; i++)
+    {
+        if (len - off < 4 || get32(headers + off) > len - off - 4)
+            luaL_error(L, "sdk: malformed headers from the host");
+        size_t n = get32(headers + off);
+        lua_pushlstring(L, headers + off + 4, n);
+        off += 4 + n;
+        if (i % 2 == 1)
+            lua_rawset(L, -3);
+    }
 }
 
 // Reads the envelope at p (len bytes, in a userdata on the stack that the
@@ -106,10 +142,12 @@ int deliver(lua_State* L, const char* p, size_t len)
     case kOK:
         pushBody(L, e.bodyKind, body, e.bodyLen);
         lua_createtable(L, 0, 2);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, statusKey);
         lua_pushinteger(L, int(e.status));
-        lua_setfield(L, -2, "status");
+        lua_rawset(L, -3);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, headersKey);
         pushHeaders(L, headers, e.headersLen);
-        lua_setfield(L, -2, "headers");
+        lua_rawset(L, -3);
         return 2;
     case kUpstream:
     {
@@ -153,6 +191,56 @@ int deliver(lua_State* L, const char* p, size_t len)
     }
 }
 
+// A direct call's buffer, which every call reuses: the shim encodes the
+// arguments into it, after a 32-bit word that says how many bytes the
+// buffer holds, and the host writes the response envelope over the whole
+// of it when the envelope fits (host/luau/sdk.go, sdkCall), which spares
+// it a call back into the guest and the guest an allocation per call. No
+// call can start while another one's buffer is in use: nothing runs
+// between the host writing the envelope and deliver reading it. A failed
+// buffer is replaced, a large one released, so that it does not hold on to
+// the script's memory.
+HeapBuffer* callBuffer = nullptr;
+const size_t kCallBufferSize = 4096;
+const size_t kCallBufferKept = 64 << 10;
+// Set in the length ts_host_sdk_call returns when the envelope is in the
+// call buffer rather than in a userdata on the stack.
+const uint32_t kEnvelopeInPlace = 0x80000000u;
+
+HeapBuffer& callText()
+{
+    if (callBuffer != nullptr && (!callBuffer->ok() || callBuffer->size() > kCallBufferKept))
+    {
+        delete callBuffer;
+        callBuffer = nullptr;
+    }
+    if (callBuffer == nullptr)
+    {
+        callBuffer = new HeapBuffer();
+        static const char zeros[kCallBufferSize] = {};
+        callBuffer->append(zeros, sizeof(zeros)); // its capacity from now on
+    }
+    callBuffer->clear();
+    callBuffer->append("\0\0\0\0", 4);
+    return *callBuffer;
+}
+
+// Writes the buffer's size into its first word, once the arguments are in.
+void sealCallText(HeapBuffer& text)
+{
+    uint32_t size = uint32_t(text.size() > kCallBufferSize ? text.size() : kCallBufferSize);
+    memcpy(const_cast<char*>(text.data()), &size, 4);
+}
+
+void callTextUsed()
+{
+    if (callBuffer != nullptr && callBuffer->size() > kCallBufferKept)
+    {
+        delete callBuffer;
+        callBuffer = nullptr;
+    }
+}
+
 // An sdk function: upvalue 1 is its id.
 int sdkCall(lua_State* L)
 {
@@ -162,33 +250,30 @@ int sdkCall(lua_State* L)
         n--;
     lua_settop(L, n);
     // The arguments as one JSON array; a nil between them is null.
-    lua_createtable(L, n, 0);
-    for (int i = 1; i <= n; i++)
-    {
-        if (lua_isnil(L, i))
-            lua_getfield(L, LUA_REGISTRYINDEX, kNullKey);
-        else
-            lua_pushvalue(L, i);
-        lua_rawseti(L, -2, i);
-    }
-    if (n == 0)
-    {
-        lua_pop(L, 1);
-        lua_pushliteral(L, "[]");
-    }
-    else
-    {
-        ts_json_encode(L, -1, "arguments", SIZE_MAX);
-    }
+    HeapBuffer& text = callText();
+    ts_json_encode_list(L, 1, n, "arguments", text);
+    const char* args = text.data() + 4;
+    size_t argsLen = text.size() - 4;
     // Inside parallel, the request is yielded to its scheduler, which
     // resumes this call (sdkCallContinue) with the response.
     if (ts_parallel_yieldable(L))
+    {
+        lua_pushlstring(L, args, argsLen);
+        callTextUsed();
         return ts_parallel_yield(L, id);
-    size_t argsLen;
-    const char* args = lua_tolstring(L, -1, &argsLen);
-    // The host makes the call and leaves the response envelope on the
-    // stack, in a userdata it allocates through ts_sdk_buffer.
-    size_t len = ts_host_sdk_call(L, id, args, argsLen);
+    }
+    // The host makes the call and writes the response envelope into the
+    // call buffer, or when it does not fit, into a userdata it allocates
+    // on the stack through ts_sdk_buffer.
+    sealCallText(text);
+    uint32_t len = ts_host_sdk_call(L, id, args, argsLen);
+    if (len & kEnvelopeInPlace)
+    {
+        int results = deliver(L, text.data(), len & ~kEnvelopeInPlace);
+        callTextUsed();
+        return results;
+    }
+    callTextUsed();
     return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len);
 }
 
@@ -233,6 +318,12 @@ void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
     lua_setfield(L, -2, "__type");
     lua_setreadonly(L, -1, true);
     lua_setfield(L, LUA_REGISTRYINDEX, kErrorMetaKey);
+
+    lua_pushliteral(L, "status");
+    statusKey = lua_ref(L, -1);
+    lua_pushliteral(L, "headers");
+    headersKey = lua_ref(L, -1);
+    lua_pop(L, 2);
 
     lua_newtable(L); // sdk
     int sdk = lua_gettop(L);

@@ -1,0 +1,337 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// decodeArgs reads a call's arguments, the JSON array the shim encoded,
+// into the values the checks and encoders work on (as
+// jsonschema.UnmarshalJSON gives them: nil, bool, json.Number, string,
+// []any, map[string]any). Trailing nils are no arguments.
+func decodeArgs(raw json.RawMessage) ([]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	v, err := parseJSON(raw)
+	if err != nil {
+		// The reference decoder's words for what is wrong.
+		if _, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err == nil {
+			err = errors.New("malformed JSON")
+		}
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("arguments must be a list")
+	}
+	for len(list) > 0 && list[len(list)-1] == nil {
+		list = list[:len(list)-1]
+	}
+	return list, nil
+}
+
+// maxArgsDepth is how deep arguments may nest: encoding/json's own limit.
+const maxArgsDepth = 10000
+
+// errJSON is parseJSON's failure; decodeArgs asks the reference decoder
+// for the details, which is rare (the shim writes valid JSON).
+var errJSON = errors.New("invalid JSON")
+
+// parseJSON decodes one JSON document exactly as jsonschema.UnmarshalJSON
+// (encoding/json with UseNumber) does, without its reflection and
+// buffering: a call's arguments are decoded on every call.
+// FuzzParseJSON checks that both agree on every input.
+func parseJSON(data []byte) (any, error) {
+	d := jsonDecoder{data: data}
+	d.space()
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	d.space()
+	if d.pos != len(d.data) {
+		return nil, errJSON
+	}
+	return v, nil
+}
+
+type jsonDecoder struct {
+	data []byte
+	pos  int
+}
+
+func (d *jsonDecoder) space() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *jsonDecoder) value(depth int) (any, error) {
+	if d.pos >= len(d.data) {
+		return nil, errJSON
+	}
+	switch c := d.data[d.pos]; {
+	case c == '{':
+		return d.object(depth + 1)
+	case c == '[':
+		return d.array(depth + 1)
+	case c == '"':
+		return d.string()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return d.number()
+	}
+	return nil, errJSON
+}
+
+func (d *jsonDecoder) literal(word string) error {
+	if !bytes.HasPrefix(d.data[d.pos:], []byte(word)) {
+		return errJSON
+	}
+	d.pos += len(word)
+	return nil
+}
+
+func (d *jsonDecoder) digits() bool {
+	start := d.pos
+	for d.pos < len(d.data) && d.data[d.pos] >= '0' && d.data[d.pos] <= '9' {
+		d.pos++
+	}
+	return d.pos > start
+}
+
+func (d *jsonDecoder) number() (any, error) {
+	start := d.pos
+	if d.data[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.data) && d.data[d.pos] == '0':
+		d.pos++
+	case !d.digits():
+		return nil, errJSON
+	}
+	if d.pos < len(d.data) && d.data[d.pos] == '.' {
+		d.pos++
+		if !d.digits() {
+			return nil, errJSON
+		}
+	}
+	if d.pos < len(d.data) && (d.data[d.pos] == 'e' || d.data[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.data) && (d.data[d.pos] == '+' || d.data[d.pos] == '-') {
+			d.pos++
+		}
+		if !d.digits() {
+			return nil, errJSON
+		}
+	}
+	return json.Number(d.data[start:d.pos]), nil
+}
+
+// string decodes a string as encoding/json does: invalid UTF-8 and lone
+// surrogates become U+FFFD, control characters are refused.
+func (d *jsonDecoder) string() (string, error) {
+	d.pos++ // the opening quote
+	start := d.pos
+	// The common case: no escapes, valid UTF-8.
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		if c == '"' {
+			s := d.data[start:d.pos]
+			d.pos++
+			return string(s), nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		d.pos++
+	}
+	out := append([]byte(nil), d.data[start:d.pos]...)
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(out), nil
+		case c < 0x20:
+			return "", errJSON
+		case c == '\\':
+			d.pos++
+			if d.pos >= len(d.data) {
+				return "", errJSON
+			}
+			e := d.data[d.pos]
+			d.pos++
+			switch e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := d.hex4()
+				if !ok {
+					return "", errJSON
+				}
+				if utf16.IsSurrogate(r) {
+					// A pair makes one rune; anything else is U+FFFD.
+					if d.pos+6 <= len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+						save := d.pos
+						d.pos += 2
+						if r2, ok := d.hex4(); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+								out = utf8.AppendRune(out, dec)
+								continue
+							}
+						}
+						d.pos = save
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+			default:
+				return "", errJSON
+			}
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			d.pos++
+		default:
+			r, size := utf8.DecodeRune(d.data[d.pos:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, utf8.RuneError)
+			} else {
+				out = append(out, d.data[d.pos:d.pos+size]...)
+			}
+			d.pos += size
+		}
+	}
+	return "", errJSON
+}
+
+func (d *jsonDecoder) hex4() (rune, bool) {
+	if d.pos+4 > len(d.data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.data[d.pos : d.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	d.pos += 4
+	return r, true
+}
+
+func (d *jsonDecoder) array(depth int) (any, error) {
+	if depth > maxArgsDepth {
+		return nil, errJSON
+	}
+	d.pos++
+	list := []any{}
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == ']' {
+		d.pos++
+		return list, nil
+	}
+	for {
+		d.space()
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, v)
+		d.space()
+		if d.pos >= len(d.data) {
+			return nil, errJSON
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			return list, nil
+		default:
+			return nil, errJSON
+		}
+	}
+}
+
+func (d *jsonDecoder) object(depth int) (any, error) {
+	if depth > maxArgsDepth {
+		return nil, errJSON
+	}
+	d.pos++
+	m := map[string]any{}
+	d.space()
+	if d.pos < len(d.data) && d.data[d.pos] == '}' {
+		d.pos++
+		return m, nil
+	}
+	for {
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
+			return nil, errJSON
+		}
+		k, err := d.string()
+		if err != nil {
+			return nil, err
+		}
+		d.space()
+		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
+			return nil, errJSON
+		}
+		d.pos++
+		d.space()
+		v, err := d.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = v
+		d.space()
+		if d.pos >= len(d.data) {
+			return nil, errJSON
+		}
+		switch d.data[d.pos] {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return m, nil
+		default:
+			return nil, errJSON
+		}
+	}
+}
