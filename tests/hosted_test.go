@@ -488,18 +488,7 @@ func TestHostedFailsClosed(t *testing.T) {
 	if !strings.Contains(p.stderr.String(), "authentication is off") {
 		t.Errorf("no warning: %s", p.stderr.String())
 	}
-	c, err := client.NewStreamableHttpClient(p.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION}}); err != nil {
-		t.Fatal(err)
-	}
+	connectURL(t, p.url)
 	// A page on another site rebinding its name to 127.0.0.1 is refused.
 	resp := rpc(t, nil, p.url, "", toolCall("1", "return 1"), "Host", "evil.example.com")
 	if resp.StatusCode != http.StatusForbidden {

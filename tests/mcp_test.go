@@ -85,8 +85,14 @@ func mcpClientOver(t *testing.T, over, dir string, args ...string) *client.Clien
 		c, _ := mcpClient(t, dir, "", args...)
 		return c
 	}
-	p := startServe(t, dir, args...)
-	c, err := client.NewStreamableHttpClient(p.url)
+	return connectURL(t, startServe(t, dir, args...).url)
+}
+
+// connectURL returns an initialized mcp-go client of the hosted server at
+// url, without a token (the server listens on loopback without auth).
+func connectURL(t *testing.T, url string) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(url)
 	if err != nil {
 		t.Fatal(err)
 	}

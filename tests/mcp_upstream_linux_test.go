@@ -4,14 +4,11 @@ package tests
 
 import (
 	"bytes"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -75,47 +72,13 @@ func TestUpstreamStoppedWithServe(t *testing.T) {
 	}
 }
 
-// startPyHTTP starts the Python test server in streamable HTTP mode on
-// port and returns a function that kills it (its cleanup too).
-func startPyHTTP(t *testing.T, port int) (kill func()) {
-	t.Helper()
-	args := append(testupstreams.Python(t), "http", strconv.Itoa(port))
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	kill = func() {
-		once.Do(func() {
-			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			cmd.Wait()
-		})
-	}
-	t.Cleanup(kill)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-			c.Close()
-			return kill
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the Python server did not listen")
-		}
-	}
-}
-
 func TestHostedReadinessChecksUpstreams(t *testing.T) {
 	// /readyz asks each upstream MCP server for its tools: ready while the
 	// server answers, 503 naming it once it is gone, ready again when it
 	// is back.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	kill := startPyHTTP(t, port)
-	p := startServe(t, t.TempDir(), "--no-io", fmt.Sprintf("--mcp=py=http://127.0.0.1:%d/mcp", port))
+	port := testupstreams.FreePort(t)
+	url, kill := testupstreams.PythonHTTP(t, port, false)
+	p := startServe(t, t.TempDir(), "--no-io", "--mcp=py="+url)
 	if status, body := get(t, p.base+"/readyz"); status != 200 {
 		t.Fatalf("/readyz with the server up: %d %s", status, body)
 	}
@@ -123,7 +86,7 @@ func TestHostedReadinessChecksUpstreams(t *testing.T) {
 	if status, body := get(t, p.base+"/readyz"); status != 503 || !strings.Contains(body, "mcp server py") {
 		t.Errorf("/readyz with the server gone: %d %s", status, body)
 	}
-	startPyHTTP(t, port)
+	testupstreams.PythonHTTP(t, port, false)
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		status, body := get(t, p.base+"/readyz")
 		if status == 200 {

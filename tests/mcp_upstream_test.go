@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/result"
@@ -238,19 +237,8 @@ func TestHostedMetricsCountUpstreamCalls(t *testing.T) {
 	dir := writeConfig(t, t.TempDir(), "[apis.pets]\nspec = "+quoteTOML(testapi.SpecPath())+"\nbase_url = "+quoteTOML(api.URL)+"\n")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	p := startServe(t, dir, "--no-io", "--mcp=py="+testupstreams.Shell(testupstreams.Python(t)))
-	c, err := client.NewStreamableHttpClient(p.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION}}); err != nil {
-		t.Fatal(err)
-	}
-	_, out := callScript(t, ctx, c, map[string]any{"script": `
+	c := connectURL(t, p.url)
+	_, out := callScript(t, testContext(t), c, map[string]any{"script": `
 		sdk.get_pet({ petId = 7 })
 		sdk.get_pet({ petId = 8 })
 		pcall(sdk.get_pet, { petId = 404 })

@@ -3,16 +3,11 @@
 package upstream
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,58 +15,6 @@ import (
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
-
-// pythonHTTP starts pyserver.py in streamable HTTP mode on a free loopback
-// port (json: single JSON responses instead of event streams) and returns
-// its URL; the test's cleanup stops it.
-func pythonHTTP(t *testing.T, json bool) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	args := append(testupstreams.Python(t), "http", strconv.Itoa(port))
-	if json {
-		args = append(args, "json")
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "Uvicorn running on") {
-				ready <- nil
-				for sc.Scan() {
-				}
-				return
-			}
-		}
-		ready <- fmt.Errorf("pyserver ended before listening")
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("pyserver did not listen within a minute")
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-}
 
 // allocated is how many bytes the Go heap has allocated so far, in all.
 func allocated() uint64 {
@@ -98,8 +41,8 @@ func TestMessageCap(t *testing.T) {
 		stdio bool
 	}{
 		{"stdio", func(t *testing.T) Config { return stdio("py", testupstreams.Python(t)) }, true},
-		{"http event stream", func(t *testing.T) Config { return Config{Name: "py", URL: pythonHTTP(t, false)} }, false},
-		{"http json", func(t *testing.T) Config { return Config{Name: "py", URL: pythonHTTP(t, true)} }, false},
+		{"http event stream", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, false)} }, false},
+		{"http json", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, true)} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "log")
@@ -167,4 +110,9 @@ func TestMessageCap(t *testing.T) {
 			}
 		})
 	}
+}
+
+func pyHTTP(t *testing.T, json bool) string {
+	url, _ := testupstreams.PythonHTTP(t, 0, json)
+	return url
 }

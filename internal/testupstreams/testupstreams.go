@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -73,9 +74,34 @@ func EverythingHTTP(tb testing.TB) string {
 	tb.Helper()
 	args := Everything(tb)
 	args[len(args)-1] = "streamableHttp"
-	port := freePort(tb)
+	port := FreePort(tb)
+	url, _ := listen(tb, args, []string{"PORT=" + strconv.Itoa(port)}, "listening on port", port)
+	return url
+}
+
+// PythonHTTP starts pyserver.py in streamable HTTP mode on port (0: a
+// free one; json: single JSON responses instead of event streams) and
+// returns its URL and a function that kills it, which the test's cleanup
+// also calls.
+func PythonHTTP(tb testing.TB, port int, json bool) (url string, kill func()) {
+	tb.Helper()
+	if port == 0 {
+		port = FreePort(tb)
+	}
+	args := append(Python(tb), "http", strconv.Itoa(port))
+	if json {
+		args = append(args, "json")
+	}
+	return listen(tb, args, nil, "Uvicorn running on", port)
+}
+
+// listen starts a server in its own process group with env added, waits
+// until its standard error says ready, and returns its MCP endpoint on
+// port and a function that kills it (the test's cleanup calls it too).
+func listen(tb testing.TB, args, env []string, ready string, port int) (string, func()) {
+	tb.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -84,36 +110,40 @@ func EverythingHTTP(tb testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	// Ready when it says it listens.
-	ready := make(chan error, 1)
+	var once sync.Once
+	kill := func() {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+	}
+	tb.Cleanup(kill)
+	said := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				ready <- nil
+			if strings.Contains(sc.Text(), ready) {
+				said <- nil
 				for sc.Scan() {
 				}
 				return
 			}
 		}
-		ready <- fmt.Errorf("server-everything ended before listening")
+		said <- fmt.Errorf("%v ended before listening", args)
 	}()
 	select {
-	case err := <-ready:
+	case err := <-said:
 		if err != nil {
 			tb.Fatal(err)
 		}
 	case <-time.After(60 * time.Second):
-		tb.Fatal("server-everything did not listen within a minute")
+		tb.Fatalf("%v did not listen within a minute", args)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port), kill
 }
 
-func freePort(tb testing.TB) int {
+// FreePort returns a loopback TCP port nothing listens on now.
+func FreePort(tb testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
