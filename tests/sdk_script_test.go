@@ -85,6 +85,11 @@ func TestSDKScripts(t *testing.T) {
 		{name: "the credential is sent and never shown", src: `return sdk.echo({value = "x"}).headers.authorization`, result: `"Bearer [REDACTED]"`},
 		{name: "security [] sends none", src: `return sdk.public_info().headers.authorization == nil`, result: `true`},
 		{name: "form bodies", src: `return sdk.submit_form({name = "a b", tags = {"x", "y"}}).form`, result: `{"name":["a b"],"tags":["x","y"]}`},
+		{name: "binary strings keep their bytes", src: `
+			local png = "\x89PNG\r\n\0\xff\xfe"
+			local inParallel = parallel({function() return sdk.echo_raw("\xc3(\xff").body_hex end})
+			return {sdk.upload({file = png, caption = "c"}).files_hex.file, sdk.echo_raw(png).body_hex, inParallel[1]}`,
+			result: `["89504e470d0a00fffe","89504e470d0a00fffe","c328ff"]`},
 		{name: "a redirect to another origin is not followed", src: `local ok, e = pcall(sdk.redirect, {to = "other"}) return ok`, result: `false`},
 		{name: "max_calls", src: `for i = 1, 200 do sdk.get_pet({petId = i}) end`, kind: result.Limit, message: "max_calls"},
 	}

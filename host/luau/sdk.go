@@ -54,7 +54,9 @@ type SDKFunction struct {
 type SDKCaller interface {
 	// Call performs one call of function id. args is the JSON array of the
 	// arguments the script passed, converted by the json.encode rules
-	// (trailing nils dropped; nil in between is null). Call returns when
+	// (trailing nils dropped; nil in between is null), except that a
+	// string's bytes that are not valid UTF-8 are written as they are, not
+	// as U+FFFD: a binary string can reach an upload intact. Call returns when
 	// the response is complete, or at once when ctx ends (the execution's
 	// deadline or cancellation): an abandoned request must not outlive it.
 	Call(ctx context.Context, id uint32, args json.RawMessage) *SDKResponse

@@ -14,12 +14,16 @@ import (
 // decodeArgs reads a call's arguments, the JSON array the shim encoded,
 // into the values the checks and encoders work on (as
 // jsonschema.UnmarshalJSON gives them: nil, bool, json.Number, string,
-// []any, map[string]any). Trailing nils are no arguments.
+// []any, map[string]any). Trailing nils are no arguments. The shim writes
+// a string's bytes that are not valid UTF-8 as they are, and they stay in
+// the string: a binary string reaches a file part, a form field or a
+// string body intact (a JSON body replaces them with U+FFFD, as
+// json.encode does).
 func decodeArgs(raw json.RawMessage) ([]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	v, err := parseJSON(raw)
+	v, err := parseArgs(raw)
 	if err != nil {
 		// The reference decoder's words for what is wrong.
 		if _, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err == nil {
@@ -49,7 +53,17 @@ var errJSON = errors.New("invalid JSON")
 // buffering: a call's arguments are decoded on every call.
 // FuzzParseJSON checks that both agree on every input.
 func parseJSON(data []byte) (any, error) {
-	d := jsonDecoder{data: data}
+	return decodeJSON(jsonDecoder{data: data})
+}
+
+// parseArgs is parseJSON, except that bytes of a string that are not valid
+// UTF-8 are kept as they are instead of becoming U+FFFD: the sdk's
+// arguments, which the shim writes so (json.cpp, InvalidUTF8::Keep).
+func parseArgs(data []byte) (any, error) {
+	return decodeJSON(jsonDecoder{data: data, keepBytes: true})
+}
+
+func decodeJSON(d jsonDecoder) (any, error) {
 	d.space()
 	v, err := d.value(0)
 	if err != nil {
@@ -65,6 +79,8 @@ func parseJSON(data []byte) (any, error) {
 type jsonDecoder struct {
 	data []byte
 	pos  int
+	// keepBytes keeps a string's invalid UTF-8 bytes (parseArgs).
+	keepBytes bool
 }
 
 func (d *jsonDecoder) space() {
@@ -146,8 +162,9 @@ func (d *jsonDecoder) number() (any, error) {
 	return json.Number(d.data[start:d.pos]), nil
 }
 
-// string decodes a string as encoding/json does: invalid UTF-8 and lone
-// surrogates become U+FFFD, control characters are refused.
+// string decodes a string as encoding/json does: invalid UTF-8 (unless
+// keepBytes) and lone surrogates become U+FFFD, control characters are
+// refused.
 func (d *jsonDecoder) string() (string, error) {
 	d.pos++ // the opening quote
 	start := d.pos
@@ -222,7 +239,7 @@ func (d *jsonDecoder) string() (string, error) {
 			d.pos++
 		default:
 			r, size := utf8.DecodeRune(d.data[d.pos:])
-			if r == utf8.RuneError && size == 1 {
+			if r == utf8.RuneError && size == 1 && !d.keepBytes {
 				out = utf8.AppendRune(out, utf8.RuneError)
 			} else {
 				out = append(out, d.data[d.pos:d.pos+size]...)

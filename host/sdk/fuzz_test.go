@@ -190,7 +190,50 @@ func FuzzParseJSON(f *testing.F) {
 		if err == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: %#v, the reference decoder gives %#v", data, got, want)
 		}
+		// The arguments' decoder differs only in keeping invalid bytes.
+		kept, err := parseArgs(data)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("%q: parseArgs error %v, the reference decoder's %v", data, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(replaceInvalid(kept), want) {
+			t.Fatalf("%q: parseArgs %#v, the reference decoder gives %#v", data, kept, want)
+		}
 	})
+}
+
+// replaceInvalid is v with each byte of its strings that is not valid
+// UTF-8 replaced by U+FFFD, as encoding/json decodes them.
+func replaceInvalid(v any) any {
+	text := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteRune(r) // U+FFFD for an invalid byte
+			if r == utf8.RuneError && size == 1 {
+				i++
+				continue
+			}
+			i += size
+		}
+		return b.String()
+	}
+	switch x := v.(type) {
+	case string:
+		return text(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = replaceInvalid(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[text(k)] = replaceInvalid(e)
+		}
+		return out
+	}
+	return v
 }
 
 // FuzzQuickCheck: a parameter's quick check never accepts a value the

@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -172,6 +174,57 @@ func TestBodies(t *testing.T) {
 	if r := call(t, s, "upload", `[{"caption":"hi"}]`); r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "missing required property 'file'") {
 		t.Errorf("multipart required: %+v", r)
 	}
+}
+
+// TestBinaryArguments: the shim writes a string's bytes that are not UTF-8
+// as they are, and they reach a file part, a string body, a form field and
+// a query intact; only a JSON body, which is text, has U+FFFD instead.
+func TestBinaryArguments(t *testing.T) {
+	a := newTestAPI(t)
+	s := newClient(t, a, Config{}, APIConfig{}).Session(nil)
+	const raw = "\x89PNG\r\n\x1a\n\x00\xff\xfe\xc3(\xe2\x82\"\\"
+	hexRaw := hex.EncodeToString([]byte(raw))
+	e := echoed(t, call(t, s, "upload", `[{"file":`+shimString(raw)+`,"caption":"hi"}]`))
+	if e.FilesHex["file"] != hexRaw {
+		t.Errorf("file part: %s, want %s", e.FilesHex["file"], hexRaw)
+	}
+	e = echoed(t, call(t, s, "echo_raw", `[`+shimString(raw)+`]`))
+	if e.BodyHex != hexRaw || e.Headers["content-type"] != "application/octet-stream" {
+		t.Errorf("string body: %s %s, want %s", e.Headers["content-type"], e.BodyHex, hexRaw)
+	}
+	e = echoed(t, call(t, s, "submit_form", `[{"name":`+shimString("\xff\xfe")+`}]`))
+	if e.Body != "name=%FF%FE" {
+		t.Errorf("form field: %s", e.Body)
+	}
+	e = echoed(t, call(t, s, "echo", `[{"value":`+shimString("\xfe")+`,"q":`+shimString("\xff")+`}]`))
+	if e.Path != "/echo/%FE" || e.Query != "q=%FF" {
+		t.Errorf("path and query: %s %s", e.Path, e.Query)
+	}
+	e = echoed(t, call(t, s, "echo_body", `[{"name":`+shimString("a\xffb")+`}]`))
+	if e.Body != `{"name":"a\ufffdb"}` {
+		t.Errorf("JSON body: %s", e.Body)
+	}
+}
+
+// shimString is s as the shim writes a string into an sdk call's
+// arguments: a JSON string whose bytes that are not UTF-8 are left as they
+// are.
+func shimString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20:
+			fmt.Fprintf(&b, "\\u%04x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func TestAuth(t *testing.T) {

@@ -6,11 +6,13 @@
 package testapi
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -44,14 +46,18 @@ type Server struct {
 
 // Echo is what the echo endpoints answer.
 type Echo struct {
-	Method   string              `json:"method"`
-	Path     string              `json:"path"`
-	Query    string              `json:"query"`
-	Headers  map[string]string   `json:"headers"`
-	Body     string              `json:"body"`
-	Form     map[string][]string `json:"form,omitempty"`
-	Files    map[string]string   `json:"files,omitempty"`
-	FileType map[string]string   `json:"file_types,omitempty"`
+	Method  string              `json:"method"`
+	Path    string              `json:"path"`
+	Query   string              `json:"query"`
+	Headers map[string]string   `json:"headers"`
+	Body    string              `json:"body"`
+	Form    map[string][]string `json:"form,omitempty"`
+	Files   map[string]string   `json:"files,omitempty"`
+	// FilesHex and BodyHex are the bytes of the files and of the body in
+	// hexadecimal (JSON cannot carry bytes that are not UTF-8).
+	FilesHex map[string]string `json:"files_hex,omitempty"`
+	BodyHex  string            `json:"body_hex,omitempty"`
+	FileType map[string]string `json:"file_types,omitempty"`
 }
 
 // New starts the test API; it stops when the test ends.
@@ -117,19 +123,24 @@ func (a *Server) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			e.Form = r.MultipartForm.Value
-			e.Files, e.FileType = map[string]string{}, map[string]string{}
+			e.Files, e.FileType, e.FilesHex = map[string]string{}, map[string]string{}, map[string]string{}
 			for name, fhs := range r.MultipartForm.File {
 				f, _ := fhs[0].Open()
 				data, _ := io.ReadAll(f)
 				e.Files[name] = string(data)
+				e.FilesHex[name] = hex.EncodeToString(data)
 				e.FileType[name] = fhs[0].Header.Get("Content-Type")
 			}
 		case r.Header.Get("Content-Type") == "application/x-www-form-urlencoded":
-			r.ParseForm()
-			e.Form = r.PostForm
+			data, _ := io.ReadAll(r.Body)
+			e.Form, _ = url.ParseQuery(string(data))
+			e.Body, e.BodyHex = string(data), hex.EncodeToString(data)
 		default:
 			data, _ := io.ReadAll(r.Body)
 			e.Body = string(data)
+			if len(data) > 0 {
+				e.BodyHex = hex.EncodeToString(data)
+			}
 		}
 		writeJSON(200, e)
 	case strings.HasPrefix(path, "/delay/"):

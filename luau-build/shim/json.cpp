@@ -138,9 +138,21 @@ size_t utf8SequenceLength(const unsigned char* s, size_t n)
     return len;
 }
 
+// How a string's bytes that are not valid UTF-8 are written.
+enum class InvalidUTF8
+{
+    // Replaced by U+FFFD, one per byte: the text is JSON (json.encode,
+    // results).
+    Replace,
+    // Written as they are: the sdk's arguments, which only the host reads
+    // (host/sdk, decodeArgs), so that a binary string reaches an upload
+    // intact.
+    Keep,
+};
+
 // Appends data as a JSON string. It stops early when out fails (its cap or
 // the memory limit), and counts its work (ts_work) by runs.
-void appendString(HeapBuffer& out, const char* data, size_t len)
+void appendString(HeapBuffer& out, const char* data, size_t len, InvalidUTF8 invalid)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char* s = reinterpret_cast<const unsigned char*>(data);
@@ -166,7 +178,10 @@ void appendString(HeapBuffer& out, const char* data, size_t len)
             size_t n = utf8SequenceLength(s + i, len - i);
             if (n == 0)
             {
-                out.append("\xEF\xBF\xBD", 3);
+                if (invalid == InvalidUTF8::Keep)
+                    out.push(char(c));
+                else
+                    out.append("\xEF\xBF\xBD", 3);
                 i++;
             }
             else
@@ -229,10 +244,11 @@ bool isIdentifier(const char* s, size_t len)
 class Encoder
 {
 public:
-    Encoder(lua_State* L, const char* root, HeapBuffer& text)
+    Encoder(lua_State* L, const char* root, HeapBuffer& text, InvalidUTF8 invalid = InvalidUTF8::Replace)
         : text(text)
         , L(L)
         , root(root)
+        , invalid(invalid)
     {
     }
 
@@ -265,7 +281,7 @@ public:
         {
             size_t len;
             const char* s = lua_tolstring(L, idx, &len);
-            appendString(text, s, len);
+            appendString(text, s, len, invalid);
             break;
         }
         case LUA_TTABLE:
@@ -322,6 +338,7 @@ private:
 
     lua_State* L;
     const char* root;
+    InvalidUTF8 invalid;
     // The path and the tables on it: one pair of vectors that every
     // encoder reuses (no two are ever active at once: converting runs no
     // Lua code), which spares two allocations per conversion.
@@ -554,7 +571,7 @@ private:
             const Entry& e = entries[i];
             if (i > 0)
                 text.push(',');
-            appendString(text, e.name, e.len);
+            appendString(text, e.name, e.len, invalid);
             text.push(':');
             frames.back() = Frame{e.name, e.len, 0, e.stringKey};
             if (e.valueSlot != 0)
@@ -1155,13 +1172,14 @@ void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap)
 
 // Declared in sdk.cpp, its only user: the n values from stack index first
 // on as a JSON array into out (which the caller cleared), or the error
-// ts_json_encode raises.
+// ts_json_encode raises. Bytes that are not valid UTF-8 are kept as they
+// are (InvalidUTF8::Keep): the host reads them back as bytes.
 void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out)
 {
     std::string error;
     bool memoryExceeded, capExceeded;
     {
-        Encoder encoder(L, root, out);
+        Encoder encoder(L, root, out, InvalidUTF8::Keep);
         if (encoder.encodeList(first, n))
             return;
         memoryExceeded = out.memoryExceeded;

@@ -22,7 +22,8 @@ const char* const kErrorMetaKey = "toolscript.sdk.error";
 const char* const ts_sdk_manifest_key = "toolscript.sdk.manifest";
 
 // json.cpp: the n values from stack index first on as a JSON array into
-// out, or the error ts_json_encode would raise.
+// out (bytes that are not valid UTF-8 kept as they are), or the error
+// ts_json_encode would raise.
 void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out);
 // json.cpp: like ts_json_decode, but text that is not JSON is pushed as a
 // string.
