@@ -8,8 +8,9 @@ import (
 	"io"
 	"log"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -91,30 +92,13 @@ func TestRequestsBound(t *testing.T) {
 }
 
 // testTransport is a Server's stdio message handling, writing to a buffer.
-func testTransport() (*stdio, *lockedBuilder) {
-	out := &lockedBuilder{}
+func testTransport() (*stdio, *syncbuf.Buffer) {
+	out := &syncbuf.Buffer{}
 	s := &stdio{Server: testServer(false), requests: newRequests(maxPending), done: make(chan struct{})}
 	s.log = log.New(io.Discard, "", 0)
 	s.docURIs = map[string]bool{"toolscript://docs/luau": true}
 	s.out = &lineWriter{w: out, requests: s.requests}
 	return s, out
-}
-
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestAdmit(t *testing.T) {
@@ -159,7 +143,7 @@ func TestAdmit(t *testing.T) {
 		t.Errorf("%d requests tracked", s.requests.len())
 	}
 	// Elsewhere in the request: a JSON-RPC error that names no Go type.
-	out.b.Reset()
+	out.Reset()
 	if got := s.admit([]byte(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"execute_script","_meta":{"progressToken":-1e999},"arguments":{"script":"x"}}}`)); got != nil {
 		t.Errorf("passed on %s", got)
 	}
@@ -168,7 +152,7 @@ func TestAdmit(t *testing.T) {
 	}
 
 	// In both: the arguments cannot carry it alone.
-	out.b.Reset()
+	out.Reset()
 	if got := s.admit([]byte(`{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"execute_script","_meta":{"progressToken":1e999},"arguments":{"script":"x","timeout_ms":1e400}}}`)); got != nil {
 		t.Errorf("passed on %s", got)
 	}

@@ -35,6 +35,11 @@ func TestUpstreamRefresh(t *testing.T) {
 	if r := call(t, c.Session(nil), "say_hello", `[{"name":"x"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, x!" {
 		t.Fatalf("%+v", r)
 	}
+	// A tool's arguments are JSON text: a byte that is not UTF-8, which
+	// the shim passes on as it is, reaches the server as U+FFFD.
+	if r := call(t, c.Session(nil), "say_hello", `[{"name":`+shimString("a\xffb")+`}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, a\uFFFDb!" {
+		t.Fatalf("binary argument: %+v", r)
+	}
 	if r := call(t, c.Session(nil), "add_tool", `[]`); r.Fail != luau.SDKOK {
 		t.Fatalf("%+v", r)
 	}

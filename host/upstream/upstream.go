@@ -109,17 +109,11 @@ func Start(ctx context.Context, cfgs []Config, opts Options) (*Set, error) {
 		s.servers = append(s.servers, srv)
 		s.byName[c.Name] = srv
 	}
-	errs := make([]error, len(s.servers))
-	var wg sync.WaitGroup
-	for i, srv := range s.servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = srv.connect(ctx)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := s.each(func(srv *server) error {
+		_, err := srv.connect(ctx)
+		return err
+	})
+	if err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -161,16 +155,20 @@ func (s *Set) APIs() []*catalog.API {
 // down, started again now (after the backoff it earned, unless ctx ends
 // sooner). The error names each server that cannot be reached, and why.
 func (s *Set) Ready(ctx context.Context) error {
+	return s.each(func(srv *server) error {
+		if err := srv.ready(ctx); err != nil {
+			return fmt.Errorf("mcp server %s: %w", srv.cfg.Name, err)
+		}
+		return nil
+	})
+}
+
+// each runs f on every server at once and joins their errors.
+func (s *Set) each(f func(*server) error) error {
 	errs := make([]error, len(s.servers))
 	var wg sync.WaitGroup
 	for i, srv := range s.servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := srv.ready(ctx); err != nil {
-				errs[i] = fmt.Errorf("mcp server %s: %w", srv.cfg.Name, err)
-			}
-		}()
+		wg.Go(func() { errs[i] = f(srv) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -200,14 +198,9 @@ func (s *server) ready(ctx context.Context) error {
 func (s *Set) Close() {
 	s.once.Do(func() {
 		s.cancel()
-		var wg sync.WaitGroup
-		for _, srv := range s.servers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				srv.close()
-			}()
-		}
-		wg.Wait()
+		s.each(func(srv *server) error {
+			srv.close()
+			return nil
+		})
 	})
 }
