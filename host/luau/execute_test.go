@@ -368,6 +368,27 @@ func TestMemoryLimit(t *testing.T) {
 	check(t, run(t, `return "alive"`, luau.Limits{}), want{result: `"alive"`})
 }
 
+// TestGarbageUnderTheMemoryLimit: the collector lets a small heap grow
+// further before collecting than Luau's default (toolscript.cpp, gcGoal),
+// but never so far that garbage alone takes a script to its memory limit:
+// with a quarter of the limit live and far more than the limit in garbage,
+// the script still succeeds.
+func TestGarbageUnderTheMemoryLimit(t *testing.T) {
+	t.Parallel()
+	limits := luau.Limits{HeapBytes: 16 << 20, Timeout: 20 * time.Second}
+	for _, liveKB := range []int{0, 512, 1 << 10, 2 << 10, 4 << 10} {
+		t.Run(fmt.Sprintf("%dKB live", liveKB), func(t *testing.T) {
+			src := fmt.Sprintf(`
+				local keep = {}
+				for i = 1, %d do keep[i] = string.rep("k", 1000) .. i end
+				local n = 0
+				for i = 1, 5e5 do local garbage = {i, i, i, tostring(i)} n += #garbage end
+				return {#keep, n}`, liveKB)
+			check(t, run(t, src, limits), want{result: fmt.Sprintf("[%d,2000000]", liveKB)})
+		})
+	}
+}
+
 func TestHeapLimitBeyondTheRuntime(t *testing.T) {
 	t.Parallel()
 	res := run(t, `return 1`, luau.Limits{HeapBytes: luau.DefaultMaxMemoryBytes})
