@@ -16,7 +16,7 @@ import (
 )
 
 // benchSDK is a runtime whose sdk is the test API, and the client behind it.
-func benchSDK(b *testing.B, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
+func benchSDK(b testing.TB, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
 	b.Helper()
 	client, err := sdk.Open(context.Background(), sdk.Config{
 		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: api.URL, Auth: &sdk.Credential{Token: "benchmark"}}},
@@ -43,8 +43,10 @@ func medianDuration(d []time.Duration) time.Duration {
 // BenchmarkSDKCallOverhead: 1,000 sequential sdk calls in one script
 // against the same 1,000 requests made by a plain Go loop with net/http,
 // to the same local keep-alive server; reports the median per call of
-// each and what the script path adds (target: at most 30 µs), and what the
-// sdk's host side adds without the guest (Session.Call from Go).
+// each and what the script path adds (target: at most 30 µs), what it adds
+// when the script takes the response table too (local pet, resp = ...),
+// and what the sdk's host side adds without the guest (Session.Call from
+// Go).
 //
 //	go test ./tests -run '^$' -bench SDKCallOverhead -benchtime 20x
 func BenchmarkSDKCallOverhead(b *testing.B) {
@@ -66,12 +68,15 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 			resp.Body.Close()
 		}
 	}
-	scriptLoop := func() {
-		res := rt.Execute(context.Background(), luau.Script{Source: script, SDK: client.Session(nil), Limits: luau.Limits{Timeout: time.Minute}})
-		if res.Error != nil || string(res.Value) != "7000" {
+	fullScript := []byte(`local n = 0 for i = 1, 1000 do local pet, resp = sdk.get_pet({petId = 7}) n += pet.id + resp.status end return n`)
+	run := func(src []byte, want string) {
+		res := rt.Execute(context.Background(), luau.Script{Source: src, SDK: client.Session(nil), Limits: luau.Limits{Timeout: time.Minute}})
+		if res.Error != nil || string(res.Value) != want {
 			b.Fatalf("script: %s %+v", res.Value, res.Error)
 		}
 	}
+	scriptLoop := func() { run(script, "7000") }
+	fullLoop := func() { run(fullScript, "207000") }
 	// The sdk's host side alone: the same calls made by Go through the
 	// session, without the guest, to tell its share from the guest's.
 	var getPet uint32
@@ -92,8 +97,9 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	}
 	goLoop() // warm every path: connections, caches
 	scriptLoop()
+	fullLoop()
 	hostLoop()
-	var goTimes, scriptTimes, hostTimes []time.Duration
+	var goTimes, scriptTimes, fullTimes, hostTimes []time.Duration
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
@@ -103,13 +109,17 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		scriptLoop()
 		scriptTimes = append(scriptTimes, time.Since(start)/calls)
 		start = time.Now()
+		fullLoop()
+		fullTimes = append(fullTimes, time.Since(start)/calls)
+		start = time.Now()
 		hostLoop()
 		hostTimes = append(hostTimes, time.Since(start)/calls)
 	}
-	g, s, h := medianDuration(goTimes), medianDuration(scriptTimes), medianDuration(hostTimes)
+	g, s, f, h := medianDuration(goTimes), medianDuration(scriptTimes), medianDuration(fullTimes), medianDuration(hostTimes)
 	b.ReportMetric(float64(g.Microseconds()), "go-µs/call")
 	b.ReportMetric(float64(s.Microseconds()), "script-µs/call")
 	b.ReportMetric(float64((s - g).Microseconds()), "added-µs/call")
+	b.ReportMetric(float64((f - g).Microseconds()), "added-with-response-µs/call")
 	b.ReportMetric(float64((h - g).Microseconds()), "host-added-µs/call")
 }
 

@@ -62,6 +62,16 @@ type SDKCaller interface {
 	Call(ctx context.Context, id uint32, args json.RawMessage) *SDKResponse
 }
 
+// SDKDataCaller is an SDKCaller that can spare the work of what a script
+// that takes only a call's data would drop (`local pet = sdk.get_pet(...)`,
+// `sdk.get_pet(...).name`): the runtime calls CallData for such a call.
+type SDKDataCaller interface {
+	SDKCaller
+	// CallData is Call, except that a successful response's Headers may be
+	// left nil. A failure's may not: its error table has them.
+	CallData(ctx context.Context, id uint32, args json.RawMessage) *SDKResponse
+}
+
 // SDKResponse is the outcome of one call as the script sees it.
 type SDKResponse struct {
 	// Fail says how the call failed; SDKOK for a response the script gets
@@ -104,7 +114,7 @@ const (
 )
 
 // sdkCall is the host side of an sdk function: ts_host_sdk_call(L, id,
-// args, len). It hands the arguments to the execution's SDKCaller under a
+// args, len), id with sdkDataOnly set when the script takes only the data. It hands the arguments to the execution's SDKCaller under a
 // context that carries the execution's deadline and cancellation, and
 // writes the response envelope over the shim's call buffer, which the
 // arguments are in: the 32-bit word before them says how many bytes the
@@ -116,14 +126,26 @@ const (
 func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceFrom(ctx)
 	L, id := stack[0], uint32(stack[1])
+	dataOnly := id&sdkDataOnly != 0
+	id &^= sdkDataOnly
 	argsPtr, argsLen := uint32(stack[2]), uint32(stack[3])
 	args := bytes.Clone(guestBytes(mod, uint64(argsPtr), uint64(argsLen)))
 
 	resp := noSDK
-	if inst.exec != nil && inst.exec.sdk != nil {
-		resp = inst.exec.sdk.Call(ctx, id, args) // ctx carries the deadline
+	if inst.exec != nil && inst.exec.sdk != nil { // ctx carries the deadline
+		if data, ok := inst.exec.sdk.(SDKDataCaller); ok && dataOnly {
+			resp = data.CallData(ctx, id, args)
+		} else {
+			resp = inst.exec.sdk.Call(ctx, id, args)
+		}
 	}
 	inst.checkStop()
+	if dataOnly && resp.Fail == SDKOK && resp.Headers != nil {
+		// The script takes the data alone: the headers would be dropped.
+		r := *resp
+		r.Headers = nil
+		resp = &r
+	}
 
 	size := resp.envelopeSize()
 	if room, ok := mod.Memory().ReadUint32Le(argsPtr - 4); argsPtr >= 4 && ok && uint64(size) <= uint64(room) {
@@ -140,6 +162,12 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 // envelopeInPlace is set in sdk_call's result when the envelope is in the
 // call buffer (sdk.cpp, kEnvelopeInPlace).
 const envelopeInPlace = 1 << 31
+
+// sdkDataOnly is set in sdk_call's id when the script takes no more than
+// the data from the call (sdk.cpp, kDataOnly): a successful response's
+// envelope leaves the headers out. A failure's keep them: its error table
+// has them.
+const sdkDataOnly = 1 << 31
 
 // envelope lays the response out as the shim reads it (sdk.cpp, Envelope):
 // seven little-endian 32-bit words (failure, status, body kind and the

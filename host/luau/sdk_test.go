@@ -85,6 +85,21 @@ func TestSDKCalls(t *testing.T) {
 		{name: "data and response", src: `local pets, resp = sdk.list_pets({limit = 5})
 			return {n = #pets, big = pets[2].id, null = pets[1].tag == json.null, status = resp.status, link = resp.headers.link}`,
 			want: want{result: `{"big":3000000000,"link":"<p2>; rel=\"next\"","n":2,"null":true,"status":200}`}, args: `[{"limit":5}]`},
+		// A caller that takes only the data, or nothing, gets no response
+		// table (and the host sends no headers); one that takes more gets
+		// both results.
+		{name: "the data alone", src: `local pets = sdk.list_pets({limit = 5}) return {#pets, sdk.list_pets()[2].name}`,
+			want: want{result: `[2,"Tom"]`}},
+		{name: "as many results as the caller takes", src: `local all = {sdk.list_pets()}
+			return {select("#", sdk.list_pets()), #all, all[2].headers.link, (select(2, sdk.list_pets())).status}`,
+			want: want{result: `[2,2,"<p2>; rel=\"next\"",200]`}},
+		{name: "a call as a statement", src: `sdk.list_pets({limit = 1}) return true`, want: want{result: "true"}, args: `[{"limit":1}]`},
+		{name: "an error raised where only the data is taken has its headers", src: `local ok, err = pcall(function()
+				local pet = sdk.get_pet({pet_id = 9})
+				return pet
+			end)
+			return {ok, err.status, err.headers["content-type"], err.body.error}`,
+			want: want{result: `[false,404,"application/json","no such pet"]`}},
 		{name: "namespaced and flat are one function", src: `return sdk.pets.list_pets == sdk.list_pets`, want: want{result: "true"}},
 		{name: "a name two APIs share is not flat", src: `return {sdk.shared == nil, sdk.pets.shared ~= sdk.store.shared}`, want: want{result: "[true,true]"}},
 		{name: "no content", src: `local d, r = sdk.pets.shared() return {d == nil, r.status}`, want: want{result: "[true,204]"}, args: `[]`},

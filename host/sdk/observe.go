@@ -28,7 +28,18 @@ type observed struct {
 }
 
 func (o *observed) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
-	resp := o.caller.Call(ctx, id, args)
+	return o.report(id, o.caller.Call(ctx, id, args))
+}
+
+// CallData is the caller's CallData when it has one (luau.SDKDataCaller).
+func (o *observed) CallData(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	if data, ok := o.caller.(luau.SDKDataCaller); ok {
+		return o.report(id, data.CallData(ctx, id, args))
+	}
+	return o.report(id, o.caller.Call(ctx, id, args))
+}
+
+func (o *observed) report(id uint32, resp *luau.SDKResponse) *luau.SDKResponse {
 	if int(id) >= len(o.c.funcs) || o.c.funcs[id] == nil {
 		return resp
 	}

@@ -21,7 +21,7 @@ const messageBodyBytes = 512
 // max_response_bytes, JSON when the media type says so (and it parses),
 // text otherwise, nothing for 204 or an empty body; a non-2xx status is an
 // upstream error carrying the decoded body and the headers.
-func (s *Session) response(f *function, resp *http.Response) *luau.SDKResponse {
+func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
 	max := s.c.cfg.MaxResponseBytes
 	if resp.ContentLength > max {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
@@ -35,7 +35,9 @@ func (s *Session) response(f *function, resp *http.Response) *luau.SDKResponse {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
 			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, max)}
 	}
-	out := Convert(resp.StatusCode, resp.Header, data)
+	// A successful response's headers go to the script only if it takes
+	// them (CallData); a failure's error table always has them.
+	out := convert(resp.StatusCode, resp.Header, data, !dataOnly || resp.StatusCode/100 != 2)
 	s.redact.response(out)
 	if out.Fail == luau.SDKUpstream {
 		out.Message = s.redact.string(f.name + ": " + out.Message)
@@ -76,9 +78,17 @@ func readBody(r io.Reader, size, max int64) ([]byte, error) {
 // gets. For a non-2xx status, Message is "HTTP 404 Not Found: <the first
 // 512 bytes of the body>" (the caller puts the function's name first).
 func Convert(status int, header http.Header, body []byte) *luau.SDKResponse {
-	out := &luau.SDKResponse{Status: status, Headers: make(map[string]string, len(header))}
-	for k, v := range header {
-		out.Headers[lowerHeader(k)] = strings.Join(v, ", ")
+	return convert(status, header, body, true)
+}
+
+// convert is Convert, leaving Headers nil unless withHeaders.
+func convert(status int, header http.Header, body []byte, withHeaders bool) *luau.SDKResponse {
+	out := &luau.SDKResponse{Status: status}
+	if withHeaders {
+		out.Headers = make(map[string]string, len(header))
+		for k, v := range header {
+			out.Headers[lowerHeader(k)] = strings.Join(v, ", ")
+		}
 	}
 	if status != http.StatusNoContent && status != http.StatusResetContent && status != http.StatusNotModified && len(body) > 0 {
 		if isJSONBody(header.Get("Content-Type"), body) {

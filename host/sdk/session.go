@@ -28,7 +28,7 @@ type Session struct {
 	maxCall int64
 }
 
-var _ luau.SDKCaller = (*Session)(nil)
+var _ luau.SDKDataCaller = (*Session)(nil)
 
 // Session starts the calls of one execution. requestAuth holds the
 // credentials a request brought (_meta.auth under serve, ParseMetaAuth);
@@ -64,6 +64,17 @@ func (s *Session) Calls() int { return int(s.calls.Load()) }
 // Call performs one call of function id with the script's arguments (the
 // JSON array [params, body] by json.encode rules).
 func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	return s.call(ctx, id, args, false)
+}
+
+// CallData is Call for a script that takes only the data: a successful
+// response comes without its headers, which are then neither converted
+// nor redacted (luau.SDKDataCaller).
+func (s *Session) CallData(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+	return s.call(ctx, id, args, true)
+}
+
+func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dataOnly bool) *luau.SDKResponse {
 	if int(id) >= len(s.c.funcs) || s.c.funcs[id] == nil {
 		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: fmt.Sprintf(
 			"sdk: function %d is no longer available (an MCP server's tools changed since this script started)", id)}
@@ -98,7 +109,7 @@ func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *lu
 	if req == nil {
 		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
 	}
-	return s.send(ctx, f, req)
+	return s.send(ctx, f, req, dataOnly)
 }
 
 // request checks the arguments and builds the request, before anything is
@@ -332,7 +343,7 @@ func unknownParam(api *catalog.API, fn *catalog.Function, name string) error {
 
 // send makes the request within the call's timeout and converts the
 // response.
-func (s *Session) send(ctx context.Context, f *function, req *http.Request) *luau.SDKResponse {
+func (s *Session) send(ctx context.Context, f *function, req *http.Request, dataOnly bool) *luau.SDKResponse {
 	timeout := f.api.cfg.Timeout
 	callCtx := ctx
 	// The call's own timeout, unless the execution ends sooner anyway.
@@ -353,7 +364,7 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request) *lua
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": request failed: " + transportError(err))}
 	}
 	defer resp.Body.Close()
-	out := s.response(f, resp)
+	out := s.response(f, resp, dataOnly)
 	if out.Fail == luau.SDKUpstream && out.Status == 0 {
 		switch {
 		case ctx.Err() != nil:

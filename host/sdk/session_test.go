@@ -54,6 +54,35 @@ func TestResponses(t *testing.T) {
 	}
 }
 
+// TestCallData: a call whose script takes only the data gets a successful
+// response without headers and the same data; a failure keeps its headers
+// for the error table; Observed passes CallData on and still reports.
+func TestCallData(t *testing.T) {
+	a := newTestAPI(t)
+	c := newClient(t, a, Config{}, APIConfig{})
+	var reported []string
+	for name, caller := range map[string]luau.SDKCaller{
+		"session":  c.Session(nil),
+		"observed": c.Observed(c.Session(nil), func(source, status string) { reported = append(reported, source+" "+status) }),
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := caller.(luau.SDKDataCaller)
+			full := caller.Call(context.Background(), fnID(t, c, "list_pets"), json.RawMessage(`[{"page":2}]`))
+			r := data.CallData(context.Background(), fnID(t, c, "list_pets"), json.RawMessage(`[{"page":2}]`))
+			if r.Fail != luau.SDKOK || r.Status != 200 || r.Headers != nil || string(r.JSON) != string(full.JSON) || full.Headers["etag"] != `"v1"` {
+				t.Errorf("list_pets: %+v %s", r, r.JSON)
+			}
+			r = data.CallData(context.Background(), fnID(t, c, "get_pet"), json.RawMessage(`[{"petId":404}]`))
+			if r.Fail != luau.SDKUpstream || r.Status != 404 || r.Headers["content-type"] != "application/json" {
+				t.Errorf("404: %+v", r)
+			}
+		})
+	}
+	if strings.Join(reported, ",") != "pets 200,pets 200,pets 404" {
+		t.Errorf("observed reported %v", reported)
+	}
+}
+
 func TestArgumentChecks(t *testing.T) {
 	a := newTestAPI(t)
 	s := newClient(t, a, Config{}, APIConfig{}).Session(nil)

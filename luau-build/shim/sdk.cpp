@@ -10,6 +10,8 @@
 #include "lua.h"
 #include "lualib.h"
 
+#include "lstate.h"
+
 #include <string.h>
 
 namespace
@@ -127,7 +129,7 @@ void pushHeaders(lua_State* L, const char* headers, size_t len)
 // Reads the envelope at p (len bytes, in a userdata on the stack that the
 // collector frees, whatever is raised) and returns the function's results,
 // or raises its error.
-int deliver(lua_State* L, const char* p, size_t len)
+int deliver(lua_State* L, const char* p, size_t len, int wanted)
 {
     Envelope e;
     if (len < sizeof(e))
@@ -141,7 +143,13 @@ int deliver(lua_State* L, const char* p, size_t len)
     switch (e.fail)
     {
     case kOK:
+        // A caller that takes no result, or only the data, gets what it
+        // takes (sdkCall, wantedResults).
+        if (wanted == 0)
+            return 0;
         pushBody(L, e.bodyKind, body, e.bodyLen);
+        if (wanted == 1)
+            return 1;
         lua_createtable(L, 0, 2);
         lua_rawgeti(L, LUA_REGISTRYINDEX, statusKey);
         lua_pushinteger(L, int(e.status));
@@ -191,6 +199,23 @@ int deliver(lua_State* L, const char* p, size_t len)
         lua_error(L);
     }
 }
+
+// How many results the caller of an sdk function takes: 0 (a call as a
+// statement), 1 (`local pet = sdk.get_pet(...)`, `sdk.get_pet(...).name`)
+// or all of them (LUA_MULTRET, also for 2 or more). Luau's VM knows it from
+// the call instruction (CallInfo.nresults) and drops the rest anyway; a
+// response table and its headers nobody receives are most of what a small
+// response costs the guest, and the host need not send the headers.
+int wantedResults(lua_State* L)
+{
+    int n = L->ci->nresults;
+    return n == 0 || n == 1 ? n : LUA_MULTRET;
+}
+
+// Set in the id given to ts_host_sdk_call when the caller takes at most
+// the data: a successful response's envelope then holds no headers
+// (host/luau/sdk.go, sdkDataOnly).
+const uint32_t kDataOnly = 0x80000000u;
 
 // A direct call's buffer, which every call reuses: the shim encodes the
 // arguments into it, after a 32-bit word that says how many bytes the
@@ -267,15 +292,16 @@ int sdkCall(lua_State* L)
     // call buffer, or when it does not fit, into a userdata it allocates
     // on the stack through ts_sdk_buffer.
     sealCallText(text);
-    uint32_t len = ts_host_sdk_call(L, id, args, argsLen);
+    int wanted = wantedResults(L);
+    uint32_t len = ts_host_sdk_call(L, wanted == LUA_MULTRET ? id : id | kDataOnly, args, argsLen);
     if (len & kEnvelopeInPlace)
     {
-        int results = deliver(L, text.data(), len & ~kEnvelopeInPlace);
+        int results = deliver(L, text.data(), len & ~kEnvelopeInPlace, wanted);
         callTextUsed();
         return results;
     }
     callTextUsed();
-    return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len);
+    return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len, wanted);
 }
 
 // Resumes an sdk call made inside parallel: the scheduler passes the
@@ -286,7 +312,7 @@ int sdkCallContinue(lua_State* L, int status)
     const char* p = static_cast<const char*>(lua_touserdata(L, -2));
     size_t len = size_t(lua_tointeger(L, -1));
     lua_pop(L, 2);
-    return deliver(L, p, len);
+    return deliver(L, p, len, LUA_MULTRET);
 }
 
 } // namespace
