@@ -195,6 +195,55 @@ func FuzzStringConversion(f *testing.F) {
 	})
 }
 
+// FuzzFlatObjects: a table of string keys and scalar values, which the
+// encoder writes straight from the table's nodes (encodeFlatObject),
+// converts to the same text as through the general path, which a
+// metatable forces; so do the tables around that shape (number keys, more
+// than 16 members, nested tables, json.null) that fall back from it.
+func FuzzFlatObjects(f *testing.F) {
+	for _, seed := range []string{"", "\x03abc\x01", "\x02id\x02\x07\x04name\x04Rex\xff\xfe\x00\x05", "\x07\x00\x05\x06\x01\x01x\x06",
+		strings.Repeat("\x02ab\x02\x10", 20), strings.Repeat("\x01a\x03\x09\x03", 17)} {
+		f.Add(seed)
+	}
+	rt := sharedRuntime(f)
+	src := []byte(`
+		local data = ...
+		local t, i, n = {}, 1, 0
+		local function byte() local b = data:byte(i) or 0 i += 1 return b end
+		while i <= #data and n < 40 do
+			local kl = byte() % 8
+			local key = data:sub(i, i + kl - 1)
+			i += kl
+			if kl == 7 then key = #key end
+			local sel = byte() % 8
+			local v
+			if sel == 0 then v = true
+			elseif sel == 1 then v = false
+			elseif sel == 2 then v = byte() - 128
+			elseif sel == 3 then v = (byte() + 1) / 7 * 10 ^ (byte() % 40 - 20)
+			elseif sel == 4 then v = data:sub(i, i + 5) i += 6
+			elseif sel == 5 then v = ({0/0, math.huge, -math.huge, -0})[byte() % 4 + 1]
+			elseif sel == 6 then v = json.null
+			else v = {byte()} end
+			t[key] = v
+			n += 1
+		end
+		local _, fast = pcall(json.encode, t)
+		setmetatable(t, {})
+		local _, general = pcall(json.encode, t)
+		return {tostring(fast), tostring(general)}`)
+	f.Fuzz(func(t *testing.T, input string) {
+		res := rt.Execute(t.Context(), luau.Script{Source: src, Args: []string{input}})
+		var got [2]string
+		if res.Error != nil || json.Unmarshal(res.Value, &got) != nil {
+			t.Fatalf("%q: %s %+v", input, res.Value, res.Error)
+		}
+		if got[0] != got[1] {
+			t.Fatalf("%q: %s directly, %s through the general path", input, got[0], got[1])
+		}
+	})
+}
+
 // TestJSONTableSizes: tables convert the same whatever their size, on
 // either side of the number of members the converters keep on the Lua
 // stack (16), weak tables included.

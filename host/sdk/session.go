@@ -143,7 +143,9 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 
 	var values map[string]any
 	if hasParams && params != nil {
-		params = normalize(api.api, anyObject, params, 0)
+		if list, ok := params.([]any); ok && len(list) == 0 {
+			params = map[string]any{} // an empty table is [] in JSON
+		}
 		m, ok := params.(map[string]any)
 		if !ok {
 			return nil, fmt.Errorf("params must be a table of parameter names to values, got %s", jsonType(params))
@@ -280,9 +282,6 @@ func asText(api *catalog.API, s *catalog.Schema) bool {
 	r := api.Resolve(s)
 	return r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer")
 }
-
-// anyObject is the schema of a params table.
-var anyObject = &catalog.Schema{Type: []string{"object"}}
 
 // Fixed header values, shared by every request.
 var (

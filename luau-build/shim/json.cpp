@@ -10,6 +10,8 @@
 #include "lualib.h"
 
 #include "lobject.h"
+#include "lstate.h"
+#include "ltable.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -390,6 +392,8 @@ private:
             return fail("value is nested too deeply to convert to JSON (more than " + std::to_string(kMaxDepth) + " levels)");
         // Scanning a table costs its capacity, however few entries it holds.
         const LuaTable* t = static_cast<const LuaTable*>(table);
+        if (encodeFlatObject(t))
+            return text.ok();
         ts_work(1 + size_t(t->sizearray) + sizenode(t));
         ancestors.push_back(table);
 
@@ -425,6 +429,74 @@ private:
 
         ancestors.pop_back();
         return ok && text.ok();
+    }
+
+    // The usual shape of sdk arguments, and of many a value json.encode
+    // sees: a table without a metatable whose keys are strings (at most
+    // kStackedMembers of them) and whose values are strings, numbers or
+    // booleans. It is written straight from the table's nodes, exactly as
+    // encodeObject would write it (keys sorted), without lua_next, which
+    // looks each key up again to find the next one, or the stack. Returns
+    // false, having written nothing, for any other table.
+    bool encodeFlatObject(const LuaTable* t)
+    {
+        if (t->metatable != nullptr)
+            return false;
+        for (int i = 0; i < t->sizearray; i++)
+            if (!ttisnil(&t->array[i]))
+                return false;
+        struct Member
+        {
+            const TString* key;
+            const TValue* value;
+        };
+        Member members[kStackedMembers];
+        size_t used = 0;
+        for (int i = 0; i < sizenode(t); i++)
+        {
+            const LuaNode* n = gnode(t, i);
+            const TValue* v = gval(n);
+            if (ttisnil(v))
+                continue;
+            if (used == kStackedMembers || !ttisstring(gkey(n)) || !(ttisstring(v) || ttisnumber(v) || ttisboolean(v)))
+                return false;
+            members[used++] = Member{tsvalue(gkey(n)), v};
+        }
+        if (used == 0)
+            return false; // {} or []: encodeTable knows which
+        ts_work(1 + size_t(t->sizearray) + sizenode(t) + used * 17);
+        std::sort(members, members + used, [](const Member& a, const Member& b) {
+            int c = memcmp(getstr(a.key), getstr(b.key), std::min(a.key->len, b.key->len));
+            return c != 0 ? c < 0 : a.key->len < b.key->len;
+        });
+        text.push('{');
+        for (size_t i = 0; i < used; i++)
+        {
+            if (i > 0)
+                text.push(',');
+            appendString(text, getstr(members[i].key), members[i].key->len, invalid);
+            text.push(':');
+            const TValue* v = members[i].value;
+            if (ttisstring(v))
+            {
+                appendString(text, getstr(tsvalue(v)), tsvalue(v)->len, invalid);
+            }
+            else if (ttisnumber(v))
+            {
+                char buf[64];
+                text.append(buf, formatNumber(buf, nvalue(v)));
+            }
+            else if (bvalue(v))
+            {
+                text.append("true", 4);
+            }
+            else
+            {
+                text.append("false", 5);
+            }
+        }
+        text.push('}');
+        return true;
     }
 
     bool encodeArray(int idx, size_t n)
