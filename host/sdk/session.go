@@ -26,6 +26,7 @@ type Session struct {
 	calls   atomic.Int64
 	slots   chan struct{}
 	maxCall int64
+	watch   callWatch // the calls' own timeouts
 }
 
 var _ luau.SDKDataCaller = (*Session)(nil)
@@ -347,9 +348,9 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request, data
 	callCtx := ctx
 	// The call's own timeout, unless the execution ends sooner anyway.
 	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > timeout {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+		var call *watchedCall
+		callCtx, call = s.watch.start(ctx, timeout)
+		defer s.watch.end(call)
 	}
 	req = req.WithContext(callCtx)
 	resp, err := s.c.http.Do(req)
