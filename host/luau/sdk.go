@@ -114,9 +114,11 @@ const (
 )
 
 // sdkCall is the host side of an sdk function: ts_host_sdk_call(L, id,
-// args, len), id with sdkDataOnly set when the script takes only the data. It hands the arguments to the execution's SDKCaller under a
-// context that carries the execution's deadline and cancellation, and
-// writes the response envelope over the shim's call buffer, which the
+// args, len), id with sdkDataOnly set when the script takes only the data
+// (then an SDKDataCaller's CallData makes the call). It hands the
+// arguments to the execution's SDKCaller under a context that carries the
+// execution's deadline and cancellation, and writes the response envelope
+// over the shim's call buffer, which the
 // arguments are in: the 32-bit word before them says how many bytes the
 // buffer holds (sdk.cpp, callText). It returns the envelope's length with
 // envelopeInPlace set; an envelope that does not fit goes into a buffer the
