@@ -142,12 +142,6 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 	}
 	inst.checkStop()
-	if dataOnly && resp.Fail == SDKOK && resp.Headers != nil {
-		// The script takes the data alone: the headers would be dropped.
-		r := *resp
-		r.Headers = nil
-		resp = &r
-	}
 
 	size := resp.envelopeSize()
 	if room, ok := mod.Memory().ReadUint32Le(argsPtr - 4); argsPtr >= 4 && ok && uint64(size) <= uint64(room) {
@@ -166,9 +160,9 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 const envelopeInPlace = 1 << 31
 
 // sdkDataOnly is set in sdk_call's id when the script takes no more than
-// the data from the call (sdk.cpp, kDataOnly): a successful response's
-// envelope leaves the headers out. A failure's keep them: its error table
-// has them.
+// the data from the call (sdk.cpp, kDataOnly): the guest then reads nothing
+// of a successful response past its body, and an SDKDataCaller spares the
+// headers. A failure's headers are read: its error table has them.
 const sdkDataOnly = 1 << 31
 
 // envelope lays the response out as the shim reads it (sdk.cpp, Envelope):
