@@ -101,6 +101,11 @@ func FuzzJSONDecode(f *testing.F) {
 	for _, seed := range []string{
 		`null`, `true`, `[1,2,3]`, `{"a":{"b":[]}}`, `{}`, `"\u00e9\ud800"`, `-0.5e-3`, `1e400`,
 		`[1,]`, `{"a" 1}`, `"unterminated`, "\"\xff\xfe\"", `[[[[[[]]]]]]`, ` {"x" : null } `, `{"a":1,"a":2}`,
+		`[1.5,1e3,-0,2E-2,123456789012345,1234567890123456,-999999999999999]`,
+		// More members and items than wait on the stack (Decoder::kPending),
+		// a key repeated across that boundary.
+		`{"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k1":"again","k17":[17],"k18":{"x":null}}`,
+		`[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,{"a":[]},null,true,"s"]`,
 	} {
 		f.Add(seed)
 	}

@@ -9,6 +9,7 @@
 #include "lua.h"
 #include "lualib.h"
 
+#include "lgc.h"
 #include "lobject.h"
 #include "lstate.h"
 #include "ltable.h"
@@ -383,17 +384,26 @@ private:
         return false;
     }
 
+    bool failTooDeep()
+    {
+        return fail("value is nested too deeply to convert to JSON (more than " + std::to_string(kMaxDepth) + " levels)");
+    }
+
     bool encodeTable(int idx)
     {
         const void* table = lua_topointer(L, idx);
-        if (std::find(ancestors.begin(), ancestors.end(), table) != ancestors.end())
-            return fail("cannot convert a table that contains itself (cycle)");
-        if (ancestors.size() >= size_t(kMaxDepth) || !lua_checkstack(L, 8))
-            return fail("value is nested too deeply to convert to JSON (more than " + std::to_string(kMaxDepth) + " levels)");
-        // Scanning a table costs its capacity, however few entries it holds.
+        if (ancestors.size() >= size_t(kMaxDepth))
+            return failTooDeep();
+        // A flat object holds no table, so it can be on no cycle, and is
+        // written without the stack.
         const LuaTable* t = static_cast<const LuaTable*>(table);
         if (encodeFlatObject(t))
             return text.ok();
+        if (std::find(ancestors.begin(), ancestors.end(), table) != ancestors.end())
+            return fail("cannot convert a table that contains itself (cycle)");
+        if (!lua_checkstack(L, 8))
+            return failTooDeep();
+        // Scanning a table costs its capacity, however few entries it holds.
         ts_work(1 + size_t(t->sizearray) + sizenode(t));
         ancestors.push_back(table);
 
@@ -465,10 +475,11 @@ private:
         if (used == 0)
             return false; // {} or []: encodeTable knows which
         ts_work(1 + size_t(t->sizearray) + sizenode(t) + used * 17);
-        std::sort(members, members + used, [](const Member& a, const Member& b) {
-            int c = memcmp(getstr(a.key), getstr(b.key), std::min(a.key->len, b.key->len));
-            return c != 0 ? c < 0 : a.key->len < b.key->len;
-        });
+        if (used > 1)
+            std::sort(members, members + used, [](const Member& a, const Member& b) {
+                int c = memcmp(getstr(a.key), getstr(b.key), std::min(a.key->len, b.key->len));
+                return c != 0 ? c < 0 : a.key->len < b.key->len;
+            });
         text.push('{');
         for (size_t i = 0; i < used; i++)
         {
@@ -793,6 +804,7 @@ private:
     bool number()
     {
         const char* start = p;
+        bool integer = true;
         if (*p == '-')
             p++;
         if (p < end && *p == '0')
@@ -802,12 +814,14 @@ private:
         if (p < end && *p == '.')
         {
             p++;
+            integer = false;
             if (!digits())
                 return fail("invalid number");
         }
         if (p < end && (*p == 'e' || *p == 'E'))
         {
             p++;
+            integer = false;
             if (p < end && (*p == '+' || *p == '-'))
                 p++;
             if (!digits())
@@ -815,8 +829,7 @@ private:
         }
         // An integer of at most 15 digits is exact as a double: no strtod.
         const char* digitsStart = *start == '-' ? start + 1 : start;
-        if (p - digitsStart <= 15 && memchr(start, '.', p - start) == nullptr && memchr(start, 'e', p - start) == nullptr &&
-            memchr(start, 'E', p - start) == nullptr)
+        if (integer && p - digitsStart <= 15)
         {
             double v = 0;
             for (const char* d = digitsStart; d < p; d++)
@@ -1030,9 +1043,15 @@ private:
     void makeArray(int base, int n, int size)
     {
         lua_createtable(L, size, 0);
-        lua_insert(L, base + 1);
-        for (int i = n; i >= 1; i--)
-            lua_rawseti(L, base + 1, i);
+        LuaTable* h = hvalue(L->top - 1);
+        const TValue* items = L->base + base; // stack index base+1
+        for (int i = 0; i < n; i++)
+        {
+            setobj2t(L, luaH_setnum(L, h, i + 1), items + i);
+            luaC_barriert(L, h, items + i);
+        }
+        lua_replace(L, base + 1);
+        lua_settop(L, base + 1);
     }
 
     // Moves the n key/value pairs above base into a new table of size
@@ -1041,12 +1060,13 @@ private:
     void makeObject(int base, int n, int size)
     {
         lua_createtable(L, 0, size);
-        int t = lua_gettop(L);
+        LuaTable* h = hvalue(L->top - 1);
+        const TValue* pairs = L->base + base; // stack index base+1
         for (int i = 0; i < n; i++)
         {
-            lua_pushvalue(L, base + 1 + 2 * i);
-            lua_pushvalue(L, base + 2 + 2 * i);
-            lua_rawset(L, t);
+            const TValue* key = pairs + 2 * i;
+            setobj2t(L, luaH_set(L, h, key), key + 1);
+            luaC_barriert(L, h, key + 1);
         }
         lua_replace(L, base + 1);
         lua_settop(L, base + 1);
