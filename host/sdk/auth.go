@@ -122,6 +122,20 @@ type authPlan struct {
 	header, value string // a header to set
 	query, qvalue string // a query parameter to add
 	cookie        string // a cookie "name=value"
+	// headerKey and values are header and value as apply sets them
+	// (withHeader): the canonical key and a slice every request of the
+	// session shares (net/http never changes a request's header values).
+	headerKey string
+	values    []string
+}
+
+// withHeader fills in headerKey and values once, for a plan a session
+// keeps for all its requests.
+func (p authPlan) withHeader() authPlan {
+	if p.header != "" {
+		p.headerKey, p.values = http.CanonicalHeaderKey(p.header), []string{p.value}
+	}
+	return p
 }
 
 // schemes are the security schemes a function's credential may follow,
@@ -225,7 +239,10 @@ func usable(s catalog.SecurityScheme) bool {
 
 // apply puts the plan on a request.
 func (p authPlan) apply(req *http.Request) {
-	if p.header != "" {
+	switch {
+	case p.values != nil:
+		req.Header[p.headerKey] = p.values
+	case p.header != "":
 		req.Header.Set(p.header, p.value)
 	}
 	if p.query != "" {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,9 @@ type Session struct {
 	slots   chan struct{}
 	maxCall int64
 	watch   callWatch // the calls' own timeouts
+
+	plansMu sync.Mutex
+	plans   map[*function]authPlan // how each function's requests carry creds
 }
 
 var _ luau.SDKDataCaller = (*Session)(nil)
@@ -267,13 +271,33 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 	}
 	req.Header["User-Agent"] = userAgent
 	if cred := s.creds[api.api.Name]; cred != nil && !fn.NoAuth {
-		p, err := plan(cred, f.schemes)
+		p, err := s.plan(f, cred)
 		if err != nil {
 			return nil, fmt.Errorf("auth: %w", err)
 		}
 		p.apply(req)
 	}
 	return req, nil
+}
+
+// plan is how cred goes on f's requests (plan), decided at f's first call
+// in the session.
+func (s *Session) plan(f *function, cred *Credential) (authPlan, error) {
+	s.plansMu.Lock()
+	defer s.plansMu.Unlock()
+	if p, ok := s.plans[f]; ok {
+		return p, nil
+	}
+	p, err := plan(cred, f.schemes)
+	if err != nil {
+		return authPlan{}, err
+	}
+	if s.plans == nil {
+		s.plans = map[*function]authPlan{}
+	}
+	p = p.withHeader()
+	s.plans[f] = p
+	return p, nil
 }
 
 // asText reports whether a number given for a parameter of schema s
