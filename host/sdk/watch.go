@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"time"
 )
@@ -23,11 +24,18 @@ type callWatch struct {
 	// watching is set while a context.AfterFunc waits to disarm the timer
 	// when the execution ends.
 	watching bool
+	// idle is the context of a call that ended within its timeout, which
+	// the session's next call under the same parent takes instead of
+	// making its own: calls one after the other, the usual case, then cost
+	// no context, done channel and map of child contexts each.
+	idle *watchedCall
 }
 
-// watchedCall is one call in flight.
+// watchedCall is one call in flight, or the idle context.
 type watchedCall struct {
 	deadline time.Time
+	parent   context.Context
+	ctx      context.Context
 	cancel   context.CancelFunc
 }
 
@@ -35,10 +43,19 @@ type watchedCall struct {
 // of ctx, cancelled once the timeout has passed. The caller ends the call
 // (end) once it is done with the response.
 func (w *callWatch) start(ctx context.Context, timeout time.Duration) (context.Context, *watchedCall) {
-	callCtx, cancel := context.WithCancel(ctx)
-	c := &watchedCall{deadline: time.Now().Add(timeout), cancel: cancel}
+	deadline := time.Now().Add(timeout)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	c := w.idle
+	w.idle = nil
+	if c == nil || !sameContext(c.parent, ctx) || c.ctx.Err() != nil {
+		if c != nil {
+			c.cancel()
+		}
+		callCtx, cancel := context.WithCancel(ctx)
+		c = &watchedCall{parent: ctx, ctx: callCtx, cancel: cancel}
+	}
+	c.deadline = deadline
 	w.calls = append(w.calls, c)
 	if !w.watching {
 		// The timer must not outlive the execution.
@@ -48,10 +65,18 @@ func (w *callWatch) start(ctx context.Context, timeout time.Duration) (context.C
 	if w.fireAt.IsZero() || c.deadline.Before(w.fireAt) {
 		w.arm(c.deadline)
 	}
-	return callCtx, c
+	return c.ctx, c
 }
 
-// end removes c from the calls in flight and releases its context.
+// sameContext reports whether a and b are one context, without the panic
+// == raises for a context type that is not comparable.
+func sameContext(a, b context.Context) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
+}
+
+// end removes c from the calls in flight and releases its context, or
+// keeps it for the next call if it was not cancelled.
 func (w *callWatch) end(c *watchedCall) {
 	w.mu.Lock()
 	for i, x := range w.calls {
@@ -63,11 +88,17 @@ func (w *callWatch) end(c *watchedCall) {
 			break
 		}
 	}
+	keep := w.watching && w.idle == nil && c.ctx.Err() == nil
+	if keep {
+		w.idle = c
+	}
 	if !w.watching {
 		w.disarm() // the last calls of an execution that has ended
 	}
 	w.mu.Unlock()
-	c.cancel()
+	if !keep {
+		c.cancel()
+	}
 }
 
 // disarm stops the timer when no call is in flight. w.mu is held.
@@ -117,4 +148,8 @@ func (w *callWatch) stop() {
 	defer w.mu.Unlock()
 	w.watching = false
 	w.disarm()
+	if w.idle != nil {
+		w.idle.cancel()
+		w.idle = nil
+	}
 }

@@ -82,3 +82,83 @@ func TestCallWatch(t *testing.T) {
 	}
 	w.end(againCall)
 }
+
+// uncomparableCtx is a context type == panics on.
+type uncomparableCtx struct {
+	context.Context
+	tags []string
+}
+
+// TestCallWatchReuse: a call that ended within its timeout hands its
+// context to the next call under the same parent; a call cancelled by its
+// timeout, calls in flight together and calls under another parent get
+// their own.
+func TestCallWatchReuse(t *testing.T) {
+	var w callWatch
+	exec, endExec := context.WithCancel(context.Background())
+	defer endExec()
+
+	first, c := w.start(exec, time.Hour)
+	w.end(c)
+	second, c := w.start(exec, time.Hour)
+	if second != first {
+		t.Error("a call after one that ended in time did not reuse its context")
+	}
+	// Two in flight: the second has its own, and only one is kept.
+	third, c3 := w.start(exec, time.Hour)
+	w.end(c)
+	w.end(c3)
+	if third == second {
+		t.Error("two calls in flight shared a context")
+	}
+	if (second.Err() == nil) == (third.Err() == nil) {
+		t.Errorf("after both ended: %v and %v; want exactly one kept", second.Err(), third.Err())
+	}
+
+	// A call cancelled by its own timeout: its context is never reused.
+	timedOut, c := w.start(exec, 10*time.Millisecond)
+	<-timedOut.Done()
+	w.end(c)
+	next, c := w.start(exec, time.Hour)
+	if next.Err() != nil || next == timedOut {
+		t.Errorf("the call after a timed-out one got a cancelled context (%v)", next.Err())
+	}
+	w.end(c)
+
+	// Another parent: its own context, ended with that parent.
+	other, endOther := context.WithCancel(context.Background())
+	underOther, c := w.start(other, time.Hour)
+	if underOther == next {
+		t.Error("a call under another parent reused the first parent's context")
+	}
+	endOther()
+	<-underOther.Done()
+	w.end(c)
+
+	// A parent == cannot compare is no panic, and gets its own context.
+	odd := uncomparableCtx{Context: exec, tags: []string{"x"}}
+	oddCtx, c := w.start(odd, time.Hour)
+	w.end(c)
+	again, c := w.start(odd, time.Hour)
+	if again.Err() != nil {
+		t.Error(again.Err())
+	}
+	w.end(c)
+	_ = oddCtx
+
+	// The execution's end releases the kept context.
+	endExec()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		idle := w.idle
+		w.mu.Unlock()
+		if idle == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the idle context outlived the execution")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
