@@ -49,8 +49,9 @@ func medianDuration(d []time.Duration) time.Duration {
 // to the same local keep-alive server; reports the median per call of
 // each and what the script path adds (target: at most 30 µs), what it adds
 // when the script takes the response table too (local pet, resp = ...),
-// and what the sdk's host side adds without the guest (Session.Call from
-// Go).
+// what the sdk's host side adds without the guest (Session.Call from Go),
+// and, for scale, what 10 µs of busy work before each request adds to the
+// Go loop itself (on a machine whose idle cores sleep, more than 10 µs).
 //
 //	go test ./tests -run '^$' -bench SDKCallOverhead -benchtime 20x
 func BenchmarkSDKCallOverhead(b *testing.B) {
@@ -59,8 +60,12 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	const calls = 1000
 	script := []byte(callLoopScript)
 	httpClient := &http.Client{Timeout: 30 * time.Second}
-	goLoop := func() {
+	goLoopWorking := func(work time.Duration) {
 		for range calls {
+			// Busy work between requests, as a script's own work between
+			// its calls (see the go-with-10µs-work metric below).
+			for start := time.Now(); time.Since(start) < work; {
+			}
 			req, _ := http.NewRequest("GET", api.URL+"/pets/7", nil)
 			req.Header.Set("Authorization", "Bearer benchmark")
 			req.Header.Set("Accept", "application/json")
@@ -72,6 +77,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 			resp.Body.Close()
 		}
 	}
+	goLoop := func() { goLoopWorking(0) }
 	fullScript := []byte(`local n = 0 for i = 1, 1000 do local pet, resp = sdk.get_pet({petId = 7}) n += pet.id + resp.status end return n`)
 	run := func(src []byte, want string) {
 		res := rt.Execute(context.Background(), luau.Script{Source: src, SDK: client.Session(nil), Limits: luau.Limits{Timeout: time.Minute}})
@@ -103,7 +109,8 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	scriptLoop()
 	fullLoop()
 	hostLoop()
-	var goTimes, scriptTimes, fullTimes, hostTimes []time.Duration
+	const work = 10 * time.Microsecond
+	var goTimes, scriptTimes, fullTimes, hostTimes, workTimes []time.Duration
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
@@ -118,13 +125,20 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		start = time.Now()
 		hostLoop()
 		hostTimes = append(hostTimes, time.Since(start)/calls)
+		start = time.Now()
+		goLoopWorking(work)
+		workTimes = append(workTimes, time.Since(start)/calls)
 	}
 	g, s, f, h := medianDuration(goTimes), medianDuration(scriptTimes), medianDuration(fullTimes), medianDuration(hostTimes)
+	w := medianDuration(workTimes)
 	b.ReportMetric(float64(g.Microseconds()), "go-µs/call")
 	b.ReportMetric(float64(s.Microseconds()), "script-µs/call")
 	b.ReportMetric(float64((s - g).Microseconds()), "added-µs/call")
 	b.ReportMetric(float64((f - g).Microseconds()), "added-with-response-µs/call")
 	b.ReportMetric(float64((h - g).Microseconds()), "host-added-µs/call")
+	// The same Go loop busy for 10 µs before each request: what that much
+	// work between requests costs a plain Go loop here.
+	b.ReportMetric(float64((w - g).Microseconds()), "go-with-10µs-work-added-µs/call")
 }
 
 // BenchmarkSDKParallel: 64 calls to an endpoint that answers after 20 ms,
