@@ -195,6 +195,7 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 	// once per execution rather than once per call.
 	ctx, cancel := context.WithDeadline(ctx, inst.deadline)
 	defer cancel()
+	ctx = withInstance(ctx, inst) // found first by every host call
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),

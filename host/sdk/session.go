@@ -156,13 +156,12 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 			return nil, fmt.Errorf("params must be a table of parameter names to values, got %s", jsonType(params))
 		}
 		values = m
-		for name := range m {
-			if paramNamed(fn.Params, name) == nil {
-				return nil, unknownParam(api.api, fn, name)
-			}
-		}
+		known := 0
 		for i, p := range fn.Params {
 			v, ok := m[p.Name]
+			if ok {
+				known++
+			}
 			if !ok || p.Schema == nil {
 				continue
 			}
@@ -172,6 +171,13 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 			case json.Number:
 				if f.asText[i] {
 					m[p.Name] = x.String()
+				}
+			}
+		}
+		if known < len(m) { // a name that is no parameter
+			for name := range m {
+				if paramNamed(fn.Params, name) == nil {
+					return nil, unknownParam(api.api, fn, name)
 				}
 			}
 		}
