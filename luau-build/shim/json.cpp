@@ -761,7 +761,10 @@ private:
     bool value(int depth)
     {
         ts_work(1);
-        if (depth > kMaxDepth || !lua_checkstack(L, 4))
+        // Each value pushes one slot; a container's members wait on the
+        // stack (kPending pairs at most, then one pair at a time), so room
+        // is made once per container (room) rather than per value.
+        if (depth > kMaxDepth || !room())
         {
             tooDeep = true;
             return fail("nesting too deep (more than 128 levels)");
@@ -790,6 +793,22 @@ private:
                 return number();
             return fail("unexpected character");
         }
+    }
+
+    // room makes sure the stack has space for what a value and its
+    // container push: a container's kPending pairs, its table and a spare.
+    int roomLeft = 0;
+    bool room()
+    {
+        if (roomLeft > 0)
+        {
+            roomLeft--;
+            return true;
+        }
+        if (!lua_checkstack(L, 2 * kPending + 4))
+            return false;
+        roomLeft = kPending;
+        return true;
     }
 
     bool digits()

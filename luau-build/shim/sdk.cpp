@@ -270,9 +270,11 @@ void callTextUsed()
 // An sdk function: upvalue 1 is its id.
 int sdkCall(lua_State* L)
 {
-    uint32_t id = uint32_t(lua_tointeger(L, lua_upvalueindex(1)));
-    int n = lua_gettop(L);
-    while (n > 0 && lua_isnil(L, n))
+    // The id and the arguments straight from the closure and the stack
+    // slots (what lua_upvalueindex, lua_isnil and lua_gettop read).
+    uint32_t id = uint32_t(nvalue(&clvalue(L->ci->func)->c.upvals[0]));
+    int n = int(L->top - L->base);
+    while (n > 0 && ttisnil(L->base + (n - 1)))
         n--;
     lua_settop(L, n);
     // The arguments as one JSON array; a nil between them is null.

@@ -111,7 +111,11 @@ public:
         : cap(cap)
     {
     }
-    ~HeapBuffer();
+    ~HeapBuffer()
+    {
+        if (bytes != nullptr) // most decoders never use theirs
+            release();
+    }
     HeapBuffer(const HeapBuffer&) = delete;
     HeapBuffer& operator=(const HeapBuffer&) = delete;
 
@@ -149,6 +153,7 @@ public:
 
 private:
     bool grow(size_t need);
+    void release();
 
     char* bytes = nullptr;
     size_t len = 0;

@@ -404,7 +404,7 @@ void ts_heap_release(size_t bytes)
     luaD_throw(L, LUA_ERRMEM);
 }
 
-HeapBuffer::~HeapBuffer()
+void HeapBuffer::release()
 {
     free(bytes);
     ts_heap_release(capacity);
