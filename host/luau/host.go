@@ -117,6 +117,23 @@ func (inst *instance) checkStop() {
 	}
 }
 
+// checkStopAfterCall is checkStop after an sdk call made under ctx, which
+// ends at the execution's deadline: ctx's error tells a passed deadline
+// without reading the clock on every call (tick reads it anyway, a few
+// thousand safepoints later).
+func (inst *instance) checkStopAfterCall(ctx context.Context) {
+	select {
+	case <-inst.done:
+		inst.stopReason = stoppedByCancellation
+		panic(errStopRequested)
+	default:
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		inst.stopReason = stoppedByDeadline
+		panic(errStopRequested)
+	}
+}
+
 func hostPrint(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceFrom(ctx)
 	if inst.exec == nil {

@@ -141,7 +141,7 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 			resp = inst.exec.sdk.Call(ctx, id, args)
 		}
 	}
-	inst.checkStop()
+	inst.checkStopAfterCall(ctx)
 
 	size := resp.envelopeSize()
 	if room, ok := mod.Memory().ReadUint32Le(argsPtr - 4); argsPtr >= 4 && ok && uint64(size) <= uint64(room) {

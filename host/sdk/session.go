@@ -377,9 +377,10 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request, data
 	timeout := f.api.cfg.Timeout
 	callCtx := ctx
 	// The call's own timeout, unless the execution ends sooner anyway.
-	if deadline, ok := ctx.Deadline(); !ok || time.Until(deadline) > timeout {
+	now := time.Now()
+	if deadline, ok := ctx.Deadline(); !ok || deadline.Sub(now) > timeout {
 		var call *watchedCall
-		callCtx, call = s.watch.start(ctx, timeout)
+		callCtx, call = s.watch.start(ctx, now.Add(timeout))
 		defer s.watch.end(call)
 	}
 	req = req.WithContext(callCtx)

@@ -39,11 +39,10 @@ type watchedCall struct {
 	cancel   context.CancelFunc
 }
 
-// start begins a call that must end within timeout: its context is a child
-// of ctx, cancelled once the timeout has passed. The caller ends the call
+// start begins a call that must end by deadline: its context is a child of
+// ctx, cancelled once the deadline has passed. The caller ends the call
 // (end) once it is done with the response.
-func (w *callWatch) start(ctx context.Context, timeout time.Duration) (context.Context, *watchedCall) {
-	deadline := time.Now().Add(timeout)
+func (w *callWatch) start(ctx context.Context, deadline time.Time) (context.Context, *watchedCall) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	c := w.idle

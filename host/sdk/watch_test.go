@@ -14,13 +14,13 @@ func TestCallWatch(t *testing.T) {
 	exec, endExec := context.WithCancel(context.Background())
 
 	// Quick calls arm the timer once, for the first one's deadline.
-	_, first := w.start(exec, time.Hour)
+	_, first := w.start(exec, time.Now().Add(time.Hour))
 	w.end(first)
 	w.mu.Lock()
 	timer, fireAt := w.timer, w.fireAt
 	w.mu.Unlock()
 	for range 100 {
-		_, c := w.start(exec, time.Hour)
+		_, c := w.start(exec, time.Now().Add(time.Hour))
 		w.end(c)
 	}
 	w.mu.Lock()
@@ -32,9 +32,9 @@ func TestCallWatch(t *testing.T) {
 	// Calls in flight together end at their own deadlines, the shortest
 	// first, although the timer was armed for a later one.
 	start := time.Now()
-	long, longCall := w.start(exec, 300*time.Millisecond)
-	short, shortCall := w.start(exec, 50*time.Millisecond)
-	never, neverCall := w.start(exec, time.Hour)
+	long, longCall := w.start(exec, time.Now().Add(300*time.Millisecond))
+	short, shortCall := w.start(exec, time.Now().Add(50*time.Millisecond))
+	never, neverCall := w.start(exec, time.Now().Add(time.Hour))
 	<-short.Done()
 	if elapsed := time.Since(start); elapsed < 50*time.Millisecond {
 		t.Errorf("the 50 ms call ended after %v", elapsed)
@@ -74,7 +74,7 @@ func TestCallWatch(t *testing.T) {
 	// A later execution on the same session has its timeouts enforced too.
 	exec2, endExec2 := context.WithCancel(context.Background())
 	defer endExec2()
-	again, againCall := w.start(exec2, 20*time.Millisecond)
+	again, againCall := w.start(exec2, time.Now().Add(20*time.Millisecond))
 	select {
 	case <-again.Done():
 	case <-time.After(5 * time.Second):
@@ -98,14 +98,14 @@ func TestCallWatchReuse(t *testing.T) {
 	exec, endExec := context.WithCancel(context.Background())
 	defer endExec()
 
-	first, c := w.start(exec, time.Hour)
+	first, c := w.start(exec, time.Now().Add(time.Hour))
 	w.end(c)
-	second, c := w.start(exec, time.Hour)
+	second, c := w.start(exec, time.Now().Add(time.Hour))
 	if second != first {
 		t.Error("a call after one that ended in time did not reuse its context")
 	}
 	// Two in flight: the second has its own, and only one is kept.
-	third, c3 := w.start(exec, time.Hour)
+	third, c3 := w.start(exec, time.Now().Add(time.Hour))
 	w.end(c)
 	w.end(c3)
 	if third == second {
@@ -116,10 +116,10 @@ func TestCallWatchReuse(t *testing.T) {
 	}
 
 	// A call cancelled by its own timeout: its context is never reused.
-	timedOut, c := w.start(exec, 10*time.Millisecond)
+	timedOut, c := w.start(exec, time.Now().Add(10*time.Millisecond))
 	<-timedOut.Done()
 	w.end(c)
-	next, c := w.start(exec, time.Hour)
+	next, c := w.start(exec, time.Now().Add(time.Hour))
 	if next.Err() != nil || next == timedOut {
 		t.Errorf("the call after a timed-out one got a cancelled context (%v)", next.Err())
 	}
@@ -127,7 +127,7 @@ func TestCallWatchReuse(t *testing.T) {
 
 	// Another parent: its own context, ended with that parent.
 	other, endOther := context.WithCancel(context.Background())
-	underOther, c := w.start(other, time.Hour)
+	underOther, c := w.start(other, time.Now().Add(time.Hour))
 	if underOther == next {
 		t.Error("a call under another parent reused the first parent's context")
 	}
@@ -137,9 +137,9 @@ func TestCallWatchReuse(t *testing.T) {
 
 	// A parent == cannot compare is no panic, and gets its own context.
 	odd := uncomparableCtx{Context: exec, tags: []string{"x"}}
-	oddCtx, c := w.start(odd, time.Hour)
+	oddCtx, c := w.start(odd, time.Now().Add(time.Hour))
 	w.end(c)
-	again, c := w.start(odd, time.Hour)
+	again, c := w.start(odd, time.Now().Add(time.Hour))
 	if again.Err() != nil {
 		t.Error(again.Err())
 	}
