@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -498,4 +499,58 @@ func TestSDKJSONBodies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzSDKArgs checks the arguments' fast path (flat values and objects,
+// json.cpp writeFlatList) against the Encoder's: the same values followed
+// by a table only the Encoder writes must give the same text before that
+// last argument.
+func FuzzSDKArgs(f *testing.F) {
+	f.Add("Rex", 7.0, true, uint8(0))
+	f.Add("", -0.5, false, uint8(1))
+	f.Add("bin\x00\xff\"\\\n", 1e300, true, uint8(2))
+	f.Add("é", 3000000000.0, false, uint8(3))
+	f.Add("k", 0.1, true, uint8(4))
+	for mode := range 64 { // each kind of value in each place
+		f.Add("s", 2.5, mode%2 == 0, uint8(mode))
+	}
+	f.Fuzz(func(t *testing.T, s string, x float64, b bool, mode uint8) {
+		number := strconv.FormatFloat(x, 'g', -1, 64)
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			number = "math.huge"
+		}
+		// The values: a flat object, a string, a number, a boolean, nil
+		// between them, or an empty or array-like table (not flat).
+		values := []string{
+			fmt.Sprintf(`{s = s, n = %s, b = %v, [s .. "k"] = 1}`, number, b),
+			"s", number, fmt.Sprint(b), "nil", "{}", "{1, 2}", fmt.Sprintf(`{x = {n = %s}}`, number),
+		}
+		var args []string
+		for i := 0; i < 3; i++ {
+			args = append(args, values[(int(mode)>>(2*i)+i)%len(values)])
+		}
+		list := strings.Join(args, ", ")
+		src := fmt.Sprintf(`local s = ... sdk.list_pets(%s) sdk.list_pets(%s, {{}}) return true`, list, list)
+		caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{1: {Status: 204}}}
+		runSDK(t, "return 1", nil, luau.Limits{}) // the shared runtime, made once
+		res := sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), Args: []string{s}, SDK: caller})
+		if res.Error != nil {
+			t.Fatalf("%s: %+v", src, res.Error)
+		}
+		if len(caller.args) != 2 {
+			t.Fatalf("%d calls", len(caller.args))
+		}
+		fast, general := caller.args[0], caller.args[1]
+		// Trailing nils are dropped: the general call's are not trailing.
+		want := strings.TrimSuffix(general, ",[[]]]")
+		for strings.HasSuffix(want, ",null") {
+			want = strings.TrimSuffix(want, ",null")
+		}
+		if want == "[null" {
+			want = "["
+		}
+		if strings.TrimSuffix(fast, "]") != want {
+			t.Fatalf("%s:\nfast    %s\ngeneral %s", src, fast, general)
+		}
+	})
 }

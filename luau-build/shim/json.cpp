@@ -238,6 +238,134 @@ bool isIdentifier(const char* s, size_t len)
     return true;
 }
 
+// How many members of a table wait on the stack (or in a frame) while it is
+// converted.
+const size_t kStackedMembers = 16;
+
+// The usual shape of sdk arguments, and of many a value json.encode
+// sees: a table without a metatable whose keys are strings (at most
+// kStackedMembers of them) and whose values are strings, numbers or
+// booleans. It is written straight from the table's nodes, exactly as
+// encodeObject would write it (keys sorted), without lua_next, which
+// looks each key up again to find the next one, or the stack. Returns
+// false, having written nothing, for any other table.
+bool writeFlatObject(const LuaTable* t, HeapBuffer& text, InvalidUTF8 invalid)
+{
+    if (t->metatable != nullptr)
+        return false;
+    for (int i = 0; i < t->sizearray; i++)
+        if (!ttisnil(&t->array[i]))
+            return false;
+    struct Member
+    {
+        const TString* key;
+        const TValue* value;
+    };
+    Member members[kStackedMembers];
+    size_t used = 0;
+    for (int i = 0; i < sizenode(t); i++)
+    {
+        const LuaNode* n = gnode(t, i);
+        const TValue* v = gval(n);
+        if (ttisnil(v))
+            continue;
+        if (used == kStackedMembers || !ttisstring(gkey(n)) || !(ttisstring(v) || ttisnumber(v) || ttisboolean(v)))
+            return false;
+        members[used++] = Member{tsvalue(gkey(n)), v};
+    }
+    if (used == 0)
+        return false; // {} or []: encodeTable knows which
+    ts_work(1 + size_t(t->sizearray) + sizenode(t) + used * 17);
+    if (used > 1)
+        std::sort(members, members + used, [](const Member& a, const Member& b) {
+            int c = memcmp(getstr(a.key), getstr(b.key), std::min(a.key->len, b.key->len));
+            return c != 0 ? c < 0 : a.key->len < b.key->len;
+        });
+    text.push('{');
+    for (size_t i = 0; i < used; i++)
+    {
+        if (i > 0)
+            text.push(',');
+        appendString(text, getstr(members[i].key), members[i].key->len, invalid);
+        text.push(':');
+        const TValue* v = members[i].value;
+        if (ttisstring(v))
+        {
+            appendString(text, getstr(tsvalue(v)), tsvalue(v)->len, invalid);
+        }
+        else if (ttisnumber(v))
+        {
+            char buf[64];
+            text.append(buf, formatNumber(buf, nvalue(v)));
+        }
+        else if (bvalue(v))
+        {
+            text.append("true", 4);
+        }
+        else
+        {
+            text.append("false", 5);
+        }
+    }
+    text.push('}');
+    return true;
+}
+
+// writeFlatList writes the n values from stack index first on (positive)
+// as a JSON array, when each is nil, a boolean, a number, a string or a
+// flat object (writeFlatObject): the usual sdk arguments, written without
+// an Encoder and its path. Bytes that are not valid UTF-8 are kept. Returns
+// false, having written nothing, for any other values, or when out fails;
+// the Encoder then writes them, or raises the error.
+bool writeFlatList(lua_State* L, int first, int n, HeapBuffer& out)
+{
+    size_t mark = out.size();
+    out.push('[');
+    for (int i = 0; i < n; i++)
+    {
+        if (i > 0)
+            out.push(',');
+        const TValue* v = L->base + (first - 1 + i);
+        ts_work(1);
+        switch (ttype(v))
+        {
+        case LUA_TNIL:
+            out.append("null", 4);
+            break;
+        case LUA_TBOOLEAN:
+            if (bvalue(v))
+                out.append("true", 4);
+            else
+                out.append("false", 5);
+            break;
+        case LUA_TNUMBER:
+        {
+            char buf[64];
+            out.append(buf, formatNumber(buf, nvalue(v)));
+            break;
+        }
+        case LUA_TSTRING:
+            appendString(out, getstr(tsvalue(v)), tsvalue(v)->len, InvalidUTF8::Keep);
+            break;
+        case LUA_TTABLE:
+            if (writeFlatObject(hvalue(v), out, InvalidUTF8::Keep))
+                break;
+            out.truncate(mark);
+            return false;
+        default:
+            out.truncate(mark);
+            return false;
+        }
+    }
+    out.push(']');
+    if (!out.ok())
+    {
+        out.truncate(mark);
+        return false;
+    }
+    return true;
+}
+
 // Encoder converts one value. Its text is built in a HeapBuffer outside the
 // Luau heap, charged against the heap limit and checked against the cap as
 // it grows; the path of the value being converted is kept for error
@@ -441,73 +569,9 @@ private:
         return ok && text.ok();
     }
 
-    // The usual shape of sdk arguments, and of many a value json.encode
-    // sees: a table without a metatable whose keys are strings (at most
-    // kStackedMembers of them) and whose values are strings, numbers or
-    // booleans. It is written straight from the table's nodes, exactly as
-    // encodeObject would write it (keys sorted), without lua_next, which
-    // looks each key up again to find the next one, or the stack. Returns
-    // false, having written nothing, for any other table.
     bool encodeFlatObject(const LuaTable* t)
     {
-        if (t->metatable != nullptr)
-            return false;
-        for (int i = 0; i < t->sizearray; i++)
-            if (!ttisnil(&t->array[i]))
-                return false;
-        struct Member
-        {
-            const TString* key;
-            const TValue* value;
-        };
-        Member members[kStackedMembers];
-        size_t used = 0;
-        for (int i = 0; i < sizenode(t); i++)
-        {
-            const LuaNode* n = gnode(t, i);
-            const TValue* v = gval(n);
-            if (ttisnil(v))
-                continue;
-            if (used == kStackedMembers || !ttisstring(gkey(n)) || !(ttisstring(v) || ttisnumber(v) || ttisboolean(v)))
-                return false;
-            members[used++] = Member{tsvalue(gkey(n)), v};
-        }
-        if (used == 0)
-            return false; // {} or []: encodeTable knows which
-        ts_work(1 + size_t(t->sizearray) + sizenode(t) + used * 17);
-        if (used > 1)
-            std::sort(members, members + used, [](const Member& a, const Member& b) {
-                int c = memcmp(getstr(a.key), getstr(b.key), std::min(a.key->len, b.key->len));
-                return c != 0 ? c < 0 : a.key->len < b.key->len;
-            });
-        text.push('{');
-        for (size_t i = 0; i < used; i++)
-        {
-            if (i > 0)
-                text.push(',');
-            appendString(text, getstr(members[i].key), members[i].key->len, invalid);
-            text.push(':');
-            const TValue* v = members[i].value;
-            if (ttisstring(v))
-            {
-                appendString(text, getstr(tsvalue(v)), tsvalue(v)->len, invalid);
-            }
-            else if (ttisnumber(v))
-            {
-                char buf[64];
-                text.append(buf, formatNumber(buf, nvalue(v)));
-            }
-            else if (bvalue(v))
-            {
-                text.append("true", 4);
-            }
-            else
-            {
-                text.append("false", 5);
-            }
-        }
-        text.push('}');
-        return true;
+        return writeFlatObject(t, text, invalid);
     }
 
     bool encodeArray(int idx, size_t n)
@@ -528,9 +592,6 @@ private:
         text.push(']');
         return true;
     }
-
-    // How many members of a table wait on the stack while it is converted.
-    static const size_t kStackedMembers = 16;
 
     bool encodeObject(int idx, size_t count)
     {
@@ -1287,6 +1348,8 @@ void ts_json_describe(lua_State* L, int idx, const char* root, size_t cap)
 // are (InvalidUTF8::Keep): the host reads them back as bytes.
 void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out)
 {
+    if (writeFlatList(L, first, n, out))
+        return;
     std::string error;
     bool memoryExceeded, capExceeded;
     {

@@ -119,7 +119,17 @@ public:
     HeapBuffer(const HeapBuffer&) = delete;
     HeapBuffer& operator=(const HeapBuffer&) = delete;
 
-    bool append(const char* p, size_t n);
+    bool append(const char* p, size_t n)
+    {
+        // The common case inline: room for it, nothing failed before.
+        if (bytes != nullptr && n <= capacity - len && n <= cap - len && ok())
+        {
+            memcpy(bytes + len, p, n);
+            len += n;
+            return true;
+        }
+        return appendSlow(p, n);
+    }
     bool append(const char* s);
     bool push(char c)
     {
@@ -133,6 +143,12 @@ public:
     void clear()
     {
         len = 0;
+    }
+    // truncate drops what was appended after the first n bytes.
+    void truncate(size_t n)
+    {
+        if (n < len)
+            len = n;
     }
     bool ok() const
     {
@@ -153,6 +169,7 @@ public:
 
 private:
     bool grow(size_t need);
+    bool appendSlow(const char* p, size_t n);
     void release();
 
     char* bytes = nullptr;

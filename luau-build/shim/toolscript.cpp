@@ -415,7 +415,7 @@ bool HeapBuffer::append(const char* s)
     return append(s, strlen(s));
 }
 
-bool HeapBuffer::append(const char* p, size_t n)
+bool HeapBuffer::appendSlow(const char* p, size_t n)
 {
     if (!ok())
         return false;
