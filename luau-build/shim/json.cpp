@@ -238,6 +238,36 @@ bool isIdentifier(const char* s, size_t len)
     return true;
 }
 
+// writeScalar writes v when it is nil, a boolean, a number or a string (its
+// bytes as invalid says), and returns false, having written nothing, for any
+// other type.
+bool writeScalar(HeapBuffer& out, const TValue* v, InvalidUTF8 invalid)
+{
+    switch (ttype(v))
+    {
+    case LUA_TNIL:
+        out.append("null", 4);
+        return true;
+    case LUA_TBOOLEAN:
+        if (bvalue(v))
+            out.append("true", 4);
+        else
+            out.append("false", 5);
+        return true;
+    case LUA_TNUMBER:
+    {
+        char buf[64];
+        out.append(buf, formatNumber(buf, nvalue(v)));
+        return true;
+    }
+    case LUA_TSTRING:
+        appendString(out, getstr(tsvalue(v)), tsvalue(v)->len, invalid);
+        return true;
+    default:
+        return false;
+    }
+}
+
 // How many members of a table wait on the stack (or in a frame) while it is
 // converted.
 const size_t kStackedMembers = 16;
@@ -288,24 +318,7 @@ bool writeFlatObject(const LuaTable* t, HeapBuffer& text, InvalidUTF8 invalid)
             text.push(',');
         appendString(text, getstr(members[i].key), members[i].key->len, invalid);
         text.push(':');
-        const TValue* v = members[i].value;
-        if (ttisstring(v))
-        {
-            appendString(text, getstr(tsvalue(v)), tsvalue(v)->len, invalid);
-        }
-        else if (ttisnumber(v))
-        {
-            char buf[64];
-            text.append(buf, formatNumber(buf, nvalue(v)));
-        }
-        else if (bvalue(v))
-        {
-            text.append("true", 4);
-        }
-        else
-        {
-            text.append("false", 5);
-        }
+        writeScalar(text, members[i].value, invalid);
     }
     text.push('}');
     return true;
@@ -327,35 +340,10 @@ bool writeFlatList(lua_State* L, int first, int n, HeapBuffer& out)
             out.push(',');
         const TValue* v = L->base + (first - 1 + i);
         ts_work(1);
-        switch (ttype(v))
-        {
-        case LUA_TNIL:
-            out.append("null", 4);
-            break;
-        case LUA_TBOOLEAN:
-            if (bvalue(v))
-                out.append("true", 4);
-            else
-                out.append("false", 5);
-            break;
-        case LUA_TNUMBER:
-        {
-            char buf[64];
-            out.append(buf, formatNumber(buf, nvalue(v)));
-            break;
-        }
-        case LUA_TSTRING:
-            appendString(out, getstr(tsvalue(v)), tsvalue(v)->len, InvalidUTF8::Keep);
-            break;
-        case LUA_TTABLE:
-            if (writeFlatObject(hvalue(v), out, InvalidUTF8::Keep))
-                break;
-            out.truncate(mark);
-            return false;
-        default:
-            out.truncate(mark);
-            return false;
-        }
+        if (writeScalar(out, v, InvalidUTF8::Keep) || (ttistable(v) && writeFlatObject(hvalue(v), out, InvalidUTF8::Keep)))
+            continue;
+        out.truncate(mark);
+        return false;
     }
     out.push(']');
     if (!out.ok())
@@ -391,30 +379,10 @@ public:
     {
         idx = lua_absindex(L, idx);
         ts_work(1);
+        if (writeScalar(text, L->base + (idx - 1), invalid))
+            return text.ok();
         switch (lua_type(L, idx))
         {
-        case LUA_TNIL:
-            text.append("null", 4);
-            break;
-        case LUA_TBOOLEAN:
-            if (lua_toboolean(L, idx))
-                text.append("true", 4);
-            else
-                text.append("false", 5);
-            break;
-        case LUA_TNUMBER:
-        {
-            char buf[64];
-            text.append(buf, formatNumber(buf, lua_tonumber(L, idx)));
-            break;
-        }
-        case LUA_TSTRING:
-        {
-            size_t len;
-            const char* s = lua_tolstring(L, idx, &len);
-            appendString(text, s, len, invalid);
-            break;
-        }
         case LUA_TTABLE:
             if (!encodeTable(idx))
                 return false;
