@@ -112,22 +112,17 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	const work = 10 * time.Microsecond
 	var goTimes, scriptTimes, fullTimes, hostTimes, workTimes []time.Duration
 	b.ResetTimer()
-	for range b.N {
+	perCall := func(loop func()) time.Duration {
 		start := time.Now()
-		goLoop()
-		goTimes = append(goTimes, time.Since(start)/calls)
-		start = time.Now()
-		scriptLoop()
-		scriptTimes = append(scriptTimes, time.Since(start)/calls)
-		start = time.Now()
-		fullLoop()
-		fullTimes = append(fullTimes, time.Since(start)/calls)
-		start = time.Now()
-		hostLoop()
-		hostTimes = append(hostTimes, time.Since(start)/calls)
-		start = time.Now()
-		goLoopWorking(work)
-		workTimes = append(workTimes, time.Since(start)/calls)
+		loop()
+		return time.Since(start) / calls
+	}
+	for range b.N {
+		goTimes = append(goTimes, perCall(goLoop))
+		scriptTimes = append(scriptTimes, perCall(scriptLoop))
+		fullTimes = append(fullTimes, perCall(fullLoop))
+		hostTimes = append(hostTimes, perCall(hostLoop))
+		workTimes = append(workTimes, perCall(func() { goLoopWorking(work) }))
 	}
 	g, s, f, h := medianDuration(goTimes), medianDuration(scriptTimes), medianDuration(fullTimes), medianDuration(hostTimes)
 	w := medianDuration(workTimes)

@@ -201,7 +201,7 @@ func FuzzStringConversion(f *testing.F) {
 }
 
 // FuzzFlatObjects: a table of string keys and scalar values, which the
-// encoder writes straight from the table's nodes (encodeFlatObject),
+// encoder writes straight from the table's nodes (writeFlatObject),
 // converts to the same text as through the general path, which a
 // metatable forces; so do the tables around that shape (number keys, more
 // than 16 members, nested tables, json.null) that fall back from it.

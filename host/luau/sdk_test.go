@@ -554,3 +554,22 @@ func FuzzSDKArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestSDKArgumentsPastTheMemoryLimit: arguments whose text would not fit
+// in the memory limit fail the call before any request, as a memory error
+// a pcall catches, and the next call works.
+func TestSDKArgumentsPastTheMemoryLimit(t *testing.T) {
+	t.Parallel()
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{1: {Status: 200, JSON: json.RawMessage(`[1,2]`)}}}
+	res := runSDK(t, `local big = string.rep("x", 10 * 1024 * 1024)
+local ok, err = pcall(sdk.list_pets, {q = big})
+big = nil
+local d = sdk.list_pets({limit = 1})
+return {ok, tostring(err), #d}`, caller, luau.Limits{HeapBytes: 16 << 20})
+	check(t, res, want{result: `[false,"not enough memory",2]`})
+	caller.mu.Lock()
+	defer caller.mu.Unlock()
+	if len(caller.args) != 1 || caller.args[0] != `[{"limit":1}]` {
+		t.Errorf("the caller got %q, want only the second call", caller.args)
+	}
+}

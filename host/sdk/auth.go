@@ -119,23 +119,18 @@ func ParseMetaAuth(raw json.RawMessage) (map[string]*Credential, error) {
 
 // authPlan is how one request carries a credential.
 type authPlan struct {
-	header, value string // a header to set
+	// A header to set: its canonical name and its value, in a slice every
+	// request of a session shares (net/http never changes a request's
+	// header values).
+	header        string
+	values        []string
 	query, qvalue string // a query parameter to add
 	cookie        string // a cookie "name=value"
-	// headerKey and values are header and value as apply sets them
-	// (withHeader): the canonical key and a slice every request of the
-	// session shares (net/http never changes a request's header values).
-	headerKey string
-	values    []string
 }
 
-// withHeader fills in headerKey and values once, for a plan a session
-// keeps for all its requests.
-func (p authPlan) withHeader() authPlan {
-	if p.header != "" {
-		p.headerKey, p.values = http.CanonicalHeaderKey(p.header), []string{p.value}
-	}
-	return p
+// headerPlan sets header name to value.
+func headerPlan(name, value string) authPlan {
+	return authPlan{header: http.CanonicalHeaderKey(name), values: []string{value}}
 }
 
 // schemes are the security schemes a function's credential may follow,
@@ -159,9 +154,9 @@ func schemesOf(api *catalog.API, f *catalog.Function) schemes {
 func plan(cred *Credential, sc schemes) (authPlan, error) {
 	switch cred.Type {
 	case AuthBearer:
-		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
+		return headerPlan("Authorization", "Bearer "+cred.Token), nil
 	case AuthBasic:
-		return authPlan{header: "Authorization", value: "Basic " + base64.StdEncoding.EncodeToString([]byte(cred.Username+":"+cred.Password))}, nil
+		return headerPlan("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred.Username+":"+cred.Password))), nil
 	case AuthAPIKey:
 		name, in := cred.Name, cred.In
 		if (name == "" || in == "") && sc.hasAPIKey {
@@ -179,15 +174,15 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 	}
 	// A bare secret: the spec decides.
 	if !sc.hasFirst {
-		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
+		return headerPlan("Authorization", "Bearer "+cred.Token), nil
 	}
 	switch s := sc.first; {
 	case s.Type == "apiKey":
 		return keyPlan(s.Name, s.In, cred.Token), nil
 	case s.Type == "http" && s.Scheme == "basic":
-		return authPlan{header: "Authorization", value: "Basic " + base64.StdEncoding.EncodeToString([]byte(cred.Token))}, nil
+		return headerPlan("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred.Token))), nil
 	default: // http bearer, oauth2, openIdConnect
-		return authPlan{header: "Authorization", value: "Bearer " + cred.Token}, nil
+		return headerPlan("Authorization", "Bearer "+cred.Token), nil
 	}
 }
 
@@ -198,7 +193,7 @@ func keyPlan(name, in, value string) authPlan {
 	case "cookie":
 		return authPlan{cookie: name + "=" + value}
 	}
-	return authPlan{header: name, value: value}
+	return headerPlan(name, value)
 }
 
 // findScheme returns the first scheme matching ok among those the
@@ -239,11 +234,8 @@ func usable(s catalog.SecurityScheme) bool {
 
 // apply puts the plan on a request.
 func (p authPlan) apply(req *http.Request) {
-	switch {
-	case p.values != nil:
-		req.Header[p.headerKey] = p.values
-	case p.header != "":
-		req.Header.Set(p.header, p.value)
+	if p.header != "" {
+		req.Header[p.header] = p.values
 	}
 	if p.query != "" {
 		q := req.URL.RawQuery

@@ -301,7 +301,6 @@ func (s *Session) plan(f *function, cred *Credential) (authPlan, error) {
 	if s.plans == nil {
 		s.plans = map[*function]authPlan{}
 	}
-	p = p.withHeader()
 	s.plans[f] = p
 	return p, nil
 }

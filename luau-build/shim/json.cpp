@@ -493,7 +493,7 @@ private:
         // A flat object holds no table, so it can be on no cycle, and is
         // written without the stack.
         const LuaTable* t = static_cast<const LuaTable*>(table);
-        if (encodeFlatObject(t))
+        if (writeFlatObject(t, text, invalid))
             return text.ok();
         if (std::find(ancestors.begin(), ancestors.end(), table) != ancestors.end())
             return fail("cannot convert a table that contains itself (cycle)");
@@ -535,11 +535,6 @@ private:
 
         ancestors.pop_back();
         return ok && text.ok();
-    }
-
-    bool encodeFlatObject(const LuaTable* t)
-    {
-        return writeFlatObject(t, text, invalid);
     }
 
     bool encodeArray(int idx, size_t n)
