@@ -11,7 +11,7 @@ import "encoding/json"
 
 // Version is the format of a serialised Catalog. It is part of the on-disk
 // cache key, so a change of these types never reads an old cache.
-const Version = 1
+const Version = 2
 
 // Kind says where a function's calls go.
 type Kind string
@@ -40,7 +40,8 @@ type API struct {
 	// BaseURL is the URL paths are appended to: the first server's URL
 	// with its variables at their defaults, resolved against Source when
 	// relative. Empty when the spec names none usable (configuration may
-	// still give one).
+	// still give one). It depends on where the spec was read, so it is
+	// resolved on every load and never kept in a cached catalog.
 	BaseURL string `json:"base_url,omitempty"`
 	// Servers are the spec's servers as written (for docs).
 	Servers []Server `json:"servers,omitempty"`

@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/pb33f/libopenapi"
@@ -84,9 +83,10 @@ func LoadParsed(ctx context.Context, src Source, opts Options) (api *catalog.API
 	}
 	if api := opts.Cache.get(data); api != nil {
 		api.Name, api.Source = src.Name, loc
+		resolveBaseURL(api, loc)
 		return api, false, nil
 	}
-	api, external, err := Parse(ctx, data, loc, opts.HTTPClient)
+	api, external, err := parse(ctx, data, loc, opts.HTTPClient)
 	if err != nil {
 		return nil, true, fmt.Errorf("api %s: spec %s: %w", src.Name, loc, err)
 	}
@@ -104,6 +104,7 @@ func LoadParsed(ctx context.Context, src Source, opts Options) (api *catalog.API
 		opts.Cache.put(data, encoded)
 	}
 	api.Name = src.Name
+	resolveBaseURL(api, loc)
 	return api, true, nil
 }
 
@@ -172,10 +173,12 @@ func hasExternalRef(data []byte) bool {
 	}
 }
 
-// Parse converts a spec's bytes. loc is where they came from (a path or
-// URL): relative references and server URLs are resolved against it.
+// parse converts a spec's bytes. loc is where they came from (a path or
+// URL): relative references are resolved against it. The result depends
+// on nothing else, so that the cache can hold it: its BaseURL is left
+// empty (resolveBaseURL sets it on every load).
 // external reports whether references outside the document were followed.
-func Parse(ctx context.Context, data []byte, loc string, client *http.Client) (api *catalog.API, external bool, err error) {
+func parse(ctx context.Context, data []byte, loc string, client *http.Client) (api *catalog.API, external bool, err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, false, errors.New("the file is empty")
 	}
@@ -336,50 +339,3 @@ func (b *builder) finish() {
 	}
 }
 
-// serverURL fills a server URL's variables with their defaults and
-// resolves it against the spec's location.
-func (b *builder) serverURL(raw string, vars map[string]catalog.ServerVariable) string {
-	u := raw
-	names := make([]string, 0, len(vars))
-	for n := range vars {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		u = strings.ReplaceAll(u, "{"+n+"}", vars[n].Default)
-	}
-	if strings.Contains(u, "{") {
-		b.warn("server URL %s has variables without defaults", raw)
-		return ""
-	}
-	parsed, err := url.Parse(u)
-	if err != nil {
-		b.warn("server URL %s: %v", raw, err)
-		return ""
-	}
-	if parsed.Scheme == "" {
-		if !isURL(b.loc) {
-			b.warn("server URL %q is relative and the spec is a file: set base_url for this API", raw)
-			return ""
-		}
-		base, _ := url.Parse(b.loc)
-		parsed = base.ResolveReference(parsed)
-	}
-	if parsed.Scheme != "http" && parsed.Scheme != "https" {
-		b.warn("server URL %s is not http(s)", raw)
-		return ""
-	}
-	return strings.TrimSuffix(parsed.String(), "/")
-}
-
-// specOrigin is the scheme and host of a spec loaded from a URL, or nil.
-func (b *builder) specOrigin() *url.URL {
-	if !isURL(b.loc) {
-		return nil
-	}
-	u, err := url.Parse(b.loc)
-	if err != nil {
-		return nil
-	}
-	return u
-}

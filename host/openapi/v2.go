@@ -21,26 +21,21 @@ func (b *builder) v2(doc *v2.Swagger) {
 	if doc.Info != nil {
 		b.api.Title, b.api.Version, b.api.Description = doc.Info.Title, doc.Info.Version, doc.Info.Description
 	}
-	scheme, host := "https", doc.Host
-	if o := b.specOrigin(); o != nil {
-		scheme = o.Scheme
-		if host == "" {
-			host = o.Host
+	// The server as OpenAPI 3 would write it, still relative to where the
+	// spec is read from when it names no host or scheme: the base URL is
+	// resolved on every load (baseURL), never stored in the cache.
+	server := "/" + strings.Trim(doc.BasePath, "/")
+	if doc.Host != "" {
+		scheme := ""
+		if len(doc.Schemes) > 0 {
+			scheme = doc.Schemes[0] + ":"
+			if slices.Contains(doc.Schemes, "https") {
+				scheme = "https:"
+			}
 		}
+		server = scheme + "//" + doc.Host + server
 	}
-	if len(doc.Schemes) > 0 {
-		scheme = doc.Schemes[0]
-		if slices.Contains(doc.Schemes, "https") {
-			scheme = "https"
-		}
-	}
-	if host == "" {
-		b.warn("the spec names no host: set base_url for this API")
-	} else {
-		u := scheme + "://" + host + "/" + strings.Trim(doc.BasePath, "/")
-		b.api.Servers = []catalog.Server{{URL: strings.TrimSuffix(u, "/")}}
-		b.api.BaseURL = b.serverURL(b.api.Servers[0].URL, nil)
-	}
+	b.api.Servers = []catalog.Server{{URL: server}}
 	if doc.SecurityDefinitions != nil {
 		for name, s := range doc.SecurityDefinitions.Definitions.FromOldest() {
 			if b.api.SecuritySchemes == nil {

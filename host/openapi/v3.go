@@ -32,13 +32,6 @@ func (b *builder) v3(doc *v3.Document) {
 		}
 		b.api.Servers = append(b.api.Servers, srv)
 	}
-	if len(b.api.Servers) > 0 {
-		b.api.BaseURL = b.serverURL(b.api.Servers[0].URL, b.api.Servers[0].Variables)
-	} else if o := b.specOrigin(); o != nil {
-		b.api.BaseURL = o.Scheme + "://" + o.Host // the spec's default server is "/"
-	} else {
-		b.warn("the spec names no server: set base_url for this API")
-	}
 	if doc.Components != nil {
 		for name, s := range doc.Components.SecuritySchemes.FromOldest() {
 			if b.api.SecuritySchemes == nil {
@@ -82,7 +75,7 @@ func (b *builder) v3(doc *v3.Document) {
 			if f == nil {
 				continue
 			}
-			if srv := firstServer(op.Servers, item.Servers); srv != "" && srv != b.api.BaseURL && len(b.api.Servers) > 0 {
+			if srv := firstServer(op.Servers, item.Servers); srv != "" && len(b.api.Servers) > 0 && srv != strings.TrimSuffix(b.api.Servers[0].URL, "/") {
 				b.warn("%s %s: the spec gives it its own server %s; calls go to the API's base URL (set base_url, or a second API with that server)", m, path, srv)
 			}
 			if op.Security != nil {
