@@ -338,4 +338,3 @@ func (b *builder) finish() {
 		b.api.Warnings = append(b.api.Warnings, fmt.Sprintf("... and %d more warnings", b.dropped))
 	}
 }
-
