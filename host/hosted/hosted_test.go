@@ -111,11 +111,17 @@ func (f *fixture) token(t testing.TB, sub string) string {
 // when empty).
 func (f *fixture) connect(t *testing.T, token string) (*client.Client, error) {
 	t.Helper()
+	return f.connectTo(t, f.server.URL, token)
+}
+
+// connectTo is connect to the server at url.
+func (f *fixture) connectTo(t *testing.T, url, token string) (*client.Client, error) {
+	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if token != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	}
-	c, err := client.NewStreamableHttpClient(f.server.URL+hosted.PathMCP, opts...)
+	c, err := client.NewStreamableHttpClient(url+hosted.PathMCP, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,43 @@ type ServeConfig struct {
 	// server's Stop). Requests still running after that have their
 	// context cancelled.
 	StopScripts func()
+
+	// MaxConnections caps the connections open at once; those over it are
+	// answered 503 with Retry-After and closed. 0 means
+	// DefaultMaxConnections for the process's descriptor limit.
+	MaxConnections int
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// client address (an IPv6 client's /64), so that one client cannot
+	// take them all. 0 means DefaultMaxConnectionsPerClient (at most
+	// MaxConnections). Behind a proxy every connection is the proxy's:
+	// make it MaxConnections.
+	MaxConnectionsPerClient int
+	// OnShed, when set, is called for every connection over a cap, with
+	// the cap (ShedConnections, ShedClientConnections).
+	OnShed func(limit string)
+}
+
+// connectionCaps returns the caps on connections cfg asks for, the
+// defaults filled in, and a warning when the total is more than the
+// descriptor limit allows.
+func (cfg ServeConfig) connectionCaps() (total, perClient int, warning string, err error) {
+	if cfg.MaxConnections < 0 || cfg.MaxConnectionsPerClient < 0 {
+		return 0, 0, "", fmt.Errorf("hosted: the caps on connections must not be negative (got %d and %d per client)",
+			cfg.MaxConnections, cfg.MaxConnectionsPerClient)
+	}
+	files := fileLimit()
+	total = cfg.MaxConnections
+	if total == 0 {
+		total = DefaultMaxConnections(files)
+	} else if files > 0 && uint64(total) > files {
+		warning = fmt.Sprintf("max_connections %d is more than the process may open files (%d): "+
+			"connections beyond that fail to be accepted instead of getting 503", total, files)
+	}
+	perClient = cfg.MaxConnectionsPerClient
+	if perClient == 0 {
+		perClient = DefaultMaxConnectionsPerClient
+	}
+	return total, min(perClient, total), warning, nil
 }
 
 // Serve serves h until ctx ends (a signal), then shuts down gracefully: it
@@ -67,6 +104,13 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
+	}
+	maxConns, perClient, warning, err := cfg.connectionCaps()
+	if err != nil {
+		return err
+	}
+	if warning != "" {
+		logger.Warn(warning)
 	}
 	var tlsConfig *tls.Config
 	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
@@ -86,6 +130,9 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 			return fmt.Errorf("hosted: %w", err)
 		}
 	}
+	// The caps count TCP connections, below TLS: the server sees each
+	// one as TLS, and a connection over a cap costs no more than its 503.
+	ln = newLimitListener(ln, maxConns, perClient, tlsConfig, cfg.OnShed)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
