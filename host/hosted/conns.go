@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/toolscript/toolscript/host/metrics"
 )
 
 // The caps on open connections (ServeConfig.MaxConnections and
@@ -49,10 +51,11 @@ const (
 	RetryAfterSeconds = 1
 )
 
-// The limits a connection can be shed by (ServeConfig.OnShed).
+// The limits a connection can be shed by (ServeConfig.OnShed), named as
+// the metrics name them.
 const (
-	ShedConnections       = "connections"
-	ShedClientConnections = "client_connections"
+	ShedConnections       = metrics.LimitConnections
+	ShedClientConnections = metrics.LimitClientConnections
 )
 
 // shedResponse is the answer to a connection over a cap.

@@ -59,8 +59,9 @@ type ServeConfig struct {
 	MaxConnections int
 	// MaxConnectionsPerClient caps the connections open at once from one
 	// client address (an IPv6 client's /64), so that one client cannot
-	// take them all. 0 means DefaultMaxConnectionsPerClient (at most
-	// MaxConnections). Behind a proxy every connection is the proxy's:
+	// take them all. 0 means DefaultMaxConnectionsPerClient, or a quarter
+	// of MaxConnections when that is less; it is never more than
+	// MaxConnections. Behind a proxy every connection is the proxy's:
 	// make it MaxConnections.
 	MaxConnectionsPerClient int
 	// OnShed, when set, is called for every connection over a cap, with
@@ -86,7 +87,8 @@ func (cfg ServeConfig) connectionCaps() (total, perClient int, warning string, e
 	}
 	perClient = cfg.MaxConnectionsPerClient
 	if perClient == 0 {
-		perClient = DefaultMaxConnectionsPerClient
+		// A quarter of a small total, so that one client never holds it all.
+		perClient = min(DefaultMaxConnectionsPerClient, max(total/4, 1))
 	}
 	return total, min(perClient, total), warning, nil
 }
