@@ -38,10 +38,13 @@ const (
 const (
 	// shedWorkers bounds the connections being answered 503 at once;
 	// beyond them a connection over a cap is closed without an answer.
-	shedWorkers = 64
+	shedWorkers = 128
 	// shedTimeout bounds the answer to one connection over a cap: the TLS
-	// handshake, the 503, and the wait for the client to close.
+	// handshake and the 503.
 	shedTimeout = time.Second
+	// shedLinger bounds the wait, after the 503, for the client to close
+	// (a client that does not is closed on).
+	shedLinger = 250 * time.Millisecond
 	// shedDrainBytes bounds what is read of a shed connection's request
 	// (so that closing it does not reset it before the client reads the
 	// 503).
@@ -181,7 +184,7 @@ func (l *limitListener) shed(c net.Conn, limit string) {
 // answerBusy writes the 503 to c (after a TLS handshake when tlsConfig is
 // set), half-closes it, reads what the client sent until it closes too
 // (so that the close resets nothing the client has yet to read), and
-// closes it, all within shedTimeout.
+// closes it, all within shedTimeout and shedLinger.
 func answerBusy(c net.Conn, tlsConfig *tls.Config) {
 	defer c.Close()
 	deadline := time.Now().Add(shedTimeout)
@@ -206,6 +209,7 @@ func answerBusy(c net.Conn, tlsConfig *tls.Config) {
 	if tcp, ok := c.(interface{ CloseWrite() error }); ok {
 		_ = tcp.CloseWrite()
 	}
+	_ = c.SetReadDeadline(time.Now().Add(shedLinger))
 	_, _ = io.Copy(io.Discard, io.LimitReader(conn, shedDrainBytes))
 }
 
