@@ -12,11 +12,12 @@
 // the keys, rate-limited so that a flood of unknown key ids cannot hammer
 // the issuer.
 //
-// Its Middleware is plain net/http: it refuses a request without a valid
-// token with 401 (403 for a missing scope) and a WWW-Authenticate header
-// pointing to the RFC 9728 metadata, which MetadataHandler serves, and
-// hands an accepted request on with its User in the context. Why a token
-// failed is logged, never told to the client.
+// Its Middleware is plain net/http and decides from the headers alone,
+// before any of the request's body is read: it refuses a request without
+// a valid token with 401 (403 for a missing scope) and a WWW-Authenticate
+// header pointing to the RFC 9728 metadata, which MetadataHandler serves,
+// and hands an accepted request on with its User in the context. Why a
+// token failed is logged, never told to the client.
 //
 // JOSE and JWT are github.com/golang-jwt/jwt/v5; the key set is
 // github.com/MicahParks/keyfunc/v3 over github.com/MicahParks/jwkset.

@@ -157,13 +157,6 @@ func (l *limitListener) release(client string) {
 	}
 }
 
-// counts returns the open connections, in all and of client.
-func (l *limitListener) counts(client string) (open, ofClient int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.open, l.byClient[client]
-}
-
 // shed answers c with 503 on a worker, or closes it when all are busy.
 func (l *limitListener) shed(c net.Conn, limit string) {
 	if l.onShed != nil {

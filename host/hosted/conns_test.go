@@ -2,6 +2,8 @@ package hosted_test
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -133,5 +135,38 @@ func TestDefaultMaxConnections(t *testing.T) {
 		if got := hosted.DefaultMaxConnections(tt.files); got != tt.want {
 			t.Errorf("DefaultMaxConnections(%d) = %d, want %d", tt.files, got, tt.want)
 		}
+	}
+}
+
+// TestConnectionCapsTLS: over TLS, a connection over the cap gets its 503
+// after the handshake, and the connections within it are served.
+func TestConnectionCapsTLS(t *testing.T) {
+	cert, key, pool := selfSigned(t)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) })
+	url, _, _ := serving(t, h, hosted.ServeConfig{TLSCertFile: cert, TLSKeyFile: key, MaxConnections: 2, MaxConnectionsPerClient: 1})
+	newClient := func() *http.Client {
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	}
+
+	// Within the cap: served.
+	resp, err := newClient().Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.TLS == nil {
+		t.Fatalf("status %d, body %q", resp.StatusCode, b)
+	}
+	// That client keeps its connection; another one from the same address
+	// is over the cap.
+	resp, err = newClient().Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Proto != "HTTP/1.1" || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("over the cap: status %d, %s, Retry-After %q, body %q", resp.StatusCode, resp.Proto, resp.Header.Get("Retry-After"), b)
 	}
 }
