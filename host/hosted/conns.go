@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -87,10 +88,15 @@ func DefaultMaxConnections(fileLimit uint64) int {
 }
 
 // limitListener caps the connections it has open, in all and per client
-// address (clientKey). A connection over a cap is not handed to the
-// server: a worker of its own answers it 503 with Retry-After and closes
-// it, so that the client learns to come back, and accept never fails for
-// want of a descriptor. A connection counts until it is closed.
+// address (clientKey). A connection over a cap first takes the place of
+// an idle one (a keep-alive connection waiting for its next request,
+// which the server reports through connState): of the same client when
+// that client is at its cap, of any client when the total is reached;
+// the idle one is closed, as the server may close any idle connection.
+// Failing that, it is not handed to the server: a worker of its own
+// answers it 503 with Retry-After and closes it, so that the client
+// learns to come back, and accept never fails for want of a descriptor.
+// A connection counts until it is closed.
 type limitListener struct {
 	net.Listener
 	max, perClient int
@@ -103,12 +109,15 @@ type limitListener struct {
 	mu       sync.Mutex
 	open     int
 	byClient map[string]int
+	// idle are the idle connections, by client.
+	idle     map[string]map[*countedConn]struct{}
 	shedding chan struct{} // a slot per worker answering a shed connection
 }
 
 func newLimitListener(ln net.Listener, max, perClient int, tlsConfig *tls.Config, onShed func(string)) *limitListener {
 	l := &limitListener{Listener: ln, max: max, perClient: perClient, onShed: onShed,
-		byClient: map[string]int{}, shedding: make(chan struct{}, shedWorkers)}
+		byClient: map[string]int{}, idle: map[string]map[*countedConn]struct{}{},
+		shedding: make(chan struct{}, shedWorkers)}
 	if tlsConfig != nil {
 		l.tls = tlsConfig.Clone()
 		l.tls.NextProtos = []string{"http/1.1"}
@@ -125,7 +134,11 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		client := clientKey(c.RemoteAddr())
-		if limit := l.admit(client); limit != "" {
+		limit, evicted := l.admit(client)
+		if evicted != nil {
+			evicted.Conn.Close() // its place is already given
+		}
+		if limit != "" {
 			l.shed(c, limit)
 			continue
 		}
@@ -133,28 +146,87 @@ func (l *limitListener) Accept() (net.Conn, error) {
 	}
 }
 
-// admit counts a connection of client in, or returns the cap it is over.
-func (l *limitListener) admit(client string) (over string) {
+// admit counts a connection of client in, in the place of an idle one
+// (evicted, to be closed) when at a cap, or returns the cap it is over.
+func (l *limitListener) admit(client string) (over string, evicted *countedConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.open >= l.max:
-		return ShedConnections
 	case l.byClient[client] >= l.perClient:
-		return ShedClientConnections
+		over = ShedClientConnections
+		evicted = anyOf(l.idle[client])
+	case l.open >= l.max:
+		over = ShedConnections
+		evicted = anyOf(l.idle[client])
+		for _, conns := range l.idle {
+			if evicted != nil {
+				break
+			}
+			evicted = anyOf(conns)
+		}
+	}
+	if over != "" {
+		if evicted == nil {
+			return over, nil
+		}
+		l.releaseLocked(evicted)
 	}
 	l.open++
 	l.byClient[client]++
-	return ""
+	return "", evicted
 }
 
-func (l *limitListener) release(client string) {
+// anyOf returns one of conns, or nil.
+func anyOf(conns map[*countedConn]struct{}) *countedConn {
+	for c := range conns {
+		return c
+	}
+	return nil
+}
+
+// releaseLocked counts c out, once. l.mu is held.
+func (l *limitListener) releaseLocked(c *countedConn) {
+	if c.released {
+		return
+	}
+	c.released = true
+	l.setIdleLocked(c, false)
+	l.open--
+	if l.byClient[c.client]--; l.byClient[c.client] <= 0 {
+		delete(l.byClient, c.client)
+	}
+}
+
+func (l *limitListener) setIdleLocked(c *countedConn, idle bool) {
+	conns := l.idle[c.client]
+	switch {
+	case idle && !c.released:
+		if conns == nil {
+			conns = map[*countedConn]struct{}{}
+			l.idle[c.client] = conns
+		}
+		conns[c] = struct{}{}
+	case conns != nil:
+		delete(conns, c)
+		if len(conns) == 0 {
+			delete(l.idle, c.client)
+		}
+	}
+}
+
+// connState is the server's http.Server.ConnState: it tells which
+// connections are idle.
+func (l *limitListener) connState(c net.Conn, state http.ConnState) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	cc, ok := c.(*countedConn)
+	if !ok {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.open--
-	if l.byClient[client]--; l.byClient[client] <= 0 {
-		delete(l.byClient, client)
-	}
+	l.setIdleLocked(cc, state == http.StateIdle)
 }
 
 // shed answers c with 503 on a worker, or closes it when all are busy.
@@ -236,13 +308,16 @@ type countedConn struct {
 	net.Conn
 	l      *limitListener
 	client string
-	once   sync.Once
+	// released is set, under l.mu, once the connection no longer counts.
+	released bool
 }
 
 // Close releases the connection's place before it closes, so that a
 // client that sees it closed finds the place free.
 func (c *countedConn) Close() error {
-	c.once.Do(func() { c.l.release(c.client) })
+	c.l.mu.Lock()
+	c.l.releaseLocked(c)
+	c.l.mu.Unlock()
 	return c.Conn.Close()
 }
 

@@ -158,8 +158,9 @@ func TestConnectionCapsTLS(t *testing.T) {
 	if resp.StatusCode != 200 || resp.TLS == nil {
 		t.Fatalf("status %d, body %q", resp.StatusCode, b)
 	}
-	// That client keeps its connection; another one from the same address
-	// is over the cap.
+	// A connection that sends nothing takes the address's one place (from
+	// the idle one); the next one is over the cap.
+	silent(t, strings.TrimPrefix(url, "https://"), "127.0.0.1", 1)
 	resp, err = newClient().Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -168,5 +169,54 @@ func TestConnectionCapsTLS(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Proto != "HTTP/1.1" || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("over the cap: status %d, %s, Retry-After %q, body %q", resp.StatusCode, resp.Proto, resp.Header.Get("Retry-After"), b)
+	}
+}
+
+// TestIdleConnectionsGivePlace: at a cap, a new connection takes the
+// place of an idle keep-alive one (the same client's at the client's
+// cap, anyone's at the total), never of one in use.
+func TestIdleConnectionsGivePlace(t *testing.T) {
+	_, h := buildFixture(t, true, 0, nil, 0)
+	url, _, _ := serving(t, h, hosted.ServeConfig{MaxConnections: 3, MaxConnectionsPerClient: 2})
+	addr := strings.TrimPrefix(url, "http://")
+	// keepAlive sends a request from from and leaves the connection open
+	// for the next one (idle, once the server is done with it).
+	keepAlive := func(from string) {
+		t.Helper()
+		c := rawRequest(t, addr, from, "GET /healthz HTTP/1.1\nHost: "+addr+"\n", "")
+		if resp, _, _ := response(t, c); resp.StatusCode != 200 || resp.Close {
+			t.Fatalf("keep-alive request from %s: status %d, close %v", from, resp.StatusCode, resp.Close)
+		}
+	}
+	// served waits until a new connection from from is served: the
+	// server learns that a connection is idle just after its response.
+	served := func(from string) {
+		t.Helper()
+		deadline := time.Now().Add(clientWait)
+		for {
+			resp := probe(t, addr, from)
+			if resp.StatusCode == 200 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a new connection from %s: status %d", from, resp.StatusCode)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	// A client at its cap with idle connections: its new connection
+	// takes the place of one of them.
+	keepAlive("127.0.0.2")
+	keepAlive("127.0.0.2")
+	served("127.0.0.2")
+	// The total reached with one idle connection (127.0.0.2's other):
+	// another client takes its place.
+	silent(t, addr, "127.0.0.3", 2)
+	served("127.0.0.4")
+	// The total reached with connections in use only: no place to take.
+	silent(t, addr, "127.0.0.5", 1)
+	if resp := probe(t, addr, "127.0.0.6"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("with every connection in use: status %d, want 503", resp.StatusCode)
 	}
 }

@@ -33,8 +33,8 @@
 //
 // Serve runs the handler in an http.Server with the timeouts, TLS and
 // graceful shutdown of the hosted mode, behind a cap on open connections,
-// in all and per client address, that answers the connections over it
-// with 503 (limitListener).
+// in all and per client address: at a cap a new connection takes the
+// place of an idle keep-alive one, or is answered 503 (limitListener).
 package hosted
 
 import (

@@ -134,7 +134,8 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	}
 	// The caps count TCP connections, below TLS: the server sees each
 	// one as TLS, and a connection over a cap costs no more than its 503.
-	ln = newLimitListener(ln, maxConns, perClient, tlsConfig, cfg.OnShed)
+	limited := newLimitListener(ln, maxConns, perClient, tlsConfig, cfg.OnShed)
+	ln = limited
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
@@ -148,6 +149,7 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
+		ConnState:         limited.connState,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig,
