@@ -85,9 +85,13 @@ func TestHostedHostileConnections(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("/metrics: %d", status)
 	}
-	if fds := metric(t, scrape, "process_open_fds"); fds >= serverFiles {
+	fds := metric(t, scrape, "process_open_fds")
+	if fds >= serverFiles {
 		t.Errorf("the server has %v files open, its limit %d", fds, serverFiles)
 	}
+	caps := p.stderr.wait(t, "connections capped", p.exited)
+	t.Logf("server: %v files open while the hostile connections are; caps %v in all, %v per client",
+		fds, caps["max_connections"], caps["max_connections_per_client"])
 	if shed := metric(t, scrape, `toolscript_limit_refusals_total{limit="`+metrics.LimitClientConnections+`"}`); shed == 0 {
 		t.Error("no connection was shed for the client's cap")
 	}

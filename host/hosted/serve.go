@@ -114,6 +114,8 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	if warning != "" {
 		logger.Warn(warning)
 	}
+	logger.Info("connections capped", "max_connections", maxConns, "max_connections_per_client", perClient,
+		"open_files_limit", fileLimit())
 	var tlsConfig *tls.Config
 	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
 		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
