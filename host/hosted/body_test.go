@@ -103,6 +103,7 @@ func TestUnreadBodies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			f.logs.Reset()
 			c := rawRequest(t, addr, "", tt.head, tt.body)
 			answered := make(chan struct{})
 			defer close(answered)
@@ -128,6 +129,11 @@ func TestUnreadBodies(t *testing.T) {
 			}
 			if !resp.Close || !closed {
 				t.Errorf("Connection: close %v, closed by the server %v; want both", resp.Close, closed)
+			}
+			if tt.status == 408 {
+				if line := f.accessLine(t); line["outcome"] != "body_timeout" || line["status"] != 408.0 {
+					t.Errorf("access log line %v", line)
+				}
 			}
 			if tt.status == 401 && !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+url+auth.MetadataPath+`"`) {
 				t.Errorf("WWW-Authenticate %q", resp.Header.Get("WWW-Authenticate"))
