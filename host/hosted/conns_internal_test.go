@@ -23,3 +23,27 @@ func TestClientKey(t *testing.T) {
 		}
 	}
 }
+
+func TestConnectionCapDefaults(t *testing.T) {
+	for _, tt := range []struct {
+		cfg              ServeConfig
+		total, perClient int
+	}{
+		{ServeConfig{MaxConnections: 100}, 100, 25},
+		{ServeConfig{MaxConnections: 2}, 2, 1},
+		{ServeConfig{MaxConnections: 4000}, 4000, DefaultMaxConnectionsPerClient},
+		{ServeConfig{MaxConnections: 10, MaxConnectionsPerClient: 50}, 10, 10},
+		{ServeConfig{MaxConnections: 1000, MaxConnectionsPerClient: 1000}, 1000, 1000},
+		{ServeConfig{}, DefaultMaxConnections(fileLimit()), min(DefaultMaxConnectionsPerClient, DefaultMaxConnections(fileLimit())/4)},
+	} {
+		total, perClient, warning, err := tt.cfg.connectionCaps()
+		if err != nil || total != tt.total || perClient != tt.perClient || warning != "" {
+			t.Errorf("%+v: %d, %d, %q, %v; want %d, %d", tt.cfg, total, perClient, warning, err, tt.total, tt.perClient)
+		}
+	}
+	if files := fileLimit(); files > 0 && files < 1<<30 {
+		if _, _, warning, _ := (ServeConfig{MaxConnections: int(files) + 1}).connectionCaps(); warning == "" {
+			t.Error("no warning for a cap beyond the descriptor limit")
+		}
+	}
+}
