@@ -107,7 +107,13 @@ type hostedProcess struct {
 // waits until it serves.
 func startServe(t *testing.T, dir string, args ...string) *hostedProcess {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	return startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...), dir)
+}
+
+// startServeCmd runs cmd, a `toolscript serve --http 127.0.0.1:0`, in dir
+// and waits until it serves.
+func startServeCmd(t *testing.T, cmd *exec.Cmd, dir string) *hostedProcess {
+	t.Helper()
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
 	p := &hostedProcess{cmd: cmd, stderr: newLineWatcher(), exited: make(chan struct{})}

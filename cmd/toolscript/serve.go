@@ -266,7 +266,7 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 		return fail(err)
 	}
 	handler, err := hosted.New(hosted.Config{
-		MCP: transport, Auth: authn, Rate: rate, MaxBodyBytes: srv.MaxRequestBytes(),
+		MCP: transport, Auth: authn, Rate: rate, MaxBodyBytes: srv.MaxRequestBytes(), BodyTimeout: h.BodyTimeout,
 		Metrics: m, AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
 		// The module is compiled and the specs are loaded by now; the
 		// upstream MCP servers are checked on each probe.
@@ -293,6 +293,7 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 	err = hosted.Serve(ctx, handler, hosted.ServeConfig{
 		Addr: h.Addr, TLSCertFile: h.TLSCert, TLSKeyFile: h.TLSKey, ShutdownGrace: h.ShutdownGrace,
 		Logger: logger, StopScripts: srv.Stop,
+		MaxConnections: h.MaxConnections, MaxConnectionsPerClient: h.MaxConnectionsPerClient, OnShed: m.Refused,
 		OnListen: func(addr net.Addr) {
 			logger.Info("ready", "url", scheme+"://"+addr.String()+hosted.PathMCP, "auth", issuer,
 				"stateless", h.Stateless, "io", userIODir(cfg.IO), "max_concurrent", limits.MaxConcurrent,

@@ -7,15 +7,17 @@
 // cached, and checks each bearer token: the signature (RS256/384/512,
 // PS256, ES256/384, EdDSA; never "none", HMAC or a key of the wrong type),
 // iss, aud, exp and nbf with a leeway, and the scopes every token must
-// carry. A token signed with a key it does not know triggers one refresh of
+// carry. A token whose header has "crit" is refused: it names extensions
+// the recipient must understand, and this one understands none. A token signed with a key it does not know triggers one refresh of
 // the keys, rate-limited so that a flood of unknown key ids cannot hammer
 // the issuer.
 //
-// Its Middleware is plain net/http: it refuses a request without a valid
-// token with 401 (403 for a missing scope) and a WWW-Authenticate header
-// pointing to the RFC 9728 metadata, which MetadataHandler serves, and
-// hands an accepted request on with its User in the context. Why a token
-// failed is logged, never told to the client.
+// Its Middleware is plain net/http and decides from the headers alone,
+// before any of the request's body is read: it refuses a request without
+// a valid token with 401 (403 for a missing scope) and a WWW-Authenticate
+// header pointing to the RFC 9728 metadata, which MetadataHandler serves,
+// and hands an accepted request on with its User in the context. Why a
+// token failed is logged, never told to the client.
 //
 // JOSE and JWT are github.com/golang-jwt/jwt/v5; the key set is
 // github.com/MicahParks/keyfunc/v3 over github.com/MicahParks/jwkset.
@@ -374,6 +376,9 @@ func missingScopes(required, have []string) []string {
 func (a *Authenticator) keyFor(ctx context.Context) jwt.Keyfunc {
 	lookup := a.keys.KeyfuncCtx(ctx)
 	return func(t *jwt.Token) (any, error) {
+		if err := checkCritical(t.Header); err != nil {
+			return nil, refused(ReasonMalformed, err)
+		}
 		alg := t.Method.Alg()
 		key, err := lookup(t)
 		if err != nil {
@@ -398,6 +403,41 @@ func (a *Authenticator) keyFor(ctx context.Context) jwt.Keyfunc {
 		return key, nil
 	}
 }
+
+// checkCritical refuses a protected header with "crit" (RFC 7515
+// §4.1.11): it names extensions the recipient must understand, and this
+// one understands none (not even RFC 7797's b64), so any crit is refused,
+// and the malformed ones (not an array of names, empty, naming a header
+// parameter the JWS and JWA specifications define) are told apart in the
+// message only. golang-jwt does not look at crit.
+func checkCritical(header map[string]any) error {
+	crit, ok := header["crit"]
+	if !ok {
+		return nil
+	}
+	names, ok := crit.([]any)
+	if !ok {
+		return fmt.Errorf("the header's crit is not an array (%T)", crit)
+	}
+	if len(names) == 0 {
+		return errors.New("the header's crit is an empty array")
+	}
+	for _, n := range names {
+		name, ok := n.(string)
+		if !ok {
+			return fmt.Errorf("the header's crit lists a %T, not a name", n)
+		}
+		if slices.Contains(standardHeaders, name) {
+			return fmt.Errorf("the header's crit lists %q, a standard header parameter", name)
+		}
+	}
+	return fmt.Errorf("the header's crit names extensions this server does not understand: %v", names)
+}
+
+// standardHeaders are the header parameters that RFC 7515 and RFC 7518
+// define, which crit must not list.
+var standardHeaders = []string{"alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256", "typ", "cty", "crit",
+	"epk", "apu", "apv", "iv", "tag", "p2s", "p2c", "enc", "zip"}
 
 // classify turns golang-jwt's error into a refusal with its reason; c
 // holds the claims as far as they could be read.

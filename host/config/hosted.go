@@ -88,6 +88,11 @@ type HostedSettings struct {
 	AllowedOrigins  []string
 	TLSCert, TLSKey string
 	ShutdownGrace   time.Duration
+	// MaxConnections and MaxConnectionsPerClient cap the open
+	// connections; 0 is hosted's default.
+	MaxConnections, MaxConnectionsPerClient int
+	// BodyTimeout bounds the time a client takes to send a request body.
+	BodyTimeout time.Duration
 	// Auth is the token issuer; nil when authentication is off.
 	Auth *Auth
 	// Warnings are for the operator, printed at start-up.
@@ -112,9 +117,16 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		TLSCert:              sv.TLSCert,
 		TLSKey:               sv.TLSKey,
 		ShutdownGrace:        DefaultShutdownGrace,
+		MaxConnections:       sv.MaxConnections,
+		// 0 is hosted's default; the total bounds it.
+		MaxConnectionsPerClient: sv.MaxConnectionsPerClient,
+		BodyTimeout:             DefaultBodyTimeout,
 	}
 	if sv.ShutdownGrace != "" {
 		s.ShutdownGrace, _ = time.ParseDuration(sv.ShutdownGrace) // checked by Load
+	}
+	if sv.BodyTimeout != "" {
+		s.BodyTimeout, _ = time.ParseDuration(sv.BodyTimeout) // checked by Load
 	}
 	switch {
 	case flags.MaxConcurrentPerUser < 0:

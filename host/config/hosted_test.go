@@ -19,6 +19,9 @@ allowed_origins = ["https://app.example.com"]
 tls_cert = "cert.pem"
 tls_key = "key.pem"
 shutdown_grace = "20s"
+max_connections = 2000
+max_connections_per_client = 50
+body_timeout = "5s"
 
 [auth]
 authority = "https://issuer.example.com"
@@ -44,7 +47,7 @@ public_url = "https://toolscript.example.com"
 	want := HostedSettings{
 		Addr: "127.0.0.1:9000", Stateless: true, MaxConcurrentPerUser: 2, RateLimit: 120,
 		AllowedOrigins: []string{"https://app.example.com"}, TLSCert: "cert.pem", TLSKey: "key.pem",
-		ShutdownGrace: 20 * time.Second,
+		ShutdownGrace: 20 * time.Second, MaxConnections: 2000, MaxConnectionsPerClient: 50, BodyTimeout: 5 * time.Second,
 		Auth: &Auth{Authority: "https://issuer.example.com", Audience: "https://toolscript.example.com",
 			JWKSURI: "https://issuer.example.com/keys", Scopes: []string{"toolscript"}, PublicURL: "https://toolscript.example.com"},
 	}
@@ -86,6 +89,7 @@ func TestHostedDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.Auth != nil || h.ShutdownGrace != DefaultShutdownGrace || h.RateLimit != 0 || len(h.Warnings) != 1 ||
+		h.BodyTimeout != DefaultBodyTimeout || h.MaxConnections != 0 || h.MaxConnectionsPerClient != 0 ||
 		!strings.Contains(h.Warnings[0], "authentication is off") {
 		t.Errorf("defaults: %+v", h)
 	}
@@ -136,6 +140,10 @@ func TestHostedErrors(t *testing.T) {
 		{"bad queue wait", "[server]\nqueue_wait = \"-1s\"\n", "server.queue_wait"},
 		{"negative rate", "[server]\nrate_limit = -1\n", "server.rate_limit: must not be negative"},
 		{"negative per user", "[server]\nmax_concurrent_per_user = -1\n", "server.max_concurrent_per_user"},
+		{"negative connections", "[server]\nmax_connections = -1\n", "server.max_connections: must not be negative"},
+		{"negative connections per client", "[server]\nmax_connections_per_client = -5\n", "server.max_connections_per_client: must not be negative"},
+		{"bad body timeout", "[server]\nbody_timeout = \"0s\"\n", "server.body_timeout"},
+		{"body timeout not a duration", "[server]\nbody_timeout = 30\n", "body_timeout"},
 		{"audience without authority", "[auth]\naudience = \"a\"\n", "need authority"},
 		{"authority without audience", "[auth]\nauthority = \"https://i.example.com\"\n", "auth.audience"},
 		{"unknown auth key", "[auth]\nissuer = \"x\"\n", "unknown key auth.issuer"},

@@ -37,6 +37,14 @@ type Server struct {
 	TLSKey  string `toml:"tls_key"`
 	// ShutdownGrace is how long running scripts may finish after a signal.
 	ShutdownGrace string `toml:"shutdown_grace"`
+	// MaxConnections caps the open connections; those over it get 503.
+	// 0 is the default, sized to the descriptor limit.
+	MaxConnections int `toml:"max_connections"`
+	// MaxConnectionsPerClient caps the open connections of one client
+	// address. 0 is the default.
+	MaxConnectionsPerClient int `toml:"max_connections_per_client"`
+	// BodyTimeout bounds the time a client takes to send a request body.
+	BodyTimeout string `toml:"body_timeout"`
 }
 
 // The defaults of the [server] section. Those of the MCP server and the
@@ -46,6 +54,7 @@ const (
 	DefaultMaxTimeout     = mcpserver.DefaultMaxTimeout
 	DefaultMaxScriptBytes = mcpserver.DefaultMaxScriptBytes
 	DefaultShutdownGrace  = hosted.DefaultShutdownGrace
+	DefaultBodyTimeout    = hosted.DefaultBodyTimeout
 	// DefaultQueueWait bounds the wait for a slot in the hosted mode;
 	// under stdio a call waits as long as it lives.
 	DefaultQueueWait = 30 * time.Second
@@ -56,6 +65,7 @@ func (s Server) check() error {
 		{"server.max_timeout", s.MaxTimeout, "5m"},
 		{"server.queue_wait", s.QueueWait, "30s"},
 		{"server.shutdown_grace", s.ShutdownGrace, "10s"},
+		{"server.body_timeout", s.BodyTimeout, "30s"},
 	} {
 		if d.value == "" {
 			continue
@@ -72,6 +82,8 @@ func (s Server) check() error {
 		{"server.max_script_bytes", s.MaxScriptBytes},
 		{"server.max_concurrent_per_user", int64(s.MaxConcurrentPerUser)},
 		{"server.rate_limit", int64(s.RateLimit)},
+		{"server.max_connections", int64(s.MaxConnections)},
+		{"server.max_connections_per_client", int64(s.MaxConnectionsPerClient)},
 	} {
 		if n.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", n.key, n.value)

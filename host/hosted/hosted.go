@@ -4,25 +4,37 @@
 // HTTP transport is handed in as an http.Handler, and learns who is
 // calling from the request context (auth.UserFrom).
 //
-// A request to /mcp passes, in this order:
+// Every request, whatever its path, first has its body bounded (bounded):
+// the whole body must arrive within Config.BodyTimeout of the handler's
+// start (one deadline for the body, not one per read, so a client that
+// trickles a byte a second is cut off as surely as one that stops), and a
+// response sent before the body was read to its end says "Connection:
+// close", so that net/http closes the connection instead of reading the
+// rest of a body nobody wants. Once the body is read to its end the
+// deadline is lifted: a running script does not lose its connection.
+//
+// A request to /mcp then passes, in this order:
 //
 //  1. the access log (accesslog.Middleware), which writes its line when
 //     the request is done, whatever happened inside;
 //  2. the Origin check (403 for a browser on an origin not allowed) and
 //     CORS for the allowed ones;
-//  3. authentication (auth.Authenticator.Middleware): 401 or 403, or the
+//  3. authentication (auth.Authenticator.Middleware), decided from the
+//     headers alone: 401 or 403 before a byte of the body is read, or the
 //     user in the context; without an Authenticator every request is
 //     Anonymous;
-//  4. the body cap (413 beyond MaxBodyBytes; the body must arrive within
-//     BodyReadTimeout) and a look at the JSON-RPC message: its method and
-//     tool go to the access log, and the number of tools/call requests it
-//     holds (Calls) to the context;
+//  4. the body cap (413 beyond MaxBodyBytes, 408 when the body does not
+//     arrive within BodyTimeout) and a look at the JSON-RPC message: its
+//     method and tool go to the access log, and the number of tools/call
+//     requests it holds (Calls) to the context;
 //  5. the rate per user (429 with Retry-After), charged one execution per
 //     tools/call;
 //  6. the MCP handler.
 //
 // Serve runs the handler in an http.Server with the timeouts, TLS and
-// graceful shutdown of the hosted mode.
+// graceful shutdown of the hosted mode, behind a cap on open connections,
+// in all and per client address: at a cap a new connection takes the
+// place of an idle keep-alive one, or is answered 503 (limitListener).
 package hosted
 
 import (
@@ -33,6 +45,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -63,9 +76,11 @@ const ToolsCall = "tools/call"
 // ReadyTimeout bounds one readiness check.
 const ReadyTimeout = 5 * time.Second
 
-// BodyReadTimeout bounds the time a client takes to send a request body,
-// so that a slow one cannot hold a connection and its memory.
-const BodyReadTimeout = time.Minute
+// DefaultBodyTimeout bounds, by default, the time a client takes to send
+// a request body (Config.BodyTimeout), so that a slow one cannot hold a
+// connection and its memory: at the default cap on a request (a 1 MiB
+// script and its JSON), a client must send about 35 KB/s.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Config configures the handler.
 type Config struct {
@@ -80,6 +95,9 @@ type Config struct {
 	// MaxBodyBytes caps a request body to /mcp. Required: the largest
 	// script plus the JSON around it.
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time from the start of a request's handling
+	// to the end of its body, on every path. Default DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// Metrics are served at /metrics and count the refusals, when set.
 	Metrics *metrics.Metrics
 	// AccessLog receives one line per request, except for /healthz,
@@ -101,6 +119,12 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		return nil, fmt.Errorf("hosted: MaxBodyBytes must be positive (got %d)", cfg.MaxBodyBytes)
+	}
+	if cfg.BodyTimeout < 0 {
+		return nil, fmt.Errorf("hosted: BodyTimeout must not be negative (got %s)", cfg.BodyTimeout)
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
 	}
 	origins, err := ParseOrigins(cfg.AllowedOrigins)
 	if err != nil {
@@ -146,7 +170,7 @@ func New(cfg Config) (http.Handler, error) {
 		mux.Handle("GET "+PathMetrics, cfg.Metrics.Handler())
 	}
 	mux.Handle("/", logged(http.NotFoundHandler()))
-	return mux, nil
+	return bounded(cfg.BodyTimeout, mux), nil
 }
 
 // AuthFailureHook returns what auth.Config.OnFailure should be: it counts
@@ -231,27 +255,31 @@ func Calls(ctx context.Context) int {
 	return n
 }
 
-// peeked reads a POST body (up to max bytes: 413 beyond), notes its
-// JSON-RPC method and tool in the access log and the number of tools/call
-// requests in the context, and hands the body on unchanged.
+// peeked reads a POST body (up to max bytes: 413 beyond; 408 when it
+// does not arrive in time, which bounded sees to), notes its JSON-RPC
+// method and tool in the access log and the number of tools/call requests
+// in the context, and hands the body on unchanged. The MCP handler behind
+// reads it from memory.
 func peeked(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(BodyReadTimeout)) // fails on writers without a connection
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-		_ = rc.SetReadDeadline(time.Time{}) // a running script must not lose its connection
 		if err != nil {
 			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
+			var netErr net.Error
+			switch {
+			case errors.As(err, &tooLarge):
 				accesslog.FromContext(r.Context()).SetOutcome("too_large", "")
 				http.Error(w, fmt.Sprintf("request body too large: at most %d bytes", max), http.StatusRequestEntityTooLarge)
-				return
+			case errors.As(err, &netErr) && netErr.Timeout():
+				accesslog.FromContext(r.Context()).SetOutcome("body_timeout", "")
+				http.Error(w, "the request body did not arrive in time", http.StatusRequestTimeout)
+			default:
+				http.Error(w, "reading the request body failed", http.StatusBadRequest)
 			}
-			http.Error(w, "reading the request body failed", http.StatusBadRequest)
 			return
 		}
 		calls, method, tool := inspect(body)

@@ -56,6 +56,16 @@ type fixture struct {
 
 func newFixture(t testing.TB, withAuth bool, rate int, ready func(context.Context) error) *fixture {
 	t.Helper()
+	f, h := buildFixture(t, withAuth, rate, ready, 0)
+	f.server = httptest.NewServer(h)
+	t.Cleanup(f.server.Close)
+	return f
+}
+
+// buildFixture returns the fixture's parts and its handler, not yet
+// served; bodyTimeout 0 is the default.
+func buildFixture(t testing.TB, withAuth bool, rate int, ready func(context.Context) error, bodyTimeout time.Duration) (*fixture, http.Handler) {
+	t.Helper()
 	f := &fixture{logs: &syncbuf.Buffer{}, metrics: metrics.New(hosted.AuthReasons())}
 	logger := slog.New(slog.NewJSONHandler(f.logs, nil))
 	cfg := hosted.Config{
@@ -64,6 +74,7 @@ func newFixture(t testing.TB, withAuth bool, rate int, ready func(context.Contex
 		Metrics:      f.metrics,
 		AccessLog:    logger,
 		Ready:        ready,
+		BodyTimeout:  bodyTimeout,
 	}
 	if withAuth {
 		f.issuer = authtest.NewIssuer(t, authtest.Options{})
@@ -88,9 +99,7 @@ func newFixture(t testing.TB, withAuth bool, rate int, ready func(context.Contex
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.server = httptest.NewServer(h)
-	t.Cleanup(f.server.Close)
-	return f
+	return f, h
 }
 
 // token returns a valid token for sub.
@@ -102,11 +111,17 @@ func (f *fixture) token(t testing.TB, sub string) string {
 // when empty).
 func (f *fixture) connect(t *testing.T, token string) (*client.Client, error) {
 	t.Helper()
+	return f.connectTo(t, f.server.URL, token)
+}
+
+// connectTo is connect to the server at url.
+func (f *fixture) connectTo(t *testing.T, url, token string) (*client.Client, error) {
+	t.Helper()
 	var opts []transport.StreamableHTTPCOption
 	if token != "" {
 		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	}
-	c, err := client.NewStreamableHttpClient(f.server.URL+hosted.PathMCP, opts...)
+	c, err := client.NewStreamableHttpClient(url+hosted.PathMCP, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,45 @@ type ServeConfig struct {
 	// server's Stop). Requests still running after that have their
 	// context cancelled.
 	StopScripts func()
+
+	// MaxConnections caps the connections open at once; those over it are
+	// answered 503 with Retry-After and closed. 0 means
+	// DefaultMaxConnections for the process's descriptor limit.
+	MaxConnections int
+	// MaxConnectionsPerClient caps the connections open at once from one
+	// client address (an IPv6 client's /64), so that one client cannot
+	// take them all. 0 means DefaultMaxConnectionsPerClient, or a quarter
+	// of MaxConnections when that is less; it is never more than
+	// MaxConnections. Behind a proxy every connection is the proxy's:
+	// make it MaxConnections.
+	MaxConnectionsPerClient int
+	// OnShed, when set, is called for every connection over a cap, with
+	// the cap (ShedConnections, ShedClientConnections).
+	OnShed func(limit string)
+}
+
+// connectionCaps returns the caps on connections cfg asks for, the
+// defaults filled in, and a warning when the total is more than the
+// descriptor limit allows.
+func (cfg ServeConfig) connectionCaps() (total, perClient int, warning string, err error) {
+	if cfg.MaxConnections < 0 || cfg.MaxConnectionsPerClient < 0 {
+		return 0, 0, "", fmt.Errorf("hosted: the caps on connections must not be negative (got %d and %d per client)",
+			cfg.MaxConnections, cfg.MaxConnectionsPerClient)
+	}
+	files := fileLimit()
+	total = cfg.MaxConnections
+	if total == 0 {
+		total = DefaultMaxConnections(files)
+	} else if files > 0 && uint64(total) > files {
+		warning = fmt.Sprintf("max_connections %d is more than the process may open files (%d): "+
+			"connections beyond that fail to be accepted instead of getting 503", total, files)
+	}
+	perClient = cfg.MaxConnectionsPerClient
+	if perClient == 0 {
+		// A quarter of a small total, so that one client never holds it all.
+		perClient = min(DefaultMaxConnectionsPerClient, max(total/4, 1))
+	}
+	return total, min(perClient, total), warning, nil
 }
 
 // Serve serves h until ctx ends (a signal), then shuts down gracefully: it
@@ -68,6 +107,15 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	maxConns, perClient, warning, err := cfg.connectionCaps()
+	if err != nil {
+		return err
+	}
+	if warning != "" {
+		logger.Warn(warning)
+	}
+	logger.Info("connections capped", "max_connections", maxConns, "max_connections_per_client", perClient,
+		"open_files_limit", fileLimit())
 	var tlsConfig *tls.Config
 	if cfg.TLSCertFile != "" || cfg.TLSKeyFile != "" {
 		if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
@@ -86,6 +134,10 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 			return fmt.Errorf("hosted: %w", err)
 		}
 	}
+	// The caps count TCP connections, below TLS: the server sees each
+	// one as TLS, and a connection over a cap costs no more than its 503.
+	limited := newLimitListener(ln, maxConns, perClient, tlsConfig, cfg.OnShed)
+	ln = limited
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}
@@ -99,6 +151,7 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
+		ConnState:         limited.connState,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig,

@@ -34,6 +34,10 @@ import (
 //     id, so that no user can cancel another's call whatever ids they use;
 //   - caps the body at MaxRequestBytes.
 //
+// It expects the hosted mode's handler (host/hosted) in front, which has
+// read the body within its deadline, after authentication: the body this
+// transport and mcp-go read is in memory.
+//
 // Who the user is, it learns from the request's context (auth.UserFrom),
 // where the hosted mode's authentication put it.
 

@@ -38,6 +38,10 @@ const (
 	LimitRate         = "rate"
 	LimitUserSlots    = "user_slots"
 	LimitOverallSlots = "overall_slots"
+	// LimitConnections and LimitClientConnections refuse connections (with
+	// 503) over the cap on open connections, in all and of one client.
+	LimitConnections       = "connections"
+	LimitClientConnections = "client_connections"
 )
 
 // durationBuckets are the upper bounds, in seconds, of the execution
@@ -85,7 +89,7 @@ func New(authReasons []string) *Metrics {
 		}, []string{"reason"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace, Name: "limit_refusals_total",
-			Help: "Requests refused by a limit: the rate per user, or execution slots per user or overall.",
+			Help: "Requests refused by a limit: the rate per user, execution slots per user or overall, or open connections overall or per client.",
 		}, []string{"limit"}),
 	}
 	m.registry.MustRegister(
@@ -104,7 +108,7 @@ func New(authReasons []string) *Metrics {
 	for _, r := range authReasons {
 		m.authFailures.WithLabelValues(r)
 	}
-	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots} {
+	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections} {
 		m.refusals.WithLabelValues(l)
 	}
 	return m
@@ -189,7 +193,8 @@ func (m *Metrics) AuthFailure(reason string) {
 }
 
 // Refused counts a request refused by a limit (LimitRate,
-// LimitUserSlots, LimitOverallSlots).
+// LimitUserSlots, LimitOverallSlots), or a connection (LimitConnections,
+// LimitClientConnections).
 func (m *Metrics) Refused(limit string) {
 	if m == nil {
 		return

@@ -230,6 +230,27 @@ func Sign(t testing.TB, key Key, claims jwt.Claims) string {
 	return SignWith(t, method, key.ID, key.Signer, claims)
 }
 
+// SignHeader signs claims with key as Sign does, with the fields of
+// header added to the protected header (a "crit" list, say: the tokens
+// that name extensions a resource server must understand).
+func SignHeader(t testing.TB, key Key, header map[string]any, claims jwt.Claims) string {
+	t.Helper()
+	method := jwt.GetSigningMethod(key.Alg)
+	if method == nil {
+		t.Fatalf("authtest: unknown alg %q", key.Alg)
+	}
+	tok := jwt.NewWithClaims(method, claims)
+	tok.Header["kid"] = key.ID
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(key.Signer)
+	if err != nil {
+		t.Fatalf("authtest: signing a token: %v", err)
+	}
+	return s
+}
+
 // SignWith signs claims with any method and key (an HMAC secret, say, or
 // jwt.UnsafeAllowNoneSignatureType for alg none), naming kid in the header
 // unless it is empty: the tokens a resource server must refuse.

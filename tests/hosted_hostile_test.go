@@ -1,0 +1,178 @@
+//go:build unix
+
+package tests
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/metrics"
+)
+
+// TestHostedHostileConnections: a server that may open 1,024 files, and
+// 3,000 hostile connections from one address held open at once, half of
+// them sending nothing, half announcing a 100 kB body, sending one byte
+// and no token. The server never runs out of descriptors: the
+// connections over the caps get 503 (or are closed), the unauthenticated
+// ones 401 at once, the silent ones are closed when the header timeout
+// passes; meanwhile a probe and a valid user running a script from
+// another address are served.
+func TestHostedHostileConnections(t *testing.T) {
+	const serverFiles = 1024
+	n := 3000
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	if rl.Max < serverFiles {
+		t.Skipf("the hard limit on open files is %d, under %d", rl.Max, serverFiles)
+	}
+	if files := int(min(rl.Cur, 1<<20)); n+512 > files { // this process holds the client ends
+		n = files - 512
+	}
+	if n < 1500 {
+		t.Skipf("this process may open too few files (%d) to outnumber the server's %d", rl.Cur, serverFiles)
+	}
+
+	iss, args := issuerArgs(t)
+	cmd := exec.Command("sh", append([]string{"-c", `ulimit -n ` + strconv.Itoa(serverFiles) + ` && exec "$0" "$@"`,
+		binary, "serve", "--http", "127.0.0.1:0"}, args...)...)
+	p := startServeCmd(t, cmd, t.TempDir())
+	addr := strings.TrimPrefix(p.base, "http://")
+	c := connectHTTP(t, p.url, iss.Token(t, "RS256", "alice"))
+
+	slowBody := strings.ReplaceAll("POST /mcp HTTP/1.1\nHost: "+addr+"\nContent-Type: application/json\n"+
+		"Content-Length: 100000\n\n", "\n", "\r\n") + "{"
+	d := net.Dialer{Timeout: time.Minute, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}
+	hostile := make([]net.Conn, 0, n)
+	defer func() {
+		for _, hc := range hostile {
+			hc.Close()
+		}
+	}()
+	for i := range n {
+		hc, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("after %d connections: %v", len(hostile), err)
+		}
+		hostile = append(hostile, hc)
+		if i%2 == 1 {
+			// A write to a connection the server already shed may fail.
+			_, _ = io.WriteString(hc, slowBody)
+		}
+	}
+
+	// With all of them open on this side, the others are served.
+	if status, body := get(t, p.base+"/healthz"); status != 200 {
+		t.Errorf("/healthz: %d %s", status, body)
+	}
+	_, out := callScript(t, testContext(t), c, map[string]any{"script": `return 1`})
+	if string(out.Result) != "1" || out.Error != nil {
+		t.Errorf("a valid user's script: result %s, error %+v", out.Result, out.Error)
+	}
+	status, scrape := get(t, p.base+"/metrics")
+	if status != 200 {
+		t.Fatalf("/metrics: %d", status)
+	}
+	fds := metric(t, scrape, "process_open_fds")
+	if fds >= serverFiles {
+		t.Errorf("the server has %v files open, its limit %d", fds, serverFiles)
+	}
+	caps := p.stderr.wait(t, "connections capped", p.exited)
+	t.Logf("server: %v files open while the hostile connections are; caps %v in all, %v per client",
+		fds, caps["max_connections"], caps["max_connections_per_client"])
+	if shed := metric(t, scrape, `toolscript_limit_refusals_total{limit="`+metrics.LimitClientConnections+`"}`); shed == 0 {
+		t.Error("no connection was shed for the client's cap")
+	}
+
+	// Each hostile connection is answered or closed by the server.
+	deadline := time.Now().Add(time.Minute)
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	var open []string
+	jobs := make(chan net.Conn)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for hc := range jobs {
+				outcome, err := hostileOutcome(hc, deadline)
+				mu.Lock()
+				if err != nil {
+					open = append(open, err.Error())
+				} else {
+					outcomes[outcome]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for _, hc := range hostile {
+		jobs <- hc
+	}
+	close(jobs)
+	wg.Wait()
+	t.Logf("%d hostile connections: %v", n, outcomes)
+	if len(open) > 0 {
+		t.Errorf("%d hostile connections left open, such as: %s", len(open), open[0])
+	}
+	if outcomes["401"] == 0 || outcomes["503"] == 0 {
+		t.Errorf("outcomes %v: want some 401 and some 503", outcomes)
+	}
+	if strings.Contains(p.stderr.String(), "too many open files") {
+		t.Error("the server ran out of descriptors")
+	}
+}
+
+// hostileOutcome reads what the server does with hc by deadline: its
+// status, or "closed" when it closes the connection without an answer;
+// an error when it does neither.
+func hostileOutcome(hc net.Conn, deadline time.Time) (string, error) {
+	_ = hc.SetReadDeadline(deadline)
+	br := bufio.NewReader(hc)
+	resp, err := http.ReadResponse(br, nil)
+	var netErr net.Error
+	switch {
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return "", err
+	case err != nil:
+		return "closed", nil // EOF or reset
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); errors.As(err, &netErr) && netErr.Timeout() {
+		return "", err
+	}
+	if !resp.Close {
+		return "", fmt.Errorf("a %d without Connection: close", resp.StatusCode)
+	}
+	if _, err := br.ReadByte(); errors.As(err, &netErr) && netErr.Timeout() {
+		return "", fmt.Errorf("a %d, and the connection left open", resp.StatusCode)
+	}
+	return strconv.Itoa(resp.StatusCode), nil
+}
+
+// metric returns the value of the series named (with its labels) in a
+// Prometheus text scrape.
+func metric(t *testing.T, scrape, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(scrape, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no %s in the metrics", series)
+	return 0
+}
