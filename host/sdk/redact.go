@@ -2,11 +2,13 @@ package sdk
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"net/url"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolscript/toolscript/host/luau"
 )
@@ -67,12 +69,15 @@ func newRedactor(secrets []string) *redactor {
 		add(form)
 		add(fold(nil, []byte(url.QueryEscape(secret))))
 		for range jsonLevels {
-			next, changed := decodeLevel(nil, form, nil)
-			if !changed {
+			next, deeper := decodeLevel(nil, form, nil, false)
+			if bytes.Equal(next, form) {
 				break
 			}
 			add(next)
 			form = next
+			if !deeper {
+				break
+			}
 		}
 	}
 	return r
@@ -85,48 +90,33 @@ func (r *redactor) active() bool { return len(r.forms) > 0 }
 var scratch = sync.Pool{New: func() any { return new([2][]byte) }}
 
 // found reports whether b holds a secret, in its bytes or within levels
-// layers of escapes.
-func (r *redactor) found(b []byte, levels int) bool { return foundIn(r, b, levels) }
-
-// maxScratch is the largest buffer the views' pool keeps.
-const maxScratch = 64 << 10
-
-// foundIn is found for a string or bytes (a string is searched without
-// being copied first).
-func foundIn[T ~string | ~[]byte](r *redactor, b T, levels int) bool {
+// layers of escapes. The first view searched is the text decoded once
+// already: the forms include the secrets decoded, so that what matches the
+// text as it is matches that view too. A deeper view is made only when
+// the one before has an escape that decoding made or could complete.
+func (r *redactor) found(b []byte, levels int) bool {
 	if len(r.forms) == 0 || len(b) < r.minLen {
 		return false
 	}
 	bufs := scratch.Get().(*[2][]byte)
-	v := fold(bufs[0][:0], b)
-	other := bufs[1][:0]
-	ok := r.foundInView(v, other, levels)
-	if len(b) <= maxScratch {
+	bufs[1] = fold(bufs[1][:0], b)
+	v, deeper := decodeLevel(bufs[0][:0], bufs[1], nil, false)
+	bufs[0] = v
+	ok := r.matches(v)
+	for k := 2; !ok && deeper && k <= levels; k++ {
+		var next []byte
+		next, deeper = decodeLevel(bufs[1][:0], bufs[0], nil, false)
+		bufs[0], bufs[1] = next, bufs[0]
+		ok = r.matches(next)
+	}
+	if cap(bufs[0])+cap(bufs[1]) <= 2*maxScratch {
 		scratch.Put(bufs)
 	}
 	return ok
 }
 
-// foundInView: v is the folded text, other a buffer for the next level.
-func (r *redactor) foundInView(v, other []byte, levels int) bool {
-	if r.matches(v) {
-		return true
-	}
-	for range levels {
-		if !hasEscape(v) {
-			return false
-		}
-		next, changed := decodeLevel(other, v, nil)
-		if !changed {
-			return false
-		}
-		v, other = next, v
-		if r.matches(v) {
-			return true
-		}
-	}
-	return false
-}
+// maxScratch is the largest buffer the views' pool keeps.
+const maxScratch = 1 << 20
 
 func (r *redactor) matches(v []byte) bool {
 	for _, f := range r.forms {
@@ -139,7 +129,7 @@ func (r *redactor) matches(v []byte) bool {
 
 // string redacts s as text.
 func (r *redactor) string(s string) string {
-	if !foundIn(r, s, textLevels) {
+	if !r.found(bytesOf(s), textLevels) {
 		return s
 	}
 	return string(r.redactBytes([]byte(s), textLevels))
@@ -149,14 +139,17 @@ func (r *redactor) string(s string) string {
 // levels of escapes) replaced by Redacted; b itself when there is none.
 func (r *redactor) redactBytes(b []byte, levels int) []byte {
 	for range 3 {
+		if !r.found(b, levels) {
+			return b
+		}
 		spans := r.spans(b, levels)
 		if len(spans) == 0 {
-			return b
+			break
 		}
 		b = replaceSpans(b, spans)
 	}
-	// Replacing made a secret again (it would be made of the marker's
-	// text): nothing of this text is shown.
+	// Still a secret: one made again by replacing (of the marker's own
+	// text), or one only found() sees. Nothing of this text is shown.
 	if r.found(b, levels) {
 		return []byte(Redacted)
 	}
@@ -194,8 +187,8 @@ func (r *redactor) spans(b []byte, levels int) []span {
 			break
 		}
 		var m []int32
-		next, changed := decodeLevel(nil, view, &m)
-		if !changed {
+		next, _ := decodeLevel(nil, view, &m, false)
+		if bytes.Equal(next, view) {
 			break
 		}
 		from = append(from, m)
@@ -263,112 +256,272 @@ func replaceSpans(b []byte, spans []span) []byte {
 	return append(out, b[at:]...)
 }
 
-// fold appends b to dst with ASCII letters in lower case.
-func fold[T ~string | ~[]byte](dst []byte, b T) []byte {
+// fold appends b to dst with ASCII letters in lower case, eight bytes at
+// a time.
+func fold(dst, b []byte) []byte {
 	n := len(dst)
 	dst = append(dst, b...)
-	for i, c := range dst[n:] {
+	t := dst[n:]
+	for len(t) >= 8 {
+		binary.LittleEndian.PutUint64(t, lower8(binary.LittleEndian.Uint64(t)))
+		t = t[8:]
+	}
+	for i, c := range t {
 		if 'A' <= c && c <= 'Z' {
-			dst[n+i] = c + 'a' - 'A'
+			t[i] = c + 'a' - 'A'
 		}
 	}
 	return dst
 }
+
+// lower8 is x's eight bytes with ASCII upper-case letters in lower case.
+func lower8(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	h := x &^ highs
+	atLeastA := h + (0x80-'A')*ones // high bit where h >= 'A'
+	pastZ := h + (0x80-'Z'-1)*ones  // high bit where h > 'Z'
+	upper := atLeastA &^ pastZ &^ x & highs
+	return x | upper>>2
+}
+
+// bytesOf is s's bytes, not copied: only read.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // hasEscape reports whether a folded text could have an escape to undo.
 func hasEscape(v []byte) bool {
 	return bytes.IndexByte(v, '\\') >= 0 || bytes.IndexByte(v, '%') >= 0 || bytes.IndexByte(v, '&') >= 0 || bytes.IndexByte(v, 0) >= 0
 }
 
-// decodeLevel appends to dst the folded text src with one layer of
-// escapes undone: JSON's (\uXXXX, surrogate pairs included, \/ \\ \" \b
-// \f \n \r \t), percent-encoding (%XX), HTML character references (&#N;
-// &#xH; &amp; &lt; &gt; &quot; &apos;), and NUL bytes dropped; what it
-// decodes is folded too. With from, it appends for each byte of the
-// result the offset in src of the escape (or byte) it comes from. It
-// reports whether anything was undone.
-func decodeLevel(dst, src []byte, from *[]int32) ([]byte, bool) {
-	changed := false
-	emit := func(c byte, at int) {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-		if from != nil {
-			*from = append(*from, int32(at))
+// escapeStart marks the bytes an escape starts with (and NUL).
+var escapeStart = [256]bool{'\\': true, '%': true, '&': true, 0: true}
+
+// escapeReach is the longest escape decodeLevel undoes ("\ud83d\ude00",
+// "&#x0010ffff;").
+const escapeReach = 12
+
+// decodeLevel appends to dst the text src with one layer of escapes
+// undone: JSON's (\uXXXX, surrogate pairs included, \/ \\ \" \b \f \n
+// \r \t), percent-encoding (%XX), HTML character references (&#N; &#xH;
+// &amp; &lt; &gt; &quot; &apos;), and NUL bytes dropped; ASCII letters in
+// lower case (src is folded already but for a raw text: foldAll). With
+// from, it appends for each byte of the result the offset in src of the
+// escape (or byte) it comes from. It reports whether the result could hold
+// an escape to undo that src did not: one that decoding made (a decoded
+// '%'), or completed (a '&' left as it was, followed by decoded bytes).
+func decodeLevel(dst, src []byte, from *[]int32, foldAll bool) (out []byte, deeper bool) {
+	d := decoder{dst: dst, from: from, lastKept: -escapeReach - 1}
+	d.run(src, foldAll)
+	if d.many {
+		return d.dst, true
+	}
+	for _, at := range d.maybe[:d.n] {
+		if startsEscape(d.dst[at:]) {
+			return d.dst, true
 		}
 	}
-	emitRune := func(cp rune, at int) {
-		var buf [utf8.UTFMax]byte
-		n := utf8.EncodeRune(buf[:], cp)
-		for _, c := range buf[:n] {
-			emit(c, at)
+	return d.dst, false
+}
+
+// decoder is the state of decodeLevel.
+type decoder struct {
+	dst  []byte
+	from *[]int32
+	// maybe are where in dst an escape could start that src did not
+	// have: a decoded escape's first byte, or one kept as it was with
+	// decoded bytes (or a dropped NUL) after it within an escape's reach;
+	// checked when maybe is full and at the end. many: one does.
+	maybe    [32]int
+	n        int
+	many     bool
+	lastKept int // where in dst the last escape's first byte kept as it was is
+}
+
+func (d *decoder) mark(at int) {
+	if d.n > 0 && d.maybe[d.n-1] == at {
+		return
+	}
+	if d.n == len(d.maybe) {
+		// Full: check those whose reach is all decoded, keep the others.
+		kept := 0
+		for _, m := range d.maybe[:d.n] {
+			switch {
+			case m+escapeReach > len(d.dst):
+				d.maybe[kept] = m
+				kept++
+			case startsEscape(d.dst[m:]):
+				d.many = true
+			}
+		}
+		d.n = kept
+		if d.n == len(d.maybe) {
+			d.many = true
+		}
+		if d.many {
+			return
 		}
 	}
+	d.maybe[d.n] = at
+	d.n++
+}
+
+// emit appends a decoded byte made from the escape at src[at].
+func (d *decoder) emit(c byte, at int) {
+	if 'A' <= c && c <= 'Z' {
+		c += 'a' - 'A'
+	}
+	if len(d.dst)-d.lastKept < escapeReach {
+		d.mark(d.lastKept)
+	}
+	if escapeStart[c] {
+		d.mark(len(d.dst))
+	}
+	d.dst = append(d.dst, c)
+	if d.from != nil {
+		*d.from = append(*d.from, int32(at))
+	}
+}
+
+func (d *decoder) emitRune(cp rune, at int) {
+	var buf [utf8.UTFMax]byte
+	n := utf8.EncodeRune(buf[:], cp)
+	for _, c := range buf[:n] {
+		d.emit(c, at)
+	}
+}
+
+func (d *decoder) run(src []byte, foldAll bool) {
 	for i := 0; i < len(src); {
+		// A run of plain bytes, to the next escape's first byte.
+		j := nextStarter(src, i)
+		if j > i {
+			if foldAll {
+				d.dst = fold(d.dst, src[i:j])
+			} else {
+				d.dst = append(d.dst, src[i:j]...)
+			}
+			if d.from != nil {
+				for k := i; k < j; k++ {
+					*d.from = append(*d.from, int32(k))
+				}
+			}
+			if i = j; i == len(src) {
+				break
+			}
+		}
 		c := src[i]
 		switch c {
-		case 0:
-			changed = true
+		case 0: // dropped: what follows may complete an escape before it
+			if len(d.dst)-d.lastKept < escapeReach {
+				d.mark(d.lastKept)
+			}
 			i++
 			continue
 		case '%':
 			if i+2 < len(src) && isHex(src[i+1]) && isHex(src[i+2]) {
-				emit(unhex(src[i+1])<<4|unhex(src[i+2]), i)
-				changed = true
+				d.emit(unhex(src[i+1])<<4|unhex(src[i+2]), i)
 				i += 3
 				continue
 			}
 		case '\\':
 			if i+1 < len(src) {
-				var d byte
+				var e byte
 				switch src[i+1] {
 				case '"', '\\', '/':
-					d = src[i+1]
+					e = src[i+1]
 				case 'b':
-					d = '\b'
+					e = '\b'
 				case 'f':
-					d = '\f'
+					e = '\f'
 				case 'n':
-					d = '\n'
+					e = '\n'
 				case 'r':
-					d = '\r'
+					e = '\r'
 				case 't':
-					d = '\t'
-				case 'u':
+					e = '\t'
+				case 'u', 'U':
 					if cp, ok := hex4(src, i+2); ok {
 						n := 6
-						if cp >= 0xD800 && cp <= 0xDBFF && i+12 <= len(src) && src[i+6] == '\\' && src[i+7] == 'u' {
+						if cp >= 0xD800 && cp <= 0xDBFF && i+12 <= len(src) && src[i+6] == '\\' && (src[i+7] == 'u' || src[i+7] == 'U') {
 							if low, ok := hex4(src, i+8); ok && low >= 0xDC00 && low <= 0xDFFF {
 								cp = 0x10000 + (cp-0xD800)<<10 + (low - 0xDC00)
 								n = 12
 							}
 						}
-						emitRune(cp, i) // a lone surrogate is U+FFFD
-						changed = true
+						d.emitRune(cp, i) // a lone surrogate is U+FFFD
 						i += n
 						continue
 					}
 				}
-				if d != 0 {
-					emit(d, i)
-					changed = true
+				if e != 0 {
+					d.emit(e, i)
 					i += 2
 					continue
 				}
 			}
 		case '&':
 			if cp, n := charRef(src[i:]); n > 0 {
-				emitRune(cp, i)
-				changed = true
+				d.emitRune(cp, i)
 				i += n
 				continue
 			}
 		}
-		emit(c, i)
+		// An escape's first byte that starts none here: kept, and watched
+		// (decoded bytes after it could complete one).
+		d.lastKept = len(d.dst)
+		d.dst = append(d.dst, c)
+		if d.from != nil {
+			*d.from = append(*d.from, int32(i))
+		}
 		i++
 	}
-	return dst, changed
+}
+
+// nextStarter is where the next escape's first byte is in src from i
+// on (len(src) for none): looked for byte by byte nearby, where escapes
+// are dense, and with IndexByte past that.
+func nextStarter(src []byte, i int) int {
+	end := min(len(src), i+32)
+	for j := i; j < end; j++ {
+		if escapeStart[src[j]] {
+			return j
+		}
+	}
+	j := len(src)
+	for _, c := range [...]byte{'\\', '%', '&', 0} {
+		if n := bytes.IndexByte(src[end:j], c); n >= 0 {
+			j = end + n
+		}
+	}
+	return j
+}
+
+// startsEscape reports whether decodeLevel would undo an escape at the
+// start of b.
+func startsEscape(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] {
+	case 0:
+		return true
+	case '%':
+		return len(b) >= 3 && isHex(b[1]) && isHex(b[2])
+	case '\\':
+		if len(b) < 2 {
+			return false
+		}
+		switch b[1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return true
+		case 'u', 'U':
+			_, ok := hex4(b, 2)
+			return ok
+		}
+	case '&':
+		_, n := charRef(b)
+		return n > 0
+	}
+	return false
 }
 
 func unhex(c byte) byte {
@@ -386,7 +539,8 @@ func hex4(b []byte, i int) (rune, bool) {
 		return 0, false
 	}
 	var cp rune
-	for _, c := range b[i : i+4] {
+	for k := i; k < i+4; k++ {
+		c := b[k]
 		if !isHex(c) {
 			return 0, false
 		}
@@ -407,7 +561,7 @@ func charRef(b []byte) (rune, int) {
 			name string
 			r    rune
 		}{{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}} {
-			if bytes.HasPrefix(b, []byte(e.name)) {
+			if len(b) >= len(e.name) && equalFold(b[:len(e.name)], e.name) {
 				return e.r, len(e.name)
 			}
 		}
@@ -508,4 +662,19 @@ func redactedPrefix(b []byte, n int) string {
 		}
 	}
 	return prefix(b, n)
+}
+
+// equalFold compares ASCII text without regard to case (name is lower
+// case).
+func equalFold(b []byte, name string) bool {
+	for i := range len(name) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
 }
