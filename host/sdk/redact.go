@@ -90,19 +90,20 @@ func (r *redactor) active() bool { return len(r.forms) > 0 }
 var scratch = sync.Pool{New: func() any { return new([2][]byte) }}
 
 // found reports whether b holds a secret, in its bytes or within levels
-// layers of escapes. The first view searched is the text decoded once
-// already: the forms include the secrets decoded, so that what matches the
-// text as it is matches that view too. A deeper view is made only when
-// the one before has an escape that decoding made or could complete.
+// layers of escapes. A deeper view is made only when the one before has
+// an escape that decoding made or could complete.
 func (r *redactor) found(b []byte, levels int) bool {
 	if len(r.forms) == 0 || len(b) < r.minLen {
 		return false
 	}
 	bufs := scratch.Get().(*[2][]byte)
 	bufs[1] = fold(bufs[1][:0], b)
-	v, deeper := decodeLevel(bufs[0][:0], bufs[1], nil, false)
-	bufs[0] = v
-	ok := r.matches(v)
+	ok := r.matches(bufs[1])
+	deeper := !ok
+	if deeper {
+		bufs[0], deeper = decodeLevel(bufs[0][:0], bufs[1], nil, false)
+		ok = r.matches(bufs[0])
+	}
 	for k := 2; !ok && deeper && k <= levels; k++ {
 		var next []byte
 		next, deeper = decodeLevel(bufs[1][:0], bufs[0], nil, false)
