@@ -166,6 +166,9 @@ func TestEscapedEchoes(t *testing.T) {
 			if !strings.Contains(string(r.JSON)+string(r.Text), Redacted) {
 				t.Errorf("%s, %s: no redaction in %s%s", cred.Type, escape, r.JSON, r.Text)
 			}
+			if _, ok := r.Headers["content-length"]; ok {
+				t.Errorf("%s, %s: the length of the body before redaction (the secret's length) is shown: %v", cred.Type, escape, r.Headers)
+			}
 			if escape == "none" && cred.In == "" && !strings.Contains(string(r.JSON), `"authorization":"Bearer [REDACTED]"`) {
 				t.Errorf("the JSON is not redacted value by value: %s", r.JSON)
 			}
@@ -176,6 +179,14 @@ func TestEscapedEchoes(t *testing.T) {
 		}
 		if got := leaks(r); got != "" {
 			t.Errorf("%s: %q of the secret shows in the Location %q", cred.Type, got, r.Headers["location"])
+		}
+		// A transport error quoting a Location it cannot follow.
+		r = callEcho(t, s, "location", `[{"broken":true}]`)
+		if r.Fail != luau.SDKUpstream || r.Status != 0 || !strings.Contains(r.Message, "Location") {
+			t.Fatalf("broken location: %+v", r)
+		}
+		if got := leaks(r); got != "" || (cred.In == "query" && !strings.Contains(r.Message, Redacted)) {
+			t.Errorf("%s: %q of the secret shows in the transport error %q", cred.Type, got, r.Message)
 		}
 	}
 }

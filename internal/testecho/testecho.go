@@ -138,6 +138,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Encoding", header)
 		w.Write(v.([]byte))
 	case path == "/location":
+		if q.Get("broken") == "true" { // same origin, but no URL: the client's error quotes it
+			w.Header().Set("Location", "/landing%zz?"+r.URL.RawQuery)
+			w.WriteHeader(http.StatusFound)
+			return
+		}
 		w.Header().Set("Location", "http://other.invalid/landing?"+percentLower(r.URL.RawQuery, false))
 		w.WriteHeader(http.StatusFound)
 	default:
