@@ -97,23 +97,34 @@ func (r *redactor) found(b []byte, levels int) bool {
 		return false
 	}
 	bufs := scratch.Get().(*[2][]byte)
-	bufs[1] = fold(bufs[1][:0], b)
-	ok := r.matches(bufs[1])
-	deeper := !ok
-	if deeper {
-		bufs[0], deeper = decodeLevel(bufs[0][:0], bufs[1], nil, false)
-		ok = r.matches(bufs[0])
-	}
-	for k := 2; !ok && deeper && k <= levels; k++ {
-		var next []byte
-		next, deeper = decodeLevel(bufs[1][:0], bufs[0], nil, false)
-		bufs[0], bufs[1] = next, bufs[0]
-		ok = r.matches(next)
-	}
-	if cap(bufs[0])+cap(bufs[1]) <= 2*maxScratch {
+	ok, v, other := r.search(b, levels, bufs[0][:0], bufs[1][:0])
+	if cap(v)+cap(other) <= 2*maxScratch {
+		bufs[0], bufs[1] = v, other
 		scratch.Put(bufs)
 	}
 	return ok
+}
+
+// search is found with two buffers for the views, which it returns
+// (grown).
+func (r *redactor) search(b []byte, levels int, v, other []byte) (bool, []byte, []byte) {
+	other = fold(other, b)
+	if r.matches(other) {
+		return true, v, other
+	}
+	v, deeper := decodeLevel(v, other, nil, false)
+	if r.matches(v) {
+		return true, v, other
+	}
+	for k := 2; deeper && k <= levels; k++ {
+		var next []byte
+		next, deeper = decodeLevel(other[:0], v, nil, false)
+		v, other = next, v
+		if r.matches(v) {
+			return true, v, other
+		}
+	}
+	return false, v, other
 }
 
 // maxScratch is the largest buffer the views' pool keeps.
