@@ -112,6 +112,9 @@ func (r *redactor) search(b []byte, levels int, v, other []byte) (bool, []byte, 
 	if r.matches(other) {
 		return true, v, other
 	}
+	if !hasEscape(other) {
+		return false, v, other
+	}
 	v, deeper := decodeLevel(v, other, nil, false)
 	if r.matches(v) {
 		return true, v, other
