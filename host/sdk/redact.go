@@ -632,8 +632,11 @@ func (r *redactor) response(out *luau.SDKResponse) bool {
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err == nil && !dec.More() {
-			if data, err := json.Marshal(r.value(v)); err == nil && !r.found(data, jsonLevels) {
-				out.JSON = data
+			var data bytes.Buffer
+			enc := json.NewEncoder(&data)
+			enc.SetEscapeHTML(false) // as the server wrote them, for the message
+			if err := enc.Encode(r.value(v)); err == nil && !r.found(data.Bytes(), jsonLevels) {
+				out.JSON = bytes.TrimSuffix(data.Bytes(), []byte("\n"))
 				return true
 			}
 		}

@@ -18,10 +18,15 @@ import (
 // quotes.
 const messageBodyBytes = 512
 
-// response reads and converts one response: the body within
-// max_response_bytes, JSON when the media type says so (and it parses),
-// text otherwise, nothing for 204 or an empty body; a non-2xx status is an
-// upstream error carrying the decoded body and the headers.
+// response reads and converts one response: the body with its
+// Content-Encoding undone (decoded), within max_response_bytes, JSON when
+// the media type says so (and it parses), text otherwise, nothing for 204
+// or an empty body; a non-2xx status is an upstream error carrying the
+// decoded body and the headers. Everything is redacted before the error
+// message quotes the body, so that its cut never shows part of a secret;
+// a body the redaction changed, or that was decoded, loses its
+// Content-Length (it would tell the secret's length, or how well a
+// response that echoes one compressed).
 func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
 	max := s.c.cfg.MaxResponseBytes
 	codings, err := codings(resp.Header)
