@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
+	"strings"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -695,4 +696,57 @@ func equalFold(b []byte, name string) bool {
 		}
 	}
 	return true
+}
+
+// tool redacts an MCP tool's result in place (a tool can show what its
+// server knows: its environment, inherited from toolscript's, holds the
+// credentials of auth_env). Text is looked at as deeply as JSON (a tool's
+// text is often JSON the script decodes). An error's message was cut from
+// its content's text before it came here: when that text holds a secret,
+// the message is cut again, at the same length, from the redacted text,
+// so that a cut through a secret shows none of it.
+func (r *redactor) tool(out *luau.SDKResponse, name string) {
+	if len(r.forms) == 0 {
+		return
+	}
+	out.Message = r.string(out.Message)
+	if out.Text != nil && r.found(out.Text, jsonLevels) {
+		out.Text = r.redactBytes(out.Text, jsonLevels)
+	}
+	if out.JSON != nil {
+		tmp := &luau.SDKResponse{JSON: out.JSON}
+		r.response(tmp)
+		out.JSON = tmp.JSON
+		if tmp.Text != nil {
+			out.JSON, out.Text = nil, tmp.Text
+		}
+	}
+	if out.Content == nil || !r.found(out.Content, jsonLevels) {
+		return
+	}
+	tmp := &luau.SDKResponse{JSON: out.Content}
+	r.response(tmp)
+	if tmp.JSON == nil {
+		out.Content = json.RawMessage(`[{"type":"text","text":"` + Redacted + `"}]`)
+	} else {
+		out.Content = tmp.JSON
+	}
+	if out.Fail != luau.SDKUpstream {
+		return
+	}
+	var blocks []struct{ Type, Text string }
+	json.Unmarshal(out.Content, &blocks)
+	var texts []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			texts = append(texts, b.Text)
+		}
+	}
+	text := []byte(strings.Join(texts, "\n"))
+	head := name + ": "
+	msg := r.string(head + string(text))
+	if cut, ok := strings.CutSuffix(out.Message, "..."); ok && strings.HasPrefix(cut, head) {
+		msg = r.string(head + redactedPrefix(text, len(cut)-len(head)))
+	}
+	out.Message = msg
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"html"
+	"io"
 	"net/url"
 	"runtime"
 	"strconv"
@@ -14,7 +15,10 @@ import (
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
+	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
 // echoSecret is the credential the echo API reflects; mixed case, digits,
@@ -305,6 +309,54 @@ func TestDecompressionBomb(t *testing.T) {
 		}
 		if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
 			t.Errorf("%s: the call allocated %d MiB", coding, n>>20)
+		}
+	}
+}
+
+// TestToolResultsRedacted: an MCP server inherits toolscript's
+// environment, where auth_env puts an API's credential; its get-env tool
+// prints that environment. The script gets the result without the
+// credential (the server here has it as PETS_TOKEN, as auth_env would).
+func TestToolResultsRedacted(t *testing.T) {
+	argv := testupstreams.Everything(t)
+	a := newTestAPI(t)
+	c, err := Open(context.Background(), Config{
+		APIs:      []APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: a.srv.URL, Auth: &Credential{Token: echoSecret}}},
+		Upstreams: []upstream.Config{{Name: "ev", Command: argv[0], Args: argv[1:], Env: map[string]string{"PETS_TOKEN": echoSecret}}},
+		Stderr:    io.Discard,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := call(t, c.Session(nil), "get_env", `[]`)
+	if r.Fail != luau.SDKOK || !strings.Contains(string(r.Text)+string(r.JSON), `"PETS_TOKEN": "[REDACTED]"`) {
+		t.Fatalf("get-env: %d %s %.300s%.300s", r.Fail, r.Message, r.Text, r.JSON)
+	}
+	if got := leaks(r); got != "" {
+		t.Errorf("%q of the credential shows in the tool's result", got)
+	}
+	if strings.Contains(string(r.Text)+string(r.JSON), strings.ReplaceAll(echoSecret, "/", `\/`)) || strings.Contains(string(r.Text)+string(r.JSON), echoSecret) {
+		t.Error("the credential shows in the tool's result")
+	}
+}
+
+// TestToolErrorCut: an MCP tool's error message, cut (by the upstream
+// client) through a secret its text echoes, is cut again from the
+// redacted text: none of the secret shows, at any cut.
+func TestToolErrorCut(t *testing.T) {
+	r := newRedactor([]string{echoSecret})
+	const head = "sdk.ev.fail: "
+	text := "denied for Bearer " + echoSecret + " (try again)"
+	for n := 1; n < len(text); n++ {
+		blocks, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
+		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: head + text[:n] + "...", Content: blocks}
+		r.tool(out, "sdk.ev.fail")
+		if got := leaks(out); got != "" {
+			t.Fatalf("cut at %d: %q of the secret shows in %q", n, got, out.Message)
+		}
+		if strings.Contains(string(out.Content), echoSecret) || !strings.Contains(string(out.Content), Redacted) {
+			t.Fatalf("content %s", out.Content)
 		}
 	}
 }

@@ -112,7 +112,9 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 	}
 	defer func() { <-s.slots }()
 	if req == nil {
-		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
+		out := s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
+		s.redact.tool(out, f.name)
+		return out
 	}
 	return s.send(ctx, f, req, dataOnly)
 }
