@@ -109,12 +109,17 @@ func (r *redactor) found(b []byte, levels int) bool {
 // search is found with two buffers for the views, which it returns
 // (grown).
 func (r *redactor) search(b []byte, levels int, v, other []byte) (bool, []byte, []byte) {
+	if !hasEscape(b) { // the common case: searched as it is, not copied
+		for _, f := range r.forms {
+			if containsFold(b, f) {
+				return true, v, other
+			}
+		}
+		return false, v, other
+	}
 	other = fold(other, b)
 	if r.matches(other) {
 		return true, v, other
-	}
-	if !hasEscape(other) {
-		return false, v, other
 	}
 	v, deeper := decodeLevel(v, other, nil, false)
 	if r.matches(v) {
@@ -298,6 +303,50 @@ func lower8(x uint64) uint64 {
 	pastZ := h + (0x80-'Z'-1)*ones  // high bit where h > 'Z'
 	upper := atLeastA &^ pastZ &^ x & highs
 	return x | upper>>2
+}
+
+// containsFold reports whether b holds f (in lower case) whatever the
+// case of b's letters: candidates are found with IndexByte on one byte of
+// f, a letter in both cases or, better, a byte without case.
+func containsFold(b, f []byte) bool {
+	j := 0
+	for i, c := range f {
+		if c < 'a' || c > 'z' {
+			j = i
+			break
+		}
+	}
+	anchors := []byte{f[j]}
+	if c := f[j]; 'a' <= c && c <= 'z' {
+		anchors = append(anchors, c-'a'+'A')
+	}
+	for _, a := range anchors {
+		for at := j; at < len(b); {
+			k := bytes.IndexByte(b[at:], a)
+			if k < 0 {
+				break
+			}
+			if p := at + k - j; p+len(f) <= len(b) && equalFoldBytes(b[p:p+len(f)], f) {
+				return true
+			}
+			at += k + 1
+		}
+	}
+	return false
+}
+
+// equalFoldBytes compares b with f (in lower case) whatever the case of
+// b's ASCII letters.
+func equalFoldBytes(b, f []byte) bool {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != f[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // bytesOf is s's bytes, not copied: only read.
