@@ -1,8 +1,10 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -79,4 +81,55 @@ func BenchmarkCallWork(b *testing.B) {
 			s.redact.response(Convert(200, h, body))
 		}
 	})
+}
+
+// BenchmarkRedact is the redaction of a converted response: without
+// credentials (nothing to do), and with one whose secret is absent (the
+// common case: every response is scanned) or echoed, for a small JSON
+// body, a 64 KiB one dense with escapes (quotes, newlines, slashes,
+// percent-encoding: one every 11 bytes) and a 64 KiB one without.
+func BenchmarkRedact(b *testing.B) {
+	h := http.Header{"Content-Type": {"application/json"}, "Date": {"Mon, 23 Nov 2026 08:00:00 GMT"}, "Content-Length": {"57"}}
+	small := []byte(`[{"id":1,"name":"Rex","tag":null},{"id":2,"name":"Tom"}]`)
+	var big bytes.Buffer
+	big.WriteByte('[')
+	for i := 0; big.Len() < 64<<10; i++ {
+		if i > 0 {
+			big.WriteByte(',')
+		}
+		fmt.Fprintf(&big, `{"id":%d,"name":"pet \"%d\"","url":"https:\/\/example.com\/pets\/%d?a=1&b=%%2F","notes":"line\nline"}`, i, i, i)
+	}
+	big.WriteByte(']')
+	var plain bytes.Buffer // the same without escapes
+	plain.WriteByte('[')
+	for i := 0; plain.Len() < 64<<10; i++ {
+		if i > 0 {
+			plain.WriteByte(',')
+		}
+		fmt.Fprintf(&plain, `{"id":%d,"name":"pet %d","status":"available","owner":{"id":%d,"email":"owner-%d@example.com"},"notes":"a line of text"}`, i, i, i, i)
+	}
+	plain.WriteByte(']')
+	const secret = "benchmark-token-0123456789"
+	echoed := []byte(`{"headers":{"authorization":"Bearer ` + secret + `"}}`)
+	for _, tc := range []struct {
+		name    string
+		secrets []string
+		body    []byte
+	}{
+		{"none/small", nil, small},
+		{"none/64KiB", nil, big.Bytes()},
+		{"absent/small", []string{secret}, small},
+		{"absent/64KiB", []string{secret}, big.Bytes()},
+		{"absent/64KiB-plain", []string{secret}, plain.Bytes()},
+		{"echoed/small", []string{secret}, echoed},
+	} {
+		r := newRedactor(tc.secrets)
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(tc.body)))
+			for b.Loop() {
+				r.response(Convert(200, h, tc.body))
+			}
+		})
+	}
 }

@@ -142,6 +142,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add("s3cret-token", `{"echo":"Bearer s3cret-token","n":12345678901234567890}`)
 	f.Add("a\"b\\c/d", `{"x":"a\"b\\c/d"}`)
 	f.Add("tok+en/=", `{"q":"api_key=tok%2Ben%2F%3D"}`)
+	f.Add("Ab/Cd", `{"a":"x \u0041b\/%63D &#x41;b/Cd"}`)
+	f.Add("secret", "s\u0065cr%45t and s\x00e\x00c")
 	f.Fuzz(func(t *testing.T, secret, body string) {
 		if len(secret) < minSecret {
 			return
@@ -155,6 +157,9 @@ func FuzzRedact(f *testing.F) {
 		}
 		r.response(out)
 		for _, s := range []string{out.Message, out.Headers["x"], string(out.Text), string(out.JSON)} {
+			if r.found([]byte(s), jsonLevels) {
+				t.Fatalf("secret %q is still found in %q", secret, s)
+			}
 			if strings.Contains(s, secret) && !strings.Contains(strings.ReplaceAll(s, Redacted, ""), secret) {
 				continue // the secret is made of the marker's own text
 			}
@@ -349,4 +354,35 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	copy(p, r.data[:k])
 	r.data = r.data[k:]
 	return k, nil
+}
+
+// FuzzDecoded: any body under any Content-Encoding either is refused, or
+// fails to decode, or decodes to at most max+1 bytes (what tells the
+// caller it is past the cap), reading at most wireCap(max) bytes of it.
+func FuzzDecoded(f *testing.F) {
+	for _, coding := range []string{"gzip", "deflate", "br", "zstd", "gzip, br", "identity", "compress", "gzip, gzip, gzip"} {
+		f.Add(coding, []byte("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"))
+		f.Add(coding, []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
+	}
+	f.Fuzz(func(t *testing.T, coding string, body []byte) {
+		const max = 4096
+		h := http.Header{"Content-Encoding": {coding}}
+		list, err := codings(h)
+		if err != nil || list == nil {
+			return
+		}
+		wire := bytes.NewReader(body)
+		r, closeAll, err := decoded(wire, list, max)
+		if err != nil {
+			return
+		}
+		defer closeAll()
+		data, _ := readBody(r, -1, max)
+		if len(data) > max+1 {
+			t.Fatalf("decoded %d bytes past the cap", len(data))
+		}
+		if read := int64(len(body)) - int64(wire.Len()); read > wireCap(max)+1 {
+			t.Fatalf("read %d bytes of the wire", read)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package sdk
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -17,19 +18,38 @@ import (
 // quotes.
 const messageBodyBytes = 512
 
-// response reads and converts one response: the body within
-// max_response_bytes, JSON when the media type says so (and it parses),
-// text otherwise, nothing for 204 or an empty body; a non-2xx status is an
-// upstream error carrying the decoded body and the headers.
+// response reads and converts one response: the body with its
+// Content-Encoding undone (decoded), within max_response_bytes, JSON when
+// the media type says so (and it parses), text otherwise, nothing for 204
+// or an empty body; a non-2xx status is an upstream error carrying the
+// decoded body and the headers. Everything is redacted before the error
+// message quotes the body, so that its cut never shows part of a secret;
+// a body the redaction changed, or that was decoded, loses its
+// Content-Length (it would tell the secret's length, or how well a
+// response that echoes one compressed).
 func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
 	max := s.c.cfg.MaxResponseBytes
-	if resp.ContentLength > max {
+	codings, err := codings(resp.Header)
+	if err != nil {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: resp.StatusCode, Message: s.redact.string(f.name + ": " + err.Error())}
+	}
+	body, size, wire := io.Reader(resp.Body), resp.ContentLength, max
+	if codings != nil {
+		wire, size = wireCap(max), -1
+		r, close, err := decoded(resp.Body, codings, max)
+		if err != nil {
+			return s.readFailed(f, err)
+		}
+		defer close()
+		body = r
+	}
+	if resp.ContentLength > wire {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
 			"%s: the response is %d bytes, more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, resp.ContentLength, max)}
 	}
-	data, err := readBody(resp.Body, resp.ContentLength, max)
+	data, err := readBody(body, size, max)
 	if err != nil {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
+		return s.readFailed(f, err)
 	}
 	if int64(len(data)) > max {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
@@ -38,7 +58,27 @@ func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *lua
 	// A successful response's headers go to the script only if it takes
 	// them (CallData); a failure's error table always has them.
 	out := convert(resp.StatusCode, resp.Header, data, !dataOnly || resp.StatusCode/100 != 2)
-	s.redact.response(out)
+	if codings != nil && out.Headers != nil {
+		// The body is decoded: its coding and length on the wire no longer
+		// apply (and the length would tell how well a response that
+		// echoes a credential compressed).
+		delete(out.Headers, "content-encoding")
+		delete(out.Headers, "content-length")
+	}
+	if s.redact.active() {
+		if s.redact.response(out) {
+			delete(out.Headers, "content-length") // it would tell the secret's length
+		}
+		if out.Fail == luau.SDKUpstream {
+			// The message quotes the redacted body: a cut through an echoed
+			// secret shows none of it.
+			body := out.Text
+			if out.JSON != nil {
+				body = out.JSON
+			}
+			out.Message = statusMessage(out.Status, body, redactedPrefix)
+		}
+	}
 	if out.Fail == luau.SDKUpstream {
 		out.Message = s.redact.string(f.name + ": " + out.Message)
 		if resp.StatusCode/100 == 3 && resp.Header.Get("Location") != "" {
@@ -46,6 +86,16 @@ func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *lua
 		}
 	}
 	return out
+}
+
+// readFailed is the outcome of a body that could not be read (or
+// decoded): kind limit for one past max_response_bytes on the wire.
+func (s *Session) readFailed(f *function, err error) *luau.SDKResponse {
+	if errors.Is(err, errWireLimit) {
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, s.c.cfg.MaxResponseBytes)}
+	}
+	return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
 }
 
 // readBody reads r to its end, or to max+1 bytes (more than the limit):
@@ -99,16 +149,23 @@ func convert(status int, header http.Header, body []byte, withHeaders bool) *lua
 	}
 	if status < 200 || status > 299 {
 		out.Fail = luau.SDKUpstream
-		text := http.StatusText(status)
-		if text == "" {
-			text = "status"
-		}
-		out.Message = fmt.Sprintf("HTTP %d %s", status, text)
-		if len(body) > 0 {
-			out.Message += ": " + prefix(body, messageBodyBytes)
-		}
+		out.Message = statusMessage(status, body, prefix)
 	}
 	return out
+}
+
+// statusMessage is an HTTP error's message: "HTTP 404 Not Found: " and
+// the start of the body, as cut.
+func statusMessage(status int, body []byte, cut func([]byte, int) string) string {
+	text := http.StatusText(status)
+	if text == "" {
+		text = "status"
+	}
+	msg := fmt.Sprintf("HTTP %d %s", status, text)
+	if len(body) > 0 {
+		msg += ": " + cut(body, messageBodyBytes)
+	}
+	return msg
 }
 
 // lowerHeader is a header name in lower case; the common ones without

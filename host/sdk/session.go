@@ -112,7 +112,9 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 	}
 	defer func() { <-s.slots }()
 	if req == nil {
-		return s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
+		out := s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
+		s.redact.tool(out, f.name)
+		return out
 	}
 	return s.send(ctx, f, req, dataOnly)
 }
@@ -235,7 +237,9 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 				err = queryValue(&query, p, v)
 			case "header":
 				var text string
-				if text, err = headerValue(p, v); err == nil {
+				if http.CanonicalHeaderKey(p.Name) == "Accept-Encoding" {
+					err = errAcceptEncoding
+				} else if text, err = headerValue(p, v); err == nil {
 					if header == nil {
 						header = http.Header{}
 					}
@@ -276,6 +280,7 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 		req.Header["Accept"] = acceptJSON
 	}
 	req.Header["User-Agent"] = userAgent
+	req.Header["Accept-Encoding"] = acceptEncoding
 	if cred := s.creds[api.api.Name]; cred != nil && !fn.NoAuth {
 		p, err := s.plan(f, cred)
 		if err != nil {
@@ -312,6 +317,9 @@ func asText(api *catalog.API, s *catalog.Schema) bool {
 	r := api.Resolve(s)
 	return r != nil && len(r.Type) > 0 && r.Has("string") && !r.Has("number") && !r.Has("integer")
 }
+
+// errAcceptEncoding refuses a value for an Accept-Encoding parameter.
+var errAcceptEncoding = errors.New("the host sets Accept-Encoding itself (it asks for " + acceptEncoding[0] + " and decodes the response)")
 
 // Fixed header values, shared by every request.
 var (
