@@ -22,7 +22,7 @@ func BenchmarkCall(b *testing.B) {
 	defer srv.Close()
 
 	b.Run("net-http", func(b *testing.B) {
-		client := &http.Client{Transport: newTransport()}
+		client := &http.Client{Transport: newTransport(MaxHeaderBytes)}
 		defer client.CloseIdleConnections()
 		b.ReportAllocs()
 		for b.Loop() {

@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 )
 
@@ -18,26 +21,48 @@ import (
 const messageBodyBytes = 512
 
 // response reads and converts one response: the body within
-// max_response_bytes, JSON when the media type says so (and it parses),
-// text otherwise, nothing for 204 or an empty body; a non-2xx status is an
-// upstream error carrying the decoded body and the headers.
-func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
-	max := s.c.cfg.MaxResponseBytes
-	if resp.ContentLength > max {
+// max_response_bytes (with the headers), JSON when the media type says so
+// (and it parses), text otherwise, nothing for 204 or an empty body; a
+// non-2xx status is an upstream error carrying the decoded body and the
+// headers. Its bytes are held in the host memory budgets (waiting for them
+// within ctx) from before the body is read until the script has them.
+func (s *Session) response(ctx context.Context, f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
+	maxBytes := s.c.cfg.MaxResponseBytes
+	headers, announced := headerBytes(resp.Header), max(resp.ContentLength, 0)
+	if headers+announced > maxBytes {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
-			"%s: the response is %d bytes, more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, resp.ContentLength, max)}
+			"%s: the response is %d bytes (headers %d, body %d), more than max_response_bytes (%d; [sdk] max_response_bytes)",
+			f.name, headers+announced, headers, announced, maxBytes)}
 	}
-	data, err := readBody(resp.Body, resp.ContentLength, max)
+	maxBody := maxBytes - headers
+	held, err := limit.Reserve(ctx, headers+bodyEstimate(resp.ContentLength, maxBody), s.budget, s.c.budget)
 	if err != nil {
+		return s.overBudget(f, "response", err)
+	}
+	release := true
+	defer func() {
+		if release {
+			held.Release()
+		}
+	}()
+	data, err := readBody(&heldReader{r: resp.Body, ctx: ctx, held: held, base: headers, max: maxBody}, resp.ContentLength, maxBody)
+	if err != nil {
+		if be := (*limit.BytesError)(nil); errors.As(err, &be) {
+			return s.overBudget(f, "response", err)
+		}
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
 	}
-	if int64(len(data)) > max {
+	if int64(len(data)) > maxBody {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
-			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, max)}
+			"%s: the response (headers included) is more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, maxBytes)}
+	}
+	if size := headers + int64(cap(data)); size < held.Held() {
+		_ = held.Resize(ctx, size) // shrinking: no error
 	}
 	// A successful response's headers go to the script only if it takes
 	// them (CallData); a failure's error table always has them.
 	out := convert(resp.StatusCode, resp.Header, data, !dataOnly || resp.StatusCode/100 != 2)
+	out.Release, release = held.Release, false
 	s.redact.response(out)
 	if out.Fail == luau.SDKUpstream {
 		out.Message = s.redact.string(f.name + ": " + out.Message)
@@ -46,6 +71,51 @@ func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *lua
 		}
 	}
 	return out
+}
+
+// headerBytes is the size of headers as they were sent: each value on a
+// line of its own ("Name: value\r\n").
+func headerBytes(h http.Header) int64 {
+	var n int64
+	for k, vs := range h {
+		for _, v := range vs {
+			n += int64(len(k) + len(v) + 4)
+		}
+	}
+	return n
+}
+
+// bodyEstimate is what a body is expected to take: its announced size
+// (size, -1 for none), or all it may take (maxBody) when none is
+// announced.
+func bodyEstimate(size, maxBody int64) int64 {
+	if size >= 0 && size <= maxBody {
+		return size
+	}
+	return maxBody
+}
+
+// heldReader reads a body whose bytes held holds (base bytes for the
+// headers, then the body): a body longer than it was announced grows the
+// holding as it is read, up to max bytes of body.
+type heldReader struct {
+	r         io.Reader
+	ctx       context.Context
+	held      *limit.Hold
+	base, max int64
+	read      int64
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.read += int64(n)
+	if need := h.base + min(h.read, h.max); need > h.held.Held() {
+		// Twice what was read so far: a long body grows it a few times.
+		if gerr := h.held.Resize(h.ctx, h.base+min(2*h.read, h.max)); gerr != nil {
+			return n, gerr
+		}
+	}
+	return n, err
 }
 
 // readBody reads r to its end, or to max+1 bytes (more than the limit):
@@ -168,4 +238,11 @@ func prefix(b []byte, n int) string {
 		cut--
 	}
 	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "..."
+}
+
+// headersTooLarge reports whether err is the transport's refusal of a
+// response whose headers are larger than its MaxResponseHeaderBytes
+// (net/http has no error value for it, only this message).
+func headersTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "server response headers exceeded")
 }
