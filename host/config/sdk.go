@@ -217,17 +217,6 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	}
 	// The host memory budgets are [limits]; zero leaves the sdk's default.
 	cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
-	for _, b := range []struct {
-		key   string
-		value int64
-	}{{"limits.max_host_bytes", cfg.MaxHostBytes}, {"limits.max_host_bytes_total", cfg.MaxHostBytesTotal}} {
-		if b.value > 0 && b.value < cfg.MaxResponseBytes {
-			return cfg, fmt.Errorf("%s (%d) is less than sdk.max_response_bytes (%d): one response must fit in it", b.key, b.value, cfg.MaxResponseBytes)
-		}
-	}
-	if cfg.MaxHostBytesTotal > 0 && cfg.MaxHostBytesTotal < cfg.MaxHostBytes {
-		return cfg, fmt.Errorf("limits.max_host_bytes_total (%d) is less than limits.max_host_bytes (%d)", cfg.MaxHostBytesTotal, cfg.MaxHostBytes)
-	}
 	return cfg, nil
 }
 

@@ -35,7 +35,11 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 			f.name, headers+announced, headers, announced, maxBytes)}
 	}
 	maxBody := maxBytes - headers
-	held, err := limit.Reserve(ctx, headers+bodyEstimate(resp.ContentLength, maxBody), s.budget, s.c.budget)
+	want := headers + bodyEstimate(resp.ContentLength, maxBody)
+	if resp.ContentLength < 0 { // at most the budgets, grown as it is read
+		want = max(headers, min(want, s.budget.Size(), s.c.budget.Size()))
+	}
+	held, err := limit.Reserve(ctx, want, s.budget, s.c.budget)
 	if err != nil {
 		return s.overBudget(f, "response", err)
 	}
