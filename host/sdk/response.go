@@ -35,13 +35,13 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 			f.name, headers+announced, headers, announced, maxBytes)}
 	}
 	maxBody := maxBytes - headers
-	want := headers + bodyEstimate(resp.ContentLength, maxBody)
+	want, most := headers+bodyEstimate(resp.ContentLength, maxBody), min(s.budget.Size(), s.c.budget.Size())
 	if resp.ContentLength < 0 { // at most the budgets, grown as it is read
-		want = max(headers, min(want, s.budget.Size(), s.c.budget.Size()))
+		want = max(headers, min(want, most))
 	}
 	held, err := limit.Reserve(ctx, want, s.budget, s.c.budget)
 	if err != nil {
-		return s.overBudget(f, "response", err)
+		return s.overBudget(f, "response", false, err)
 	}
 	release := true
 	defer func() {
@@ -49,10 +49,10 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 			held.Release()
 		}
 	}()
-	data, err := readBody(&heldReader{r: resp.Body, ctx: ctx, held: held, base: headers, max: maxBody}, resp.ContentLength, maxBody)
+	data, err := readBody(&heldReader{r: resp.Body, ctx: ctx, held: held, base: headers, max: maxBody, most: most}, resp.ContentLength, maxBody)
 	if err != nil {
 		if be := (*limit.BytesError)(nil); errors.As(err, &be) {
-			return s.overBudget(f, "response", err)
+			return s.overBudget(f, "response", true, err)
 		}
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
 	}
@@ -100,14 +100,15 @@ func bodyEstimate(size, maxBody int64) int64 {
 }
 
 // heldReader reads a body whose bytes held holds (base bytes for the
-// headers, then the body): a body longer than it was announced grows the
-// holding as it is read, up to max bytes of body.
+// headers, then the body): a body longer than was held grows the holding
+// as it is read, up to max bytes of body, and fails once it needs more than
+// the smallest budget (most).
 type heldReader struct {
-	r         io.Reader
-	ctx       context.Context
-	held      *limit.Hold
-	base, max int64
-	read      int64
+	r               io.Reader
+	ctx             context.Context
+	held            *limit.Hold
+	base, max, most int64
+	read            int64
 }
 
 func (h *heldReader) Read(p []byte) (int, error) {
@@ -115,7 +116,8 @@ func (h *heldReader) Read(p []byte) (int, error) {
 	h.read += int64(n)
 	if need := h.base + min(h.read, h.max); need > h.held.Held() {
 		// Twice what was read so far: a long body grows it a few times.
-		if gerr := h.held.Resize(h.ctx, h.base+min(2*h.read, h.max)); gerr != nil {
+		grow := max(need, min(h.base+2*h.read, h.base+h.max, h.most))
+		if gerr := h.held.Resize(h.ctx, grow); gerr != nil {
 			return n, gerr
 		}
 	}

@@ -129,15 +129,16 @@ func (s *Session) hold(ctx context.Context, f *function, out *luau.SDKResponse) 
 	n := int64(len(out.Message) + len(out.JSON) + len(out.Text) + len(out.Content))
 	h, err := limit.Reserve(ctx, n, s.budget, s.c.budget)
 	if err != nil {
-		return s.overBudget(f, "result", err)
+		return s.overBudget(f, "result", false, err)
 	}
 	out.Release = h.Release
 	return out
 }
 
 // overBudget is the failure of a call whose response (or result) the host
-// memory budgets could not hold.
-func (s *Session) overBudget(f *function, what string, err error) *luau.SDKResponse {
+// memory budgets could not hold; atLeast when its size is not known, only
+// that it needs at least the bytes it asked for.
+func (s *Session) overBudget(f *function, what string, atLeast bool, err error) *luau.SDKResponse {
 	var be *limit.BytesError
 	if !errors.As(err, &be) {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf("%s: %v", f.name, err)}
@@ -146,10 +147,14 @@ func (s *Session) overBudget(f *function, what string, err error) *luau.SDKRespo
 	if be.Name == totalBudgetName {
 		whose = "all executions'"
 	}
+	needs := "needs"
+	if atLeast {
+		needs = "needs at least"
+	}
 	if be.Waited == nil {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
-			"%s: the %s needs %d bytes of host memory, more than %s (%d bytes, what %s sdk calls may hold at once; [limits] %s)",
-			f.name, what, be.Need, be.Name, be.Size, whose, be.Name)}
+			"%s: the %s %s %d bytes of host memory, more than %s (%d bytes, what %s sdk calls may hold at once; [limits] %s)",
+			f.name, what, needs, be.Need, be.Name, be.Size, whose, be.Name)}
 	}
 	return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
 		"%s: the %s waited for %d bytes of host memory until the call ended: %s (%d bytes, what %s sdk calls may hold at once; [limits] %s) stayed in use",
