@@ -77,3 +77,55 @@ func TestHostBudgetToolResult(t *testing.T) {
 		t.Errorf("result %s, error %+v\nstderr %s", res.Value, res.Error, stderr)
 	}
 }
+
+// TestHostBudgetNestedParallel: responses an outer parallel has completed
+// while an inner parallel runs (the script cannot take them before the
+// inner one returns) do not hold up the inner one's calls, even when they
+// fill max_host_bytes. The API orders the responses so: the outer call's
+// headers come at once (its bytes are held from then on), the rest of it
+// once the inner call has arrived, and the inner call's response after
+// it.
+func TestHostBudgetNestedParallel(t *testing.T) {
+	innerArrived, outerSent := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		body := []byte(strings.Repeat("x", n))
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		switch n {
+		case 600_000: // the outer call: its headers at once, the rest once the inner call has come
+			w.Write(body[:1])
+			w.(http.Flusher).Flush()
+			body = body[1:]
+			select {
+			case <-innerArrived:
+			case <-r.Context().Done():
+				return
+			}
+			defer close(outerSent)
+		case 600_002: // the inner call
+			close(innerArrived)
+			select {
+			case <-outerSent:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Write(body)
+	}))
+	defer srv.Close()
+	source := `local r = parallel({
+  function() return #sdk.big({n = 600000}) end,
+  function()
+    local first = #sdk.big({n = 1000})
+    local inner = parallel({function() return #sdk.big({n = 600002}) end})
+    return first + inner[1]
+  end,
+})
+return r[1] + r[2]`
+	config := "[limits]\nmax_host_bytes = 1000000\n[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) +
+		"\nbase_url = " + quoteTOML(srv.URL) + "\ntimeout = \"5s\"\n"
+	res, stderr := runUpstreamScript(t, source, config, []string{"XDG_CACHE_HOME=" + t.TempDir()})
+	if res.Error != nil || string(res.Value) != "1201002" {
+		t.Errorf("result %s, error %+v\nstderr %s", res.Value, res.Error, stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -85,9 +86,21 @@ type ready struct {
 // take removes and returns completed responses among tokens, in their
 // order: the first, then those whose envelopes fit in waitBatchBytes with
 // it; the others stay for the next sdk_wait.
+//
+// A completed response whose token the guest does not wait for belongs to
+// an outer parallel, which an inner one (run by one of its functions)
+// keeps from taking it until the inner one returns: its host bytes are
+// released now, lest the inner parallel's calls wait for them forever.
+// (The bytes stay in memory until it is taken: one response per function
+// of the outer parallel at most.)
 func (c *calls) take(tokens []uint32) []ready {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for t, resp := range c.done {
+		if resp.Release != nil && !slices.Contains(tokens, t) {
+			resp.release()
+		}
+	}
 	var out []ready
 	total := 0
 	for _, t := range tokens {
