@@ -123,7 +123,7 @@ type Hold struct {
 // as Acquire does, holding the earlier ones meanwhile); on failure nothing
 // is held. Nil budgets are skipped.
 func Reserve(ctx context.Context, n int64, budgets ...*Bytes) (*Hold, error) {
-	h := &Hold{}
+	h := &Hold{budgets: make([]*Bytes, 0, len(budgets))}
 	for _, b := range budgets {
 		if b != nil {
 			h.budgets = append(h.budgets, b)

@@ -59,6 +59,8 @@ type SDKCaller interface {
 	// as U+FFFD: a binary string can reach an upload intact. Call returns when
 	// the response is complete, or at once when ctx ends (the execution's
 	// deadline or cancellation): an abandoned request must not outlive it.
+	// The caller calls the response's Release, when set, once it is done
+	// with the response's bytes.
 	Call(ctx context.Context, id uint32, args json.RawMessage) *SDKResponse
 }
 
