@@ -44,7 +44,7 @@ const (
 	// holds at once for one execution's calls, and for all executions'.
 	// Either is raised to max_response_bytes when that is larger, so that
 	// one response always fits.
-	DefaultMaxHostBytes      = 32 << 20
+	DefaultMaxHostBytes      = 24 << 20
 	DefaultMaxHostBytesTotal = 64 << 20
 	// MaxHeaderBytes caps a response's headers (when max_response_bytes,
 	// which they count toward, is not smaller).
