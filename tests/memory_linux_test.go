@@ -33,11 +33,11 @@ const (
 	maxHostedRSS = 500 << 20 // serve --http, four executions of it at once
 )
 
-// bigItems is the number of items of a big response, and bigBody its
-// body: about 10 MB of JSON, {"items":[{"id":0,"text":"..."},...]}.
+// bigItems is the number of items of a big response, and bigBody makes
+// its body (once): about 10 MB of JSON, {"items":[{"id":0,"text":"..."},...]}.
 const bigItems = 9700
 
-var bigBody = func() []byte {
+var bigBody = sync.OnceValue(func() []byte {
 	var b bytes.Buffer
 	text := strings.Repeat("abcdefghij", 100)
 	b.WriteString(`{"items":[`)
@@ -49,7 +49,7 @@ var bigBody = func() []byte {
 	}
 	b.WriteString("]}")
 	return b.Bytes()
-}()
+})
 
 const bigSpec = `openapi: 3.0.3
 info: { title: big, version: "1" }
@@ -109,8 +109,9 @@ func newBigAPI(t *testing.T, want int, perExecution bool) *bigAPI {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(bigBody)))
-		w.Write(bigBody)
+		body := bigBody()
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
 	}))
 	t.Cleanup(a.srv.Close)
 	return a
