@@ -17,6 +17,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/mod v0.37.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.43.0
 	golang.org/x/text v0.40.0
@@ -47,6 +48,5 @@ require (
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )

@@ -49,6 +49,11 @@ type Limits struct {
 	MaxLogBytes    int    `toml:"max_log_bytes"`
 	MaxResultBytes int    `toml:"max_result_bytes"`
 	MaxOutputBytes int    `toml:"max_output_bytes"`
+	// MaxHostBytes and MaxHostBytesTotal bound the bytes of sdk responses
+	// the host holds at once, for one execution and for all (sdk.Config);
+	// 0 is the sdk's default.
+	MaxHostBytes      int64 `toml:"max_host_bytes"`
+	MaxHostBytesTotal int64 `toml:"max_host_bytes_total"`
 }
 
 // IO is the [io] section (and the deprecated [output] one).
@@ -120,6 +125,8 @@ func (f *File) check() error {
 		{"limits.max_log_bytes", int64(l.MaxLogBytes)},
 		{"limits.max_result_bytes", int64(l.MaxResultBytes)},
 		{"limits.max_output_bytes", int64(l.MaxOutputBytes)},
+		{"limits.max_host_bytes", l.MaxHostBytes},
+		{"limits.max_host_bytes_total", l.MaxHostBytesTotal},
 	} {
 		if v.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", v.key, v.value)

@@ -215,6 +215,8 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	if cfg.MaxParallel == 0 {
 		cfg.MaxParallel = sdk.DefaultMaxParallel
 	}
+	// The host memory budgets are [limits]; zero leaves the sdk's default.
+	cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
 	return cfg, nil
 }
 

@@ -44,6 +44,10 @@ in = "header"
 max_calls = 7
 max_response_bytes = 1000
 max_parallel = 2
+
+[limits]
+max_host_bytes = 5000
+max_host_bytes_total = 9000
 `)
 	f, err := Load(path)
 	if err != nil {
@@ -54,7 +58,7 @@ max_parallel = 2
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MaxCalls != 7 || cfg.MaxResponseBytes != 1000 || cfg.MaxParallel != 2 {
+	if cfg.MaxCalls != 7 || cfg.MaxResponseBytes != 1000 || cfg.MaxParallel != 2 || cfg.MaxHostBytes != 5000 || cfg.MaxHostBytesTotal != 9000 {
 		t.Errorf("limits %+v", cfg)
 	}
 	var names []string
@@ -119,6 +123,8 @@ func TestSDKConfigErrors(t *testing.T) {
 		{"max_calls", "[sdk]\nmax_calls = 0\n", "sdk.max_calls: must be positive"},
 		{"max_response_bytes", "[sdk]\nmax_response_bytes = -1\n", "sdk.max_response_bytes"},
 		{"unknown sdk key", "[sdk]\nmax_call = 1\n", "unknown key sdk.max_call"},
+		{"max_host_bytes", "[limits]\nmax_host_bytes = -1\n", "limits.max_host_bytes: must not be negative"},
+		{"max_host_bytes_total", "[limits]\nmax_host_bytes_total = -5\n", "limits.max_host_bytes_total: must not be negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(writeConfig(t, c.text))

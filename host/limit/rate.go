@@ -4,7 +4,9 @@
 // Retry-After), and execution slots per user and overall that a call waits
 // for up to a bound and then fails (Slots). Both are keyed by any
 // comparable value, such as auth.User, and keep state only for the keys in
-// use.
+// use. Bytes are budgets of bytes held at once (the host memory a script's
+// calls hold: per execution and server-wide), and a Hold is bytes taken
+// from several of them as one.
 package limit
 
 import (

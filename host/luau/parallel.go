@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,30 +70,69 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 	}
 }
 
-// take removes and returns the completed responses among tokens.
-func (c *calls) take(tokens []uint32) map[uint32]*SDKResponse {
+// waitBatchBytes bounds the envelopes one sdk_wait hands back together
+// (the first one goes whatever its size): the guest's buffer for them, and
+// the responses it decodes before it can free the first, hold a few large
+// responses at a time rather than all of them.
+const waitBatchBytes = 1 << 20
+
+// ready is a completed response taken for the guest.
+type ready struct {
+	token uint32
+	resp  *SDKResponse
+	size  int // of its envelope
+}
+
+// take removes and returns completed responses among tokens, in their
+// order: the first, then those whose envelopes fit in waitBatchBytes with
+// it; the others stay for the next sdk_wait.
+//
+// A completed response whose token the guest does not wait for belongs to
+// an outer parallel, which an inner one (run by one of its functions)
+// keeps from taking it until the inner one returns: its host bytes are
+// released now, lest the inner parallel's calls wait for them forever.
+// (The bytes stay in memory until it is taken: one response per function
+// of the outer parallel at most.)
+func (c *calls) take(tokens []uint32) []ready {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out map[uint32]*SDKResponse
-	for _, t := range tokens {
-		if resp, ok := c.done[t]; ok {
-			if out == nil {
-				out = make(map[uint32]*SDKResponse)
-			}
-			out[t] = resp
-			delete(c.done, t)
+	for t, resp := range c.done {
+		if resp.Release != nil && !slices.Contains(tokens, t) {
+			resp.release()
 		}
+	}
+	var out []ready
+	total := 0
+	for _, t := range tokens {
+		resp, ok := c.done[t]
+		if !ok {
+			continue
+		}
+		size := resp.envelopeSize()
+		if len(out) > 0 && total+8+size > waitBatchBytes {
+			continue
+		}
+		total += 8 + size
+		out = append(out, ready{t, resp, size})
+		delete(c.done, t)
 	}
 	return out
 }
 
-// close cancels the requests still in flight and waits for them.
+// close cancels the requests still in flight, waits for them, and releases
+// the responses the guest never took.
 func (c *calls) close() {
 	if c == nil {
 		return
 	}
 	c.cancel()
 	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for t, resp := range c.done {
+		resp.release()
+		delete(c.done, t)
+	}
 }
 
 // callsOf returns the execution's calls, made on first use under ctx (the
@@ -154,11 +194,11 @@ func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 		tokens[i] = binary.LittleEndian.Uint32(raw[4*i:])
 	}
 	c := inst.callsOf(ctx)
-	var ready map[uint32]*SDKResponse
+	var taken []ready
 	timer := time.NewTimer(time.Until(inst.deadline))
 	defer timer.Stop()
 	for {
-		if ready = c.take(tokens); len(ready) > 0 {
+		if taken = c.take(tokens); len(taken) > 0 {
 			break
 		}
 		select {
@@ -168,25 +208,31 @@ func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 		inst.checkStop()
 	}
-	var out []byte
-	for _, t := range tokens {
-		resp, ok := ready[t]
-		if !ok {
-			continue
+	defer func() { // the bytes are the guest's below, or dropped
+		for _, r := range taken {
+			r.resp.release()
 		}
-		envelope := resp.envelope()
-		out = binary.LittleEndian.AppendUint32(out, t)
-		out = binary.LittleEndian.AppendUint32(out, uint32(len(envelope)))
-		out = append(out, envelope...)
+	}()
+	size := 0
+	for _, r := range taken {
+		size += 8 + r.size
 	}
-	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, out))
+	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, size, func(buf []byte) {
+		for _, r := range taken {
+			binary.LittleEndian.PutUint32(buf, r.token)
+			binary.LittleEndian.PutUint32(buf[4:], uint32(r.size))
+			r.resp.writeEnvelope(buf[8 : 8+r.size])
+			buf = buf[8+r.size:]
+		}
+	}))
 }
 
-// writeSDKBuffer copies data into a buffer the guest allocates on L's stack
-// (ts_sdk_buffer) and returns its length. Running out of memory there
-// raises the script's memory error from this host call.
-func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint64, data []byte) int {
-	buf, err := inst.sdkBuffer.Call(ctx, L, uint64(len(data)))
+// writeSDKBuffer has the guest allocate a buffer of size bytes on L's
+// stack (ts_sdk_buffer), has fill write into it in place, and returns
+// size. Running out of memory there raises the script's memory error from
+// this host call.
+func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint64, size int, fill func([]byte)) int {
+	buf, err := inst.sdkBuffer.Call(ctx, L, uint64(size))
 	if err != nil {
 		var t *luaThrow
 		if errors.As(err, &t) {
@@ -194,8 +240,11 @@ func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint
 		}
 		panic(err)
 	}
-	if !mod.Memory().Write(uint32(buf[0]), data) {
+	// Read after the call: allocating may have grown (moved) the memory.
+	b, ok := mod.Memory().Read(uint32(buf[0]), uint32(size))
+	if !ok {
 		panic(fmt.Errorf("luau: sdk response buffer out of range"))
 	}
-	return len(data)
+	fill(b)
+	return size
 }

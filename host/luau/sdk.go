@@ -59,6 +59,8 @@ type SDKCaller interface {
 	// as U+FFFD: a binary string can reach an upload intact. Call returns when
 	// the response is complete, or at once when ctx ends (the execution's
 	// deadline or cancellation): an abandoned request must not outlive it.
+	// The caller calls the response's Release, when set, once it is done
+	// with the response's bytes.
 	Call(ctx context.Context, id uint32, args json.RawMessage) *SDKResponse
 }
 
@@ -93,6 +95,20 @@ type SDKResponse struct {
 	Text []byte
 	// Content is an MCP error's content blocks (the error table's content).
 	Content json.RawMessage
+	// Release, when not nil, gives back the host memory budget the
+	// response's bytes hold. The runtime calls it once, when the guest has
+	// its own copy of them or the response is dropped (the execution
+	// ended first).
+	Release func()
+}
+
+// release calls r.Release, once.
+func (r *SDKResponse) release() {
+	if r.Release != nil {
+		f := r.Release
+		r.Release = nil
+		f()
+	}
 }
 
 // SDKFailure classifies an sdk call's outcome.
@@ -141,18 +157,24 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 			resp = inst.exec.sdk.Call(ctx, id, args)
 		}
 	}
+	defer resp.release() // the bytes are the guest's below, or dropped
 	inst.checkStopAfterCall(ctx)
 
 	size := resp.envelopeSize()
 	if room, ok := mod.Memory().ReadUint32Le(argsPtr - 4); argsPtr >= 4 && ok && uint64(size) <= uint64(room) {
-		buf := guestBytes(mod, uint64(argsPtr-4), uint64(size))
-		if out := resp.appendEnvelope(buf[:0]); len(out) != size || &out[0] != &buf[0] {
-			panic(errors.New("luau: sdk envelope size mismatch"))
-		}
+		resp.writeEnvelope(guestBytes(mod, uint64(argsPtr-4), uint64(size)))
 		stack[0] = uint64(size) | envelopeInPlace
 		return
 	}
-	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, resp.envelope()))
+	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, size, resp.writeEnvelope))
+}
+
+// writeEnvelope lays r's envelope out in buf, which is exactly its size:
+// straight into guest memory, without a copy on the host.
+func (r *SDKResponse) writeEnvelope(buf []byte) {
+	if out := r.appendEnvelope(buf[:0]); len(out) != len(buf) || (len(buf) > 0 && &out[0] != &buf[0]) {
+		panic(errors.New("luau: sdk envelope size mismatch"))
+	}
 }
 
 // envelopeInPlace is set in sdk_call's result when the envelope is in the

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 )
 
@@ -19,45 +21,74 @@ import (
 const messageBodyBytes = 512
 
 // response reads and converts one response: the body with its
-// Content-Encoding undone (decoded), within max_response_bytes, JSON when
-// the media type says so (and it parses), text otherwise, nothing for 204
-// or an empty body; a non-2xx status is an upstream error carrying the
-// decoded body and the headers. Everything is redacted before the error
-// message quotes the body, so that its cut never shows part of a secret;
-// a body the redaction changed, or that was decoded, loses its
-// Content-Length (it would tell the secret's length, or how well a
-// response that echoes one compressed).
-func (s *Session) response(f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
-	max := s.c.cfg.MaxResponseBytes
+// Content-Encoding undone (decoded), within max_response_bytes (with the
+// headers), JSON when the media type says so (and it parses), text
+// otherwise, nothing for 204 or an empty body; a non-2xx status is an
+// upstream error carrying the decoded body and the headers. Its bytes are
+// held in the host memory budgets (waiting for them within ctx) from
+// before the body is read until the script has them. Everything is
+// redacted before the error message quotes the body, so that its cut
+// never shows part of a secret; a body the redaction changed, or that was
+// decoded, loses its Content-Length (it would tell the secret's length,
+// or how well a response that echoes one compressed).
+func (s *Session) response(ctx context.Context, f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
+	maxBytes := s.c.cfg.MaxResponseBytes
 	codings, err := codings(resp.Header)
 	if err != nil {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: resp.StatusCode, Message: s.redact.string(f.name + ": " + err.Error())}
 	}
-	body, size, wire := io.Reader(resp.Body), resp.ContentLength, max
+	headers := headerBytes(resp.Header)
+	maxBody := maxBytes - headers
+	body, size, wire := io.Reader(resp.Body), resp.ContentLength, maxBody
 	if codings != nil {
-		wire, size = wireCap(max), -1
-		r, close, err := decoded(resp.Body, codings, max)
+		wire, size = wireCap(maxBytes), -1
+	}
+	if headers > maxBytes || resp.ContentLength > wire {
+		announced := max(resp.ContentLength, 0)
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			"%s: the response is %d bytes (headers %d, body %d), more than max_response_bytes (%d; [sdk] max_response_bytes)",
+			f.name, headers+announced, headers, announced, maxBytes)}
+	}
+	if codings != nil {
+		r, close, err := decoded(resp.Body, codings, maxBytes)
 		if err != nil {
 			return s.readFailed(f, err)
 		}
 		defer close()
 		body = r
 	}
-	if resp.ContentLength > wire {
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
-			"%s: the response is %d bytes, more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, resp.ContentLength, max)}
+	want, most := headers+bodyEstimate(size, maxBody), min(s.budget.Size(), s.c.budget.Size())
+	if size < 0 { // at most the budgets, grown as it is read
+		want = max(headers, min(want, most))
 	}
-	data, err := readBody(body, size, max)
+	held, err := limit.Reserve(ctx, want, s.budget, s.c.budget)
 	if err != nil {
+		return s.overBudget(f, "response", false, err)
+	}
+	release := true
+	defer func() {
+		if release {
+			held.Release()
+		}
+	}()
+	data, err := readBody(&heldReader{r: body, ctx: ctx, held: held, base: headers, max: maxBody, most: most}, size, maxBody)
+	if err != nil {
+		if be := (*limit.BytesError)(nil); errors.As(err, &be) {
+			return s.overBudget(f, "response", true, err)
+		}
 		return s.readFailed(f, err)
 	}
-	if int64(len(data)) > max {
+	if int64(len(data)) > maxBody {
 		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
-			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, max)}
+			"%s: the response (headers included) is more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, maxBytes)}
+	}
+	if size := headers + int64(cap(data)); size < held.Held() {
+		_ = held.Resize(ctx, size) // shrinking: no error
 	}
 	// A successful response's headers go to the script only if it takes
 	// them (CallData); a failure's error table always has them.
 	out := convert(resp.StatusCode, resp.Header, data, !dataOnly || resp.StatusCode/100 != 2)
+	out.Release, release = held.Release, false
 	if codings != nil && out.Headers != nil {
 		// The body is decoded: its coding and length on the wire no longer
 		// apply (and the length would tell how well a response that
@@ -96,6 +127,53 @@ func (s *Session) readFailed(f *function, err error) *luau.SDKResponse {
 			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, s.c.cfg.MaxResponseBytes)}
 	}
 	return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
+}
+
+// headerBytes is the size of headers as they were sent: each value on a
+// line of its own ("Name: value\r\n").
+func headerBytes(h http.Header) int64 {
+	var n int64
+	for k, vs := range h {
+		for _, v := range vs {
+			n += int64(len(k) + len(v) + 4)
+		}
+	}
+	return n
+}
+
+// bodyEstimate is what a body is expected to take: its announced size
+// (size, -1 for none), or all it may take (maxBody) when none is
+// announced.
+func bodyEstimate(size, maxBody int64) int64 {
+	if size >= 0 && size <= maxBody {
+		return size
+	}
+	return maxBody
+}
+
+// heldReader reads a body whose bytes held holds (base bytes for the
+// headers, then the body): a body longer than was held grows the holding
+// as it is read, up to max bytes of body, and fails once it needs more than
+// the smallest budget (most).
+type heldReader struct {
+	r               io.Reader
+	ctx             context.Context
+	held            *limit.Hold
+	base, max, most int64
+	read            int64
+}
+
+func (h *heldReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.read += int64(n)
+	if need := h.base + min(h.read, h.max); need > h.held.Held() {
+		// Twice what was read so far: a long body grows it a few times.
+		grow := max(need, min(h.base+2*h.read, h.base+h.max, h.most))
+		if gerr := h.held.Resize(h.ctx, grow); gerr != nil {
+			return n, gerr
+		}
+	}
+	return n, err
 }
 
 // readBody reads r to its end, or to max+1 bytes (more than the limit):
@@ -225,4 +303,11 @@ func prefix(b []byte, n int) string {
 		cut--
 	}
 	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "..."
+}
+
+// headersTooLarge reports whether err is the transport's refusal of a
+// response whose headers are larger than its MaxResponseHeaderBytes
+// (net/http has no error value for it, only this message).
+func headersTooLarge(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "server response headers exceeded")
 }

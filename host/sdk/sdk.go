@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/upstream"
@@ -38,6 +39,16 @@ const (
 	DefaultMaxResponseBytes = 10 << 20
 	DefaultMaxParallel      = luau.DefaultMaxParallel
 	DefaultTimeout          = 30 * time.Second
+	// DefaultMaxHostBytes and DefaultMaxHostBytesTotal are the [limits]
+	// max_host_bytes and max_host_bytes_total: the response bytes the host
+	// holds at once for one execution's calls, and for all executions'.
+	// Either is raised to max_response_bytes when that is larger, so that
+	// one response always fits.
+	DefaultMaxHostBytes      = 24 << 20
+	DefaultMaxHostBytesTotal = 64 << 20
+	// MaxHeaderBytes caps a response's headers (when max_response_bytes,
+	// which they count toward, is not smaller).
+	MaxHeaderBytes = 1 << 20
 	// MaxRedirects is how many same-origin redirects a call follows.
 	MaxRedirects = 5
 	// SpecTimeout bounds fetching a spec (or a document it refers to) by URL.
@@ -56,6 +67,15 @@ type Config struct {
 	MaxCalls         int
 	MaxResponseBytes int64
 	MaxParallel      int
+	// MaxHostBytes bounds the bytes of responses (headers, bodies, tool
+	// results) the host holds at once for one execution: from the moment a
+	// call starts reading its response until the script has its own copy.
+	// MaxHostBytesTotal bounds them for all the executions of the Client
+	// (and of those Refresh makes). A call waits while others hold the
+	// budget, and fails with kind limit when its response alone is larger
+	// or its wait outlasts it. Zero means the default.
+	MaxHostBytes      int64
+	MaxHostBytesTotal int64
 	// Cache, when not nil, keeps parsed specs on disk.
 	Cache *openapi.Cache
 	// HTTPClient, when not nil, replaces the client the sdk makes (tests).
@@ -112,7 +132,19 @@ func (c *Config) withDefaults() {
 	if c.MaxParallel <= 0 {
 		c.MaxParallel = DefaultMaxParallel
 	}
+	if c.MaxHostBytes <= 0 {
+		c.MaxHostBytes = max(DefaultMaxHostBytes, c.MaxResponseBytes)
+	}
+	if c.MaxHostBytesTotal <= 0 {
+		c.MaxHostBytesTotal = max(DefaultMaxHostBytesTotal, c.MaxHostBytes)
+	}
 }
+
+// The names of the host memory budgets, as the configuration calls them.
+const (
+	execBudgetName  = "max_host_bytes"
+	totalBudgetName = "max_host_bytes_total"
+)
 
 // Client is the sdk of one process: shared by its executions, safe for
 // concurrent use.
@@ -129,6 +161,8 @@ type Client struct {
 	// upstreams are the MCP servers Open started (nil without any); shared
 	// by the clients Refresh makes.
 	upstreams *upstream.Set
+	// budget is max_host_bytes_total, shared by the clients Refresh makes.
+	budget *limit.Bytes
 }
 
 // apiState is what calls of one API share.
@@ -277,6 +311,7 @@ func (c *Client) Refresh() (*Client, error) {
 	}
 	n.http = c.http
 	n.upstreams = c.upstreams
+	n.budget = c.budget
 	// A function keeps its id, so that a script whose sdk table was made
 	// before the refresh calls what it named, or learns it is gone; a new
 	// one gets an id never used before.
@@ -355,9 +390,13 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 			c.ordered = append(c.ordered, fn)
 		}
 	}
+	var err error
+	if c.budget, err = limit.NewBytes(totalBudgetName, cfg.MaxHostBytesTotal); err != nil {
+		return nil, err
+	}
 	c.http = cfg.HTTPClient
 	if c.http == nil {
-		c.http = &http.Client{Transport: newTransport()}
+		c.http = &http.Client{Transport: newTransport(min(cfg.MaxResponseBytes, MaxHeaderBytes))}
 	} else {
 		copied := *c.http
 		c.http = &copied
@@ -367,8 +406,9 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 }
 
 // newTransport is the shared transport: keep-alive connections, enough
-// idle ones per host for max_parallel calls of several executions.
-func newTransport() *http.Transport {
+// idle ones per host for max_parallel calls of several executions, and
+// responses whose headers are more than maxHeader bytes refused.
+func newTransport(maxHeader int64) *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -378,6 +418,8 @@ func newTransport() *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// The headers are read before the budgets can be asked.
+		MaxResponseHeaderBytes: maxHeader,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 )
 
@@ -28,6 +29,9 @@ type Session struct {
 	slots   chan struct{}
 	maxCall int64
 	watch   callWatch // the calls' own timeouts
+	// budget is max_host_bytes: the response bytes the host holds for this
+	// execution at once (the Client's budget is for all of them).
+	budget *limit.Bytes
 
 	plansMu sync.Mutex
 	plans   map[*function]authPlan // how each function's requests carry creds
@@ -45,6 +49,7 @@ func (c *Client) Session(requestAuth map[string]*Credential) *Session {
 		slots:   make(chan struct{}, c.cfg.MaxParallel),
 		maxCall: int64(c.cfg.MaxCalls),
 	}
+	s.budget, _ = limit.NewBytes(execBudgetName, c.cfg.MaxHostBytes) // positive: withDefaults
 	var secrets []string
 	for name, st := range c.apis {
 		cred := st.cfg.Auth
@@ -114,9 +119,48 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 	if req == nil {
 		out := s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
 		s.redact.tool(out, f.name)
-		return out
+		return s.hold(ctx, f, out)
 	}
 	return s.send(ctx, f, req, dataOnly)
+}
+
+// hold counts a tool's result against the host memory budgets until the
+// script has it (the result is in memory already: the bytes are counted,
+// or the result dropped, before more results can pile up).
+func (s *Session) hold(ctx context.Context, f *function, out *luau.SDKResponse) *luau.SDKResponse {
+	n := int64(len(out.Message) + len(out.JSON) + len(out.Text) + len(out.Content))
+	h, err := limit.Reserve(ctx, n, s.budget, s.c.budget)
+	if err != nil {
+		return s.overBudget(f, "result", false, err)
+	}
+	out.Release = h.Release
+	return out
+}
+
+// overBudget is the failure of a call whose response (or result) the host
+// memory budgets could not hold; atLeast when its size is not known, only
+// that it needs at least the bytes it asked for.
+func (s *Session) overBudget(f *function, what string, atLeast bool, err error) *luau.SDKResponse {
+	var be *limit.BytesError
+	if !errors.As(err, &be) {
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf("%s: %v", f.name, err)}
+	}
+	whose := "one execution's"
+	if be.Name == totalBudgetName {
+		whose = "all executions'"
+	}
+	needs := "needs"
+	if atLeast {
+		needs = "needs at least"
+	}
+	if be.Waited == nil {
+		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			"%s: the %s %s %d bytes of host memory, more than %s (%d bytes, what %s sdk calls may hold at once; [limits] %s)",
+			f.name, what, needs, be.Need, be.Name, be.Size, whose, be.Name)}
+	}
+	return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+		"%s: the %s waited for %d bytes of host memory until the call ended: %s (%d bytes, what %s sdk calls may hold at once; [limits] %s) stayed in use",
+		f.name, what, be.Need, be.Name, be.Size, whose, be.Name)}
 }
 
 // request checks the arguments and builds the request, before anything is
@@ -399,10 +443,15 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request, data
 		case callCtx.Err() != nil:
 			return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf("%s: no response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
 		}
+		if headersTooLarge(err) {
+			return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+				"%s: the response's headers are larger than %d bytes (headers count toward max_response_bytes, and at most %d bytes of them are read; [sdk] max_response_bytes)",
+				f.name, min(s.c.cfg.MaxResponseBytes, MaxHeaderBytes), MaxHeaderBytes)}
+		}
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": request failed: " + transportError(err))}
 	}
 	defer resp.Body.Close()
-	out := s.response(f, resp, dataOnly)
+	out := s.response(callCtx, f, resp, dataOnly)
 	if out.Fail == luau.SDKUpstream && out.Status == 0 {
 		switch {
 		case ctx.Err() != nil:
