@@ -49,7 +49,12 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	}
 	res, err := srv.call(ctx, fn.Tool, args)
 	if err != nil {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + err.Error()}
+		fail := luau.SDKUpstream
+		var le *limitError
+		if errors.As(err, &le) {
+			fail = luau.SDKLimit
+		}
+		return &luau.SDKResponse{Fail: fail, Message: name + ": " + err.Error()}
 	}
 	return result(name, res, s.opts.MaxResponseBytes)
 }
@@ -260,20 +265,16 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	res, err := c.client.CallTool(cctx, req)
-	big := s.tooLarge(c, mark)
+	refused := s.refused(c, mark, err)
 	switch {
 	case err == nil:
 		s.healthy()
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, cancelled(ctx)
-	case big != nil && c.proc != nil:
-		// The server's standard output is cut off: the connection is dead
-		// (the limitReader's trip stopped it).
-		return nil, fmt.Errorf("%w; it is restarted on the next call", big)
-	case big != nil:
-		// Over HTTP only this response was cut off; the connection stays.
-		return nil, big
+	case refused != nil:
+		// Only this call's answer was refused; the connection stays.
+		return nil, refused
 	case cctx.Err() != nil:
 		go s.checkHung(c)
 		return nil, fmt.Errorf("the MCP server %s did not answer within %s (timeout of [mcp_servers.%s])", s.cfg.Name, s.cfg.Timeout, s.cfg.Name)

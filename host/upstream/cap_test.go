@@ -5,11 +5,11 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/internal/syncbuf"
@@ -26,9 +26,9 @@ func allocated() uint64 {
 func TestMessageCap(t *testing.T) {
 	// A tool result of 64 MiB with max_response_bytes 64 KiB: the call
 	// fails clearly, and the Go heap never holds the message (the bytes
-	// allocated during the call stay far below its size). Over stdio the
-	// calls in flight fail alike and the server is restarted on the next
-	// call; over HTTP only that response is cut off.
+	// allocated during the call stay far below its size). Only that call
+	// fails: a call in flight meanwhile gets its answer, and the
+	// connection stays (the stdio server is not restarted).
 	const (
 		maxResponse = 64 << 10
 		huge        = 64 << 20
@@ -45,12 +45,7 @@ func TestMessageCap(t *testing.T) {
 		{"http json", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, true)} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := filepath.Join(t.TempDir(), "log")
-			cfg := tc.cfg(t)
-			if tc.stdio {
-				cfg.Env = map[string]string{"PYSERVER_LOG": log}
-			}
-			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, cfg)
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, tc.cfg(t))
 			ctx := context.Background()
 
 			// Under max_response_bytes: the result.
@@ -65,48 +60,109 @@ func TestMessageCap(t *testing.T) {
 			}
 
 			first := set.byName["py"].conn
+			// A call in flight: it answers once a second one arrives.
 			inFlight := make(chan *luau.SDKResponse, 1)
-			if tc.stdio {
-				go func() { inFlight <- call(ctx, t, set, "py", "sleep", `[{"seconds":60,"tag":"s1"}]`) }()
-				waitForLine(t, log, "started sleep s1")
-			}
+			go func() { inFlight <- call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`) }()
 			before := allocated()
 			r := call(ctx, t, set, "py", "big", fmt.Sprintf(`[{"size":%d}]`, huge))
 			grew := allocated() - before
-			want := tooLarge
-			if tc.stdio {
-				want += "; it is restarted on the next call"
-			}
-			if r.Fail != luau.SDKUpstream || r.Message != want {
-				t.Errorf("a result of %d bytes: %+v, want the message %q", huge, r, want)
+			if r.Fail != luau.SDKUpstream || r.Message != tooLarge {
+				t.Errorf("a result of %d bytes: %+v, want the message %q", huge, r, tooLarge)
 			}
 			if grew > huge/4 {
 				t.Errorf("the Go heap allocated %d bytes during the call: the %d-byte message was read", grew, huge)
 			}
 			t.Logf("allocated during the call: %d bytes (message %d bytes, cap %d)", grew, huge, limit)
 
-			if tc.stdio {
-				if r := <-inFlight; r.Fail != luau.SDKUpstream || r.Message != strings.Replace(want, "sdk.py.big", "sdk.py.sleep", 1) {
-					t.Errorf("the call in flight: %+v", r)
-				}
+			if r := call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`); r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+				t.Errorf("the second call: %+v", r)
 			}
-			// The next call works: on a new server over stdio, on the same
-			// connection over HTTP.
+			if r := <-inFlight; r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+				t.Errorf("the call in flight: %+v", r)
+			}
+			// The next call works, on the same connection.
 			if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
 				t.Fatalf("the next call: %+v", r)
 			}
-			next := set.byName["py"].conn
-			if tc.stdio {
-				if next == first || next.proc.proc.Pid == first.proc.proc.Pid {
-					t.Error("the stdio server was not restarted")
+			if next := set.byName["py"].conn; next != first {
+				t.Error("the connection was replaced")
+			}
+			if tc.stdio && !testupstreams.Alive(first.proc.proc.Pid) {
+				t.Error("the stdio server was stopped")
+			}
+		})
+	}
+}
+
+// oversizedCalls and normalCalls make TestOversizeIsolated: user A makes
+// oversizedCalls calls whose results are above the cap on a message while
+// user B makes normalCalls calls or more on the same connection, until A
+// is done.
+const (
+	oversizedCalls = 50
+	normalCalls    = 40
+)
+
+func TestOversizeIsolated(t *testing.T) {
+	// One user's oversized results never fail another user's calls on a
+	// shared upstream: each of A's calls fails with a clear error, every
+	// one of B's succeeds, and the upstream is neither restarted nor
+	// reconnected.
+	const maxResponse = 64 << 10
+	limit := maxMessageBytes(maxResponse)
+	tooLarge := fmt.Sprintf("sdk.py.big: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)
+	for _, tc := range []struct {
+		name  string
+		cfg   func(t *testing.T, log string) Config
+		stdio bool
+	}{
+		{"stdio", func(t *testing.T, log string) Config {
+			cfg := stdio("py", testupstreams.Python(t))
+			cfg.Env = map[string]string{"PYSERVER_LOG": log}
+			return cfg
+		}, true},
+		{"http", func(t *testing.T, _ string) Config { return Config{Name: "py", URL: pyHTTP(t, false)} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, tc.cfg(t, log))
+			first := set.byName["py"].conn
+			ctx := context.Background()
+			aDone := make(chan struct{})
+			var aFailures []string
+			go func() {
+				defer close(aDone)
+				for i := range oversizedCalls {
+					r := call(ctx, t, set, "py", "big", fmt.Sprintf(`[{"size":%d}]`, 2*limit))
+					if r.Fail != luau.SDKUpstream || r.Message != tooLarge {
+						aFailures = append(aFailures, fmt.Sprintf("A's call %d: %+v", i, r))
+					}
 				}
+			}()
+			calls := 0
+			for done := false; !done || calls < normalCalls; calls++ {
 				select {
-				case <-first.proc.exited:
-				case <-time.After(30 * time.Second):
-					t.Errorf("the first server (pid %d) was not stopped", first.proc.proc.Pid)
+				case <-aDone:
+					done = true
+				default:
 				}
-			} else if next != first {
-				t.Error("the HTTP connection was replaced")
+				r := call(ctx, t, set, "py", "ping", fmt.Sprintf(`[{"n":%d}]`, calls))
+				if r.Fail != luau.SDKOK || string(r.Text) != fmt.Sprint(calls) {
+					t.Errorf("B's call %d: %+v", calls, r)
+				}
+			}
+			for _, f := range aFailures {
+				t.Error(f)
+			}
+			t.Logf("B made %d calls while A made %d oversized ones", calls, oversizedCalls)
+			if set.byName["py"].conn != first {
+				t.Error("the connection was replaced")
+			}
+			if tc.stdio {
+				b, _ := os.ReadFile(log)
+				if n := strings.Count(string(b), "pid "); n != 1 || !testupstreams.Alive(first.proc.proc.Pid) {
+					t.Errorf("the server was started %d times: %q", n, b)
+				}
 			}
 		})
 	}

@@ -119,9 +119,8 @@ func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("a message larger than %d bytes", e.max)
 }
 
-// oversize records that a message above the cap was cut off: on a stdio
-// connection (every call in flight fails with it), or for one call over
-// HTTP (its mark travels in the request's context).
+// oversize records that a message above the cap was cut off for one call
+// over HTTP (its mark travels in the request's context).
 type oversize struct{ tripped atomic.Bool }
 
 type oversizeKey struct{}
