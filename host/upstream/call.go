@@ -21,9 +21,11 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 )
 
-// maxErrorText bounds the tool's text quoted in an error message (the
-// whole content is in the error's content field).
-const maxErrorText = 2048
+// maxErrorText bounds what an upstream says that an error message quotes
+// (the text of a tool's error, a JSON-RPC error's message): longer text
+// is cut at a character boundary and says how much was left out. A tool
+// error's whole content is in the error's content field.
+const maxErrorText = 1024
 
 // CallTool calls the tool fn of server api with the script's argument list
 // (the JSON array [args]): the sdk's ToolCaller. The arguments are checked
@@ -55,6 +57,9 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 			fail = luau.SDKLimit
 		}
 		return &luau.SDKResponse{Fail: fail, Message: name + ": " + err.Error()}
+	}
+	if ctx.Err() != nil { // no work on a result the execution has no time for
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + cancelled(ctx).Error()}
 	}
 	return result(name, res, s.opts.MaxResponseBytes)
 }
@@ -289,9 +294,9 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	var te *transport.Error
 	if errors.As(err, &te) {
 		s.died(c, "the connection failed: "+te.Err.Error())
-		return nil, fmt.Errorf("the MCP server %s could not be reached: %v; it is reconnected on the next call", s.cfg.Name, te.Err)
+		return nil, fmt.Errorf("the MCP server %s could not be reached: %s; it is reconnected on the next call", s.cfg.Name, capText(te.Err.Error(), maxErrorText))
 	}
-	return nil, fmt.Errorf("the MCP server %s answered with an error: %v", s.cfg.Name, err)
+	return nil, fmt.Errorf("the MCP server %s answered with an error: %s", s.cfg.Name, capText(err.Error(), maxErrorText))
 }
 
 func cancelled(ctx context.Context) error {
@@ -317,7 +322,12 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 		if text == "" {
 			text = "the tool reported an error"
 		}
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + truncate(text, maxErrorText), Content: blocks()}
+		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
+		if d := nestingDepth(out.Content); d > luau.MaxNestingDepth {
+			out.Content = json.RawMessage("[]")
+			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, luau.MaxNestingDepth)
+		}
+		return out
 	}
 	out := &luau.SDKResponse{}
 	switch {
@@ -334,6 +344,12 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 	if size := int64(len(out.JSON) + len(out.Text)); maxBytes > 0 && size > maxBytes {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
 			"%s: the result is %d bytes, more than max_response_bytes (%d)", name, size, maxBytes)}
+	}
+	// Deeper than a script's values may nest, the result is the server's
+	// fault, said here rather than as a script error when it is read.
+	if d := nestingDepth(out.JSON); d > luau.MaxNestingDepth {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
+			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, luau.MaxNestingDepth)}
 	}
 	return out
 }
@@ -363,12 +379,15 @@ func texts(blocks []mcp.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-func truncate(s string, n int) string {
+// capText cuts s to at most n bytes, at a character boundary, and says
+// how many bytes were left out.
+func capText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	return s[:n] + "..."
+	return fmt.Sprintf("%s... (%d more bytes)", s[:cut], len(s)-cut)
 }

@@ -4,12 +4,14 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/internal/syncbuf"
@@ -171,4 +173,91 @@ func TestOversizeIsolated(t *testing.T) {
 func pyHTTP(t *testing.T, json bool) string {
 	url, _ := testupstreams.PythonHTTP(t, 0, json)
 	return url
+}
+
+func TestRefusedMessages(t *testing.T) {
+	// Over stdio, a message nested deeper than encoding/json decodes, or
+	// with more content blocks than the budget, or larger than the cap,
+	// fails its call at once (not at the timeout), wherever its id is in
+	// it; the connection goes on. A result within those bounds but deeper
+	// than a script's values nest fails as the server's fault.
+	const maxResponse = 64 << 10
+	limit := maxMessageBytes(maxResponse)
+	cfg := stdio("py", testupstreams.Python(t))
+	cfg.Timeout = time.Minute
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, cfg)
+	first := set.byName["py"].conn
+	ctx := context.Background()
+	deep := fmt.Sprintf("sdk.py.raw: the MCP server py sent a message nested more than %d levels deep", maxDepth)
+	for _, c := range []struct {
+		tool, args string
+		fail       luau.SDKFailure
+		message    string
+	}{
+		{"raw", fmt.Sprintf(`[{"depth":%d}]`, maxDepth+10), luau.SDKUpstream, deep},
+		{"raw", fmt.Sprintf(`[{"depth":%d,"id_last":true}]`, maxDepth+10), luau.SDKUpstream, deep},
+		{"raw", fmt.Sprintf(`[{"size":%d,"id_last":true}]`, 2*limit), luau.SDKUpstream,
+			fmt.Sprintf("sdk.py.raw: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)},
+		{"raw", `[{"depth":128}]`, luau.SDKUpstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
+		{"blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks+1), luau.SDKLimit,
+			fmt.Sprintf("sdk.py.blocks: the MCP server py sent a result of more than %d content blocks", maxBlocks)},
+		{"blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks), luau.SDKOK, ""},
+	} {
+		r := call(ctx, t, set, "py", c.tool, c.args)
+		if r.Fail != c.fail || r.Message != c.message {
+			t.Errorf("%s %.60s: %+v, want %d %q", c.tool, c.args, r, c.fail, c.message)
+		}
+	}
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
+		t.Fatalf("the next call: %+v", r)
+	}
+	if set.byName["py"].conn != first {
+		t.Error("the connection was replaced")
+	}
+}
+
+func TestErrorMessagesCapped(t *testing.T) {
+	// A tool error's text and a JSON-RPC error's message reach the
+	// script cut to 1 KiB, saying how much was left out.
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
+	ctx := context.Background()
+	reason := "x" + strings.Repeat("é", 50000) // 100 KB, two bytes a character
+	r := call(ctx, t, set, "py", "fail", `[{"reason":"`+reason+`"}]`)
+	var content []struct{ Text string }
+	_ = json.Unmarshal(r.Content, &content)
+	if len(content) != 1 || !strings.HasSuffix(content[0].Text, "failed on purpose: "+reason) {
+		t.Fatalf("the content: %.200s", r.Content)
+	}
+	text := content[0].Text
+	cut := 1024
+	if text[cut] != 0xc3 { // 1024 bytes end in the middle of an é
+		cut--
+	}
+	want := "sdk.py.fail: " + text[:cut] + fmt.Sprintf("... (%d more bytes)", len(text)-cut)
+	if r.Fail != luau.SDKUpstream || r.Message != want {
+		t.Errorf("a tool error: %.200q..., want %.200q...", r.Message, want)
+	}
+	r = call(ctx, t, set, "py", "rpc_error", `[{"size":100000}]`)
+	want = "sdk.py.rpc_error: the MCP server py answered with an error: " + strings.Repeat("e", 1024) + "... (98976 more bytes)"
+	if r.Fail != luau.SDKUpstream || r.Message != want {
+		t.Errorf("a JSON-RPC error: %.200q, want %.200q", r.Message, want)
+	}
+}
+
+func TestCapText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc... (1 more bytes)"},
+		{"aé", 2, "a... (2 more bytes)"},
+		{"€€", 4, "€... (3 more bytes)"},
+		{"€", 0, "... (3 more bytes)"},
+	} {
+		if got := capText(c.in, c.n); got != c.want {
+			t.Errorf("capText(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
 }

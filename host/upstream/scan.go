@@ -11,10 +11,11 @@ const (
 	// leaves its call waiting for the timeout.
 	maxDepth = 10000
 	// maxBlocks bounds the content blocks of one result. mcp-go decodes
-	// each block on its own (about 15 µs of CPU each, measured): a result
-	// of a million one-byte blocks, 31 MB and well under the cap on a
-	// message, took 15 to 22 s of CPU. Ten thousand blocks cost about
-	// 0.15 s and are more than any tool sends.
+	// each block on its own, and every layer above handles it again: a
+	// result of a million one-byte text blocks, 27 MB and well under the
+	// cap on a message, cost 3.6 s of CPU in this package alone (15 to
+	// 22 s through a whole run), past the execution's deadline. Ten
+	// thousand blocks cost 45 ms here, and are more than tools send.
 	maxBlocks = 10000
 )
 
@@ -58,6 +59,7 @@ const maxIDBytes = 64
 // gigabytes in one string needs; hence this small state machine.
 type scan struct {
 	depth    int
+	deepest  int
 	blocks   int
 	inString bool
 	escape   bool
@@ -151,6 +153,7 @@ func (s *scan) feed(p []byte, check bool) (int, overKind) {
 			}
 		case '{', '[':
 			s.depth++
+			s.deepest = max(s.deepest, s.depth)
 			s.idOK = s.idOK && !s.capturing // an id is never an object or array
 			s.capturing = false
 			if s.depth <= 2 {
@@ -249,4 +252,11 @@ func (s *scan) answers() []byte {
 		return nil
 	}
 	return s.id[:s.idLen]
+}
+
+// nestingDepth is how deep the JSON text raw nests (0 for a scalar).
+func nestingDepth(raw []byte) int {
+	var s scan
+	s.feed(raw, false)
+	return s.deepest
 }
