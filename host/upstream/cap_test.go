@@ -199,9 +199,6 @@ func TestRefusedMessages(t *testing.T) {
 		{"raw", fmt.Sprintf(`[{"size":%d,"id_last":true}]`, 2*limit), luau.SDKUpstream,
 			fmt.Sprintf("sdk.py.raw: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)},
 		{"raw", `[{"depth":128}]`, luau.SDKUpstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
-		{"blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks+1), luau.SDKLimit,
-			fmt.Sprintf("sdk.py.blocks: the MCP server py sent a result of more than %d content blocks", maxBlocks)},
-		{"blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks), luau.SDKOK, ""},
 	} {
 		r := call(ctx, t, set, "py", c.tool, c.args)
 		if r.Fail != c.fail || r.Message != c.message {
@@ -213,6 +210,38 @@ func TestRefusedMessages(t *testing.T) {
 	}
 	if set.byName["py"].conn != first {
 		t.Error("the connection was replaced")
+	}
+}
+
+func TestBlockBudget(t *testing.T) {
+	// A result of more than maxBlocks content blocks fails with kind
+	// limit before mcp-go decodes it, over stdio and HTTP alike; the
+	// connection stays.
+	for _, tc := range []struct {
+		name string
+		cfg  func(t *testing.T) Config
+	}{
+		{"stdio", func(t *testing.T) Config { return stdio("py", testupstreams.Python(t)) }},
+		{"http event stream", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, false)} }},
+		{"http json", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, true)} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: 10 << 20}, tc.cfg(t))
+			first := set.byName["py"].conn
+			ctx := context.Background()
+			r := call(ctx, t, set, "py", "blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks+1))
+			want := fmt.Sprintf("sdk.py.blocks: the MCP server py sent a result of more than %d content blocks", maxBlocks)
+			if r.Fail != luau.SDKLimit || r.Message != want {
+				t.Errorf("%d blocks: %+v, want the limit error %q", maxBlocks+1, r, want)
+			}
+			r = call(ctx, t, set, "py", "blocks", fmt.Sprintf(`[{"n":%d,"text":"ab"}]`, maxBlocks))
+			if r.Fail != luau.SDKOK || len(r.Text) != 3*maxBlocks-1 {
+				t.Errorf("%d blocks: %+v", maxBlocks, r)
+			}
+			if set.byName["py"].conn != first {
+				t.Error("the connection was replaced")
+			}
+		})
 	}
 }
 

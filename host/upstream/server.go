@@ -289,11 +289,12 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 
 // refused is the error of a request of c that failed with err because
 // its answer was refused (by the guard of a stdio connection, or cut off
-// in its HTTP response, which mark records), nil when it was not.
+// in its HTTP response, which mark records), nil when it was not. Either
+// way the connection stays: only this call's answer was refused.
 func (s *server) refused(c *conn, mark *oversize, err error) error {
 	why := c.refusals.why(err)
-	if why == notOver && mark != nil && mark.tripped.Load() {
-		why = overSize
+	if why == notOver && mark != nil {
+		why = overKind(mark.why.Load())
 	}
 	if why == notOver {
 		return nil
