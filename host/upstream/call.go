@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -269,7 +270,7 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	res, err := c.client.CallTool(cctx, req)
+	res, err := callTool(ctx, cctx, c.client, req)
 	refused := s.refused(c, mark, err)
 	switch {
 	case err == nil:
@@ -297,6 +298,28 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 		return nil, fmt.Errorf("the MCP server %s could not be reached: %s; it is reconnected on the next call", s.cfg.Name, capText(te.Err.Error(), maxErrorText))
 	}
 	return nil, fmt.Errorf("the MCP server %s answered with an error: %s", s.cfg.Name, capText(err.Error(), maxErrorText))
+}
+
+// callTool makes the call under cctx on a goroutine of its own, so that
+// the end of the execution (ctx) returns at once even while mcp-go still
+// decodes a result, which it does with no context. That work is bounded
+// (the cap on a message, maxBlocks) and its result dropped.
+func callTool(ctx, cctx context.Context, cl *client.Client, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := cl.CallTool(cctx, req)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func cancelled(ctx context.Context) error {
