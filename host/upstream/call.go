@@ -65,8 +65,10 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	return result(name, res, s.opts.MaxResponseBytes)
 }
 
+// argumentError is the error of arguments that do not fit the tool; what
+// it quotes of the tool's schema (an enum's values...) is capped too.
 func argumentError(name string, err error) *luau.SDKResponse {
-	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + err.Error()}
+	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + capText(err.Error(), maxErrorText)}
 }
 
 // toolArguments decodes the script's argument list into the tool's one

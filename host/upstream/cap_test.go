@@ -273,6 +273,21 @@ func TestErrorMessagesCapped(t *testing.T) {
 	}
 }
 
+func TestArgumentErrorCapped(t *testing.T) {
+	// An argument error quoting a long enum of the tool's schema is cut
+	// to 1 KiB too.
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
+	r := call(context.Background(), t, set, "py", "pick", `[{"choice":"nope"}]`)
+	prefix := "sdk.py.pick: argument 'choice': value must be one of 'option-0', 'option-1'"
+	if r.Fail != luau.SDKArgument || !strings.HasPrefix(r.Message, prefix) || len(r.Message) > len("sdk.py.pick: ")+1024+len("... (99999 more bytes)") ||
+		!strings.Contains(r.Message, " more bytes)") {
+		t.Errorf("%d bytes: %q", len(r.Message), r.Message)
+	}
+	if r := call(context.Background(), t, set, "py", "pick", `[{"choice":"option-499"}]`); r.Fail != luau.SDKOK || string(r.Text) != "option-499" {
+		t.Errorf("%+v", r)
+	}
+}
+
 func TestCapText(t *testing.T) {
 	for _, c := range []struct {
 		in   string

@@ -37,7 +37,8 @@ func maxMessageBytes(maxResponseBytes int64) int64 {
 type framing int
 
 const (
-	// lines: each line is a message (stdio: one JSON-RPC message a line).
+	// lines: each line is a message (as on stdio, whose connections a
+	// lineGuard reads instead: it skips an over-cap line and goes on).
 	lines framing = iota
 	// events: each server-sent event is a message; it ends at a blank line
 	// (one of only '\r's), and mcp-go joins its data lines in memory.

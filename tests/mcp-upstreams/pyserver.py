@@ -3,6 +3,7 @@ tests start: tools that return structured content, text, an image, an
 error, that sleep (timeouts, cancellation, concurrency), that exit in the
 middle of a call, that add a tool (notifications/tools/list_changed), that return a text
 as large as asked (the cap on messages), as many text blocks as asked, an
+argument of 500 allowed values, an
 error message as long as asked, and that write a raw response of their
 own (nested as deep as asked, its id first or last).
 
@@ -85,6 +86,14 @@ def ping(n: int = 0) -> str:
 @server.tool(description="Returns a text of size bytes.", structured_output=False)
 def big(size: int) -> str:
     return "x" * size
+
+
+Choice = Literal[tuple(f"option-{i}" for i in range(500))]
+
+
+@server.tool(description="Takes one of 500 options (a long enum in its schema).", structured_output=False)
+def pick(choice: Choice) -> str:
+    return choice
 
 
 @server.tool(description="Returns n text blocks, each the text given.", structured_output=False)
