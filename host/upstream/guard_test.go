@@ -10,12 +10,14 @@ import (
 	"testing/iotest"
 )
 
-// nesting is how deep a JSON text nests (brackets outside strings), the
-// plain way: with encoding/json's tokens.
+// nesting is how deep a JSON text nests, the plain way (with
+// encoding/json's tokens): the most containers that hold one value.
 func nesting(t *testing.T, msg []byte) int {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(msg))
-	depth, deepest := 0, 0
+	type frame struct{ object, wantKey bool }
+	var stack []*frame
+	deepest := 0
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -24,12 +26,27 @@ func nesting(t *testing.T, msg []byte) int {
 		if err != nil {
 			t.Fatalf("%q: %v", msg, err)
 		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if tok == json.Delim('}') || tok == json.Delim(']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if top != nil && top.wantKey {
+			top.wantKey = false // a key; its value comes next
+			continue
+		}
+		deepest = max(deepest, len(stack))
+		if top != nil && top.object {
+			top.wantKey = true
+		}
 		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-			deepest = max(deepest, depth)
-		case json.Delim('}'), json.Delim(']'):
-			depth--
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
 		}
 	}
 }
@@ -90,6 +107,9 @@ func checkScan(t *testing.T, msg []byte, sizes []byte) {
 		}
 		rest = rest[n:]
 	}
+	if d := nesting(t, msg); s.depth != 0 || s.deepest != d {
+		t.Errorf("%q: depth %d at the end, deepest %d; want 0, %d", msg, s.depth, s.deepest, d)
+	}
 	id, method, blocks := reference(t, msg)
 	got := s.answers()
 	var obj map[string]json.RawMessage
@@ -114,9 +134,6 @@ func checkScan(t *testing.T, msg []byte, sizes []byte) {
 	if isObject && s.blocks < blocks {
 		t.Errorf("%q: %d blocks, want %d or more", msg, s.blocks, blocks)
 	}
-	if d := nesting(t, msg); s.depth != 0 {
-		t.Errorf("%q: depth %d at the end, nesting %d", msg, s.depth, d)
-	}
 }
 
 func TestScan(t *testing.T) {
@@ -133,6 +150,7 @@ func TestScan(t *testing.T) {
 		`{"result":{"content":[[{}]],"x":{"content":[{}]}},"id":-1.5e3}`,
 		`{"idx":1,"result":{}}`,
 		`[{"id":1}]`,
+		`[[[]]]`, `[[[1]]]`, `{"a":{"b":{}}}`, `{"a":{"b":{"c":"d"}}}`, `3`, `[]`, `{"k":[{},[[]]],"l":[1,[2,[3]]]}`,
 		`{"id":"` + strings.Repeat("x", 100) + `","result":{}}`,
 	} {
 		for _, sizes := range [][]byte{nil, {0}, {2, 5}} {

@@ -58,7 +58,10 @@ const maxIDBytes = 64
 // without holding a string (or any token) whole, which a message of
 // gigabytes in one string needs; hence this small state machine.
 type scan struct {
-	depth    int
+	depth int
+	// deepest is the depth of the deepest value: how many containers
+	// hold it (0 for the message itself), as a script's JSON reader
+	// counts levels.
 	deepest  int
 	blocks   int
 	inString bool
@@ -149,11 +152,12 @@ func (s *scan) feed(p []byte, check bool) (int, overKind) {
 			if s.expectKey && s.depth >= 1 && s.depth <= 2 {
 				s.inKey, s.keyLen, s.expectKey = true, 0, false
 			} else {
+				s.deepest = max(s.deepest, s.depth)
 				s.collect(c)
 			}
 		case '{', '[':
-			s.depth++
 			s.deepest = max(s.deepest, s.depth)
+			s.depth++
 			s.idOK = s.idOK && !s.capturing // an id is never an object or array
 			s.capturing = false
 			if s.depth <= 2 {
@@ -197,7 +201,8 @@ func (s *scan) feed(p []byte, check bool) (int, overKind) {
 			if s.depth >= 1 && s.depth <= 2 && s.obj[s.depth] {
 				s.expectKey = true
 			}
-		default:
+		default: // a byte of a number, true, false or null
+			s.deepest = max(s.deepest, s.depth)
 			s.collect(c)
 		}
 	}
@@ -254,7 +259,9 @@ func (s *scan) answers() []byte {
 	return s.id[:s.idLen]
 }
 
-// nestingDepth is how deep the JSON text raw nests (0 for a scalar).
+// nestingDepth is how deep the JSON text raw nests: the depth of its
+// deepest value, as a script's JSON reader counts it (0 for a scalar or
+// an empty container, 1 for [1], 2 for [[1]] or [[[]]]...).
 func nestingDepth(raw []byte) int {
 	var s scan
 	s.feed(raw, false)
