@@ -286,6 +286,9 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	case cctx.Err() != nil:
 		go s.checkHung(c)
 		return nil, fmt.Errorf("the MCP server %s did not answer within %s (timeout of [mcp_servers.%s])", s.cfg.Name, s.cfg.Timeout, s.cfg.Name)
+	case (errors.Is(err, transport.ErrTransportClosed) || c.isDead()) && c.proc == nil:
+		s.died(c, "the connection ended")
+		return nil, fmt.Errorf("the connection to the MCP server %s ended during the call; it is reconnected on the next call", s.cfg.Name)
 	case errors.Is(err, transport.ErrTransportClosed) || c.isDead():
 		s.died(c, "the process exited")
 		why := "exited"
@@ -296,8 +299,16 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
-		s.died(c, "the connection failed: "+te.Err.Error())
-		return nil, fmt.Errorf("the MCP server %s could not be reached: %s; it is reconnected on the next call", s.cfg.Name, capText(te.Err.Error(), maxErrorText))
+		why := capText(te.Err.Error(), maxErrorText)
+		if errors.Is(err, transport.ErrSessionTerminated) {
+			s.died(c, "its session ended")
+			return nil, fmt.Errorf("the MCP server %s could not be reached: %s; it is reconnected on the next call", s.cfg.Name, why)
+		}
+		// This request failed (an HTTP error status, a broken response):
+		// the connection is replaced only if it no longer answers, so
+		// that the calls of others in flight on it go on.
+		go s.checkHung(c)
+		return nil, fmt.Errorf("the MCP server %s could not be reached: %s", s.cfg.Name, why)
 	}
 	return nil, fmt.Errorf("the MCP server %s answered with an error: %s", s.cfg.Name, capText(err.Error(), maxErrorText))
 }

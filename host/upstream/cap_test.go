@@ -3,9 +3,15 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -306,5 +312,49 @@ func TestCapText(t *testing.T) {
 		if got := capText(c.in, c.n); got != c.want {
 			t.Errorf("capText(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
+	}
+}
+
+func TestHTTPErrorFailsOneCall(t *testing.T) {
+	// Over HTTP, a request that fails (here a proxy in front of the
+	// server answers one tool's calls with 502) fails that call alone:
+	// a call of another user in flight meanwhile gets its answer, and the
+	// connection stays.
+	target, err := url.Parse(pyHTTP(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &url.URL{Scheme: target.Scheme, Host: target.Host}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(base) }, FlushInterval: -1}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"name":"say-hello"`)) {
+				http.Error(w, "bad gateway: "+strings.Repeat("x", 5000), http.StatusBadGateway)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: front.URL + target.Path})
+	first := set.byName["py"].conn
+	ctx := context.Background()
+	inFlight := make(chan *luau.SDKResponse, 1)
+	go func() { inFlight <- call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`) }()
+	r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`)
+	if r.Fail != luau.SDKUpstream || !strings.HasPrefix(r.Message, "sdk.py.say_hello: the MCP server py could not be reached: request failed with status 502: bad gateway: xxx") ||
+		!strings.HasSuffix(r.Message, " more bytes)") {
+		t.Errorf("the failed call: %+v", r)
+	}
+	if r := call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`); r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+		t.Errorf("the second call: %+v", r)
+	}
+	if r := <-inFlight; r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+		t.Errorf("the call in flight: %+v", r)
+	}
+	if set.byName["py"].conn != first {
+		t.Error("the connection was replaced")
 	}
 }
