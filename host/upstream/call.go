@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -21,9 +22,11 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 )
 
-// maxErrorText bounds the tool's text quoted in an error message (the
-// whole content is in the error's content field).
-const maxErrorText = 2048
+// maxErrorText bounds what an upstream says that an error message quotes
+// (the text of a tool's error, a JSON-RPC error's message): longer text
+// is cut at a character boundary and says how much was left out. A tool
+// error's whole content is in the error's content field.
+const maxErrorText = 1024
 
 // CallTool calls the tool fn of server api with the script's argument list
 // (the JSON array [args]): the sdk's ToolCaller. The arguments are checked
@@ -49,13 +52,23 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	}
 	res, err := srv.call(ctx, fn.Tool, args)
 	if err != nil {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + err.Error()}
+		fail := luau.SDKUpstream
+		var le *limitError
+		if errors.As(err, &le) {
+			fail = luau.SDKLimit
+		}
+		return &luau.SDKResponse{Fail: fail, Message: name + ": " + err.Error()}
+	}
+	if ctx.Err() != nil { // no work on a result the execution has no time for
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + cancelled(ctx).Error()}
 	}
 	return result(name, res, s.opts.MaxResponseBytes)
 }
 
+// argumentError is the error of arguments that do not fit the tool; what
+// it quotes of the tool's schema (an enum's values...) is capped too.
 func argumentError(name string, err error) *luau.SDKResponse {
-	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + err.Error()}
+	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + capText(err.Error(), maxErrorText)}
 }
 
 // toolArguments decodes the script's argument list into the tool's one
@@ -259,24 +272,23 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	res, err := c.client.CallTool(cctx, req)
-	big := s.tooLarge(c, mark)
+	res, err := callTool(ctx, cctx, c.client, req)
+	refused := s.refused(c, mark, err)
 	switch {
 	case err == nil:
 		s.healthy()
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, cancelled(ctx)
-	case big != nil && c.proc != nil:
-		// The server's standard output is cut off: the connection is dead
-		// (the limitReader's trip stopped it).
-		return nil, fmt.Errorf("%w; it is restarted on the next call", big)
-	case big != nil:
-		// Over HTTP only this response was cut off; the connection stays.
-		return nil, big
+	case refused != nil:
+		// Only this call's answer was refused; the connection stays.
+		return nil, refused
 	case cctx.Err() != nil:
 		go s.checkHung(c)
 		return nil, fmt.Errorf("the MCP server %s did not answer within %s (timeout of [mcp_servers.%s])", s.cfg.Name, s.cfg.Timeout, s.cfg.Name)
+	case (errors.Is(err, transport.ErrTransportClosed) || c.isDead()) && c.proc == nil:
+		s.died(c, "the connection ended")
+		return nil, fmt.Errorf("the connection to the MCP server %s ended during the call; it is reconnected on the next call", s.cfg.Name)
 	case errors.Is(err, transport.ErrTransportClosed) || c.isDead():
 		s.died(c, "the process exited")
 		why := "exited"
@@ -287,10 +299,40 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {
-		s.died(c, "the connection failed: "+te.Err.Error())
-		return nil, fmt.Errorf("the MCP server %s could not be reached: %v; it is reconnected on the next call", s.cfg.Name, te.Err)
+		why := capText(te.Err.Error(), maxErrorText)
+		if errors.Is(err, transport.ErrSessionTerminated) {
+			s.died(c, "its session ended")
+			return nil, fmt.Errorf("the MCP server %s could not be reached: %s; it is reconnected on the next call", s.cfg.Name, why)
+		}
+		// This request failed (an HTTP error status, a broken response):
+		// the connection is replaced only if it no longer answers, so
+		// that the calls of others in flight on it go on.
+		go s.checkHung(c)
+		return nil, fmt.Errorf("the MCP server %s could not be reached: %s", s.cfg.Name, why)
 	}
-	return nil, fmt.Errorf("the MCP server %s answered with an error: %v", s.cfg.Name, err)
+	return nil, fmt.Errorf("the MCP server %s answered with an error: %s", s.cfg.Name, capText(err.Error(), maxErrorText))
+}
+
+// callTool makes the call under cctx on a goroutine of its own, so that
+// the end of the execution (ctx) returns at once even while mcp-go still
+// decodes a result, which it does with no context. That work is bounded
+// (the cap on a message, maxBlocks) and its result dropped.
+func callTool(ctx, cctx context.Context, cl *client.Client, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		res, err := cl.CallTool(cctx, req)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func cancelled(ctx context.Context) error {
@@ -316,7 +358,12 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 		if text == "" {
 			text = "the tool reported an error"
 		}
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + truncate(text, maxErrorText), Content: blocks()}
+		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
+		if d := nestingDepth(out.Content); d > luau.MaxNestingDepth {
+			out.Content = json.RawMessage("[]")
+			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, luau.MaxNestingDepth)
+		}
+		return out
 	}
 	out := &luau.SDKResponse{}
 	switch {
@@ -333,6 +380,12 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 	if size := int64(len(out.JSON) + len(out.Text)); maxBytes > 0 && size > maxBytes {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
 			"%s: the result is %d bytes, more than max_response_bytes (%d)", name, size, maxBytes)}
+	}
+	// Deeper than a script's values may nest, the result is the server's
+	// fault, said here rather than as a script error when it is read.
+	if d := nestingDepth(out.JSON); d > luau.MaxNestingDepth {
+		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
+			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, luau.MaxNestingDepth)}
 	}
 	return out
 }
@@ -362,12 +415,15 @@ func texts(blocks []mcp.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-func truncate(s string, n int) string {
+// capText cuts s to at most n bytes, at a character boundary, and says
+// how many bytes were left out.
+func capText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	return s[:n] + "..."
+	return fmt.Sprintf("%s... (%d more bytes)", s[:cut], len(s)-cut)
 }

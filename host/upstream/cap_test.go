@@ -3,8 +3,16 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -26,9 +34,9 @@ func allocated() uint64 {
 func TestMessageCap(t *testing.T) {
 	// A tool result of 64 MiB with max_response_bytes 64 KiB: the call
 	// fails clearly, and the Go heap never holds the message (the bytes
-	// allocated during the call stay far below its size). Over stdio the
-	// calls in flight fail alike and the server is restarted on the next
-	// call; over HTTP only that response is cut off.
+	// allocated during the call stay far below its size). Only that call
+	// fails: a call in flight meanwhile gets its answer, and the
+	// connection stays (the stdio server is not restarted).
 	const (
 		maxResponse = 64 << 10
 		huge        = 64 << 20
@@ -45,12 +53,7 @@ func TestMessageCap(t *testing.T) {
 		{"http json", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, true)} }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := filepath.Join(t.TempDir(), "log")
-			cfg := tc.cfg(t)
-			if tc.stdio {
-				cfg.Env = map[string]string{"PYSERVER_LOG": log}
-			}
-			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, cfg)
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, tc.cfg(t))
 			ctx := context.Background()
 
 			// Under max_response_bytes: the result.
@@ -65,48 +68,109 @@ func TestMessageCap(t *testing.T) {
 			}
 
 			first := set.byName["py"].conn
+			// A call in flight: it answers once a second one arrives.
 			inFlight := make(chan *luau.SDKResponse, 1)
-			if tc.stdio {
-				go func() { inFlight <- call(ctx, t, set, "py", "sleep", `[{"seconds":60,"tag":"s1"}]`) }()
-				waitForLine(t, log, "started sleep s1")
-			}
+			go func() { inFlight <- call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`) }()
 			before := allocated()
 			r := call(ctx, t, set, "py", "big", fmt.Sprintf(`[{"size":%d}]`, huge))
 			grew := allocated() - before
-			want := tooLarge
-			if tc.stdio {
-				want += "; it is restarted on the next call"
-			}
-			if r.Fail != luau.SDKUpstream || r.Message != want {
-				t.Errorf("a result of %d bytes: %+v, want the message %q", huge, r, want)
+			if r.Fail != luau.SDKUpstream || r.Message != tooLarge {
+				t.Errorf("a result of %d bytes: %+v, want the message %q", huge, r, tooLarge)
 			}
 			if grew > huge/4 {
 				t.Errorf("the Go heap allocated %d bytes during the call: the %d-byte message was read", grew, huge)
 			}
 			t.Logf("allocated during the call: %d bytes (message %d bytes, cap %d)", grew, huge, limit)
 
-			if tc.stdio {
-				if r := <-inFlight; r.Fail != luau.SDKUpstream || r.Message != strings.Replace(want, "sdk.py.big", "sdk.py.sleep", 1) {
-					t.Errorf("the call in flight: %+v", r)
-				}
+			if r := call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`); r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+				t.Errorf("the second call: %+v", r)
 			}
-			// The next call works: on a new server over stdio, on the same
-			// connection over HTTP.
+			if r := <-inFlight; r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+				t.Errorf("the call in flight: %+v", r)
+			}
+			// The next call works, on the same connection.
 			if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
 				t.Fatalf("the next call: %+v", r)
 			}
-			next := set.byName["py"].conn
-			if tc.stdio {
-				if next == first || next.proc.proc.Pid == first.proc.proc.Pid {
-					t.Error("the stdio server was not restarted")
+			if next := set.byName["py"].conn; next != first {
+				t.Error("the connection was replaced")
+			}
+			if tc.stdio && !testupstreams.Alive(first.proc.proc.Pid) {
+				t.Error("the stdio server was stopped")
+			}
+		})
+	}
+}
+
+// oversizedCalls and normalCalls make TestOversizeIsolated: user A makes
+// oversizedCalls calls whose results are above the cap on a message while
+// user B makes normalCalls calls or more on the same connection, until A
+// is done.
+const (
+	oversizedCalls = 50
+	normalCalls    = 40
+)
+
+func TestOversizeIsolated(t *testing.T) {
+	// One user's oversized results never fail another user's calls on a
+	// shared upstream: each of A's calls fails with a clear error, every
+	// one of B's succeeds, and the upstream is neither restarted nor
+	// reconnected.
+	const maxResponse = 64 << 10
+	limit := maxMessageBytes(maxResponse)
+	tooLarge := fmt.Sprintf("sdk.py.big: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)
+	for _, tc := range []struct {
+		name  string
+		cfg   func(t *testing.T, log string) Config
+		stdio bool
+	}{
+		{"stdio", func(t *testing.T, log string) Config {
+			cfg := stdio("py", testupstreams.Python(t))
+			cfg.Env = map[string]string{"PYSERVER_LOG": log}
+			return cfg
+		}, true},
+		{"http", func(t *testing.T, _ string) Config { return Config{Name: "py", URL: pyHTTP(t, false)} }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, tc.cfg(t, log))
+			first := set.byName["py"].conn
+			ctx := context.Background()
+			aDone := make(chan struct{})
+			var aFailures []string
+			go func() {
+				defer close(aDone)
+				for i := range oversizedCalls {
+					r := call(ctx, t, set, "py", "big", fmt.Sprintf(`[{"size":%d}]`, 2*limit))
+					if r.Fail != luau.SDKUpstream || r.Message != tooLarge {
+						aFailures = append(aFailures, fmt.Sprintf("A's call %d: %+v", i, r))
+					}
 				}
+			}()
+			calls := 0
+			for done := false; !done || calls < normalCalls; calls++ {
 				select {
-				case <-first.proc.exited:
-				case <-time.After(30 * time.Second):
-					t.Errorf("the first server (pid %d) was not stopped", first.proc.proc.Pid)
+				case <-aDone:
+					done = true
+				default:
 				}
-			} else if next != first {
-				t.Error("the HTTP connection was replaced")
+				r := call(ctx, t, set, "py", "ping", fmt.Sprintf(`[{"n":%d}]`, calls))
+				if r.Fail != luau.SDKOK || string(r.Text) != fmt.Sprint(calls) {
+					t.Errorf("B's call %d: %+v", calls, r)
+				}
+			}
+			for _, f := range aFailures {
+				t.Error(f)
+			}
+			t.Logf("B made %d calls while A made %d oversized ones", calls, oversizedCalls)
+			if set.byName["py"].conn != first {
+				t.Error("the connection was replaced")
+			}
+			if tc.stdio {
+				b, _ := os.ReadFile(log)
+				if n := strings.Count(string(b), "pid "); n != 1 || !testupstreams.Alive(first.proc.proc.Pid) {
+					t.Errorf("the server was started %d times: %q", n, b)
+				}
 			}
 		})
 	}
@@ -115,4 +179,182 @@ func TestMessageCap(t *testing.T) {
 func pyHTTP(t *testing.T, json bool) string {
 	url, _ := testupstreams.PythonHTTP(t, 0, json)
 	return url
+}
+
+func TestRefusedMessages(t *testing.T) {
+	// Over stdio, a message nested deeper than encoding/json decodes, or
+	// with more content blocks than the budget, or larger than the cap,
+	// fails its call at once (not at the timeout), wherever its id is in
+	// it; the connection goes on. A result within those bounds but deeper
+	// than a script's values nest fails as the server's fault.
+	const maxResponse = 64 << 10
+	limit := maxMessageBytes(maxResponse)
+	cfg := stdio("py", testupstreams.Python(t))
+	cfg.Timeout = time.Minute
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, cfg)
+	first := set.byName["py"].conn
+	ctx := context.Background()
+	deep := fmt.Sprintf("sdk.py.raw: the MCP server py sent a message nested more than %d levels deep", maxDepth)
+	for _, c := range []struct {
+		tool, args string
+		fail       luau.SDKFailure
+		message    string
+	}{
+		{"raw", fmt.Sprintf(`[{"depth":%d}]`, maxDepth+10), luau.SDKUpstream, deep},
+		{"raw", fmt.Sprintf(`[{"depth":%d,"id_last":true}]`, maxDepth+10), luau.SDKUpstream, deep},
+		{"raw", fmt.Sprintf(`[{"size":%d,"id_last":true}]`, 2*limit), luau.SDKUpstream,
+			fmt.Sprintf("sdk.py.raw: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)},
+		// {"v":[[...]]}, the innermost list holding nothing: 128 levels
+		// deep, as a script's JSON reader counts, then 129.
+		{"raw", `[{"depth":128}]`, luau.SDKOK, ""},
+		{"raw", `[{"depth":129}]`, luau.SDKUpstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
+	} {
+		r := call(ctx, t, set, "py", c.tool, c.args)
+		if r.Fail != c.fail || r.Message != c.message {
+			t.Errorf("%s %.60s: %+v, want %d %q", c.tool, c.args, r, c.fail, c.message)
+		}
+	}
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
+		t.Fatalf("the next call: %+v", r)
+	}
+	if set.byName["py"].conn != first {
+		t.Error("the connection was replaced")
+	}
+}
+
+func TestBlockBudget(t *testing.T) {
+	// A result of more than maxBlocks content blocks fails with kind
+	// limit before mcp-go decodes it, over stdio and HTTP alike; the
+	// connection stays.
+	for _, tc := range []struct {
+		name string
+		cfg  func(t *testing.T) Config
+	}{
+		{"stdio", func(t *testing.T) Config { return stdio("py", testupstreams.Python(t)) }},
+		{"http event stream", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, false)} }},
+		{"http json", func(t *testing.T) Config { return Config{Name: "py", URL: pyHTTP(t, true)} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: 10 << 20}, tc.cfg(t))
+			first := set.byName["py"].conn
+			ctx := context.Background()
+			r := call(ctx, t, set, "py", "blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks+1))
+			want := fmt.Sprintf("sdk.py.blocks: the MCP server py sent a result of more than %d content blocks", maxBlocks)
+			if r.Fail != luau.SDKLimit || r.Message != want {
+				t.Errorf("%d blocks: %+v, want the limit error %q", maxBlocks+1, r, want)
+			}
+			r = call(ctx, t, set, "py", "blocks", fmt.Sprintf(`[{"n":%d,"text":"ab"}]`, maxBlocks))
+			if r.Fail != luau.SDKOK || len(r.Text) != 3*maxBlocks-1 {
+				t.Errorf("%d blocks: %+v", maxBlocks, r)
+			}
+			if set.byName["py"].conn != first {
+				t.Error("the connection was replaced")
+			}
+		})
+	}
+}
+
+func TestErrorMessagesCapped(t *testing.T) {
+	// A tool error's text and a JSON-RPC error's message reach the
+	// script cut to 1 KiB, saying how much was left out.
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
+	ctx := context.Background()
+	reason := "x" + strings.Repeat("é", 50000) // 100 KB, two bytes a character
+	r := call(ctx, t, set, "py", "fail", `[{"reason":"`+reason+`"}]`)
+	var content []struct{ Text string }
+	_ = json.Unmarshal(r.Content, &content)
+	if len(content) != 1 || !strings.HasSuffix(content[0].Text, "failed on purpose: "+reason) {
+		t.Fatalf("the content: %.200s", r.Content)
+	}
+	text := content[0].Text
+	cut := 1024
+	if text[cut] != 0xc3 { // 1024 bytes end in the middle of an é
+		cut--
+	}
+	want := "sdk.py.fail: " + text[:cut] + fmt.Sprintf("... (%d more bytes)", len(text)-cut)
+	if r.Fail != luau.SDKUpstream || r.Message != want {
+		t.Errorf("a tool error: %.200q..., want %.200q...", r.Message, want)
+	}
+	r = call(ctx, t, set, "py", "rpc_error", `[{"size":100000}]`)
+	want = "sdk.py.rpc_error: the MCP server py answered with an error: " + strings.Repeat("e", 1024) + "... (98976 more bytes)"
+	if r.Fail != luau.SDKUpstream || r.Message != want {
+		t.Errorf("a JSON-RPC error: %.200q, want %.200q", r.Message, want)
+	}
+}
+
+func TestArgumentErrorCapped(t *testing.T) {
+	// An argument error quoting a long enum of the tool's schema is cut
+	// to 1 KiB too.
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
+	r := call(context.Background(), t, set, "py", "pick", `[{"choice":"nope"}]`)
+	prefix := "sdk.py.pick: argument 'choice': value must be one of 'option-0', 'option-1'"
+	if r.Fail != luau.SDKArgument || !strings.HasPrefix(r.Message, prefix) || len(r.Message) > len("sdk.py.pick: ")+1024+len("... (99999 more bytes)") ||
+		!strings.Contains(r.Message, " more bytes)") {
+		t.Errorf("%d bytes: %q", len(r.Message), r.Message)
+	}
+	if r := call(context.Background(), t, set, "py", "pick", `[{"choice":"option-499"}]`); r.Fail != luau.SDKOK || string(r.Text) != "option-499" {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestCapText(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc... (1 more bytes)"},
+		{"aé", 2, "a... (2 more bytes)"},
+		{"€€", 4, "€... (3 more bytes)"},
+		{"€", 0, "... (3 more bytes)"},
+	} {
+		if got := capText(c.in, c.n); got != c.want {
+			t.Errorf("capText(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
+
+func TestHTTPErrorFailsOneCall(t *testing.T) {
+	// Over HTTP, a request that fails (here a proxy in front of the
+	// server answers one tool's calls with 502) fails that call alone:
+	// a call of another user in flight meanwhile gets its answer, and the
+	// connection stays.
+	target, err := url.Parse(pyHTTP(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &url.URL{Scheme: target.Scheme, Host: target.Host}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(base) }, FlushInterval: -1}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"name":"say-hello"`)) {
+				http.Error(w, "bad gateway: "+strings.Repeat("x", 5000), http.StatusBadGateway)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: front.URL + target.Path})
+	first := set.byName["py"].conn
+	ctx := context.Background()
+	inFlight := make(chan *luau.SDKResponse, 1)
+	go func() { inFlight <- call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`) }()
+	r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`)
+	if r.Fail != luau.SDKUpstream || !strings.HasPrefix(r.Message, "sdk.py.say_hello: the MCP server py could not be reached: request failed with status 502: bad gateway: xxx") ||
+		!strings.HasSuffix(r.Message, " more bytes)") {
+		t.Errorf("the failed call: %+v", r)
+	}
+	if r := call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`); r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+		t.Errorf("the second call: %+v", r)
+	}
+	if r := <-inFlight; r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+		t.Errorf("the call in flight: %+v", r)
+	}
+	if set.byName["py"].conn != first {
+		t.Error("the connection was replaced")
+	}
 }

@@ -37,7 +37,8 @@ func maxMessageBytes(maxResponseBytes int64) int64 {
 type framing int
 
 const (
-	// lines: each line is a message (stdio: one JSON-RPC message a line).
+	// lines: each line is a message (as on stdio, whose connections a
+	// lineGuard reads instead: it skips an over-cap line and goes on).
 	lines framing = iota
 	// events: each server-sent event is a message; it ends at a blank line
 	// (one of only '\r's), and mcp-go joins its data lines in memory.
@@ -50,21 +51,30 @@ const (
 // longer than max bytes (the newline that ends a message not counted):
 // then it passes the bytes up to the cap and fails with trip's error,
 // and keeps failing. Nothing past the cap is ever returned, so the
-// reader above buffers at most max bytes of a message.
+// reader above buffers at most max bytes of a message. With a scan, it
+// also holds each message to the bounds a scan checks (maxDepth,
+// maxBlocks: the JSON of a whole body, or the data lines of an event)
+// and fails the same way, right after the byte that passes one.
 type limitReader struct {
 	r       io.Reader
 	framing framing
 	max     int64
-	// trip is called once, when the cap is passed; its error is what
-	// Read returns from then on.
-	trip func() error
+	// trip is called once, when the cap or a bound is passed (why); its
+	// error is what Read returns from then on.
+	trip func(why overKind) error
+	scan *scan // nil: sizes only
 
 	size  int64 // bytes of the current message so far
 	dirty bool  // (events) the current line has a byte other than '\r'
-	err   error
+	// (events, with a scan) how much of "data:" starts the current line,
+	// and whether that was decided (data: it is a data line).
+	linePos int
+	decided bool
+	data    bool
+	err     error
 }
 
-func newLimitReader(r io.Reader, f framing, max int64, trip func() error) *limitReader {
+func newLimitReader(r io.Reader, f framing, max int64, trip func(why overKind) error) *limitReader {
 	return &limitReader{r: r, framing: f, max: max, trip: trip}
 }
 
@@ -81,7 +91,12 @@ func (l *limitReader) Read(p []byte) (int, error) {
 			}
 		}
 		if l.size+int64(end-i) > l.max {
-			return l.fail(i + int(l.max-l.size))
+			return l.fail(i+int(l.max-l.size), overSize)
+		}
+		if l.scan != nil {
+			if k, why := l.inspect(p[i:end]); why != notOver {
+				return l.fail(i+k, why)
+			}
 		}
 		l.size += int64(end - i)
 		if l.framing == events && !l.dirty && len(bytes.Trim(p[i:end], "\r")) > 0 {
@@ -92,11 +107,15 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		}
 		// p[end] is a newline: the end of a message (a line, or the blank
 		// line after an event), or a byte of the event.
+		l.linePos, l.decided = 0, false
 		if l.framing == lines || !l.dirty {
 			l.size = 0
+			if l.scan != nil {
+				l.scan.reset()
+			}
 		} else {
 			if l.size == l.max {
-				return l.fail(end)
+				return l.fail(end, overSize)
 			}
 			l.size++
 		}
@@ -106,23 +125,62 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// inspect scans seg, bytes of the current line (or of the whole body): a
+// line of an event only after "data:" and its optional space. It returns
+// how many bytes it scanned, and the bound passed, if one was.
+func (l *limitReader) inspect(seg []byte) (int, overKind) {
+	if l.framing != events {
+		return l.scan.feed(seg, true)
+	}
+	i := 0
+	for !l.decided && i < len(seg) {
+		if l.linePos < len("data:") {
+			if seg[i] != "data:"[l.linePos] {
+				l.decided, l.data = true, false
+				break
+			}
+			l.linePos++
+			i++
+			continue
+		}
+		l.decided, l.data = true, true
+		if seg[i] == ' ' {
+			i++
+		}
+	}
+	if !l.decided || !l.data {
+		return len(seg), notOver
+	}
+	k, why := l.scan.feed(seg[i:], true)
+	return i + k, why
+}
+
 // fail ends the stream: p's first n bytes are the last passed.
-func (l *limitReader) fail(n int) (int, error) {
-	l.err = l.trip()
+func (l *limitReader) fail(n int, why overKind) (int, error) {
+	l.err = l.trip(why)
 	return n, l.err
 }
 
-// tooLargeError is a message from an upstream above the cap.
-type tooLargeError struct{ max int64 }
+// refusedRead is the error of a response cut off at the cap or at a
+// bound of a scan.
+type refusedRead struct {
+	why overKind
+	max int64
+}
 
-func (e *tooLargeError) Error() string {
+func (e *refusedRead) Error() string {
+	switch e.why {
+	case overDepth:
+		return fmt.Sprintf("a message nested more than %d levels deep", maxDepth)
+	case overBlocks:
+		return fmt.Sprintf("a result of more than %d content blocks", maxBlocks)
+	}
 	return fmt.Sprintf("a message larger than %d bytes", e.max)
 }
 
-// oversize records that a message above the cap was cut off: on a stdio
-// connection (every call in flight fails with it), or for one call over
-// HTTP (its mark travels in the request's context).
-type oversize struct{ tripped atomic.Bool }
+// oversize records why a message was cut off for one call over HTTP (its
+// mark travels in the request's context); notOver while none was.
+type oversize struct{ why atomic.Int32 }
 
 type oversizeKey struct{}
 
@@ -133,10 +191,11 @@ func markCalls(ctx context.Context) (context.Context, *oversize) {
 	return context.WithValue(ctx, oversizeKey{}, o), o
 }
 
-// limitedTransport caps the messages of every HTTP response: one
-// server-sent event of a text/event-stream body, or the whole of any
-// other body (mcp-go reads those whole). A response cut off marks the
-// call it answers (see markCalls).
+// limitedTransport caps the messages of every HTTP response, and holds
+// them to the bounds of a scan: one server-sent event of a
+// text/event-stream body, or the whole of any other body (mcp-go reads
+// those whole). A response cut off marks the call it answers (see
+// markCalls).
 type limitedTransport struct {
 	base http.RoundTripper
 	max  int64
@@ -153,15 +212,17 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	mark, _ := req.Context().Value(oversizeKey{}).(*oversize)
 	body := resp.Body
+	lr := newLimitReader(body, f, t.max, func(why overKind) error {
+		if mark != nil {
+			mark.why.Store(int32(why))
+		}
+		return &refusedRead{why: why, max: t.max}
+	})
+	lr.scan = &scan{}
 	resp.Body = struct {
 		io.Reader
 		io.Closer
-	}{newLimitReader(body, f, t.max, func() error {
-		if mark != nil {
-			mark.tripped.Store(true)
-		}
-		return &tooLargeError{max: t.max}
-	}), body}
+	}{lr, body}
 	// The length no longer holds for what the reader passes.
 	resp.ContentLength = -1
 	return resp, nil

@@ -114,7 +114,7 @@ func TestLimitReader(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
 				trips := 0
-				got, tripped := drain(t, newLimitReader(r, tc.f, int64(tc.max), func() error { trips++; return errTrip }))
+				got, tripped := drain(t, newLimitReader(r, tc.f, int64(tc.max), func(overKind) error { trips++; return errTrip }))
 				if string(got) != tc.out || tripped != tc.fails || trips != map[bool]int{true: 1}[tc.fails] {
 					t.Errorf("passed %q, tripped %v (%d trips); want %q, %v", got, tripped, trips, tc.out, tc.fails)
 				}
@@ -145,10 +145,50 @@ func FuzzLimitReader(f *testing.F) {
 		fr := framing(mode % 3)
 		out, fails := want(in, fr, int(max))
 		trips := 0
-		r := newLimitReader(&chunks{in: in, sizes: sizes}, fr, int64(max), func() error { trips++; return errTrip })
+		r := newLimitReader(&chunks{in: in, sizes: sizes}, fr, int64(max), func(overKind) error { trips++; return errTrip })
 		got, tripped := drain(t, r)
 		if !bytes.Equal(got, out) || tripped != fails || (fails && trips != 1) {
 			t.Fatalf("framing %d, cap %d: passed %q, tripped %v; want %q, %v", fr, max, got, tripped, out, fails)
 		}
 	})
+}
+
+func TestLimitReaderScan(t *testing.T) {
+	// With a scan, a body's JSON, or an event's data lines, past a bound
+	// trips the reader right after the byte that passes it.
+	deep := strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1)
+	half := strings.Repeat("[", maxDepth/2+1) + strings.Repeat("]", maxDepth/2+1)
+	blocks := `{"result":{"content":[` + strings.Repeat(`{},`, maxBlocks) + `{}]}}`
+	for _, tc := range []struct {
+		name string
+		in   string
+		f    framing
+		out  string // what passes
+		why  overKind
+	}{
+		{"whole deep", deep, whole, deep[:maxDepth+1], overDepth},
+		{"whole at the bound", deep[1 : len(deep)-1], whole, deep[1 : len(deep)-1], notOver},
+		{"whole blocks", blocks, whole, blocks[:22+3*maxBlocks+1], overBlocks},
+		{"event deep", "event: message\ndata: " + deep + "\n\n", events, "event: message\ndata: " + deep[:maxDepth+1], overDepth},
+		{"event deep without a space", "data:" + deep + "\n\n", events, "data:" + deep[:maxDepth+1], overDepth},
+		{"event deep over data lines", "data: " + half + "\ndata: " + half[:len(half)/2] + "\n\n", events,
+			"data: " + half + "\ndata: " + half[:len(half)/2] + "\n\n", notOver},
+		{"event deep across data lines", "data: " + deep[:maxDepth/2] + "\ndata: " + deep[maxDepth/2:] + "\n\n", events,
+			"data: " + deep[:maxDepth/2] + "\ndata: " + deep[maxDepth/2:maxDepth+1], overDepth},
+		{"events each within", "data: " + half + "\n\ndata: " + half + "\n\n", events, "data: " + half + "\n\ndata: " + half + "\n\n", notOver},
+		{"a comment is no data", ": " + deep + "\n\n", events, ": " + deep + "\n\n", notOver},
+		{"another field is no data", "id: " + deep + "\n\n", events, "id: " + deep + "\n\n", notOver},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
+				why := notOver
+				lr := newLimitReader(r, tc.f, 1<<30, func(w overKind) error { why = w; return errTrip })
+				lr.scan = &scan{}
+				got, _ := io.ReadAll(lr)
+				if string(got) != tc.out || why != tc.why {
+					t.Errorf("passed %d bytes (%.40q...), tripped %d; want %d bytes, %d", len(got), got, why, len(tc.out), tc.why)
+				}
+			}
+		})
+	}
 }

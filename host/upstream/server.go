@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -51,9 +50,9 @@ type server struct {
 type conn struct {
 	client *client.Client
 	proc   *process // nil for HTTP
-	// big is tripped when the server's standard output carried a message
-	// above the cap: the stream is cut there, the connection is dead.
-	big oversize
+	// refusals are the errors its guard answers refused messages with
+	// (stdio).
+	refusals refusals
 	// unlisten ends the subscriptions/listen stream (protocol 2026-07-28),
 	// nil without one.
 	unlisten func()
@@ -203,16 +202,16 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 		}
 		c.proc = proc
-		var stdout io.Reader = proc.stdout
-		if max > 0 {
-			stdout = newLimitReader(stdout, lines, max, func() error {
-				c.big.tripped.Store(true)
-				s.died(c, fmt.Sprintf("it sent a message larger than %d bytes", max))
-				// The stream ends here for the transport, quietly; the
-				// calls in flight fail with c.big's message.
-				return io.EOF
-			})
-		}
+		// A message past the cap or the bounds of a scan fails the call it
+		// answers, and that call alone: the connection stays up.
+		c.refusals = newRefusals()
+		stdout := newLineGuard(proc.stdout, max, func(id []byte, why overKind) []byte {
+			line := c.refusals.line(id, why)
+			if line == nil {
+				fmt.Fprintf(s.set.stderr, "[%s] toolscript: dropped a message that answers no call: %v\n", name, s.refusedError(why))
+			}
+			return line
+		})
 		tr = transport.NewIO(stdout, proc.stdin, nil)
 	} else {
 		// The transport's own diagnostics: warnings and errors only,
@@ -272,8 +271,8 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	ictx, mark := markCalls(ctx)
 	if _, err := cl.Initialize(ictx, req); err != nil {
 		c.stop()
-		if big := s.tooLarge(c, mark); big != nil {
-			err = big
+		if r := s.refused(c, mark, err); r != nil {
+			err = r
 		} else if st := c.proc.state(); st != "" {
 			err = fmt.Errorf("%w (the process ended: %s)", err, st)
 		}
@@ -288,16 +287,38 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	return c, nil
 }
 
-// tooLarge is the error of a request of c that failed because the server
-// sent a message above the cap (the connection's, or the request's mark
-// for HTTP), nil when none was.
-func (s *server) tooLarge(c *conn, mark *oversize) error {
-	if !c.big.tripped.Load() && !mark.tripped.Load() {
+// refused is the error of a request of c that failed with err because
+// its answer was refused (by the guard of a stdio connection, or cut off
+// in its HTTP response, which mark records), nil when it was not. Either
+// way the connection stays: only this call's answer was refused.
+func (s *server) refused(c *conn, mark *oversize, err error) error {
+	why := c.refusals.why(err)
+	if why == notOver && mark != nil {
+		why = overKind(mark.why.Load())
+	}
+	if why == notOver {
 		return nil
+	}
+	return s.refusedError(why)
+}
+
+// refusedError says why a message of the server was refused. Too many
+// content blocks is a limitError: a budget of the call, kind limit.
+func (s *server) refusedError(why overKind) error {
+	switch why {
+	case overDepth:
+		return fmt.Errorf("the MCP server %s sent a message nested more than %d levels deep", s.cfg.Name, maxDepth)
+	case overBlocks:
+		return &limitError{fmt.Errorf("the MCP server %s sent a result of more than %d content blocks", s.cfg.Name, maxBlocks)}
 	}
 	return fmt.Errorf("the MCP server %s sent a message larger than %d bytes (max_response_bytes is %d)",
 		s.cfg.Name, maxMessageBytes(s.set.opts.MaxResponseBytes), s.set.opts.MaxResponseBytes)
 }
+
+// limitError is an error of kind limit for the script.
+type limitError struct{ error }
+
+func (e *limitError) Unwrap() error { return e.error }
 
 // describe names what the server is for messages: its command or URL
 // (never its headers or environment, which may hold credentials).
@@ -314,8 +335,8 @@ func (s *server) list(ctx context.Context, c *conn) error {
 	ctx, mark := markCalls(ctx)
 	res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
-		if big := s.tooLarge(c, mark); big != nil {
-			err = big
+		if r := s.refused(c, mark, err); r != nil {
+			err = r
 		}
 		return fmt.Errorf("mcp server %s: listing tools: %w", s.cfg.Name, err)
 	}

@@ -1,8 +1,11 @@
 """A small MCP server (the official Python SDK's MCPServer) the upstream
 tests start: tools that return structured content, text, an image, an
 error, that sleep (timeouts, cancellation, concurrency), that exit in the
-middle of a call, that add a tool (notifications/tools/list_changed), and
-that return a text as large as asked (the cap on messages).
+middle of a call, that add a tool (notifications/tools/list_changed), that return a text
+as large as asked (the cap on messages), as many text blocks as asked, an
+argument of 500 allowed values, an
+error message as long as asked, and that write a raw response of their
+own (nested as deep as asked, its id first or last).
 
     python pyserver.py [stdio | http PORT [json]]
 
@@ -16,6 +19,7 @@ notifications/cancelled.
 
 import asyncio
 import base64
+import json
 import os
 import sys
 import time
@@ -26,6 +30,7 @@ from pydantic import BaseModel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.shared.exceptions import MCPError
 
 server = MCPServer("pyserver")
 
@@ -81,6 +86,55 @@ def ping(n: int = 0) -> str:
 @server.tool(description="Returns a text of size bytes.", structured_output=False)
 def big(size: int) -> str:
     return "x" * size
+
+
+Choice = Literal[tuple(f"option-{i}" for i in range(500))]
+
+
+@server.tool(description="Takes one of 500 options (a long enum in its schema).", structured_output=False)
+def pick(choice: Choice) -> str:
+    return choice
+
+
+@server.tool(description="Returns n text blocks, each the text given.", structured_output=False)
+def blocks(n: int, text: str = "x") -> list[str]:
+    return [text] * n
+
+
+@server.tool(description="Fails with a JSON-RPC error (not a tool error) whose message is size bytes.")
+def rpc_error(size: int) -> str:
+    raise MCPError(code=-32000, message="e" * size)
+
+
+def wire_fd() -> int:
+    """The descriptor the stdio transport writes its messages to (it moves
+    them off descriptor 1, which it points at standard error)."""
+    from mcp.server import stdio
+
+    claim = stdio._claims.get(1)
+    if claim is not None and claim.private_fd is not None:
+        return claim.private_fd
+    return 1
+
+
+@server.tool(description="Over stdio only: writes a response of its own to this call (its structured content "
+             "nested depth levels deep, its text size bytes, its id first or last), then waits to be cancelled.",
+             structured_output=False)
+async def raw(ctx: Context, depth: int = 1, size: int = 0, id_last: bool = False) -> str:
+    rid = json.dumps(ctx.request_context.request_id)
+    nested = "[" * depth + "]" * depth
+    result = '{"content":[{"type":"text","text":"' + "x" * size + '"}],"structuredContent":{"v":' + nested + "}}"
+    if id_last:
+        line = '{"result":' + result + ',"jsonrpc":"2.0","id":' + rid + "}\n"
+    else:
+        line = '{"jsonrpc":"2.0","id":' + rid + ',"result":' + result + "}\n"
+    data = memoryview(line.encode())
+    fd = wire_fd()
+    while data:
+        data = data[os.write(fd, data):]
+    note(f"raw written {ctx.request_id}")
+    await asyncio.sleep(3600)
+    return "never"
 
 
 @server.tool(description="Sleeps, then answers; notes a cancellation in $PYSERVER_LOG.", structured_output=False)
