@@ -358,3 +358,36 @@ func TestHTTPErrorFailsOneCall(t *testing.T) {
 		t.Error("the connection was replaced")
 	}
 }
+
+func TestHTTPHeadersCapped(t *testing.T) {
+	// A streamable HTTP server whose answer to one tool carries 4 MiB of
+	// headers (a proxy in front of a real server adds them): the call
+	// fails without the headers being held whole, the other calls work.
+	target, err := url.Parse(pyHTTP(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &url.URL{Scheme: target.Scheme, Host: target.Host}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(base) }, FlushInterval: -1}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"name":"say-hello"`)) {
+				for i := range 64 {
+					w.Header().Set(fmt.Sprintf("X-Padding-%d", i), strings.Repeat("x", 64<<10))
+				}
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: front.URL + target.Path})
+	ctx := context.Background()
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`); r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "header") {
+		t.Errorf("a response with 4 MiB of headers: %+v", r)
+	}
+	if r := call(ctx, t, set, "py", "gather", `[{"key":"headers","n":1}]`); r.Fail != luau.SDKOK || string(r.Text) != "1 together" {
+		t.Errorf("the next call: %+v", r)
+	}
+}

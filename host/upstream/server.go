@@ -217,9 +217,13 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		// The transport's own diagnostics: warnings and errors only,
 		// marked with the server's name like a stdio server's stderr.
 		logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
-		hc := &http.Client{}
+		// Headers are held whole before any cap on the body applies: they
+		// get one of their own (net/http's default is 10 MiB).
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.MaxResponseHeaderBytes = MaxHeaderBytes
+		hc := &http.Client{Transport: base}
 		if max > 0 {
-			hc.Transport = limitedTransport{base: http.DefaultTransport, max: max}
+			hc.Transport = limitedTransport{base: base, max: max}
 		}
 		// Servers on protocol versions before 2026-07-28 send
 		// notifications/tools/list_changed only on the standalone GET

@@ -38,6 +38,9 @@ const (
 	MaxBackoff = 30 * time.Second
 	// MaxTools caps the tools one server may offer.
 	MaxTools = 4096
+	// MaxHeaderBytes caps the headers of one HTTP response from a
+	// streamable HTTP server; a response with more fails its request.
+	MaxHeaderBytes = 1 << 20
 )
 
 // Config is one upstream server: exactly one of Command or URL.
