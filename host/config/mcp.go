@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,19 +60,31 @@ func (f *File) checkMCPServers() error {
 // resolveMCPServers combines [mcp_servers] with the --mcp flags (a flag
 // replaces the section of the same name), expanding ${VAR} in url,
 // headers, args, env and cwd. Servers are in name order.
-func resolveMCPServers(f *File, flags []string, getenv func(string) string) ([]upstream.Config, error) {
+func resolveMCPServers(f *File, flags []string, getenv func(string) string, withhold func(name string)) ([]upstream.Config, error) {
 	byName := map[string]upstream.Config{}
 	for _, name := range sortedNames(f.MCPServers) {
 		m := f.MCPServers[name]
 		key := "mcp_servers." + name
 		c := upstream.Config{Name: name, Command: m.Command}
 		var err error
+		// What ${VAR} brings in from the environment is a credential
+		// (a token in a header, a URL or a server's environment).
+		secretEnv := func(name string) string {
+			withhold(name)
+			v := getenv(name)
+			c.Secrets = append(c.Secrets, v)
+			return v
+		}
 		expand := func(field, s string) string {
 			if err != nil {
 				return ""
 			}
+			lookup := getenv
+			if field == "url" || strings.HasPrefix(field, "headers.") || strings.HasPrefix(field, "env.") {
+				lookup = secretEnv
+			}
 			var out string
-			out, err = expandVars(s, getenv)
+			out, err = expandVars(s, lookup)
 			if err != nil {
 				err = fmt.Errorf("%s.%s: %w", key, field, err)
 			}
@@ -91,6 +104,11 @@ func resolveMCPServers(f *File, flags []string, getenv func(string) string) ([]u
 			c.Headers = map[string]string{}
 			for k, v := range m.Headers {
 				c.Headers[k] = expand("headers."+k, v)
+				for _, secret := range headerSecrets(c.Headers[k]) {
+					if !slices.Contains(c.Secrets, secret) {
+						c.Secrets = append(c.Secrets, secret)
+					}
+				}
 			}
 		}
 		if m.Cwd != "" {
@@ -173,4 +191,14 @@ func expandVars(s string, getenv func(string) string) (string, error) {
 		b.WriteString(v)
 		s = s[i+j+1:]
 	}
+}
+
+// headerSecrets are what an echo of a header value could show of a
+// credential: the value, and its last word ("Bearer <token>").
+func headerSecrets(v string) []string {
+	out := []string{v}
+	if i := strings.LastIndexByte(v, ' '); i >= 0 {
+		out = append(out, v[i+1:])
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,6 +136,19 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 		getenv = os.Getenv
 	}
 	cfg := sdk.Config{Frozen: frozenValues(f.FrozenParams)}
+	// The variables credentials are read from (the APIs', and the MCP
+	// servers' tokens) are withheld from the MCP servers toolscript
+	// starts: a server gets one only through its own env.
+	withhold := func(name string) {
+		if !slices.Contains(cfg.WithheldEnv, name) {
+			cfg.WithheldEnv = append(cfg.WithheldEnv, name)
+		}
+	}
+	apiEnv := getenv
+	getenv = func(name string) string {
+		withhold(name)
+		return apiEnv(name)
+	}
 	apis := map[string]*sdk.APIConfig{}
 	for _, name := range sortedNames(f.APIs) {
 		a := f.APIs[name]
@@ -181,7 +195,7 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	for _, name := range sortedNames(apis) {
 		cfg.APIs = append(cfg.APIs, *apis[name])
 	}
-	upstreams, err := resolveMCPServers(f, flags.MCP, getenv)
+	upstreams, err := resolveMCPServers(f, flags.MCP, apiEnv, withhold)
 	if err != nil {
 		return cfg, err
 	}

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,10 @@ max_host_bytes_total = 9000
 	if g := by["gh"]; g.Spec != "gh.json" || g.Auth == nil || g.Auth.Token != "gh-secret" {
 		t.Errorf("gh %+v", g)
 	}
+	// The variables credentials came from are withheld from MCP servers.
+	if got := strings.Join(cfg.WithheldEnv, " "); got != "LEGACY_PASSWORD PETSTORE_TOKEN GH_TOKEN" {
+		t.Errorf("withheld %q", got)
+	}
 
 	// Flags win: --api replaces the file's spec (relative to the working
 	// directory), --max-calls the file's max_calls.
@@ -165,5 +170,56 @@ func TestSDKConfigErrors(t *testing.T) {
 	f, _ := Load(writeConfig(t, "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"basic\"\nusername = \"u\"\npassword = \"hunter2-secret\"\npassword_env = \"X\"\n"))
 	if _, err := ResolveSDK(f, SDKFlags{}, func(string) string { return "" }); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error %v", err)
+	}
+}
+
+func TestMCPServerSecrets(t *testing.T) {
+	path := writeConfig(t, `
+[mcp_servers.remote]
+url = "https://mcp.example/mcp?key=${REMOTE_KEY}"
+headers = { Authorization = "Bearer ${REMOTE_TOKEN}", X-Team = "blue" }
+
+[mcp_servers.loc]
+command = "server"
+args = ["${HOME}/data"]
+env = { API_TOKEN = "${LOCAL_TOKEN}" }
+`)
+	f, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"REMOTE_KEY": "key-1234", "REMOTE_TOKEN": "token-5678", "HOME": "/home/me", "LOCAL_TOKEN": "local-9012"}
+	cfg, err := ResolveSDK(f, SDKFlags{}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := map[string][]string{}
+	for _, u := range cfg.Upstreams {
+		secrets[u.Name] = u.Secrets
+	}
+	// What ${VAR} put into a URL, a header or env, and the headers'
+	// values (whole, and their last word); not the arguments.
+	has := func(list []string, want ...string) bool {
+		for _, w := range want {
+			found := false
+			for _, s := range list {
+				found = found || s == w
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	if r := secrets["remote"]; !has(r, "key-1234", "token-5678", "Bearer token-5678", "blue") {
+		t.Errorf("remote's secrets %q", r)
+	}
+	if l := secrets["loc"]; !has(l, "local-9012") || has(l, "/home/me") {
+		t.Errorf("loc's secrets %q", l)
+	}
+	got := append([]string(nil), cfg.WithheldEnv...)
+	sort.Strings(got)
+	if strings.Join(got, " ") != "LOCAL_TOKEN REMOTE_KEY REMOTE_TOKEN" {
+		t.Errorf("withheld %q (HOME, in args only, is no secret)", got)
 	}
 }

@@ -88,6 +88,11 @@ type Config struct {
 	// Upstreams are the MCP servers ([mcp_servers.NAME], --mcp) whose
 	// tools are sdk.<server>.<tool>; Open starts them and Close stops them.
 	Upstreams []upstream.Config
+	// WithheldEnv names the environment variables credentials were read
+	// from (the APIs', and what ${VAR} put into an MCP server's URL,
+	// headers or env): the MCP servers toolscript starts do not inherit
+	// them (upstream.Options.WithheldEnv).
+	WithheldEnv []string
 	// Stderr receives the upstream servers' standard error, each line
 	// prefixed with the server's name; nil means os.Stderr.
 	Stderr io.Writer
@@ -247,6 +252,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 			}
 			set, setErr = upstream.Start(ctx, cfg.Upstreams, upstream.Options{
 				Stderr: cfg.Stderr, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
+				WithheldEnv: cfg.WithheldEnv,
 			})
 		}()
 	}

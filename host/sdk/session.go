@@ -64,6 +64,9 @@ func (c *Client) Session(requestAuth map[string]*Credential) *Session {
 	for _, cred := range requestAuth { // never echo any of them, used or not
 		secrets = append(secrets, cred.secrets()...)
 	}
+	for _, u := range c.cfg.Upstreams { // the MCP servers' tokens
+		secrets = append(secrets, u.Secrets...)
+	}
 	s.redact = newRedactor(secrets)
 	return s
 }

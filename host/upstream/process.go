@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -25,14 +27,13 @@ type process struct {
 	closeOnce sync.Once
 }
 
-// startProcess starts the server of cfg with env added to toolscript's
-// environment; its standard error goes to stderr.
-func startProcess(cfg Config, stderr io.Writer) (*process, error) {
+// startProcess starts the server of cfg with toolscript's environment,
+// less the variables withheld and with cfg.Env added; its standard error
+// goes to stderr.
+func startProcess(cfg Config, withheld []string, stderr io.Writer) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
-	cmd.Env = os.Environ()
-	for k, v := range cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = environment(os.Environ(), withheld, cfg.Env)
+
 	cmd.Dir = cfg.Dir
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
@@ -116,4 +117,21 @@ func (p *process) stop() {
 // when a grandchild still holds it open.
 func (p *process) closeStdout() {
 	p.closeOnce.Do(func() { _ = p.stdout.Close() })
+}
+
+// environment is base (KEY=value entries) without the variables named in
+// withheld, then add: a credential meant for an API reaches no server
+// whose configuration does not hand it over.
+func environment(base, withheld []string, add map[string]string) []string {
+	env := make([]string, 0, len(base)+len(add))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(withheld, name) {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range add {
+		env = append(env, k+"="+v)
+	}
+	return env
 }

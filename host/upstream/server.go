@@ -197,7 +197,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	c := &conn{dead: make(chan struct{})}
 	var tr transport.Interface
 	if s.cfg.Command != "" {
-		proc, err := startProcess(s.cfg, newLineWriter("["+name+"] ", s.set.stderr))
+		proc, err := startProcess(s.cfg, s.set.opts.WithheldEnv, newLineWriter("["+name+"] ", s.set.stderr))
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 		}

@@ -58,6 +58,11 @@ type Config struct {
 	Headers map[string]string
 	// Timeout is per call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Secrets are what the configuration put into the server's URL,
+	// headers and environment from the process's environment, and the
+	// headers' values: credentials, which the sdk redacts from everything
+	// scripts get.
+	Secrets []string
 }
 
 // Options are what every server of a Set shares.
@@ -73,6 +78,10 @@ type Options struct {
 	// and through it one message from a server (maxMessageBytes), which is
 	// never read past that; zero means no cap.
 	MaxResponseBytes int64
+	// WithheldEnv names variables of toolscript's environment that hold
+	// credentials: stdio servers are started without them, unless their
+	// own Env sets them.
+	WithheldEnv []string
 }
 
 // Set is the upstream servers of one process. Its methods are safe for

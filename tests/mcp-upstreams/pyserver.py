@@ -5,7 +5,8 @@ middle of a call, that add a tool (notifications/tools/list_changed), that retur
 as large as asked (the cap on messages), as many text blocks as asked, an
 argument of 500 allowed values, an
 error message as long as asked, and that write a raw response of their
-own (nested as deep as asked, its id first or last).
+own (nested as deep as asked, its id first or last), and that echoes the
+HTTP request's headers.
 
     python pyserver.py [stdio | http PORT [json]]
 
@@ -61,6 +62,14 @@ def weather(city: str, days: int = 1) -> Weather:
 @server.tool(name="say-hello", description="Greets someone, as text.", structured_output=False)
 def say_hello(name: str) -> str:
     return f"Hello, {name}!"
+
+
+@server.tool(description="Over http: the request's headers (as an echo service would show a credential).", structured_output=False)
+def echo_headers(ctx: Context) -> str:
+    request = ctx.request_context.request
+    if request is None:
+        return "{}"
+    return json.dumps(dict(request.headers))
 
 
 @server.tool(description="Two text blocks.", structured_output=False)
