@@ -19,10 +19,13 @@ const DefaultMaxParallel = 8
 // The host side of parallel (luau-build/shim/parallel.cpp). The shim hands
 // over the requests its coroutines yielded, in one batch (sdk_submit); they
 // run concurrently here, at most the batch's limit at once and at most
-// MaxParallel for the whole execution; sdk_wait hands back those that have
-// completed. Every request runs under one context per execution, carrying
-// its deadline and cancellation and cancelled when the execution ends, which
-// waits for them: no request outlives its execution.
+// MaxParallel for the whole execution; sdk_wait says which have completed,
+// and each coroutine then takes its own response (sdk_take) into its own
+// stack, so that a response the memory limit has no room for is that
+// coroutine's memory error, which a pcall inside it catches, exactly as for
+// a call made outside parallel. Every request runs under one context per
+// execution, carrying its deadline and cancellation and cancelled when the
+// execution ends, which waits for them: no request outlives its execution.
 
 // calls are an execution's sdk requests made through parallel.
 type calls struct {
@@ -69,21 +72,29 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 	}
 }
 
-// take removes and returns the completed responses among tokens.
-func (c *calls) take(tokens []uint32) map[uint32]*SDKResponse {
+// completed moves the tokens whose requests have completed to the front of
+// tokens, keeping their order, and returns how many they are.
+func (c *calls) completed(tokens []uint32) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out map[uint32]*SDKResponse
-	for _, t := range tokens {
-		if resp, ok := c.done[t]; ok {
-			if out == nil {
-				out = make(map[uint32]*SDKResponse)
-			}
-			out[t] = resp
-			delete(c.done, t)
+	n := 0
+	for i, t := range tokens {
+		if _, ok := c.done[t]; ok {
+			tokens[n], tokens[i] = t, tokens[n]
+			n++
 		}
 	}
-	return out
+	return n
+}
+
+// take removes and returns the completed response of token, nil when there
+// is none.
+func (c *calls) take(token uint32) *SDKResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := c.done[token]
+	delete(c.done, token)
+	return resp
 }
 
 // close cancels the requests still in flight and waits for them.
@@ -144,21 +155,23 @@ func sdkSubmit(ctx context.Context, mod api.Module, stack []uint64) {
 
 var noSDK = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server is configured for this execution"}
 
-// sdkWait is ts_host_sdk_wait(L, tokens, count).
+// sdkWait is ts_host_sdk_wait(L, tokens, count): it waits until at least
+// one of the requests named by tokens has completed, moves the tokens of
+// those that have to the front of the guest's array and returns how many.
+// It allocates nothing in the guest: the responses wait for sdkTake.
 func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceFrom(ctx)
-	L := stack[0]
 	raw := guestBytes(mod, stack[1], 4*uint64(uint32(stack[2])))
 	tokens := make([]uint32, len(raw)/4)
 	for i := range tokens {
 		tokens[i] = binary.LittleEndian.Uint32(raw[4*i:])
 	}
 	c := inst.callsOf(ctx)
-	var ready map[uint32]*SDKResponse
+	var n int
 	timer := time.NewTimer(time.Until(inst.deadline))
 	defer timer.Stop()
 	for {
-		if ready = c.take(tokens); len(ready) > 0 {
+		if n = c.completed(tokens); n > 0 {
 			break
 		}
 		select {
@@ -168,18 +181,25 @@ func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 		inst.checkStop()
 	}
-	var out []byte
-	for _, t := range tokens {
-		resp, ok := ready[t]
-		if !ok {
-			continue
-		}
-		envelope := resp.envelope()
-		out = binary.LittleEndian.AppendUint32(out, t)
-		out = binary.LittleEndian.AppendUint32(out, uint32(len(envelope)))
-		out = append(out, envelope...)
+	for i, t := range tokens[:n] {
+		binary.LittleEndian.PutUint32(raw[4*i:], t)
 	}
-	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, out))
+	stack[0] = uint64(n)
+}
+
+// sdkTake is ts_host_sdk_take(L, token): it writes the envelope of token's
+// completed response into a buffer the guest allocates on L, the coroutine
+// that made the request (writeSDKBuffer), and returns its length. The
+// response is handed over once; running out of memory for it raises the
+// script's memory error in that coroutine.
+func sdkTake(ctx context.Context, mod api.Module, stack []uint64) {
+	inst := instanceFrom(ctx)
+	L, token := stack[0], uint32(stack[1])
+	resp := inst.callsOf(ctx).take(token)
+	if resp == nil {
+		panic(fmt.Errorf("luau: sdk_take of request %d, which has not completed", token))
+	}
+	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, resp.envelope()))
 }
 
 // writeSDKBuffer copies data into a buffer the guest allocates on L's stack

@@ -1,6 +1,7 @@
 package luau_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -277,6 +278,66 @@ func TestParallel(t *testing.T) {
 	}
 }
 
+// TestParallelMemoryErrors: a memory error inside one of parallel's
+// functions is that function's own, as when the functions run one after
+// the other: its pcall catches it, the memory is there again afterwards
+// (the limit held), and the other functions go on; uncaught, it is kind
+// memory. The first case is a response larger than the memory limit, which
+// parallel used to take into the caller's stack, where the error escaped
+// the function's pcall and parallel raised it.
+func TestParallelMemoryErrors(t *testing.T) {
+	t.Parallel()
+	const heap = 4 << 20
+	other := `function() return sdk.list_pets({k = 7})[1].k end`
+	for _, c := range []struct {
+		name, fn string
+		want     want
+	}{
+		{"a response past the limit, caught", `function()
+				local ok, e = pcall(sdk.list_pets, {big = 6 * 2^20})
+				return {ok, tostring(e), #string.rep("y", 2^20)}
+			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"responses filling the memory, caught", `function()
+				local ok, e = pcall(function() local t = {} for i = 1, 1e9 do t[i] = sdk.list_pets({k = i, big = 2^16}) end end)
+				return {ok, tostring(e), #string.rep("y", 2^20)}
+			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"strings filling the memory, caught", `function()
+				local ok, e = pcall(function() local t = {} for i = 1, 1e9 do t[i] = string.rep("x", 1000) .. i end end)
+				return {ok, tostring(e), #string.rep("y", 2^20)}
+			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"a response past the limit, uncaught", `function() return #sdk.list_pets({big = 6 * 2^20}) end`,
+			want{kind: result.Memory, message: "exceeded its memory limit of 4194304 bytes"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			prelude := "local f, g = " + c.fn + ", " + other + "\n"
+			for _, src := range []string{
+				prelude + "return parallel({f, g})",
+				prelude + "local r = {} r[1] = f() r[2] = g() return r",
+			} {
+				res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: heap}})
+				check(t, res, c.want)
+			}
+		})
+	}
+}
+
+// TestParallelUncaughtMemoryErrorFreesMemory: a function of parallel that
+// dies of a memory error it does not catch leaves garbage, which is
+// collected at once, so that a function still running has the memory it
+// would have had one after the other (parallel raises the error once they
+// are done).
+func TestParallelUncaughtMemoryErrorFreesMemory(t *testing.T) {
+	t.Parallel()
+	src := `local got
+		local waits = function() sdk.list_pets({k = 1, ms = 20}) got = #string.rep("y", 2^20) end
+		local fills = function() local t = {} for i = 1, 1e9 do t[i] = string.rep("x", 1000) .. i end end
+		local ok, e = pcall(parallel, {waits, fills})
+		return {ok, tostring(e), got}`
+	res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: 4 << 20}})
+	check(t, res, want{result: `[false,"not enough memory",1048576]`})
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -311,7 +372,8 @@ func TestParallelTimeout(t *testing.T) {
 }
 
 // echoCaller answers with its arguments after a delay the arguments give
-// ({ms = n}); {fail = true} fails the call as an HTTP 500.
+// ({ms = n}); {fail = true} fails the call as an HTTP 500; {big = n}
+// answers with a text of n bytes instead (the arguments, then padding).
 type echoCaller struct{}
 
 func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *luau.SDKResponse {
@@ -319,6 +381,7 @@ func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *lua
 		MS   int  `json:"ms"`
 		Fail bool `json:"fail"`
 		K    int  `json:"k"`
+		Big  int  `json:"big"`
 	}
 	_ = json.Unmarshal(args, &a)
 	if len(a) > 0 && a[0].MS > 0 {
@@ -330,14 +393,22 @@ func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *lua
 	if len(a) > 0 && a[0].Fail {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: 500, Message: fmt.Sprintf("sdk.list_pets: HTTP 500: k=%d", a[0].K)}
 	}
+	if len(a) > 0 && a[0].Big > 0 { // the arguments, then padding: each text its own string
+		text := append(bytes.Clone(args), bytes.Repeat([]byte{'x'}, max(a[0].Big-len(args), 0))...)
+		return &luau.SDKResponse{Status: 200, Text: text}
+	}
 	return &luau.SDKResponse{Status: 200, JSON: args}
 }
 
-// Random mixes of calls, failing calls, pcalls, errors and plain returns
-// inside parallel give what the same functions give run one after the
-// other: the same results, or the same first error in list order.
+// Random mixes of calls, failing calls, pcalls, errors, memory errors and
+// plain returns inside parallel give what the same functions give run one
+// after the other: the same results, or the same first error in list
+// order. A memory error is a response larger than the memory limit (which
+// fails at its first allocation, whatever else the other functions hold)
+// or a string.rep past it, inside the function's own pcall or not.
 func TestParallelMatchesSequential(t *testing.T) {
 	t.Parallel()
+	const heap = 4 << 20
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 150 {
 		var fns strings.Builder
@@ -349,13 +420,22 @@ func TestParallelMatchesSequential(t *testing.T) {
 				k++
 				ms, fail := rng.IntN(3), rng.IntN(5) == 0
 				arg := fmt.Sprintf("{k = %d, ms = %d, fail = %v}", k, ms, fail)
-				switch rng.IntN(4) {
+				switch rng.IntN(7) {
 				case 0:
 					fmt.Fprintf(&fns, " table.insert(acc, sdk.list_pets(%s)[1].k)\n", arg)
 				case 1:
 					fmt.Fprintf(&fns, " do local ok, e = pcall(sdk.list_pets, %s) table.insert(acc, ok and e[1].k or e.status) end\n", arg)
 				case 2:
 					fmt.Fprintf(&fns, " if %d %% 7 == 0 then error('boom %d') end\n", k, k)
+				case 3:
+					big := fmt.Sprintf("{k = %d, ms = %d, big = %d}", k, ms, heap+heap/2)
+					fmt.Fprintf(&fns, " do local ok, e = pcall(sdk.list_pets, %s) table.insert(acc, ok and #e or tostring(e)) end\n", big)
+				case 4:
+					fmt.Fprintf(&fns, " do local ok, e = pcall(string.rep, 'x', %d) table.insert(acc, ok and #e or tostring(e)) end\n", 2*heap)
+				case 5:
+					if k%5 == 0 { // uncaught
+						fmt.Fprintf(&fns, " sdk.list_pets({k = %d, big = %d})\n", k, 2*heap)
+					}
 				default:
 					fmt.Fprintf(&fns, " table.insert(acc, %d)\n", k)
 				}
@@ -368,8 +448,9 @@ func TestParallelMatchesSequential(t *testing.T) {
 			for i, f in ipairs(fns) do local ok, v = pcall(f) if ok then r[i] = v elseif first == nil then first = v end end
 			if first ~= nil then error(first, 0) end
 			return r`
-		a := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}})
-		b := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}})
+		limits := luau.Limits{HeapBytes: heap}
+		a := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}, Limits: limits})
+		b := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}, Limits: limits})
 		if string(a.Value) != string(b.Value) || (a.Error == nil) != (b.Error == nil) ||
 			(a.Error != nil && (a.Error.Message != b.Error.Message || a.Error.Kind != b.Error.Kind)) {
 			t.Fatalf("iteration %d:\n%s\nparallel:   %s %+v\nsequential: %s %+v", iter, par, a.Value, a.Error, b.Value, b.Error)

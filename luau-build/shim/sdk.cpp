@@ -307,14 +307,17 @@ int sdkCall(lua_State* L)
 }
 
 // Resumes an sdk call made inside parallel: the scheduler passes the
-// response envelope's address and length, valid while it runs this.
+// request's token once its response has completed. The envelope comes into
+// a userdata on this coroutine's stack, so that running out of memory for
+// it is raised here, inside the function's own pcall, as it is for a call
+// made outside parallel.
 int sdkCallContinue(lua_State* L, int status)
 {
     (void)status;
-    const char* p = static_cast<const char*>(lua_touserdata(L, -2));
-    size_t len = size_t(lua_tointeger(L, -1));
-    lua_pop(L, 2);
-    return deliver(L, p, len, LUA_MULTRET);
+    uint32_t token = uint32_t(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+    uint32_t len = ts_host_sdk_take(L, token);
+    return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len, LUA_MULTRET);
 }
 
 } // namespace
