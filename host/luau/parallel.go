@@ -26,6 +26,10 @@ const DefaultMaxParallel = 8
 // a call made outside parallel. Every request runs under one context per
 // execution, carrying its deadline and cancellation and cancelled when the
 // execution ends, which waits for them: no request outlives its execution.
+//
+// parallel's limit is checked by the shim: nil (sent as 0) means the
+// execution's MaxParallel, a whole number >= 1 is used up to MaxParallel,
+// and anything else is the script's error.
 
 // calls are an execution's sdk requests made through parallel.
 type calls struct {

@@ -338,6 +338,59 @@ func TestParallelUncaughtMemoryErrorFreesMemory(t *testing.T) {
 	check(t, res, want{result: `[false,"not enough memory",1048576]`})
 }
 
+// TestParallelLimit: parallel's limit is nil (max_parallel) or a whole
+// number >= 1, of which at most max_parallel is used; anything else is an
+// error naming parallel, the rule and what it got.
+func TestParallelLimit(t *testing.T) {
+	t.Parallel()
+	const maxParallel = 3
+	rule := "parallel: limit must be nil or a whole number >= 1, got "
+	for _, c := range []struct {
+		limit   string
+		maxPeak int    // at most this many calls at once
+		err     string // or this error
+	}{
+		{limit: "nil", maxPeak: maxParallel},
+		{limit: "1", maxPeak: 1},
+		{limit: "2", maxPeak: 2},
+		{limit: "4 / 2", maxPeak: 2},
+		{limit: "100", maxPeak: maxParallel},
+		{limit: "1e300", maxPeak: maxParallel},
+		{limit: "0", err: rule + "0"},
+		{limit: "-1", err: rule + "-1"},
+		{limit: "0.5", err: rule + "0.5"},
+		{limit: "1.5", err: rule + "1.5"},
+		{limit: "0 / 0", err: rule},
+		{limit: "math.huge", err: rule + "inf"},
+		{limit: "-math.huge", err: rule + "-inf"},
+		{limit: `"2"`, err: rule + "string"},
+		{limit: "{}", err: rule + "table"},
+		{limit: "true", err: rule + "boolean"},
+	} {
+		t.Run(c.limit, func(t *testing.T) {
+			t.Parallel()
+			caller := &sleepCaller{delay: 10 * time.Millisecond}
+			src := `local fns = {} for i = 1, 6 do fns[i] = function() return sdk.list_pets({i})[1][1] end end
+				return parallel(fns, ` + c.limit + `)`
+			res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, MaxParallel: maxParallel})
+			if c.err != "" {
+				check(t, res, want{kind: result.Runtime, message: c.err})
+				if c.limit == "0 / 0" && !strings.Contains(res.Error.Message, "nan") {
+					t.Errorf("message = %q, want it to show nan", res.Error.Message)
+				}
+				if caller.peak != 0 {
+					t.Errorf("calls were made")
+				}
+				return
+			}
+			check(t, res, want{result: "[1,2,3,4,5,6]"})
+			if caller.peak > c.maxPeak {
+				t.Errorf("%d calls in flight at once, want at most %d", caller.peak, c.maxPeak)
+			}
+		})
+	}
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1

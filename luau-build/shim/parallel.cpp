@@ -12,12 +12,17 @@
 // it is when the same call is made outside parallel. Functions that make no
 // calls simply run to completion. When all are done, parallel returns their
 // first return values in order, or raises the first error in list order.
+//
+// limit is nil (the execution's max_parallel) or a whole number >= 1 (at
+// most max_parallel is used); anything else (0, a negative or fractional
+// number, NaN, an infinity, a string...) is an error naming it.
 #include "shim.h"
 #include "toolscript_host.h"
 
 #include "lua.h"
 #include "lualib.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -148,12 +153,25 @@ void schedule(lua_State* L, std::vector<Task>& tasks, uint32_t limit)
     }
 }
 
+// parallelLimit is parallel's limit argument as ts_host_sdk_submit takes
+// it: 0 for nil (the execution's max_parallel), else a whole number >= 1
+// (the host uses at most max_parallel of it); anything else raises.
+uint32_t parallelLimit(lua_State* L, int idx)
+{
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "parallel: limit must be nil or a whole number >= 1, got %s", luaL_typename(L, idx));
+    double d = lua_tonumber(L, idx);
+    if (!(d >= 1) || d != floor(d) || isinf(d))
+        luaL_error(L, "parallel: limit must be nil or a whole number >= 1, got %s", luaL_tolstring(L, idx, nullptr));
+    return d >= double(INT32_MAX) ? uint32_t(INT32_MAX) : uint32_t(d);
+}
+
 int parallel(lua_State* L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    int limit = luaL_optinteger(L, 2, 0);
-    if (limit < 0)
-        luaL_argerror(L, 2, "limit must be positive");
+    uint32_t limit = parallelLimit(L, 2);
     int n = lua_objlen(L, 1);
     for (int i = 1; i <= n; i++)
     {
@@ -186,7 +204,7 @@ int parallel(lua_State* L)
             lua_xmove(L, co, 1);
             tasks[size_t(i)].co = co;
         }
-        schedule(L, tasks, uint32_t(limit));
+        schedule(L, tasks, limit);
     }
     for (int i = 1; i <= n; i++)
     {

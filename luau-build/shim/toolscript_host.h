@@ -60,7 +60,8 @@ extern "C"
 
     // parallel: starts the requests of a batch (repeated: token, function
     // id, argument length, arguments; 32-bit little-endian words), at most
-    // limit at once (0: the configured maximum), and returns at once.
+    // limit at once (0: the configured maximum, which also caps a larger
+    // limit), and returns at once.
     TS_IMPORT("sdk_submit") void ts_host_sdk_submit(lua_State* L, const char* batch, size_t len, uint32_t limit);
 
     // parallel: waits until at least one of the requests named by tokens
