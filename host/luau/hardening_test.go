@@ -214,7 +214,7 @@ func TestNestingDepth(t *testing.T) {
 	check(t, run(t, nest(depth+1, "return t"), luau.Limits{}), want{kind: result.Runtime, message: "nested too deeply"})
 	check(t, run(t, nest(depth+1, "return json.encode(t)"), luau.Limits{}), want{kind: result.Runtime, message: "more than 128 levels"})
 	check(t, run(t, `return #json.encode(json.decode(string.rep("[", 128) .. string.rep("]", 128)))`, luau.Limits{}), want{result: "256"})
-	check(t, run(t, `return json.decode(string.rep("[", 130) .. string.rep("]", 130))`, luau.Limits{}), want{kind: result.Runtime, message: "nesting too deep"})
+	check(t, run(t, `return json.decode(string.rep("[", 129) .. string.rep("]", 129))`, luau.Limits{}), want{kind: result.Runtime, message: "nesting too deep (more than 128 levels)"})
 }
 
 // progress messages are cut to 1 KiB, at a character boundary.

@@ -608,8 +608,7 @@ func TestSDKResponseSizes(t *testing.T) {
 }
 
 // TestSDKJSONBodies: a body the host passes as JSON is decoded by the
-// shim; one that does not parse reaches the script as the string it is,
-// while one nested past json.decode's limit is json.decode's error.
+// shim; one that does not parse reaches the script as the string it is.
 func TestSDKJSONBodies(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -619,7 +618,7 @@ func TestSDKJSONBodies(t *testing.T) {
 		{"valid", `{"a":[1,2]}`, want{result: `{"a":[1,2]}`}},
 		{"not JSON after all", `{"a": oops`, want{result: `"{\"a\": oops"`}},
 		{"empty object", `{}`, want{result: `{}`}},
-		{"too deep", strings.Repeat("[", 200) + strings.Repeat("]", 200), want{kind: result.Runtime, message: "nesting too deep"}},
+		{"as deep as json.decode goes", nested(luau.MaxNestingDepth), want{result: nested(luau.MaxNestingDepth)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -628,9 +627,55 @@ func TestSDKJSONBodies(t *testing.T) {
 				2: {Fail: luau.SDKUpstream, Status: 500, Message: "sdk.get_pet: HTTP 500", JSON: json.RawMessage(c.body)},
 			}}
 			check(t, runSDK(t, `return (sdk.list_pets())`, caller, luau.Limits{}), c.want)
-			if c.want.kind == "" {
-				check(t, runSDK(t, `local ok, err = pcall(sdk.get_pet) return err.body`, caller, luau.Limits{}), c.want)
-			}
+			check(t, runSDK(t, `return parallel({function() return (sdk.list_pets()) end})[1]`, caller, luau.Limits{}), c.want)
+			check(t, runSDK(t, `local ok, err = pcall(sdk.get_pet) return err.body`, caller, luau.Limits{}), c.want)
+		})
+	}
+}
+
+// nested is a JSON array nested levels deep.
+func nested(levels int) string {
+	return strings.Repeat("[", levels) + strings.Repeat("]", levels)
+}
+
+// TestSDKResponseTooDeep: a response nested deeper than json.decode allows
+// is the upstream's fault, not the script's: an sdk error table (kind
+// upstream when it escapes) whose message names the function as the host's
+// errors do, with the status, the headers and the body as text; inside
+// parallel too. An HTTP error whose body is too deep keeps its own message,
+// the body as text. A call whose caller takes no result decodes nothing.
+func TestSDKResponseTooDeep(t *testing.T) {
+	t.Parallel()
+	deep := nested(luau.MaxNestingDepth + 1)
+	tooDeep := "the response is nested more than 128 levels deep"
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Status: 200, Headers: map[string]string{"x-a": "b"}, JSON: json.RawMessage(deep)},
+		2: {Fail: luau.SDKUpstream, Status: 502, Message: "sdk.get_pet: HTTP 502 Bad Gateway", JSON: json.RawMessage(deep)},
+		3: {Status: 201, JSON: json.RawMessage(`{"a":` + nested(300) + `}`)},
+	}}
+	for _, c := range []struct {
+		name, src string
+		want      want
+	}{
+		{"uncaught, kind upstream naming the flat function", "local x = 1\nlocal d = sdk.list_pets()",
+			want{kind: result.Upstream, message: "sdk.list_pets: " + tooDeep, line: 2}},
+		{"the data alone", "return sdk.list_pets().x", want{kind: result.Upstream, message: "sdk.list_pets: " + tooDeep}},
+		{"a namespaced function", "return (sdk.pets.shared())", want{kind: result.Upstream, message: "sdk.pets.shared: " + tooDeep}},
+		{"caught: an sdk error table", `local ok, e = pcall(sdk.list_pets)
+			return {ok, e.message, e.status, e.headers["x-a"], e.body == string.rep("[", 129) .. string.rep("]", 129), tostring(e) == e.message}`,
+			want{result: `[false,"sdk.list_pets: ` + tooDeep + `",200,"b",true,true]`}},
+		{"in parallel", `return parallel({function() return 1 end, function() return (sdk.pets.shared()) end})`,
+			want{kind: result.Upstream, message: "sdk.pets.shared: " + tooDeep}},
+		{"caught in parallel", `return parallel({function() local ok, e = pcall(sdk.list_pets) return {ok, e.message, e.status} end})`,
+			want{result: `[[false,"sdk.list_pets: ` + tooDeep + `",200]]`}},
+		{"an HTTP error keeps its message, the body as text", `local ok, e = pcall(sdk.get_pet) return {e.message, e.status, #e.body}`,
+			want{result: `["sdk.get_pet: HTTP 502 Bad Gateway",502,258]`}},
+		{"a call taking no result decodes nothing", `sdk.list_pets() parallel({function() sdk.list_pets() end}) return true`,
+			want{result: "true"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, runSDK(t, c.src, caller, luau.Limits{}), c.want)
 		})
 	}
 }
