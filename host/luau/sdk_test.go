@@ -305,6 +305,11 @@ func TestParallelMemoryErrors(t *testing.T) {
 				local ok, e = pcall(function() local t = {} for i = 1, 1e9 do t[i] = string.rep("x", 1000) .. i end end)
 				return {ok, tostring(e), #string.rep("y", 2^20)}
 			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"values around the pcall are kept", `function()
+				local a = {1}
+				local fill = function() local t = {} for i = 1, 1e9 do t[i] = sdk.list_pets({k = i, big = 2^16}) end end
+				return {a[1], tostring(select(2, pcall(fill))), a[1] + 1, #string.rep("y", 2^20), a[1] + 2}
+			end`, want{result: `[[1,"not enough memory",2,1048576,3],7]`}},
 		{"a response past the limit, uncaught", `function() return #sdk.list_pets({big = 6 * 2^20}) end`,
 			want{kind: result.Memory, message: "exceeded its memory limit of 4194304 bytes"}},
 	} {
