@@ -61,10 +61,10 @@ func TestUpstreamScripts(t *testing.T) {
 		{name: "max_calls counts tool calls", source: `for i = 1, 3 do sdk.py.ping({ n = i }) end`, kind: "limit", message: "more than 2 sdk calls"},
 		{name: "too many content blocks is kind limit", source: `sdk.py.blocks({ n = 10001 })`, kind: "limit",
 			message: "sdk.py.blocks: the MCP server py sent a result of more than 10000 content blocks"},
-		{name: "a result as deep as a script's values may be", source: `local x, n = sdk.py.raw({ depth = 128 }).v, 0
+		{name: "a result as deep as a script's values may be", source: `local x, n = sdk.py.raw({ depth = 127 }).v, 0
 			while type(x) == "table" do n += 1; x = x[1] end
-			return n`, want: `128`},
-		{name: "a result deeper than a script's values is the server's error", source: `sdk.py.raw({ depth = 129 })`, kind: "upstream",
+			return n`, want: `127`},
+		{name: "a result deeper than a script's values is the server's error", source: `sdk.py.raw({ depth = 128 })`, kind: "upstream",
 			message: "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
 		{name: "a message nested past the decoder fails at once", source: `sdk.py.raw({ depth = 10010 })`, kind: "upstream",
 			message: "sdk.py.raw: the MCP server py sent a message nested more than 10000 levels deep"},

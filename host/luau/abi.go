@@ -39,6 +39,6 @@ const MaxProgressMessageBytes = 1024
 
 const progressCutMarker = "... (cut)"
 
-// MaxNestingDepth is how deep a result or a json value may nest: the shim's
-// kMaxDepth (json.cpp), which a test keeps equal.
+// MaxNestingDepth is how deep a result, a json value or an sdk response
+// may nest: the shim's TS_JSON_MAX_DEPTH (shim.h), which a test keeps equal.
 const MaxNestingDepth = 128

@@ -60,6 +60,7 @@ func instantiateHostModule(ctx context.Context, r wazero.Runtime) error {
 	export("sdk_call", sdkCall, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
 	export("sdk_submit", sdkSubmit, []api.ValueType{i32, i32, i32, i32}, nil)
 	export("sdk_wait", sdkWait, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
+	export("sdk_take", sdkTake, []api.ValueType{i32, i32}, []api.ValueType{i32})
 	exportIO(export)
 	_, err := b.Instantiate(ctx)
 	return err

@@ -20,10 +20,17 @@ const DefaultMaxParallel = 8
 // The host side of parallel (luau-build/shim/parallel.cpp). The shim hands
 // over the requests its coroutines yielded, in one batch (sdk_submit); they
 // run concurrently here, at most the batch's limit at once and at most
-// MaxParallel for the whole execution; sdk_wait hands back those that have
-// completed. Every request runs under one context per execution, carrying
-// its deadline and cancellation and cancelled when the execution ends, which
-// waits for them: no request outlives its execution.
+// MaxParallel for the whole execution; sdk_wait says which have completed,
+// and each coroutine then takes its own response (sdk_take) into its own
+// stack, so that a response the memory limit has no room for is that
+// coroutine's memory error, which a pcall inside it catches, exactly as for
+// a call made outside parallel. Every request runs under one context per
+// execution, carrying its deadline and cancellation and cancelled when the
+// execution ends, which waits for them: no request outlives its execution.
+//
+// parallel's limit is checked by the shim: nil (sent as 0) means the
+// execution's MaxParallel, a whole number >= 1 is used up to MaxParallel,
+// and anything else is the script's error.
 
 // calls are an execution's sdk requests made through parallel.
 type calls struct {
@@ -70,22 +77,8 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 	}
 }
 
-// waitBatchBytes bounds the envelopes one sdk_wait hands back together
-// (the first one goes whatever its size): the guest's buffer for them, and
-// the responses it decodes before it can free the first, hold a few large
-// responses at a time rather than all of them.
-const waitBatchBytes = 1 << 20
-
-// ready is a completed response taken for the guest.
-type ready struct {
-	token uint32
-	resp  *SDKResponse
-	size  int // of its envelope
-}
-
-// take removes and returns completed responses among tokens, in their
-// order: the first, then those whose envelopes fit in waitBatchBytes with
-// it; the others stay for the next sdk_wait.
+// completed moves the tokens whose requests have completed to the front of
+// tokens, keeping their order, and returns how many they are.
 //
 // A completed response whose token the guest does not wait for belongs to
 // an outer parallel, which an inner one (run by one of its functions)
@@ -93,7 +86,7 @@ type ready struct {
 // released now, lest the inner parallel's calls wait for them forever.
 // (The bytes stay in memory until it is taken: one response per function
 // of the outer parallel at most.)
-func (c *calls) take(tokens []uint32) []ready {
+func (c *calls) completed(tokens []uint32) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for t, resp := range c.done {
@@ -101,22 +94,24 @@ func (c *calls) take(tokens []uint32) []ready {
 			resp.release()
 		}
 	}
-	var out []ready
-	total := 0
-	for _, t := range tokens {
-		resp, ok := c.done[t]
-		if !ok {
-			continue
+	n := 0
+	for i, t := range tokens {
+		if _, ok := c.done[t]; ok {
+			tokens[n], tokens[i] = t, tokens[n]
+			n++
 		}
-		size := resp.envelopeSize()
-		if len(out) > 0 && total+8+size > waitBatchBytes {
-			continue
-		}
-		total += 8 + size
-		out = append(out, ready{t, resp, size})
-		delete(c.done, t)
 	}
-	return out
+	return n
+}
+
+// take removes and returns the completed response of token, nil when there
+// is none.
+func (c *calls) take(token uint32) *SDKResponse {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	resp := c.done[token]
+	delete(c.done, token)
+	return resp
 }
 
 // close cancels the requests still in flight, waits for them, and releases
@@ -184,21 +179,23 @@ func sdkSubmit(ctx context.Context, mod api.Module, stack []uint64) {
 
 var noSDK = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server is configured for this execution"}
 
-// sdkWait is ts_host_sdk_wait(L, tokens, count).
+// sdkWait is ts_host_sdk_wait(L, tokens, count): it waits until at least
+// one of the requests named by tokens has completed, moves the tokens of
+// those that have to the front of the guest's array and returns how many.
+// It allocates nothing in the guest: the responses wait for sdkTake.
 func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 	inst := instanceFrom(ctx)
-	L := stack[0]
 	raw := guestBytes(mod, stack[1], 4*uint64(uint32(stack[2])))
 	tokens := make([]uint32, len(raw)/4)
 	for i := range tokens {
 		tokens[i] = binary.LittleEndian.Uint32(raw[4*i:])
 	}
 	c := inst.callsOf(ctx)
-	var taken []ready
+	var n int
 	timer := time.NewTimer(time.Until(inst.deadline))
 	defer timer.Stop()
 	for {
-		if taken = c.take(tokens); len(taken) > 0 {
+		if n = c.completed(tokens); n > 0 {
 			break
 		}
 		select {
@@ -208,23 +205,27 @@ func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 		}
 		inst.checkStop()
 	}
-	defer func() { // the bytes are the guest's below, or dropped
-		for _, r := range taken {
-			r.resp.release()
-		}
-	}()
-	size := 0
-	for _, r := range taken {
-		size += 8 + r.size
+	for i, t := range tokens[:n] {
+		binary.LittleEndian.PutUint32(raw[4*i:], t)
 	}
-	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, size, func(buf []byte) {
-		for _, r := range taken {
-			binary.LittleEndian.PutUint32(buf, r.token)
-			binary.LittleEndian.PutUint32(buf[4:], uint32(r.size))
-			r.resp.writeEnvelope(buf[8 : 8+r.size])
-			buf = buf[8+r.size:]
-		}
-	}))
+	stack[0] = uint64(n)
+}
+
+// sdkTake is ts_host_sdk_take(L, token): it writes the envelope of token's
+// completed response straight into a buffer the guest allocates on L, the
+// coroutine that made the request (writeSDKBuffer), and returns its
+// length. The response is handed over once, and its host bytes released;
+// running out of memory for it raises the script's memory error in that
+// coroutine.
+func sdkTake(ctx context.Context, mod api.Module, stack []uint64) {
+	inst := instanceFrom(ctx)
+	L, token := stack[0], uint32(stack[1])
+	resp := inst.callsOf(ctx).take(token)
+	if resp == nil {
+		panic(fmt.Errorf("luau: sdk_take of request %d, which has not completed", token))
+	}
+	defer resp.release() // the bytes are the guest's below, or dropped
+	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, resp.envelopeSize(), resp.writeEnvelope))
 }
 
 // writeSDKBuffer has the guest allocate a buffer of size bytes on L's

@@ -1,6 +1,7 @@
 package luau_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -277,6 +278,124 @@ func TestParallel(t *testing.T) {
 	}
 }
 
+// TestParallelMemoryErrors: a memory error inside one of parallel's
+// functions is that function's own, as when the functions run one after
+// the other: its pcall catches it, the memory is there again afterwards
+// (the limit held), and the other functions go on; uncaught, it is kind
+// memory. The first case is a response larger than the memory limit, which
+// parallel used to take into the caller's stack, where the error escaped
+// the function's pcall and parallel raised it.
+func TestParallelMemoryErrors(t *testing.T) {
+	t.Parallel()
+	const heap = 4 << 20
+	other := `function() return sdk.list_pets({k = 7})[1].k end`
+	for _, c := range []struct {
+		name, fn string
+		want     want
+	}{
+		{"a response past the limit, caught", `function()
+				local ok, e = pcall(sdk.list_pets, {big = 6 * 2^20})
+				return {ok, tostring(e), #string.rep("y", 2^20)}
+			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"responses filling the memory, caught", `function()
+				local ok, e = pcall(function() local t = {} for i = 1, 1e9 do t[i] = sdk.list_pets({k = i, big = 2^16}) end end)
+				return {ok, tostring(e), #string.rep("y", 2^20)}
+			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"strings filling the memory, caught", `function()
+				local ok, e = pcall(function() local t = {} for i = 1, 1e9 do t[i] = string.rep("x", 1000) .. i end end)
+				return {ok, tostring(e), #string.rep("y", 2^20)}
+			end`, want{result: `[[false,"not enough memory",1048576],7]`}},
+		{"values around the pcall are kept", `function()
+				local a = {1}
+				local fill = function() local t = {} for i = 1, 1e9 do t[i] = sdk.list_pets({k = i, big = 2^16}) end end
+				return {a[1], tostring(select(2, pcall(fill))), a[1] + 1, #string.rep("y", 2^20), a[1] + 2}
+			end`, want{result: `[[1,"not enough memory",2,1048576,3],7]`}},
+		{"a response past the limit, uncaught", `function() return #sdk.list_pets({big = 6 * 2^20}) end`,
+			want{kind: result.Memory, message: "exceeded its memory limit of 4194304 bytes"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			prelude := "local f, g = " + c.fn + ", " + other + "\n"
+			for _, src := range []string{
+				prelude + "return parallel({f, g})",
+				prelude + "local r = {} r[1] = f() r[2] = g() return r",
+			} {
+				res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: heap}})
+				check(t, res, c.want)
+			}
+		})
+	}
+}
+
+// TestParallelUncaughtMemoryErrorFreesMemory: a function of parallel that
+// dies of a memory error it does not catch leaves garbage, which is
+// collected at once, so that a function still running has the memory it
+// would have had one after the other (parallel raises the error once they
+// are done).
+func TestParallelUncaughtMemoryErrorFreesMemory(t *testing.T) {
+	t.Parallel()
+	src := `local got
+		local waits = function() sdk.list_pets({k = 1, ms = 20}) got = #string.rep("y", 2^20) end
+		local fills = function() local t = {} for i = 1, 1e9 do t[i] = string.rep("x", 1000) .. i end end
+		local ok, e = pcall(parallel, {waits, fills})
+		return {ok, tostring(e), got}`
+	res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: 4 << 20}})
+	check(t, res, want{result: `[false,"not enough memory",1048576]`})
+}
+
+// TestParallelLimit: parallel's limit is nil (max_parallel) or a whole
+// number >= 1, of which at most max_parallel is used; anything else is an
+// error naming parallel, the rule and what it got.
+func TestParallelLimit(t *testing.T) {
+	t.Parallel()
+	const maxParallel = 3
+	rule := "parallel: limit must be nil or a whole number >= 1, got "
+	for _, c := range []struct {
+		limit   string
+		maxPeak int    // at most this many calls at once
+		err     string // or this error
+	}{
+		{limit: "nil", maxPeak: maxParallel},
+		{limit: "1", maxPeak: 1},
+		{limit: "2", maxPeak: 2},
+		{limit: "4 / 2", maxPeak: 2},
+		{limit: "100", maxPeak: maxParallel},
+		{limit: "1e300", maxPeak: maxParallel},
+		{limit: "0", err: rule + "0"},
+		{limit: "-1", err: rule + "-1"},
+		{limit: "0.5", err: rule + "0.5"},
+		{limit: "1.5", err: rule + "1.5"},
+		{limit: "0 / 0", err: rule},
+		{limit: "math.huge", err: rule + "inf"},
+		{limit: "-math.huge", err: rule + "-inf"},
+		{limit: `"2"`, err: rule + "string"},
+		{limit: "{}", err: rule + "table"},
+		{limit: "true", err: rule + "boolean"},
+	} {
+		t.Run(c.limit, func(t *testing.T) {
+			t.Parallel()
+			caller := &sleepCaller{delay: 10 * time.Millisecond}
+			src := `local fns = {} for i = 1, 6 do fns[i] = function() return sdk.list_pets({i})[1][1] end end
+				return parallel(fns, ` + c.limit + `)`
+			res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, MaxParallel: maxParallel})
+			if c.err != "" {
+				check(t, res, want{kind: result.Runtime, message: c.err})
+				if c.limit == "0 / 0" && !strings.Contains(res.Error.Message, "nan") {
+					t.Errorf("message = %q, want it to show nan", res.Error.Message)
+				}
+				if caller.peak != 0 {
+					t.Errorf("calls were made")
+				}
+				return
+			}
+			check(t, res, want{result: "[1,2,3,4,5,6]"})
+			if caller.peak > c.maxPeak {
+				t.Errorf("%d calls in flight at once, want at most %d", caller.peak, c.maxPeak)
+			}
+		})
+	}
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -311,7 +430,8 @@ func TestParallelTimeout(t *testing.T) {
 }
 
 // echoCaller answers with its arguments after a delay the arguments give
-// ({ms = n}); {fail = true} fails the call as an HTTP 500.
+// ({ms = n}); {fail = true} fails the call as an HTTP 500; {big = n}
+// answers with a text of n bytes instead (the arguments, then padding).
 type echoCaller struct{}
 
 func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *luau.SDKResponse {
@@ -319,6 +439,7 @@ func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *lua
 		MS   int  `json:"ms"`
 		Fail bool `json:"fail"`
 		K    int  `json:"k"`
+		Big  int  `json:"big"`
 	}
 	_ = json.Unmarshal(args, &a)
 	if len(a) > 0 && a[0].MS > 0 {
@@ -330,14 +451,22 @@ func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *lua
 	if len(a) > 0 && a[0].Fail {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: 500, Message: fmt.Sprintf("sdk.list_pets: HTTP 500: k=%d", a[0].K)}
 	}
+	if len(a) > 0 && a[0].Big > 0 { // the arguments, then padding: each text its own string
+		text := append(bytes.Clone(args), bytes.Repeat([]byte{'x'}, max(a[0].Big-len(args), 0))...)
+		return &luau.SDKResponse{Status: 200, Text: text}
+	}
 	return &luau.SDKResponse{Status: 200, JSON: args}
 }
 
-// Random mixes of calls, failing calls, pcalls, errors and plain returns
-// inside parallel give what the same functions give run one after the
-// other: the same results, or the same first error in list order.
+// Random mixes of calls, failing calls, pcalls, errors, memory errors and
+// plain returns inside parallel give what the same functions give run one
+// after the other: the same results, or the same first error in list
+// order. A memory error is a response larger than the memory limit (which
+// fails at its first allocation, whatever else the other functions hold)
+// or a string.rep past it, inside the function's own pcall or not.
 func TestParallelMatchesSequential(t *testing.T) {
 	t.Parallel()
+	const heap = 4 << 20
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := range 150 {
 		var fns strings.Builder
@@ -349,13 +478,22 @@ func TestParallelMatchesSequential(t *testing.T) {
 				k++
 				ms, fail := rng.IntN(3), rng.IntN(5) == 0
 				arg := fmt.Sprintf("{k = %d, ms = %d, fail = %v}", k, ms, fail)
-				switch rng.IntN(4) {
+				switch rng.IntN(7) {
 				case 0:
 					fmt.Fprintf(&fns, " table.insert(acc, sdk.list_pets(%s)[1].k)\n", arg)
 				case 1:
 					fmt.Fprintf(&fns, " do local ok, e = pcall(sdk.list_pets, %s) table.insert(acc, ok and e[1].k or e.status) end\n", arg)
 				case 2:
 					fmt.Fprintf(&fns, " if %d %% 7 == 0 then error('boom %d') end\n", k, k)
+				case 3:
+					big := fmt.Sprintf("{k = %d, ms = %d, big = %d}", k, ms, heap+heap/2)
+					fmt.Fprintf(&fns, " do local ok, e = pcall(sdk.list_pets, %s) table.insert(acc, ok and #e or tostring(e)) end\n", big)
+				case 4:
+					fmt.Fprintf(&fns, " do local ok, e = pcall(string.rep, 'x', %d) table.insert(acc, ok and #e or tostring(e)) end\n", 2*heap)
+				case 5:
+					if k%5 == 0 { // uncaught
+						fmt.Fprintf(&fns, " sdk.list_pets({k = %d, big = %d})\n", k, 2*heap)
+					}
 				default:
 					fmt.Fprintf(&fns, " table.insert(acc, %d)\n", k)
 				}
@@ -368,8 +506,9 @@ func TestParallelMatchesSequential(t *testing.T) {
 			for i, f in ipairs(fns) do local ok, v = pcall(f) if ok then r[i] = v elseif first == nil then first = v end end
 			if first ~= nil then error(first, 0) end
 			return r`
-		a := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}})
-		b := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}})
+		limits := luau.Limits{HeapBytes: heap}
+		a := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}, Limits: limits})
+		b := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}, Limits: limits})
 		if string(a.Value) != string(b.Value) || (a.Error == nil) != (b.Error == nil) ||
 			(a.Error != nil && (a.Error.Message != b.Error.Message || a.Error.Kind != b.Error.Kind)) {
 			t.Fatalf("iteration %d:\n%s\nparallel:   %s %+v\nsequential: %s %+v", iter, par, a.Value, a.Error, b.Value, b.Error)
@@ -474,8 +613,7 @@ func TestSDKResponseSizes(t *testing.T) {
 }
 
 // TestSDKJSONBodies: a body the host passes as JSON is decoded by the
-// shim; one that does not parse reaches the script as the string it is,
-// while one nested past json.decode's limit is json.decode's error.
+// shim; one that does not parse reaches the script as the string it is.
 func TestSDKJSONBodies(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -485,7 +623,7 @@ func TestSDKJSONBodies(t *testing.T) {
 		{"valid", `{"a":[1,2]}`, want{result: `{"a":[1,2]}`}},
 		{"not JSON after all", `{"a": oops`, want{result: `"{\"a\": oops"`}},
 		{"empty object", `{}`, want{result: `{}`}},
-		{"too deep", strings.Repeat("[", 200) + strings.Repeat("]", 200), want{kind: result.Runtime, message: "nesting too deep"}},
+		{"as deep as json.decode goes", nested(luau.MaxNestingDepth), want{result: nested(luau.MaxNestingDepth)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -494,9 +632,55 @@ func TestSDKJSONBodies(t *testing.T) {
 				2: {Fail: luau.SDKUpstream, Status: 500, Message: "sdk.get_pet: HTTP 500", JSON: json.RawMessage(c.body)},
 			}}
 			check(t, runSDK(t, `return (sdk.list_pets())`, caller, luau.Limits{}), c.want)
-			if c.want.kind == "" {
-				check(t, runSDK(t, `local ok, err = pcall(sdk.get_pet) return err.body`, caller, luau.Limits{}), c.want)
-			}
+			check(t, runSDK(t, `return parallel({function() return (sdk.list_pets()) end})[1]`, caller, luau.Limits{}), c.want)
+			check(t, runSDK(t, `local ok, err = pcall(sdk.get_pet) return err.body`, caller, luau.Limits{}), c.want)
+		})
+	}
+}
+
+// nested is a JSON array nested levels deep.
+func nested(levels int) string {
+	return strings.Repeat("[", levels) + strings.Repeat("]", levels)
+}
+
+// TestSDKResponseTooDeep: a response nested deeper than json.decode allows
+// is the upstream's fault, not the script's: an sdk error table (kind
+// upstream when it escapes) whose message names the function as the host's
+// errors do, with the status, the headers and the body as text; inside
+// parallel too. An HTTP error whose body is too deep keeps its own message,
+// the body as text. A call whose caller takes no result decodes nothing.
+func TestSDKResponseTooDeep(t *testing.T) {
+	t.Parallel()
+	deep := nested(luau.MaxNestingDepth + 1)
+	tooDeep := "the response is nested more than 128 levels deep"
+	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+		1: {Status: 200, Headers: map[string]string{"x-a": "b"}, JSON: json.RawMessage(deep)},
+		2: {Fail: luau.SDKUpstream, Status: 502, Message: "sdk.get_pet: HTTP 502 Bad Gateway", JSON: json.RawMessage(deep)},
+		3: {Status: 201, JSON: json.RawMessage(`{"a":` + nested(300) + `}`)},
+	}}
+	for _, c := range []struct {
+		name, src string
+		want      want
+	}{
+		{"uncaught, kind upstream naming the flat function", "local x = 1\nlocal d = sdk.list_pets()",
+			want{kind: result.Upstream, message: "sdk.list_pets: " + tooDeep, line: 2}},
+		{"the data alone", "return sdk.list_pets().x", want{kind: result.Upstream, message: "sdk.list_pets: " + tooDeep}},
+		{"a namespaced function", "return (sdk.pets.shared())", want{kind: result.Upstream, message: "sdk.pets.shared: " + tooDeep}},
+		{"caught: an sdk error table", `local ok, e = pcall(sdk.list_pets)
+			return {ok, e.message, e.status, e.headers["x-a"], e.body == string.rep("[", 129) .. string.rep("]", 129), tostring(e) == e.message}`,
+			want{result: `[false,"sdk.list_pets: ` + tooDeep + `",200,"b",true,true]`}},
+		{"in parallel", `return parallel({function() return 1 end, function() return (sdk.pets.shared()) end})`,
+			want{kind: result.Upstream, message: "sdk.pets.shared: " + tooDeep}},
+		{"caught in parallel", `return parallel({function() local ok, e = pcall(sdk.list_pets) return {ok, e.message, e.status} end})`,
+			want{result: `[[false,"sdk.list_pets: ` + tooDeep + `",200]]`}},
+		{"an HTTP error keeps its message, the body as text", `local ok, e = pcall(sdk.get_pet) return {e.message, e.status, #e.body}`,
+			want{result: `["sdk.get_pet: HTTP 502 Bad Gateway",502,258]`}},
+		{"a call taking no result decodes nothing", `sdk.list_pets() parallel({function() sdk.list_pets() end}) return true`,
+			want{result: "true"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, runSDK(t, c.src, caller, luau.Limits{}), c.want)
 		})
 	}
 }

@@ -359,7 +359,7 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 			text = "the tool reported an error"
 		}
 		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
-		if d := nestingDepth(out.Content); d > luau.MaxNestingDepth {
+		if d := levels(out.Content); d > luau.MaxNestingDepth {
 			out.Content = json.RawMessage("[]")
 			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, luau.MaxNestingDepth)
 		}
@@ -383,7 +383,7 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 	}
 	// Deeper than a script's values may nest, the result is the server's
 	// fault, said here rather than as a script error when it is read.
-	if d := nestingDepth(out.JSON); d > luau.MaxNestingDepth {
+	if d := levels(out.JSON); d > luau.MaxNestingDepth {
 		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
 			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, luau.MaxNestingDepth)}
 	}

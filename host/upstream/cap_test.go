@@ -204,10 +204,11 @@ func TestRefusedMessages(t *testing.T) {
 		{"raw", fmt.Sprintf(`[{"depth":%d,"id_last":true}]`, maxDepth+10), luau.SDKUpstream, deep},
 		{"raw", fmt.Sprintf(`[{"size":%d,"id_last":true}]`, 2*limit), luau.SDKUpstream,
 			fmt.Sprintf("sdk.py.raw: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)},
-		// {"v":[[...]]}, the innermost list holding nothing: 128 levels
-		// deep, as a script's JSON reader counts, then 129.
-		{"raw", `[{"depth":128}]`, luau.SDKOK, ""},
-		{"raw", `[{"depth":129}]`, luau.SDKUpstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
+		// {"v":[[...]]} with 127 lists, the innermost holding nothing:
+		// 128 levels deep, as a script's JSON reader counts (the object
+		// is level 1), then 129.
+		{"raw", `[{"depth":127}]`, luau.SDKOK, ""},
+		{"raw", `[{"depth":128}]`, luau.SDKUpstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
 	} {
 		r := call(ctx, t, set, "py", c.tool, c.args)
 		if r.Fail != c.fail || r.Message != c.message {

@@ -267,3 +267,13 @@ func nestingDepth(raw []byte) int {
 	s.feed(raw, false)
 	return s.deepest
 }
+
+// levels is how many levels deep a script's JSON reader (json.decode)
+// counts the JSON text raw: its outermost value is level 1, a value inside
+// n containers level n+1; 0 for no text.
+func levels(raw []byte) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	return nestingDepth(raw) + 1
+}

@@ -31,7 +31,7 @@ const char* const kObjectsKey = "toolscript.json.objects";
 // How deep a value may nest: what common JSON readers accept (serde_json's
 // default, and below Python's recursion limit, which the official MCP
 // Python SDK meets when it parses a result).
-const int kMaxDepth = 128;
+const int kMaxDepth = TS_JSON_MAX_DEPTH;
 // How much of a table key an error's path shows.
 const size_t kMaxPathKey = 64;
 const double kMaxSafeInteger = 9007199254740992.0; // 2^53
@@ -788,7 +788,9 @@ private:
         // Each value pushes one slot; a container's members wait on the
         // stack (kPending pairs at most, then one pair at a time), so room
         // is made once per container (room) rather than per value.
-        if (depth > kMaxDepth || !room())
+        // depth counts the containers around this value: at most
+        // kMaxDepth levels, as the encoder allows.
+        if (depth >= kMaxDepth || !room())
         {
             tooDeep = true;
             return fail("nesting too deep (more than 128 levels)");
@@ -1251,9 +1253,10 @@ void encodeOrRaise(lua_State* L, int idx, const char* root, size_t cap, Overflow
 }
 
 // decodeOrRaise pushes the value s holds, or raises json.decode's error;
-// with lenient set, text that is not JSON is pushed as it is instead (the
-// nesting and memory limits still raise).
-void decodeOrRaise(lua_State* L, const char* s, size_t len, bool lenient)
+// with lenient set, text that is not JSON is pushed as it is instead, and
+// text nested too deep pushes nothing and returns false (the memory limit
+// still raises).
+bool decodeOrRaise(lua_State* L, const char* s, size_t len, bool lenient)
 {
     std::string error;
     bool memoryExceeded = false;
@@ -1261,12 +1264,14 @@ void decodeOrRaise(lua_State* L, const char* s, size_t len, bool lenient)
         int top = lua_gettop(L);
         Decoder decoder(L, s, len);
         if (decoder.decodeDocument())
-            return;
-        if (lenient && !decoder.tooDeep && !decoder.memoryExceeded)
+            return true;
+        if (lenient && !decoder.memoryExceeded)
         {
             lua_settop(L, top);
+            if (decoder.tooDeep)
+                return false;
             lua_pushlstring(L, s, len);
-            return;
+            return true;
         }
         error.swap(decoder.error);
         memoryExceeded = decoder.memoryExceeded;
@@ -1289,10 +1294,11 @@ void ts_json_decode(lua_State* L, const char* s, size_t len)
 
 // Declared in sdk.cpp, its only user: like ts_json_decode, but text that
 // is not JSON is pushed as a string (a response body whose media type says
-// JSON, which the host has not parsed).
-void ts_json_decode_or_text(lua_State* L, const char* s, size_t len)
+// JSON, which the host has not parsed), and text nested too deep pushes
+// nothing and returns false (sdk.cpp raises the call's error).
+bool ts_json_decode_or_text(lua_State* L, const char* s, size_t len)
 {
-    decodeOrRaise(L, s, len, true);
+    return decodeOrRaise(L, s, len, true);
 }
 
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap)

@@ -5,17 +5,25 @@
 // these coroutines yields its request (sdk.cpp) instead of blocking; when
 // every coroutine is blocked or done, the pending requests go to the host in
 // one call (ts_host_sdk_submit), which runs them concurrently, at most
-// `limit` at once; ts_host_sdk_wait then hands back the responses completed
-// so far, and their coroutines resume with them, in the order they
-// completed. Functions that make no calls simply run to completion. When
-// all are done, parallel returns their first return values in order, or
-// raises the first error in list order.
+// `limit` at once; ts_host_sdk_wait then says which requests have completed
+// so far, and their coroutines resume, each taking its own response from
+// the host (ts_host_sdk_take, in sdk.cpp) into its own stack: running out
+// of memory there is the function's own error, which its pcall catches, as
+// it is when the same call is made outside parallel. Functions that make no
+// calls simply run to completion. When all are done, parallel returns their
+// first return values in order, or raises the first error in list order.
+//
+// limit is nil (the execution's max_parallel) or a whole number >= 1 (at
+// most max_parallel is used); anything else (0, a negative or fractional
+// number, NaN, an infinity, a string...) is an error naming it.
 #include "shim.h"
 #include "toolscript_host.h"
 
 #include "lua.h"
 #include "lualib.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include <string>
@@ -25,6 +33,10 @@ namespace
 {
 
 const char* const kThreadsKey = "toolscript.parallel.threads";
+
+// Where parallel keeps, on its stack, the functions' results, their errors
+// and their coroutines (anchored until they are done).
+const int results = 2, errors = 3, threads = 4;
 
 // The marker an sdk call yields with, ahead of its function id and args.
 char yieldMarker;
@@ -43,17 +55,10 @@ void put32(std::string& out, uint32_t v)
     out.append(reinterpret_cast<const char*>(&v), 4);
 }
 
-uint32_t get32(const char* p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
 // Runs task i until it finishes, fails or yields a request. Its first
 // return value goes to results[i], its error to errors[i]; a request is
 // appended to batch.
-void step(lua_State* L, std::vector<Task>& tasks, size_t i, int narg, int results, int errors, std::string& batch)
+void step(lua_State* L, std::vector<Task>& tasks, size_t i, int narg, std::string& batch)
 {
     Task& t = tasks[i];
     lua_State* co = t.co;
@@ -94,22 +99,31 @@ void step(lua_State* L, std::vector<Task>& tasks, size_t i, int narg, int result
     // The error value (a string, a table, an sdk error table...).
     lua_xmove(co, L, 1);
     lua_rawseti(L, errors, int(i + 1));
+    // The dead coroutine's stack still holds what the function had: it is
+    // let go, and when the function ran out of memory, collected at once,
+    // as when a pcall catches the error (see luau-build/patches/
+    // memory-error-collect.patch), so that the other functions have the
+    // memory they would have had one after the other.
+    lua_pushnil(L);
+    lua_rawseti(L, threads, int(i + 1));
+    if (status == LUA_ERRMEM)
+        lua_gc(L, LUA_GCCOLLECT, 0);
 }
 
 // Runs the tasks until every one is done: resumes the runnable ones, hands
 // their requests to the host, and resumes each with its response as the
 // host completes them.
-void schedule(lua_State* L, std::vector<Task>& tasks, int limit, int results, int errors)
+void schedule(lua_State* L, std::vector<Task>& tasks, uint32_t limit)
 {
     std::string batch;
     std::vector<uint32_t> waiting;
     for (size_t i = 0; i < tasks.size(); i++)
-        step(L, tasks, i, 0, results, errors, batch);
+        step(L, tasks, i, 0, batch);
     for (;;)
     {
         if (!batch.empty())
         {
-            ts_host_sdk_submit(L, batch.data(), batch.size(), uint32_t(limit));
+            ts_host_sdk_submit(L, batch.data(), batch.size(), limit);
             batch.clear();
         }
         waiting.clear();
@@ -118,37 +132,46 @@ void schedule(lua_State* L, std::vector<Task>& tasks, int limit, int results, in
                 waiting.push_back(t.token);
         if (waiting.empty())
             return;
-        // Responses completed so far, in a userdata on the stack: token,
-        // length and envelope, back to back.
-        size_t len = ts_host_sdk_wait(L, waiting.data(), waiting.size());
-        const char* p = static_cast<const char*>(lua_touserdata(L, -1));
-        for (size_t off = 0; off + 8 <= len;)
+        // The requests completed so far: the host moves their tokens to
+        // the front of waiting. Nothing is allocated on L here: each
+        // coroutine takes its response into its own stack when it resumes
+        // (sdkCallContinue).
+        size_t ready = ts_host_sdk_wait(L, waiting.data(), waiting.size());
+        for (size_t k = 0; k < ready && k < waiting.size(); k++)
         {
-            uint32_t token = get32(p + off);
-            uint32_t envLen = get32(p + off + 4);
-            off += 8;
+            uint32_t token = waiting[k];
             for (size_t i = 0; i < tasks.size(); i++)
             {
                 if (tasks[i].token != token || tasks[i].done)
                     continue;
                 tasks[i].token = 0;
-                lua_pushlightuserdata(tasks[i].co, const_cast<char*>(p + off));
-                lua_pushinteger(tasks[i].co, int(envLen));
-                step(L, tasks, i, 2, results, errors, batch);
+                lua_pushnumber(tasks[i].co, double(token));
+                step(L, tasks, i, 1, batch);
                 break;
             }
-            off += envLen;
         }
-        lua_pop(L, 1);
     }
+}
+
+// parallelLimit is parallel's limit argument as ts_host_sdk_submit takes
+// it: 0 for nil (the execution's max_parallel), else a whole number >= 1
+// (the host uses at most max_parallel of it); anything else raises.
+uint32_t parallelLimit(lua_State* L, int idx)
+{
+    if (lua_isnoneornil(L, idx))
+        return 0;
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "parallel: limit must be nil or a whole number >= 1, got %s", luaL_typename(L, idx));
+    double d = lua_tonumber(L, idx);
+    if (!(d >= 1) || d != floor(d) || isinf(d))
+        luaL_error(L, "parallel: limit must be nil or a whole number >= 1, got %s", luaL_tolstring(L, idx, nullptr));
+    return d >= double(INT32_MAX) ? uint32_t(INT32_MAX) : uint32_t(d);
 }
 
 int parallel(lua_State* L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    int limit = luaL_optinteger(L, 2, 0);
-    if (limit < 0)
-        luaL_argerror(L, 2, "limit must be positive");
+    uint32_t limit = parallelLimit(L, 2);
     int n = lua_objlen(L, 1);
     for (int i = 1; i <= n; i++)
     {
@@ -158,11 +181,13 @@ int parallel(lua_State* L)
         lua_pop(L, 1);
     }
     lua_settop(L, 1);
+    // Both tables are made at their full size: storing a function's
+    // result or error allocates nothing.
     lua_createtable(L, n, 0); // 2: results
-    lua_createtable(L, 0, 0); // 3: errors
+    lua_createtable(L, n, 0); // 3: errors
     lua_createtable(L, n, 0); // 4: the coroutines, anchored
     lua_getfield(L, LUA_REGISTRYINDEX, kThreadsKey); // 5
-    const int results = 2, errors = 3, threads = 4, registered = 5;
+    const int registered = 5;
 
     {
         // The C++ state lives in this block only: lua_error below does not
@@ -179,7 +204,7 @@ int parallel(lua_State* L)
             lua_xmove(L, co, 1);
             tasks[size_t(i)].co = co;
         }
-        schedule(L, tasks, limit, results, errors);
+        schedule(L, tasks, limit);
     }
     for (int i = 1; i <= n; i++)
     {

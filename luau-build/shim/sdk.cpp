@@ -28,8 +28,9 @@ const char* const ts_sdk_manifest_key = "toolscript.sdk.manifest";
 // ts_json_encode would raise.
 void ts_json_encode_list(lua_State* L, int first, int n, const char* root, HeapBuffer& out);
 // json.cpp: like ts_json_decode, but text that is not JSON is pushed as a
-// string.
-void ts_json_decode_or_text(lua_State* L, const char* s, size_t len);
+// string, and text nested deeper than json.decode allows pushes nothing and
+// returns false.
+bool ts_json_decode_or_text(lua_State* L, const char* s, size_t len);
 
 namespace
 {
@@ -73,19 +74,20 @@ int errorToString(lua_State* L)
 }
 
 // Pushes the body: decoded JSON, a string, or nil. A JSON body the host has
-// not parsed that does not parse is a string too.
-void pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
+// not parsed that does not parse is a string too. A JSON body nested deeper
+// than json.decode allows pushes nothing and returns false.
+bool pushBody(lua_State* L, uint32_t kind, const char* body, size_t len)
 {
     switch (kind)
     {
     case kJSONBody:
-        ts_json_decode_or_text(L, body, len);
-        break;
+        return ts_json_decode_or_text(L, body, len);
     case kTextBody:
         lua_pushlstring(L, body, len);
-        break;
+        return true;
     default:
         lua_pushnil(L);
+        return true;
     }
 }
 
@@ -126,6 +128,32 @@ void pushHeaders(lua_State* L, const char* headers, size_t len)
     }
 }
 
+// Raises the error of a successful response whose JSON body nests deeper
+// than json.decode allows: the upstream sent what no script can read, so it
+// is an sdk error table (kind upstream when it escapes) whose message names
+// the function, with the status, the headers when the host sent them and
+// the body as text.
+[[noreturn]] void raiseTooDeep(lua_State* L, const Envelope& e, const char* headers, const char* body)
+{
+    lua_createtable(L, 0, 4);
+    // The function's name as the host's messages give it (sdk.<name> for a
+    // flat function): the sdk closure's third upvalue.
+    lua_pushfstring(L, "%s: the response is nested more than %d levels deep", lua_tostring(L, lua_upvalueindex(3)), TS_JSON_MAX_DEPTH);
+    lua_setfield(L, -2, "message");
+    lua_pushinteger(L, int(e.status));
+    lua_setfield(L, -2, "status");
+    lua_pushlstring(L, body, e.bodyLen);
+    lua_setfield(L, -2, "body");
+    if (e.headersLen != 0)
+    {
+        pushHeaders(L, headers, e.headersLen);
+        lua_setfield(L, -2, "headers");
+    }
+    lua_getfield(L, LUA_REGISTRYINDEX, kErrorMetaKey);
+    lua_setmetatable(L, -2);
+    lua_error(L);
+}
+
 // Reads the envelope at p (len bytes, in a userdata on the stack that the
 // collector frees, whatever is raised) and returns the function's results,
 // or raises its error.
@@ -147,7 +175,8 @@ int deliver(lua_State* L, const char* p, size_t len, int wanted)
         // takes (sdkCall, wantedResults).
         if (wanted == 0)
             return 0;
-        pushBody(L, e.bodyKind, body, e.bodyLen);
+        if (!pushBody(L, e.bodyKind, body, e.bodyLen))
+            raiseTooDeep(L, e, headers, body);
         if (wanted == 1)
             return 1;
         lua_createtable(L, 0, 2);
@@ -172,7 +201,10 @@ int deliver(lua_State* L, const char* p, size_t len, int wanted)
         }
         if (e.bodyKind != kNoBody)
         {
-            pushBody(L, e.bodyKind, body, e.bodyLen);
+            // A body too deep to decode is kept as its text: the error is
+            // the one the upstream gave.
+            if (!pushBody(L, e.bodyKind, body, e.bodyLen))
+                lua_pushlstring(L, body, e.bodyLen);
             lua_setfield(L, -2, "body");
         }
         if (e.headersLen != 0)
@@ -307,14 +339,17 @@ int sdkCall(lua_State* L)
 }
 
 // Resumes an sdk call made inside parallel: the scheduler passes the
-// response envelope's address and length, valid while it runs this.
+// request's token once its response has completed. The envelope comes into
+// a userdata on this coroutine's stack, so that running out of memory for
+// it is raised here, inside the function's own pcall, as it is for a call
+// made outside parallel.
 int sdkCallContinue(lua_State* L, int status)
 {
     (void)status;
-    const char* p = static_cast<const char*>(lua_touserdata(L, -2));
-    size_t len = size_t(lua_tointeger(L, -1));
-    lua_pop(L, 2);
-    return deliver(L, p, len, LUA_MULTRET);
+    uint32_t token = uint32_t(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+    uint32_t len = ts_host_sdk_take(L, token);
+    return deliver(L, static_cast<const char*>(lua_touserdata(L, -1)), len, wantedResults(L));
 }
 
 } // namespace
@@ -382,24 +417,27 @@ void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
                 lua_getfield(L, fn, "id");
                 lua_Number id = lua_tonumber(L, -1);
                 lua_pop(L, 1);
-                // Luau keeps a closure's debug name by pointer: the
-                // string is the closure's second upvalue, so it lives as
-                // long as the closure (strings never move).
+                lua_getfield(L, fn, "flat");
+                bool flat = lua_toboolean(L, -1);
+                lua_pop(L, 1);
+                // Upvalues: the id, the debug name and the name the
+                // host's error messages use (sdk.<name> when flat). Luau
+                // keeps a closure's debug name by pointer: the string is
+                // the closure's second upvalue, so it lives as long as the
+                // closure (strings never move).
                 lua_pushnumber(L, id);
                 lua_pushfstring(L, "sdk.%s.%s", apiName, name);
-                lua_pushcclosurek(L, sdkCall, lua_tostring(L, -1), 2, sdkCallContinue);
+                if (flat)
+                    lua_pushfstring(L, "sdk.%s", name);
+                else
+                    lua_pushvalue(L, -1);
+                lua_pushcclosurek(L, sdkCall, lua_tostring(L, -2), 3, sdkCallContinue);
                 lua_pushvalue(L, -1);
                 lua_setfield(L, fns, name);
-                lua_getfield(L, fn, "flat");
-                if (lua_toboolean(L, -1))
-                {
-                    lua_pop(L, 1);
+                if (flat)
                     lua_setfield(L, sdk, name);
-                }
                 else
-                {
-                    lua_pop(L, 2);
-                }
+                    lua_pop(L, 1);
                 lua_settop(L, fn - 1);
             }
             lua_settop(L, fns);

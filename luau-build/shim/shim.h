@@ -42,6 +42,10 @@ void ts_open_json(lua_State* L);
 // cap bytes.
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 
+// How deep a JSON value may nest, decoded or encoded (json.cpp); host/luau's
+// MaxNestingDepth mirrors it.
+const int TS_JSON_MAX_DEPTH = 128;
+
 // Decodes the JSON text s (json.decode's rules) and pushes the value;
 // raises json.decode's error on invalid JSON, the memory error past the
 // memory limit.

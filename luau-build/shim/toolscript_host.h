@@ -60,14 +60,22 @@ extern "C"
 
     // parallel: starts the requests of a batch (repeated: token, function
     // id, argument length, arguments; 32-bit little-endian words), at most
-    // limit at once (0: the configured maximum), and returns at once.
+    // limit at once (0: the configured maximum, which also caps a larger
+    // limit), and returns at once.
     TS_IMPORT("sdk_submit") void ts_host_sdk_submit(lua_State* L, const char* batch, size_t len, uint32_t limit);
 
     // parallel: waits until at least one of the requests named by tokens
-    // has completed, and hands back every one of them that has (repeated:
-    // token, envelope length, envelope) in a userdata it leaves on L's stack
-    // (ts_sdk_buffer); returns its length.
-    TS_IMPORT("sdk_wait") uint32_t ts_host_sdk_wait(lua_State* L, const uint32_t* tokens, size_t count);
+    // has completed, moves the tokens of those that have to the front of
+    // tokens (in their order there) and returns how many they are. Their
+    // responses wait on the host for ts_host_sdk_take.
+    TS_IMPORT("sdk_wait") uint32_t ts_host_sdk_wait(lua_State* L, uint32_t* tokens, size_t count);
+
+    // parallel: hands over the completed response of the request token
+    // (once): writes its envelope into a userdata it leaves on L's stack
+    // (ts_sdk_buffer) and returns the envelope's length. L is the
+    // coroutine that made the request, so that running out of memory there
+    // is raised in it, where its own pcall catches it.
+    TS_IMPORT("sdk_take") uint32_t ts_host_sdk_take(lua_State* L, uint32_t token);
 
     // progress(done, total, message): total < 0 means absent.
     TS_IMPORT("progress") void ts_host_progress(double done, double total, const char* message, size_t len);
