@@ -321,25 +321,11 @@ func TestHTTPErrorFailsOneCall(t *testing.T) {
 	// server answers one tool's calls with 502) fails that call alone:
 	// a call of another user in flight meanwhile gets its answer, and the
 	// connection stays.
-	target, err := url.Parse(pyHTTP(t, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := &url.URL{Scheme: target.Scheme, Host: target.Host}
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(base) }, FlushInterval: -1}
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte(`"name":"say-hello"`)) {
-				http.Error(w, "bad gateway: "+strings.Repeat("x", 5000), http.StatusBadGateway)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: front.URL + target.Path})
+	addr := sayHelloProxy(t, func(w http.ResponseWriter) bool {
+		http.Error(w, "bad gateway: "+strings.Repeat("x", 5000), http.StatusBadGateway)
+		return true
+	})
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: addr})
 	first := set.byName["py"].conn
 	ctx := context.Background()
 	inFlight := make(chan *luau.SDKResponse, 1)
@@ -364,6 +350,27 @@ func TestHTTPHeadersCapped(t *testing.T) {
 	// A streamable HTTP server whose answer to one tool carries 4 MiB of
 	// headers (a proxy in front of a real server adds them): the call
 	// fails without the headers being held whole, the other calls work.
+	addr := sayHelloProxy(t, func(w http.ResponseWriter) bool {
+		for i := range 64 {
+			w.Header().Set(fmt.Sprintf("X-Padding-%d", i), strings.Repeat("x", 64<<10))
+		}
+		return false
+	})
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: addr})
+	ctx := context.Background()
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`); r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "header") {
+		t.Errorf("a response with 4 MiB of headers: %+v", r)
+	}
+	if r := call(ctx, t, set, "py", "gather", `[{"key":"headers","n":1}]`); r.Fail != luau.SDKOK || string(r.Text) != "1 together" {
+		t.Errorf("the next call: %+v", r)
+	}
+}
+
+// sayHelloProxy is the URL of a real streamable HTTP server (pyserver)
+// behind a proxy that lets onSayHello change the answer to calls of the
+// tool say-hello: it may write its own answer (and return true) or set
+// headers on the server's.
+func sayHelloProxy(t *testing.T, onSayHello func(http.ResponseWriter) bool) string {
 	target, err := url.Parse(pyHTTP(t, false))
 	if err != nil {
 		t.Fatal(err)
@@ -373,22 +380,13 @@ func TestHTTPHeadersCapped(t *testing.T) {
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte(`"name":"say-hello"`)) {
-				for i := range 64 {
-					w.Header().Set(fmt.Sprintf("X-Padding-%d", i), strings.Repeat("x", 64<<10))
-				}
+			if bytes.Contains(body, []byte(`"name":"say-hello"`)) && onSayHello(w) {
+				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: front.URL + target.Path})
-	ctx := context.Background()
-	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`); r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "header") {
-		t.Errorf("a response with 4 MiB of headers: %+v", r)
-	}
-	if r := call(ctx, t, set, "py", "gather", `[{"key":"headers","n":1}]`); r.Fail != luau.SDKOK || string(r.Text) != "1 together" {
-		t.Errorf("the next call: %+v", r)
-	}
+	return front.URL + target.Path
 }
