@@ -42,6 +42,10 @@ type Server struct {
 	// SlowStarted receives once per /slow request, when it has arrived;
 	// SlowDone when the server saw the client give up.
 	SlowStarted, SlowDone chan struct{}
+	// delays counts the /delay requests being answered; DelayPeak is the
+	// most there were at once (how concurrent a script's calls were, seen
+	// at the server rather than on a clock).
+	delays, DelayPeak atomic.Int64
 }
 
 // Echo is what the echo endpoints answer.
@@ -145,6 +149,14 @@ func (a *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(200, e)
 	case strings.HasPrefix(path, "/delay/"):
 		ms, _ := strconv.Atoi(strings.TrimPrefix(path, "/delay/"))
+		now := a.delays.Add(1)
+		defer a.delays.Add(-1)
+		for {
+			peak := a.DelayPeak.Load()
+			if now <= peak || a.DelayPeak.CompareAndSwap(peak, now) {
+				break
+			}
+		}
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 		case <-r.Context().Done():
