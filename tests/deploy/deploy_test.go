@@ -1,7 +1,8 @@
 // Package deploy checks the deployment artifacts that cannot run here (no
-// container engine, no cluster): the Dockerfile and the Kubernetes example
-// are parsed and held to what the server and the image actually do, and
-// the image's build command is run to show it gives a static binary.
+// container engine, no cluster): the Dockerfile, the Kubernetes example and
+// the HAProxy example are parsed and held to what the server and the image
+// actually do, and the image's build command is run to show it gives a
+// static binary that serves with the examples' arguments.
 package deploy
 
 import (
@@ -9,6 +10,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +23,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -44,6 +47,7 @@ func TestMain(m *testing.M) {
 const (
 	root       = "../.."
 	kubernetes = root + "/examples/kubernetes"
+	haproxy    = root + "/examples/haproxy"
 	dockerfile = root + "/Dockerfile"
 )
 
@@ -298,6 +302,36 @@ func TestDockerfile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, ".dockerignore")); err != nil {
 		t.Errorf("no .dockerignore: %v", err)
 	}
+
+	// The image builds with the classic builder and with BuildKit's
+	// built-in frontend: no parser directive that makes BuildKit pull a
+	// frontend image, no BuildKit-only RUN flags.
+	raw, err := os.ReadFile(dockerfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`(?im)^#\s*syntax\s*=.*$`).Find(raw); m != nil {
+		t.Errorf("parser directive %q: BuildKit would pull that frontend (offline and mirror-only builds fail)", m)
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, "RUN ") && strings.Contains(l, "--mount") {
+			t.Errorf("%q: RUN --mount needs BuildKit", l)
+		}
+	}
+
+	// The image's working directory is its user's home, which that user
+	// owns in the distroless nonroot image: run's default io directory
+	// (relative to the working directory) must be writable there.
+	var workdir string
+	for _, l := range lines[slices.Index(lines, froms[1]):] {
+		if rest, ok := strings.CutPrefix(l, "WORKDIR "); ok {
+			workdir = strings.TrimSpace(rest)
+		}
+	}
+	if workdir != "/home/nonroot" {
+		t.Errorf("the image's WORKDIR is %q, want /home/nonroot (the nonroot user's home): "+
+			"without it run's io directory ./toolscript-files resolves under /, which the user cannot write", workdir)
+	}
 }
 
 func atoi(s string) int {
@@ -351,10 +385,222 @@ func TestStaticBinary(t *testing.T) {
 	}
 }
 
-// TestExampleServes runs the Kubernetes example's container arguments
-// with the binary the image holds, the issuer replaced by a real one
-// (authtest) and the port by a free loopback one: it starts, its probes
-// answer 200, and /mcp wants a token.
+// haproxyConfig returns the sections of examples/haproxy/haproxy.cfg
+// ("global", "defaults", "frontend mcp", "backend toolscript"), each a list
+// of its directives as fields, comments dropped.
+func haproxyConfig(t *testing.T) map[string][][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(haproxy, "haproxy.cfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string][][]string{}
+	current := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		if i := strings.Index(line, "#"); i >= 0 {
+			line = line[:i]
+		}
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if line[0] != ' ' && line[0] != '\t' {
+			current = strings.Join(fields, " ")
+			if _, dup := sections[current]; dup {
+				t.Fatalf("haproxy.cfg: section %q twice", current)
+			}
+			sections[current] = nil
+			continue
+		}
+		if current == "" {
+			t.Fatalf("haproxy.cfg: %q outside a section", line)
+		}
+		sections[current] = append(sections[current], fields)
+	}
+	return sections
+}
+
+// directive returns the arguments of the first directive of section whose
+// fields start with words, and whether there is one.
+func directive(section [][]string, words ...string) ([]string, bool) {
+	for _, d := range section {
+		if len(d) >= len(words) && slices.Equal(d[:len(words)], words) {
+			return d[len(words):], true
+		}
+	}
+	return nil, false
+}
+
+// composeServices returns examples/haproxy/compose.yaml's services.
+func composeServices(t *testing.T) map[string]map[string]any {
+	t.Helper()
+	var compose struct {
+		Services map[string]map[string]any `json:"services"`
+	}
+	readYAML(t, filepath.Join(haproxy, "compose.yaml"), &compose)
+	return compose.Services
+}
+
+func strs(t *testing.T, v any) []string {
+	t.Helper()
+	l, ok := v.([]any)
+	if !ok {
+		t.Fatalf("%#v: want a list of strings", v)
+	}
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i], ok = x.(string)
+		if !ok {
+			t.Fatalf("%#v: want a list of strings", v)
+		}
+	}
+	return out
+}
+
+// TestHAProxy holds the load-balancer example to the server: HAProxy
+// checks the replicas on /readyz, retries a connection a replica refused
+// on another one, waits longer than a call may run, and its servers are
+// the compose file's replicas, running stateless on the port HAProxy
+// sends to.
+func TestHAProxy(t *testing.T) {
+	cfg := haproxyConfig(t)
+	defaults, backend := cfg["defaults"], cfg["backend toolscript"]
+	if backend == nil {
+		t.Fatalf("haproxy.cfg: no backend toolscript (sections %v)", slices.Collect(maps.Keys(cfg)))
+	}
+	var frontend [][]string
+	for name, sec := range cfg {
+		if strings.HasPrefix(name, "frontend ") {
+			frontend = sec
+		}
+	}
+	if be, _ := directive(frontend, "default_backend"); !slices.Equal(be, []string{"toolscript"}) {
+		t.Errorf("the frontend's default_backend is %q, want toolscript", be)
+	}
+	both := append(slices.Clone(defaults), backend...)
+
+	if _, ok := directive(backend, "option", "httpchk"); !ok {
+		t.Error("the backend has no option httpchk: replicas are not health-checked over HTTP")
+	}
+	if send, _ := directive(backend, "http-check", "send"); !slices.Equal(send, []string{"meth", "GET", "uri", hosted.PathReady}) {
+		t.Errorf("http-check send %q, want meth GET uri %s", send, hosted.PathReady)
+	}
+	if expect, _ := directive(backend, "http-check", "expect"); !slices.Equal(expect, []string{"status", "200"}) {
+		t.Errorf("http-check expect %q, want status 200", expect)
+	}
+	if _, ok := directive(both, "option", "redispatch"); !ok {
+		t.Error("no option redispatch: a retry would go back to the replica that refused it")
+	}
+	if r, _ := directive(both, "retries"); len(r) != 1 || atoi(r[0]) < 1 {
+		t.Errorf("retries %q: want at least 1", r)
+	}
+	// Retrying anything but a refused connection could run a call twice.
+	if on, ok := directive(both, "retry-on"); ok {
+		for _, cond := range on {
+			if cond != "conn-failure" && cond != "none" {
+				t.Errorf("retry-on %q: a call a replica began to run may be sent again", on)
+			}
+		}
+	}
+	for _, which := range []string{"client", "server"} {
+		v, _ := directive(both, "timeout", which)
+		d, err := time.ParseDuration(strings.Join(v, ""))
+		if err != nil || d <= 5*time.Minute {
+			t.Errorf("timeout %s %q: want more than the default [server] max_timeout, 5m", which, v)
+		}
+	}
+
+	// The servers are the compose file's replicas.
+	services := composeServices(t)
+	var servers int
+	for _, d := range backend {
+		if d[0] != "server" {
+			continue
+		}
+		servers++
+		if len(d) < 3 {
+			t.Errorf("server %q: no address", d)
+			continue
+		}
+		host, portText, _ := strings.Cut(d[2], ":")
+		svc := services[host]
+		if svc == nil {
+			t.Errorf("server %s: %q is no service of compose.yaml", d[1], host)
+			continue
+		}
+		args := strs(t, svc["command"])
+		i := slices.Index(args, "--http")
+		if len(args) == 0 || args[0] != "serve" || i < 0 || i+1 >= len(args) {
+			t.Errorf("service %s: command %q, want serve --http ADDR", host, args)
+			continue
+		}
+		if want := port(t, args[i+1]); want != float64(atoi(portText)) {
+			t.Errorf("server %s: port %s, the replica listens on %v", d[1], portText, want)
+		}
+		if !slices.Contains(args, "--stateless") {
+			t.Errorf("service %s is not --stateless: a client's requests go to any replica", host)
+		}
+		check := slices.Contains(d, "check")
+		if ds, ok := directive(backend, "default-server"); ok && slices.Contains(ds, "check") {
+			check = true
+		}
+		if !check {
+			t.Errorf("server %s is not health-checked", d[1])
+		}
+	}
+	if servers < 2 {
+		t.Errorf("%d servers: want at least two replicas", servers)
+	}
+	// HAProxy's published port is the one it binds.
+	bind, _ := directive(frontend, "bind")
+	hp := services["haproxy"]
+	if len(bind) == 0 || hp == nil {
+		t.Fatalf("no bind in the frontend, or no haproxy service")
+	}
+	published := strs(t, hp["ports"])
+	if len(published) == 0 || !strings.HasSuffix(published[0], ":"+strings.TrimPrefix(bind[0], ":")) {
+		t.Errorf("haproxy publishes %q, binds %q", published, bind[0])
+	}
+}
+
+// example is how an example runs the image: its command line, and the
+// files it mounts in the image's working directory (their names there,
+// and where they are in the repository).
+type example struct {
+	args  []string
+	files map[string]string
+}
+
+// examples returns the Kubernetes Deployment's container and each compose
+// replica.
+func examples(t *testing.T) map[string]example {
+	t.Helper()
+	out := map[string]example{}
+	c := get(manifests(t)["Deployment"], "spec", "template", "spec", "containers", 0)
+	out["kubernetes"] = example{args: strs(t, get(c, "args"))}
+	for name, svc := range composeServices(t) {
+		if svc["command"] == nil {
+			continue
+		}
+		ex := example{args: strs(t, svc["command"]), files: map[string]string{}}
+		if svc["volumes"] != nil {
+			for _, v := range strs(t, svc["volumes"]) {
+				src, dst, _ := strings.Cut(v, ":")
+				dst, _, _ = strings.Cut(dst, ":")
+				if dir, file := filepath.Split(dst); dir == "/home/nonroot/" {
+					ex.files[file] = filepath.Join(haproxy, src)
+				}
+			}
+		}
+		out["haproxy/"+name] = ex
+	}
+	return out
+}
+
+// TestExampleServes runs the examples' command lines with the binary the
+// image holds, in a working directory holding what they mount there, the issuer replaced by a real one (authtest) and the port
+// by a free loopback one: each starts, its probes answer 200, and /mcp
+// wants a token.
 func TestExampleServes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -364,26 +610,47 @@ func TestExampleServes(t *testing.T) {
 		t.Fatalf("go build: %v", err)
 	}
 	issuer := authtest.NewIssuer(t, authtest.Options{PlainHTTP: true})
-	c := get(manifests(t)["Deployment"], "spec", "template", "spec", "containers", 0)
-	var args []string
-	for _, a := range get(c, "args").([]any) {
-		args = append(args, a.(string))
+	all := examples(t)
+	if len(all) < 3 {
+		t.Fatalf("examples %v: want the Kubernetes one and two HAProxy replicas", slices.Collect(maps.Keys(all)))
 	}
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
-		case "--http":
-			args[i+1] = "127.0.0.1:0"
-		case "--auth-authority":
-			args[i+1] = issuer.URL
-		case "--auth-audience":
-			args[i+1] = issuer.Audience
-		}
+	for name, ex := range all {
+		t.Run(name, func(t *testing.T) {
+			args := slices.Clone(ex.args)
+			for i := 0; i+1 < len(args); i++ {
+				switch args[i] {
+				case "--http":
+					args[i+1] = "127.0.0.1:0"
+				case "--auth-authority":
+					args[i+1] = issuer.URL
+				case "--auth-audience":
+					args[i+1] = issuer.Audience
+				}
+			}
+			if !slices.Contains(args, "--stateless") {
+				t.Error("the example's replicas are not --stateless")
+			}
+			dir := t.TempDir()
+			for name, src := range ex.files {
+				b, err := os.ReadFile(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			serves(t, bin, dir, args)
+		})
 	}
-	if !slices.Contains(args, "--stateless") {
-		t.Error("the example's replicas are not --stateless")
-	}
+}
+
+// serves runs bin with args in dir (the image's working directory) until it
+// is ready, and checks its probes and that /mcp wants a token.
+func serves(t *testing.T, bin, dir string, args []string) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
