@@ -36,7 +36,7 @@ func serveCommand() *cli.Command {
 		Description: "Standard output carries protocol messages only; diagnostics go to standard error.\n" +
 			"Register the command in an MCP client (command \"toolscript\", args [\"serve\"]).\n" +
 			"With --http ADDR it serves the streamable HTTP transport at /mcp for many users instead\n" +
-			"(the hosted mode: tokens from --auth-authority, io off unless --io-dir; see the README).",
+			"(the hosted mode: tokens from --auth-authority, io off unless --io-dir; see docs/hosted.md).",
 		Flags: append(sharedFlags(),
 			&cli.IntFlag{Name: "max-concurrent", Usage: fmt.Sprintf("scripts run at once; later calls wait (default %d)", config.DefaultMaxConcurrent)},
 			&cli.DurationFlag{Name: "max-timeout", Usage: fmt.Sprintf("the most a call's timeout_ms may ask for (default %s)", config.DefaultMaxTimeout)},
@@ -217,7 +217,7 @@ func serve(c *cli.Context) error {
 	return nil
 }
 
-// serveHTTP is the hosted mode (spec/hosted.md): the MCP server behind
+// serveHTTP is the hosted mode (docs/hosted.md): the MCP server behind
 // authentication, limits, logs and metrics (host/hosted), until ctx ends.
 // Its diagnostics and access log are JSON lines on standard error.
 func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFunc, cfg mcpserver.Config,

@@ -1,5 +1,5 @@
 // Package accesslog writes the hosted mode's access log: one JSON line per
-// HTTP request through log/slog (spec/hosted.md: time, user, method, tool,
+// HTTP request through log/slog (docs/hosted.md: time, user, method, tool,
 // duration, outcome and error kind), and never a script's text, its
 // results or a credential.
 //

@@ -1,6 +1,6 @@
 // Package auth authenticates the requests of toolscript's hosted mode: it
 // is an OAuth 2.0 resource server that accepts JWT access tokens from one
-// issuer (spec/hosted.md, "Authentication").
+// issuer (docs/hosted.md, "Authentication").
 //
 // An Authenticator finds the issuer's keys (through its OpenID Connect or
 // OAuth 2.0 discovery document, or at a configured JWKS URI), keeps them

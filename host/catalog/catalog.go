@@ -1,5 +1,5 @@
 // Package catalog is the compact, serialisable description of what a
-// script's sdk can call: APIs (an OpenAPI spec, later an MCP server), their
+// script's sdk can call: APIs (an OpenAPI spec or an upstream MCP server), their
 // functions with parameters, bodies, responses and security, and the
 // schemas those refer to by name. It is built once at start-up (by
 // host/openapi for OpenAPI specs), cached on disk, and read by the caller

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// Auth is the [auth] section: the hosted mode's token issuer
-// (spec/hosted.md, "Authentication").
+// Auth is the [auth] section: the hosted mode's token issuer (see
+// docs/hosted.md, "Authentication").
 type Auth struct {
 	// Authority is the issuer: every token's iss.
 	Authority string `toml:"authority"`

@@ -1,5 +1,5 @@
 // Package hosted assembles the HTTP handler of `toolscript serve --http`
-// (spec/hosted.md) from its parts: the routes, and the order of the
+// (docs/hosted.md) from its parts: the routes, and the order of the
 // middleware every request to /mcp passes. It knows no MCP: the streamable
 // HTTP transport is handed in as an http.Handler, and learns who is
 // calling from the request context (auth.UserFrom).

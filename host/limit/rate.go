@@ -1,5 +1,5 @@
 // Package limit bounds what each user of the hosted mode may use
-// (spec/hosted.md, "Limits and behaviour under load"): a rate of
+// (docs/hosted.md, "Limits per user"): a rate of
 // executions per minute (Rate, whose Middleware answers 429 with
 // Retry-After), and execution slots per user and overall that a call waits
 // for up to a bound and then fails (Slots). Both are keyed by any

@@ -264,7 +264,7 @@ func TestNothingLeaksBetweenExecutions(t *testing.T) {
 	check(t, second, want{result: `[true,true]`})
 }
 
-// _G is the script's own environment (issue 13): what a script defines is
+// _G is the script's own environment: what a script defines is
 // in it, what it sets in it is defined, and the libraries stay read-only.
 func TestGlobalTableIsTheEnvironment(t *testing.T) {
 	t.Parallel()

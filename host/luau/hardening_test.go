@@ -55,7 +55,7 @@ func (w *gcWatch) finish() (count int, longest time.Duration) {
 	return w.count, w.longest
 }
 
-// TestCCodeReachesTheDeadline runs the scripts of issue 13's first section:
+// TestCCodeReachesTheDeadline runs scripts whose work happens in C:
 // C loops whose work is not linear in the memory limit. Each ends within its
 // timeout plus a second, with a timeout or the answer a linear algorithm
 // finds at once, while garbage collections beside it keep completing.
@@ -135,7 +135,7 @@ func TestCCodeReachesTheDeadline(t *testing.T) {
 
 // TestConversionsStayInsideTheMemoryLimit: buffers outside the Luau heap
 // count against its limit, and running out of memory in a conversion is
-// the script's own memory error, never kind internal (issue 13, section 3).
+// the script's own memory error, never kind internal.
 func TestConversionsStayInsideTheMemoryLimit(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -193,7 +193,7 @@ func TestHugeErrorObject(t *testing.T) {
 	}
 }
 
-// error(nil) says nil, as Luau's tostring does (issue 14).
+// error(nil) says nil, as Luau's tostring does.
 func TestErrorNil(t *testing.T) {
 	t.Parallel()
 	check(t, run(t, `error(nil)`, luau.Limits{}), want{kind: result.Runtime, message: "nil"})
@@ -202,7 +202,7 @@ func TestErrorNil(t *testing.T) {
 	}
 }
 
-// Results and json.encode nest at most 128 levels (issue 14): deeper
+// Results and json.encode nest at most 128 levels: deeper
 // values are refused with a clear error, as official MCP SDKs fail on them.
 // luau.MaxNestingDepth, which the docs show, is the shim's limit.
 func TestNestingDepth(t *testing.T) {

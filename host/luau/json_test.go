@@ -13,8 +13,8 @@ import (
 	"github.com/toolscript/toolscript/host/result"
 )
 
-// The conversion rules of the contract's section 3, for script results and
-// json.encode alike.
+// The rules that turn Luau values into JSON (docs/result.md), for script
+// results and json.encode alike.
 func TestValueConversion(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

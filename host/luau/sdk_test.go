@@ -19,7 +19,7 @@ import (
 
 // The guest side of the sdk, against a caller that answers from a table:
 // what the script passes reaches the caller as one JSON array, and each
-// kind of response becomes what the contract says (spec/sdk.md section 3).
+// kind of response becomes the data and response docs/sdk.md describes.
 
 var sdkManifest = &luau.SDKManifest{APIs: []luau.SDKAPI{
 	{Name: "pets", Functions: []luau.SDKFunction{

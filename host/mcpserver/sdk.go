@@ -12,7 +12,8 @@ import (
 	"github.com/toolscript/toolscript/host/sdkdocs"
 )
 
-// The sdk's documentation for models (spec/sdk.md, section 7): with APIs or
+// The sdk's documentation for models (docs/sdk.md, "Documentation for
+// models and people"): with APIs or
 // MCP servers configured, the discovery tools beside execute_script, the
 // sdk:// resources, and, when the sdk is small, its signatures in
 // execute_script's description.

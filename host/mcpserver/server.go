@@ -105,7 +105,7 @@ type Call struct {
 	User auth.User
 	// MetaAuth is the call's params._meta.auth as the client sent it: an
 	// object keyed by API name holding that user's upstream credentials
-	// (spec/sdk.md, section 6), or nil. It is read from this request only.
+	// (docs/sdk.md, "Credentials"), or nil. It is read from this request only.
 	MetaAuth json.RawMessage
 	// Script is what will run.
 	Script *luau.Script

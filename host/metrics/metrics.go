@@ -1,4 +1,4 @@
-// Package metrics holds the hosted mode's Prometheus metrics (spec/hosted.md:
+// Package metrics holds the hosted mode's Prometheus metrics (docs/hosted.md:
 // executions by outcome and error kind, their duration, how many are in
 // flight, upstream calls by source and status, authentication failures,
 // and refusals by the limits) and serves them at /metrics in the

@@ -1,5 +1,5 @@
 // Package result defines the execution result: what one run of a script
-// produces on every surface (CLI, MCP), as the contract's section 1 defines it.
+// produces on every surface (CLI, MCP), as docs/result.md describes it.
 package result
 
 import (
@@ -23,7 +23,7 @@ const (
 	Internal Kind = "internal" // a fault of toolscript itself
 )
 
-// Kinds lists every Kind, in the contract's order: the one list that
+// Kinds lists every Kind, in the documented order: the one list that
 // schemas, docs and tests take the kinds from.
 var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Internal}
 

@@ -6,7 +6,7 @@ import (
 )
 
 // TestFileTouchedBytes checks that bytes is present, 0 included, for every
-// op but remove, and absent for remove (the contract and the outputSchema).
+// op but remove, and absent for remove (docs/result.md and the outputSchema).
 func TestFileTouchedBytes(t *testing.T) {
 	cases := []struct {
 		file FileTouched
