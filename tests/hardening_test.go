@@ -17,7 +17,7 @@ import (
 
 // pathological are scripts whose work once ran in C code that never reached
 // the deadline check: the whole process then waited for them at its next
-// garbage collection (issue 13, section 1).
+// garbage collection.
 var pathological = map[string]string{
 	"find":  `local h = string.rep("a", 2^17) for i = 1, 1e9 do string.find(h, string.rep("a", 2^15) .. "b", 1, true) end`,
 	"empty": `local t = {} for i = 1, 2^20 do t[i] = i end for i = 1, 2^20 do t[i] = nil end local r = {} for i = 1, 10000 do r[i] = t end return r`,

@@ -16,7 +16,7 @@ import (
 )
 
 // What a script makes on disk counts against its budgets, whatever the
-// shape (issue 13, section 2): holes, files and directories, depth, path
+// shape: holes, files and directories, depth, path
 // length.
 func TestIOBudgetsCountWhatIsMadeOnDisk(t *testing.T) {
 	t.Parallel()
@@ -175,7 +175,7 @@ func TestIOHugePathCostsNothing(t *testing.T) {
 }
 
 // files_touched is capped, with a count of what was left out, and the whole
-// result is bounded by one size (issue 13, section 3).
+// result is bounded by one size.
 func TestIOResultIsBounded(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "files")

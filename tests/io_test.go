@@ -107,7 +107,7 @@ func runIOCases(t *testing.T, cases []ioCase, io luau.IO) {
 	}
 }
 
-// The test cases of seed 001 (tasks 2 to 6), and the rest of the API.
+// The io library's cases (docs/sandbox.md), and the rest of the API.
 func TestIOLibrary(t *testing.T) {
 	t.Parallel()
 	runIOCases(t, []ioCase{

@@ -12,8 +12,8 @@ import (
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 
-// Scripts calling a real API through `toolscript run`: the contract of
-// spec/sdk.md sections 2, 3, 5 (parallel) and 6, end to end.
+// Scripts calling a real API through `toolscript run`: calling, results,
+// parallel and credentials as docs/sdk.md describes them, end to end.
 
 const testToken = "s3cret-t0ken-value"
 

@@ -15,7 +15,7 @@ import (
 
 // serve with an API configured: the discovery tools, the sdk:// resources,
 // the signatures in execute_script's description, scripts calling the API,
-// and _meta.auth reaching its own call only (spec/sdk.md sections 6 and 7).
+// and _meta.auth reaching its own call only (docs/sdk.md).
 func TestSDKServe(t *testing.T) {
 	api := testapi.New(t)
 	dir := t.TempDir()

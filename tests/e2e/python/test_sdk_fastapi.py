@@ -1,6 +1,6 @@
 """toolscript serve with a live FastAPI app as an sdk API: its OpenAPI 3.1
 document loaded by URL, scripts calling it through the official MCP Python
-SDK (spec/sdk.md sections 1-3)."""
+SDK (docs/sdk.md)."""
 
 import json
 import socket
