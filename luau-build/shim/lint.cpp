@@ -280,6 +280,7 @@ struct LintOut
     uint32_t ptr;
     uint32_t len;
 };
+static_assert(sizeof(LintOut) == TS_LINT_OUT_SIZE, "abi.h: TS_LINT_OUT_SIZE");
 
 struct Diagnostic
 {

@@ -43,6 +43,7 @@ struct Out
     int32_t line;  // 1-based line of the error, 0 when unknown
     int32_t kind;  // TsKind
 };
+static_assert(sizeof(Out) == TS_OUT_SIZE, "abi.h: TS_OUT_SIZE");
 
 struct State
 {
@@ -524,13 +525,20 @@ TS_EXPORT("ts_free") void ts_free(void* ptr)
     free(ptr);
 }
 
-// A buffer of 64 KiB (host/luau/abi.go: inputSize) the host writes a small
+// A buffer of TS_INPUT_SIZE bytes the host writes a small
 // script and its arguments into, saving the call to ts_malloc that larger
 // ones need.
 TS_EXPORT("ts_input_addr") char* ts_input_addr()
 {
-    static char input[64 * 1024];
+    static char input[TS_INPUT_SIZE];
     return input;
+}
+
+// The version of the guest/host ABI (abi.h) this module speaks: the host
+// checks it before anything else.
+TS_EXPORT("ts_abi_version") uint32_t ts_abi_version()
+{
+    return TS_ABI_VERSION;
 }
 
 TS_EXPORT("ts_out_addr") Out* ts_out_addr()
@@ -686,7 +694,7 @@ void __cxa_free_exception(void* ptr) noexcept
         if (state.running)
             ts_raise_memory(state.L);
         message = "not enough memory to compile the script";
-        line = -1;
+        line = TS_ABORT_OUT_OF_MEMORY;
     }
     ts_host_abort(message, strlen(message), line);
 }
