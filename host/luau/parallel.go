@@ -193,10 +193,11 @@ var noSDK = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server 
 // It allocates nothing in the guest: the responses wait for sdkTake.
 func sdkWait(ctx context.Context, mod api.Module, _, tokensPtr, count uint32) uint32 {
 	inst := instanceFrom(ctx)
-	if count > inst.mem.Size()/4 {
-		panic(&memRangeError{what: "sdk tokens", ptr: uint64(tokensPtr), size: 4 * uint64(count), memSize: inst.mem.Size()})
+	mem := mod.Memory()
+	if count > mem.Size()/4 { // 4*count would wrap
+		panic(&memRangeError{what: "sdk tokens", ptr: uint64(tokensPtr), size: 4 * uint64(count), memSize: mem.Size()})
 	}
-	raw := view(mod.Memory(), "sdk tokens", tokensPtr, 4*count)
+	raw := view(mem, "sdk tokens", tokensPtr, 4*count)
 	tokens := make([]uint32, len(raw)/4)
 	for i := range tokens {
 		tokens[i] = binary.LittleEndian.Uint32(raw[4*i:])

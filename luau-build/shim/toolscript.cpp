@@ -555,7 +555,7 @@ TS_EXPORT("ts_trampoline") void ts_trampoline(void (*f)(lua_State*, void*), lua_
 // Compiles and runs one script. args holds nargs strings, each a 32-bit
 // little-endian length followed by its bytes; the script receives them as
 // `...`. resultCap bounds the result's JSON text and heapLimit the bytes the
-// Luau heap may hold; flags (TsFlag) add optional libraries; seed seeds
+// Luau heap may hold; flags (TS_FLAG_*) add optional libraries; seed seeds
 // math.random. Returns the outcome's kind; the outcome itself is in ts_out.
 TS_EXPORT("ts_run") int ts_run(
     const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags,
