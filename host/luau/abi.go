@@ -1,6 +1,15 @@
 package luau
 
-// Kinds ts_run reports; they mirror enum TsKind in luau-build/shim/shim.h.
+// The guest/host ABI of the Luau module: every number the host and the shim
+// must agree on. They are the `#define`s of luau-build/shim/abi.h, one for
+// one (abi_test.go reads the header and checks both sides), and nothing
+// else lives in this file. Changing one means raising abiVersion there and
+// here: the host refuses a module that speaks another version.
+
+// abiVersion is TS_ABI_VERSION, which the module's ts_abi_version returns.
+const abiVersion = 1
+
+// Kinds ts_run reports (TS_KIND_*).
 const (
 	kindOK       = 0
 	kindSyntax   = 1
@@ -12,33 +21,72 @@ const (
 	kindUpstream = 7
 )
 
-// outSize is the size of the shim's Out struct: ptr, len, line, kind, each a
-// little-endian 32-bit word.
-const outSize = 16
-
-// initHeapLimit bounds the Luau heap while ts_init builds the environment,
-// before ts_run sets the script's own limit.
-const initHeapLimit = 16 << 20
-
-// luaErrMem is Luau's LUA_ERRMEM status.
-const luaErrMem = 4
-
-// inputSize is the size of the shim's input buffer (ts_input_addr).
-const inputSize = 64 << 10
-
-// flagIO is ts_run's flag for the io library (TS_FLAG_IO in shim.h).
+// flagIO is ts_run's and ts_lint's flag for the io library (TS_FLAG_IO).
 const flagIO = 1
 
+// outSize is the size of ts_run's outcome: ptr, len, line, kind, each a
+// little-endian 32-bit word (TS_OUT_SIZE).
+const outSize = 16
+
+// inputSize is the size of the shim's input buffer, ts_input_addr
+// (TS_INPUT_SIZE).
+const inputSize = 64 << 10
+
+// luaErrMem is Luau's LUA_ERRMEM status (TS_LUA_ERRMEM).
+const luaErrMem = 4
+
 // abortOutOfMemory is the line the shim's abort passes when the front end
-// ran out of memory (std::bad_alloc before the script runs).
+// ran out of memory (TS_ABORT_OUT_OF_MEMORY).
 const abortOutOfMemory = -1
 
-// MaxProgressMessageBytes caps a progress() message; a longer one is cut at
-// a character boundary and ends with progressCutMarker.
-const MaxProgressMessageBytes = 1024
-
-const progressCutMarker = "... (cut)"
-
 // MaxNestingDepth is how deep a result, a json value or an sdk response
-// may nest: the shim's TS_JSON_MAX_DEPTH (shim.h), which a test keeps equal.
+// may nest (TS_JSON_MAX_DEPTH).
 const MaxNestingDepth = 128
+
+// The failure statuses of the io host functions (TS_IO_FAILED,
+// TS_IO_OVER_LIMIT); the message waits for io_take.
+const (
+	ioFailed    = -1 // a sandbox refusal or I/O failure: error kind io
+	ioOverLimit = -2 // a budget: error kind limit
+)
+
+// io_seek's whence (TS_SEEK_*), io.SeekStart and the others.
+const (
+	seekSet = 0
+	seekCur = 1
+	seekEnd = 2
+)
+
+// sdkDataOnly is set in sdk_call's id when the script takes no more than
+// the data from the call (TS_SDK_DATA_ONLY): the guest then reads nothing
+// of a successful response past its body, and an SDKDataCaller spares the
+// headers. A failure's headers are read: its error table has them.
+const sdkDataOnly = 1 << 31
+
+// envelopeInPlace is set in sdk_call's result when the envelope is in the
+// call buffer (TS_SDK_ENVELOPE_IN_PLACE).
+const envelopeInPlace = 1 << 31
+
+// envelopeHeader is the size of the sdk envelope's seven 32-bit words
+// (TS_SDK_ENVELOPE_HEADER). The failure word is an SDKFailure (TS_SDK_OK,
+// TS_SDK_ARGUMENT...).
+const envelopeHeader = 7 * 4
+
+// The envelope's body kind (TS_SDK_BODY_*).
+const (
+	bodyNone = 0
+	bodyJSON = 1
+	bodyText = 2
+)
+
+// batchHeader is the size of a request's token, function id and argument
+// length in sdk_submit's batch (TS_SDK_BATCH_HEADER).
+const batchHeader = 12
+
+// lintOutSize is the size of ts_lint_out's ptr and len (TS_LINT_OUT_SIZE).
+const lintOutSize = 8
+
+// lintRecordHeader is the size of a packed diagnostic before its rule and
+// message: line, column, end line, end column, rule length, message length
+// (TS_LINT_RECORD_HEADER).
+const lintRecordHeader = 24

@@ -217,17 +217,17 @@ func runFlags(exec *execution) uint64 {
 
 // readOutcome reads ts_out: the result JSON, or the error's message, kind and line.
 func readOutcome(inst *instance, res *result.Result) *result.Error {
-	out, ok := inst.mem.Read(inst.outAddr, outSize)
-	if !ok {
-		return internalError(errors.New("luau: outcome out of range"))
+	out, err := tryView(inst.mem, "outcome", inst.outAddr, outSize)
+	if err != nil {
+		return internalError(err)
 	}
 	ptr := binary.LittleEndian.Uint32(out[0:])
 	length := binary.LittleEndian.Uint32(out[4:])
 	line := int(int32(binary.LittleEndian.Uint32(out[8:])))
 	kind := int32(binary.LittleEndian.Uint32(out[12:]))
-	text, ok := inst.mem.Read(ptr, length)
-	if !ok {
-		return internalError(errors.New("luau: outcome text out of range"))
+	text, err := tryView(inst.mem, "outcome text", ptr, length)
+	if err != nil {
+		return internalError(err)
 	}
 	if kind == kindOK {
 		res.Value = json.RawMessage(append([]byte(nil), text...))

@@ -45,50 +45,51 @@ type frontEndAbort struct {
 
 func (a *frontEndAbort) Error() string { return "luau: compiler error: " + a.message }
 
+// instantiateHostModule instantiates the "toolscript" module the Luau
+// module imports: each capability registers its own host functions.
 func instantiateHostModule(ctx context.Context, r wazero.Runtime) error {
-	i32, f64 := api.ValueTypeI32, api.ValueTypeF64
 	b := r.NewHostModuleBuilder("toolscript")
-	export := func(name string, fn api.GoModuleFunc, params, results []api.ValueType) {
-		b.NewFunctionBuilder().WithGoModuleFunction(fn, params, results).Export(name)
-	}
-	export("rawrunprotected", rawRunProtected, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
-	export("throw", throw, []api.ValueType{i32, i32}, nil)
-	export("tick", tick, nil, nil)
-	export("print", hostPrint, []api.ValueType{i32, i32}, nil)
-	export("abort", abort, []api.ValueType{i32, i32, i32}, nil)
-	export("progress", progress, []api.ValueType{f64, f64, i32, i32}, nil)
-	export("sdk_call", sdkCall, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32})
-	export("sdk_submit", sdkSubmit, []api.ValueType{i32, i32, i32, i32}, nil)
-	export("sdk_wait", sdkWait, []api.ValueType{i32, i32, i32}, []api.ValueType{i32})
-	export("sdk_take", sdkTake, []api.ValueType{i32, i32}, []api.ValueType{i32})
-	exportIO(export)
+	exportCore(b)
+	exportIO(b)
+	exportSDK(b)
+	exportParallel(b)
 	_, err := b.Instantiate(ctx)
 	return err
 }
 
-func rawRunProtected(ctx context.Context, _ api.Module, stack []uint64) {
+// exportCore registers the host functions every script uses: Luau's error
+// recovery, the tick, print, progress and the front end's abort.
+func exportCore(b wazero.HostModuleBuilder) {
+	exportIIII(b, "rawrunprotected", rawRunProtected)
+	exportVII(b, "throw", throw)
+	exportVV(b, "tick", tick)
+	exportVII(b, "print", hostPrint)
+	exportVIII(b, "abort", abort)
+	exportVFFII(b, "progress", progress)
+}
+
+// rawRunProtected is ts_host_rawrunprotected(L, f, ud).
+func rawRunProtected(ctx context.Context, _ api.Module, L, f, ud uint32) int32 {
 	inst := instanceFrom(ctx)
 	sp := inst.sp.Get()
 	fn, call := inst.trampoline(inst.depth)
-	call[0], call[1], call[2] = stack[1], stack[0], stack[2] // f, L, ud
+	call[0], call[1], call[2] = uint64(f), uint64(L), uint64(ud)
 	inst.depth++
 	err := fn.CallWithStack(ctx, call)
 	inst.depth--
 	if err == nil {
-		stack[0] = 0
-		return
+		return 0
 	}
 	var t *luaThrow
 	if errors.As(err, &t) {
 		inst.sp.Set(sp)
-		stack[0] = uint64(t.status)
-		return
+		return t.status
 	}
 	panic(err)
 }
 
-func throw(_ context.Context, _ api.Module, stack []uint64) {
-	status := int32(stack[1])
+// throw is ts_host_throw(L, status).
+func throw(_ context.Context, _ api.Module, _ uint32, status int32) {
 	if status >= 0 && int(status) < len(throws) {
 		panic(throws[status])
 	}
@@ -99,7 +100,7 @@ func throw(_ context.Context, _ api.Module, stack []uint64) {
 // scheduler a safe point, which a goroutine running compiled wasm code
 // otherwise lacks, and is where the deadline and cancellation stop the
 // script: checking them here costs less than arming timers per execution.
-func tick(ctx context.Context, _ api.Module, _ []uint64) {
+func tick(ctx context.Context, _ api.Module) {
 	instanceFrom(ctx).checkStop()
 }
 
@@ -135,37 +136,40 @@ func (inst *instance) checkStopAfterCall(ctx context.Context) {
 	}
 }
 
-func hostPrint(ctx context.Context, mod api.Module, stack []uint64) {
+// hostPrint is ts_host_print(line, len).
+func hostPrint(ctx context.Context, mod api.Module, ptr, n uint32) {
 	inst := instanceFrom(ctx)
 	if inst.exec == nil {
 		return
 	}
-	line, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
-	if !ok {
-		panic(fmt.Errorf("luau: print line out of range"))
-	}
-	inst.exec.logs.add(line)
+	inst.exec.logs.add(view(mod.Memory(), "print line", ptr, n))
 }
 
-func abort(_ context.Context, mod api.Module, stack []uint64) {
-	msg, _ := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
-	panic(&frontEndAbort{message: string(msg), line: int(int32(stack[2]))})
+// abort is ts_host_abort(message, len, line).
+func abort(_ context.Context, mod api.Module, ptr, n uint32, line int32) {
+	msg := view(mod.Memory(), "abort message", ptr, n)
+	panic(&frontEndAbort{message: string(msg), line: int(line)})
 }
 
-func progress(ctx context.Context, mod api.Module, stack []uint64) {
+// progress is ts_host_progress(done, total, message, len).
+func progress(ctx context.Context, mod api.Module, done, total float64, ptr, n uint32) {
 	inst := instanceFrom(ctx)
 	if inst.exec == nil || inst.exec.onProgress == nil {
 		return
 	}
-	done := api.DecodeF64(stack[0])
-	total := api.DecodeF64(stack[1])
-	msg, _ := mod.Memory().Read(uint32(stack[2]), uint32(stack[3]))
+	msg := view(mod.Memory(), "progress message", ptr, n)
 	var totalPtr *float64
 	if total >= 0 && !math.IsNaN(total) {
 		totalPtr = &total
 	}
 	inst.exec.onProgress(done, totalPtr, progressMessage(msg))
 }
+
+// MaxProgressMessageBytes caps a progress() message; a longer one is cut at
+// a character boundary and ends with progressCutMarker.
+const MaxProgressMessageBytes = 1024
+
+const progressCutMarker = "... (cut)"
 
 // progressMessage copies a progress message out of guest memory, cut to
 // MaxProgressMessageBytes: notifications carry it to the client as often as

@@ -93,6 +93,9 @@ func (inst *instance) lookup(mod api.Module) error {
 // initialize runs the module's initialisation in mod, instantiated without
 // it, and creates the Luau state: what an image spares later instances.
 func (inst *instance) initialize(ctx context.Context, mod api.Module, sdkManifest []byte) error {
+	if err := checkABI(ctx, mod); err != nil {
+		return err
+	}
 	if err := inst.lookup(mod); err != nil {
 		return err
 	}
@@ -142,6 +145,24 @@ func (inst *instance) initialize(ctx context.Context, mod api.Module, sdkManifes
 	return nil
 }
 
+// checkABI checks, before anything else is called, that mod speaks the
+// host's ABI version: a module built from another version of the shim
+// would read and write the host's numbers and layouts wrongly.
+func checkABI(ctx context.Context, mod api.Module) error {
+	fn, err := exported(mod, "ts_abi_version")
+	if err != nil {
+		return err
+	}
+	res, err := fn.Call(ctx)
+	if err != nil {
+		return fmt.Errorf("luau: calling ts_abi_version: %w", err)
+	}
+	if v := uint32(res[0]); v != abiVersion {
+		return fmt.Errorf("luau: luau.wasm has ABI version %d, this host speaks %d: rebuild the wasm", v, abiVersion)
+	}
+	return nil
+}
+
 // trampoline returns the ts_trampoline function for nesting depth d.
 func (inst *instance) trampoline(d int) (api.Function, []uint64) {
 	for len(inst.trampolines) <= d {
@@ -155,8 +176,8 @@ func (inst *instance) trampoline(d int) (api.Function, []uint64) {
 // returns its address.
 func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 	if len(data) <= inputSize {
-		if !inst.mem.Write(inst.inputAddr, data) {
-			return 0, fmt.Errorf("luau: writing %d bytes at %#x: out of range", len(data), inst.inputAddr)
+		if err := tryWrite(inst.mem, "input", inst.inputAddr, data); err != nil {
+			return 0, err
 		}
 		return inst.inputAddr, nil
 	}
@@ -168,11 +189,15 @@ func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 	if ptr == 0 && len(data) > 0 {
 		return 0, errGuestOutOfMemory
 	}
-	if !inst.mem.Write(ptr, data) {
-		return 0, fmt.Errorf("luau: writing %d bytes at %#x: out of range", len(data), ptr)
+	if err := tryWrite(inst.mem, "input", ptr, data); err != nil {
+		return 0, err
 	}
 	return ptr, nil
 }
+
+// initHeapLimit bounds the Luau heap while ts_init builds the environment,
+// before ts_run sets the script's own limit.
+const initHeapLimit = 16 << 20
 
 var errGuestOutOfMemory = errors.New("luau: the module is out of memory")
 

@@ -30,10 +30,6 @@ type LintDiagnostic struct {
 // RuleSyntax is the rule of syntax and compile errors.
 const RuleSyntax = "syntax"
 
-// lintRecordHeader is the size of a packed diagnostic before its rule and
-// message: line, column, end line, end column, rule length, message length.
-const lintRecordHeader = 24
-
 // A Linter parses, checks and compiles scripts with the Luau front end in
 // the module, one after another in a single instance: nothing runs, so no
 // fresh instance per script is needed. The instance is replaced only after
@@ -94,9 +90,9 @@ func (l *Linter) Lint(ctx context.Context, source []byte) ([]LintDiagnostic, err
 		}
 		l.inputPtr, l.inputCap = uint32(res[0]), size
 	}
-	if !inst.mem.Write(l.inputPtr, source) {
+	if err := tryWrite(inst.mem, "lint source", l.inputPtr, source); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("luau: writing %d bytes of source at %#x: out of range", len(source), l.inputPtr)
+		return nil, err
 	}
 
 	_, err := l.lint.Call(ctx, uint64(len(source)), l.flags)
@@ -162,18 +158,21 @@ func (l *Linter) ensureInstance(ctx context.Context) error {
 // publish in luau-build/shim/lint.cpp).
 func (l *Linter) readDiagnostics() ([]LintDiagnostic, error) {
 	mem := l.inst.mem
-	out, ok := mem.Read(l.outAddr, 8)
-	if !ok {
-		return nil, errors.New("luau: lint output out of range")
+	out, err := tryView(mem, "lint output", l.outAddr, lintOutSize)
+	if err != nil {
+		return nil, err
 	}
 	ptr := binary.LittleEndian.Uint32(out[0:])
 	length := binary.LittleEndian.Uint32(out[4:])
 	if length == 0 {
 		return nil, nil
 	}
-	buf, ok := mem.Read(ptr, length)
-	if !ok || len(buf) < 4 {
-		return nil, errors.New("luau: lint diagnostics out of range")
+	buf, err := tryView(mem, "lint diagnostics", ptr, length)
+	if err != nil {
+		return nil, err
+	}
+	if len(buf) < 4 {
+		return nil, errors.New("luau: lint output is truncated")
 	}
 	count := binary.LittleEndian.Uint32(buf)
 	buf = buf[4:]

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -147,26 +148,33 @@ func (inst *instance) callsOf(ctx context.Context) *calls {
 	return exec.calls
 }
 
+// exportParallel registers parallel's host functions.
+func exportParallel(b wazero.HostModuleBuilder) {
+	exportVIIII(b, "sdk_submit", sdkSubmit)
+	exportIIII(b, "sdk_wait", sdkWait)
+	exportIII(b, "sdk_take", sdkTake)
+}
+
 // sdkSubmit is ts_host_sdk_submit(L, batch, len, limit).
-func sdkSubmit(ctx context.Context, mod api.Module, stack []uint64) {
+func sdkSubmit(ctx context.Context, mod api.Module, _, batchPtr, batchLen, limit32 uint32) {
 	inst := instanceFrom(ctx)
 	exec := inst.exec
-	batch := guestBytes(mod, stack[1], uint64(uint32(stack[2])))
-	limit := int(uint32(stack[3]))
+	batch := view(mod.Memory(), "sdk batch", batchPtr, batchLen)
+	limit := int(limit32)
 	if limit <= 0 || limit > exec.maxParallel {
 		limit = exec.maxParallel
 	}
 	c := inst.callsOf(ctx)
 	slots := make(chan struct{}, max(limit, 1))
-	for len(batch) >= 12 {
+	for len(batch) >= batchHeader {
 		token := binary.LittleEndian.Uint32(batch)
 		id := binary.LittleEndian.Uint32(batch[4:])
 		n := binary.LittleEndian.Uint32(batch[8:])
-		if uint64(n) > uint64(len(batch)-12) {
+		if uint64(n) > uint64(len(batch)-batchHeader) {
 			panic(errors.New("luau: malformed sdk batch"))
 		}
-		args := bytes.Clone(batch[12 : 12+n])
-		batch = batch[12+n:]
+		args := bytes.Clone(batch[batchHeader : batchHeader+n])
+		batch = batch[batchHeader+n:]
 		if exec.sdk == nil {
 			c.mu.Lock()
 			c.done[token] = noSDK
@@ -183,9 +191,13 @@ var noSDK = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server 
 // one of the requests named by tokens has completed, moves the tokens of
 // those that have to the front of the guest's array and returns how many.
 // It allocates nothing in the guest: the responses wait for sdkTake.
-func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
+func sdkWait(ctx context.Context, mod api.Module, _, tokensPtr, count uint32) uint32 {
 	inst := instanceFrom(ctx)
-	raw := guestBytes(mod, stack[1], 4*uint64(uint32(stack[2])))
+	mem := mod.Memory()
+	if count > mem.Size()/4 { // 4*count would wrap
+		panic(&memRangeError{what: "sdk tokens", ptr: uint64(tokensPtr), size: 4 * uint64(count), memSize: mem.Size()})
+	}
+	raw := view(mem, "sdk tokens", tokensPtr, 4*count)
 	tokens := make([]uint32, len(raw)/4)
 	for i := range tokens {
 		tokens[i] = binary.LittleEndian.Uint32(raw[4*i:])
@@ -208,7 +220,7 @@ func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 	for i, t := range tokens[:n] {
 		binary.LittleEndian.PutUint32(raw[4*i:], t)
 	}
-	stack[0] = uint64(n)
+	return uint32(n)
 }
 
 // sdkTake is ts_host_sdk_take(L, token): it writes the envelope of token's
@@ -217,23 +229,22 @@ func sdkWait(ctx context.Context, mod api.Module, stack []uint64) {
 // length. The response is handed over once, and its host bytes released;
 // running out of memory for it raises the script's memory error in that
 // coroutine.
-func sdkTake(ctx context.Context, mod api.Module, stack []uint64) {
+func sdkTake(ctx context.Context, mod api.Module, L, token uint32) uint32 {
 	inst := instanceFrom(ctx)
-	L, token := stack[0], uint32(stack[1])
 	resp := inst.callsOf(ctx).take(token)
 	if resp == nil {
 		panic(fmt.Errorf("luau: sdk_take of request %d, which has not completed", token))
 	}
 	defer resp.release() // the bytes are the guest's below, or dropped
-	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, resp.envelopeSize(), resp.writeEnvelope))
+	return inst.writeSDKBuffer(ctx, mod, L, resp.envelopeSize(), resp.writeEnvelope)
 }
 
 // writeSDKBuffer has the guest allocate a buffer of size bytes on L's
 // stack (ts_sdk_buffer), has fill write into it in place, and returns
 // size. Running out of memory there raises the script's memory error from
 // this host call.
-func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint64, size int, fill func([]byte)) int {
-	buf, err := inst.sdkBuffer.Call(ctx, L, uint64(size))
+func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint32, size int, fill func([]byte)) uint32 {
+	buf, err := inst.sdkBuffer.Call(ctx, uint64(L), uint64(size))
 	if err != nil {
 		var t *luaThrow
 		if errors.As(err, &t) {
@@ -242,10 +253,6 @@ func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint
 		panic(err)
 	}
 	// Read after the call: allocating may have grown (moved) the memory.
-	b, ok := mod.Memory().Read(uint32(buf[0]), uint32(size))
-	if !ok {
-		panic(fmt.Errorf("luau: sdk response buffer out of range"))
-	}
-	fill(b)
-	return size
+	fill(view(mod.Memory(), "sdk response buffer", uint32(buf[0]), uint32(size)))
+	return uint32(size)
 }

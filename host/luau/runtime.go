@@ -130,6 +130,10 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("luau: compiling the Luau module: %w", err)
 	}
 	r.compiled = compiled
+	if _, ok := compiled.ExportedFunctions()["ts_abi_version"]; !ok {
+		r.Close(ctx)
+		return nil, fmt.Errorf("luau: luau.wasm has no ABI version (it does not export ts_abi_version), this host speaks %d: rebuild the wasm", abiVersion)
+	}
 
 	// No preopens, no environment, no arguments: the guest reaches nothing
 	// outside its memory but through the toolscript host functions. The

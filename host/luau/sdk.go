@@ -8,6 +8,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 )
 
@@ -145,13 +146,12 @@ const (
 // guest allocates on L's stack (ts_sdk_buffer), and its length is returned
 // alone. A call that outlives the execution's deadline stops the
 // execution, as tick does.
-func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
+func sdkCall(ctx context.Context, mod api.Module, L, id, argsPtr, argsLen uint32) uint32 {
 	inst := instanceFrom(ctx)
-	L, id := stack[0], uint32(stack[1])
 	dataOnly := id&sdkDataOnly != 0
 	id &^= sdkDataOnly
-	argsPtr, argsLen := uint32(stack[2]), uint32(stack[3])
-	args := bytes.Clone(guestBytes(mod, uint64(argsPtr), uint64(argsLen)))
+	mem := mod.Memory()
+	args := bytes.Clone(view(mem, "sdk arguments", argsPtr, argsLen))
 
 	resp := noSDK
 	if inst.exec != nil && inst.exec.sdk != nil { // ctx carries the deadline
@@ -165,12 +165,16 @@ func sdkCall(ctx context.Context, mod api.Module, stack []uint64) {
 	inst.checkStopAfterCall(ctx)
 
 	size := resp.envelopeSize()
-	if room, ok := mod.Memory().ReadUint32Le(argsPtr - 4); argsPtr >= 4 && ok && uint64(size) <= uint64(room) {
-		resp.writeEnvelope(guestBytes(mod, uint64(argsPtr-4), uint64(size)))
-		stack[0] = uint64(size) | envelopeInPlace
-		return
+	if argsPtr >= 4 && uint64(size) <= uint64(read32(mem, "sdk call buffer size", argsPtr-4)) {
+		resp.writeEnvelope(view(mem, "sdk call buffer", argsPtr-4, uint32(size)))
+		return uint32(size) | envelopeInPlace
 	}
-	stack[0] = uint64(inst.writeSDKBuffer(ctx, mod, L, size, resp.writeEnvelope))
+	return inst.writeSDKBuffer(ctx, mod, L, size, resp.writeEnvelope)
+}
+
+// exportSDK registers the host function of the sdk's calls.
+func exportSDK(b wazero.HostModuleBuilder) {
+	exportIIIII(b, "sdk_call", sdkCall)
 }
 
 // writeEnvelope lays r's envelope out in buf, which is exactly its size:
@@ -181,18 +185,8 @@ func (r *SDKResponse) writeEnvelope(buf []byte) {
 	}
 }
 
-// envelopeInPlace is set in sdk_call's result when the envelope is in the
-// call buffer (sdk.cpp, kEnvelopeInPlace).
-const envelopeInPlace = 1 << 31
-
-// sdkDataOnly is set in sdk_call's id when the script takes no more than
-// the data from the call (sdk.cpp, kDataOnly): the guest then reads nothing
-// of a successful response past its body, and an SDKDataCaller spares the
-// headers. A failure's headers are read: its error table has them.
-const sdkDataOnly = 1 << 31
-
-// envelope lays the response out as the shim reads it (sdk.cpp, Envelope):
-// seven little-endian 32-bit words (failure, status, body kind and the
+// envelope lays the response out as the shim reads it (abi.h,
+// TS_SDK_ENVELOPE_HEADER): seven little-endian 32-bit words (failure, status, body kind and the
 // lengths of the message, headers, body and content), then those four. The
 // headers are their count, then each name and value as a 32-bit length and
 // its bytes (invalid UTF-8 replaced by U+FFFD).
@@ -202,7 +196,7 @@ func (r *SDKResponse) envelope() []byte {
 
 // envelopeSize is the length of r's envelope.
 func (r *SDKResponse) envelopeSize() int {
-	size := 7*4 + len(r.Message) + len(r.body()) + len(r.Content)
+	size := envelopeHeader + len(r.Message) + len(r.body()) + len(r.Content)
 	if len(r.Headers) > 0 {
 		size += 4
 		for k, v := range r.Headers {
@@ -212,7 +206,7 @@ func (r *SDKResponse) envelopeSize() int {
 	return size
 }
 
-// body is the body and its kind: 0 none, 1 JSON, 2 text.
+// body is the body and its kind: bodyNone, bodyJSON or bodyText.
 func (r *SDKResponse) body() []byte {
 	b, _ := r.bodyKind()
 	return b
@@ -221,18 +215,18 @@ func (r *SDKResponse) body() []byte {
 func (r *SDKResponse) bodyKind() ([]byte, uint32) {
 	switch {
 	case r.JSON != nil:
-		return r.JSON, 1
+		return r.JSON, bodyJSON
 	case r.Text != nil:
-		return r.Text, 2
+		return r.Text, bodyText
 	}
-	return nil, 0
+	return nil, bodyNone
 }
 
 // appendEnvelope appends r's envelope to out.
 func (r *SDKResponse) appendEnvelope(out []byte) []byte {
 	body, bodyKind := r.bodyKind()
 	start := len(out)
-	out = append(out, make([]byte, 7*4)...)
+	out = append(out, make([]byte, envelopeHeader)...)
 	out = append(out, r.Message...)
 	if len(r.Headers) > 0 {
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Headers)))
@@ -241,7 +235,7 @@ func (r *SDKResponse) appendEnvelope(out []byte) []byte {
 			out = appendText(out, v)
 		}
 	}
-	headersLen := len(out) - start - 7*4 - len(r.Message)
+	headersLen := len(out) - start - envelopeHeader - len(r.Message)
 	out = append(out, body...)
 	out = append(out, r.Content...)
 	for i, w := range [7]uint32{uint32(r.Fail), uint32(r.Status), bodyKind,

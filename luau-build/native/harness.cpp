@@ -274,14 +274,14 @@ void ts_host_progress(double done, double total, const char* message, size_t len
 // these keep the link complete and fail if ever called.
 static const char kNoIO[] = "io is not available in the native benchmark harness";
 
-int32_t ts_host_io_open(const char*, size_t, const char*, size_t) { return -1; }
-int32_t ts_host_io_read(int32_t, char*, size_t) { return -1; }
-int32_t ts_host_io_write(int32_t, const char*, size_t) { return -1; }
-int64_t ts_host_io_seek(int32_t, int32_t, int64_t) { return -1; }
-int32_t ts_host_io_flush(int32_t) { return -1; }
-int32_t ts_host_io_close(int32_t) { return -1; }
-int32_t ts_host_io_list(const char*, size_t) { return -1; }
-int32_t ts_host_io_remove(const char*, size_t) { return -1; }
+int32_t ts_host_io_open(const char*, size_t, const char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_read(int32_t, char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_write(int32_t, const char*, size_t) { return TS_IO_FAILED; }
+int64_t ts_host_io_seek(int32_t, int32_t, int64_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_flush(int32_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_close(int32_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_list(const char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_remove(const char*, size_t) { return TS_IO_FAILED; }
 int32_t ts_host_io_take(char* buf, size_t len)
 {
     size_t n = len < sizeof(kNoIO) - 1 ? len : sizeof(kNoIO) - 1;

@@ -41,7 +41,7 @@ struct FileHandle
     char message[1024];
     int32_t n = ts_host_io_take(message, sizeof(message));
     lua_pushlstring(L, message, n < 0 ? 0 : size_t(n));
-    ts_raise_tagged_top(L, status == -2 ? TS_LIMIT : TS_IO);
+    ts_raise_tagged_top(L, status == TS_IO_OVER_LIMIT ? TS_LIMIT : TS_IO);
 }
 
 FileHandle* toHandle(lua_State* L, int idx)
@@ -119,7 +119,7 @@ void sync(lua_State* L, FileHandle* h)
 {
     if (h->pos < h->len)
     {
-        int64_t pos = ts_host_io_seek(h->id, 1, -int64_t(h->len - h->pos));
+        int64_t pos = ts_host_io_seek(h->id, TS_SEEK_CUR, -int64_t(h->len - h->pos));
         if (pos < 0)
             raiseHostError(L, pos);
     }
@@ -176,10 +176,10 @@ bool readLine(lua_State* L, FileHandle* h, bool keep)
 void readAll(lua_State* L, FileHandle* h)
 {
     sync(L, h);
-    int64_t here = ts_host_io_seek(h->id, 1, 0);
-    int64_t end = here < 0 ? here : ts_host_io_seek(h->id, 2, 0);
+    int64_t here = ts_host_io_seek(h->id, TS_SEEK_CUR, 0);
+    int64_t end = here < 0 ? here : ts_host_io_seek(h->id, TS_SEEK_END, 0);
     if (end >= 0)
-        end = ts_host_io_seek(h->id, 0, here) < 0 ? -1 : end;
+        end = ts_host_io_seek(h->id, TS_SEEK_SET, here) < 0 ? -1 : end;
     if (here < 0 || end < 0)
         raiseHostError(L, here < 0 ? here : end);
     size_t chunk = end > here ? size_t(end - here) : kReadBufferSize;
@@ -415,7 +415,9 @@ int fileWrite(lua_State* L)
 
 int fileSeek(lua_State* L)
 {
+    // In the order of TS_SEEK_SET, TS_SEEK_CUR and TS_SEEK_END.
     static const char* const names[] = {"set", "cur", "end", nullptr};
+    static_assert(TS_SEEK_SET == 0 && TS_SEEK_CUR == 1 && TS_SEEK_END == 2, "abi.h: whence is the option's index");
     FileHandle* h = checkOpen(L, 1);
     int whence = luaL_checkoption(L, 2, "cur", names);
     double offset = luaL_optnumber(L, 3, 0);
@@ -511,7 +513,7 @@ int notAvailable(lua_State* L)
 int open(lua_State* L, const char* path, size_t pathLen, const char* mode, size_t modeLen)
 {
     int32_t id = ts_host_io_open(path, pathLen, mode, modeLen);
-    if (id == -2)
+    if (id == TS_IO_OVER_LIMIT)
     {
         lua_gc(L, LUA_GCCOLLECT, 0);
         id = ts_host_io_open(path, pathLen, mode, modeLen);

@@ -280,6 +280,7 @@ struct LintOut
     uint32_t ptr;
     uint32_t len;
 };
+static_assert(sizeof(LintOut) == TS_LINT_OUT_SIZE, "abi.h: TS_LINT_OUT_SIZE");
 
 struct Diagnostic
 {
@@ -1115,7 +1116,7 @@ TS_EXPORT("ts_lint_out") LintOut* ts_lint_out()
 }
 
 // Lints the len bytes of source in the ts_lint_input buffer. flags are
-// ts_run's (TsFlag): with TS_FLAG_IO the script is checked for an
+// ts_run's (TS_FLAG_*): with TS_FLAG_IO the script is checked for an
 // environment with io. The diagnostics are in ts_lint_out; returns their
 // count.
 TS_EXPORT("ts_lint") uint32_t ts_lint(uint32_t len, uint32_t flags)

@@ -73,7 +73,7 @@ void step(lua_State* L, std::vector<Task>& tasks, size_t i, int narg, std::strin
             t.token = ++nextToken;
             put32(batch, t.token);
             put32(batch, uint32_t(lua_tointeger(co, 2)));
-            put32(batch, uint32_t(len));
+            put32(batch, uint32_t(len)); // TS_SDK_BATCH_HEADER bytes so far
             batch.append(args, len);
             lua_settop(co, 0);
             return;

@@ -35,7 +35,7 @@ bool ts_json_decode_or_text(lua_State* L, const char* s, size_t len);
 namespace
 {
 
-// The envelope the host writes (host/luau/sdk.go, envelope): seven
+// The envelope the host writes (abi.h, TS_SDK_ENVELOPE_HEADER): seven
 // little-endian 32-bit words, then the message, the headers, the body and
 // the content (JSON), back to back. The headers are a count, then each
 // name and value as a length and its bytes (32-bit little-endian lengths).
@@ -50,19 +50,21 @@ struct Envelope
     uint32_t contentLen;
 };
 
+static_assert(sizeof(Envelope) == TS_SDK_ENVELOPE_HEADER, "abi.h: TS_SDK_ENVELOPE_HEADER");
+
 enum Fail
 {
-    kOK = 0,
-    kArgument = 1,
-    kUpstream = 2,
-    kLimit = 3,
+    kOK = TS_SDK_OK,
+    kArgument = TS_SDK_ARGUMENT,
+    kUpstream = TS_SDK_UPSTREAM,
+    kLimit = TS_SDK_LIMIT,
 };
 
 enum BodyKind
 {
-    kNoBody = 0,
-    kJSONBody = 1,
-    kTextBody = 2,
+    kNoBody = TS_SDK_BODY_NONE,
+    kJSONBody = TS_SDK_BODY_JSON,
+    kTextBody = TS_SDK_BODY_TEXT,
 };
 
 int errorToString(lua_State* L)
@@ -246,8 +248,8 @@ int wantedResults(lua_State* L)
 
 // Set in the id given to ts_host_sdk_call when the caller takes at most
 // the data: a successful response's envelope then holds no headers
-// (host/luau/sdk.go, sdkDataOnly).
-const uint32_t kDataOnly = 0x80000000u;
+// (abi.h).
+const uint32_t kDataOnly = TS_SDK_DATA_ONLY;
 
 // A direct call's buffer, which every call reuses: the shim encodes the
 // arguments into it, after a 32-bit word that says how many bytes the
@@ -263,7 +265,7 @@ const size_t kCallBufferSize = 4096;
 const size_t kCallBufferKept = 64 << 10;
 // Set in the length ts_host_sdk_call returns when the envelope is in the
 // call buffer rather than in a userdata on the stack.
-const uint32_t kEnvelopeInPlace = 0x80000000u;
+const uint32_t kEnvelopeInPlace = TS_SDK_ENVELOPE_IN_PLACE;
 
 HeapBuffer& callText()
 {

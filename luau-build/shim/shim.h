@@ -1,6 +1,7 @@
 // shim.h: declarations shared by the shim's translation units.
 #pragma once
 
+#include "abi.h"
 #include "lua.h"
 #include "lualib.h"
 
@@ -8,25 +9,20 @@
 #include <stdint.h>
 #include <string.h>
 
-// Kinds of failure reported to the host. The numbers are part of the ABI:
-// host/luau/abi.go mirrors them.
+// Kinds of failure reported to the host (abi.h).
 enum TsKind
 {
-    TS_OK = 0,
-    TS_SYNTAX = 1,
-    TS_RUNTIME = 2,
-    TS_MEMORY = 3,
-    TS_LIMIT = 4,
-    TS_IO = 5,
-    TS_INTERNAL = 6,
-    TS_UPSTREAM = 7,
+    TS_OK = TS_KIND_OK,
+    TS_SYNTAX = TS_KIND_SYNTAX,
+    TS_RUNTIME = TS_KIND_RUNTIME,
+    TS_MEMORY = TS_KIND_MEMORY,
+    TS_LIMIT = TS_KIND_LIMIT,
+    TS_IO = TS_KIND_IO,
+    TS_INTERNAL = TS_KIND_INTERNAL,
+    TS_UPSTREAM = TS_KIND_UPSTREAM,
 };
 
-// Flags of ts_run: the optional libraries a script gets.
-enum TsFlag
-{
-    TS_FLAG_IO = 1,
-};
+static_assert(LUA_ERRMEM == TS_LUA_ERRMEM, "abi.h: TS_LUA_ERRMEM is Luau's LUA_ERRMEM");
 
 // Adds io, os (with remove) and the deprecated file.save to the script's
 // environment table (LUA_GLOBALSINDEX of L after luaL_sandboxthread).
@@ -41,10 +37,6 @@ void ts_open_json(lua_State* L);
 // value cannot be converted, or (tagged TS_LIMIT) when the text would exceed
 // cap bytes.
 void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
-
-// How deep a JSON value may nest, decoded or encoded (json.cpp); host/luau's
-// MaxNestingDepth mirrors it.
-const int TS_JSON_MAX_DEPTH = 128;
 
 // Decodes the JSON text s (json.decode's rules) and pushes the value;
 // raises json.decode's error on invalid JSON, the memory error past the

@@ -43,6 +43,7 @@ struct Out
     int32_t line;  // 1-based line of the error, 0 when unknown
     int32_t kind;  // TsKind
 };
+static_assert(sizeof(Out) == TS_OUT_SIZE, "abi.h: TS_OUT_SIZE");
 
 struct State
 {
@@ -524,13 +525,20 @@ TS_EXPORT("ts_free") void ts_free(void* ptr)
     free(ptr);
 }
 
-// A buffer of 64 KiB (host/luau/abi.go: inputSize) the host writes a small
+// A buffer of TS_INPUT_SIZE bytes the host writes a small
 // script and its arguments into, saving the call to ts_malloc that larger
 // ones need.
 TS_EXPORT("ts_input_addr") char* ts_input_addr()
 {
-    static char input[64 * 1024];
+    static char input[TS_INPUT_SIZE];
     return input;
+}
+
+// The version of the guest/host ABI (abi.h) this module speaks: the host
+// checks it before anything else.
+TS_EXPORT("ts_abi_version") uint32_t ts_abi_version()
+{
+    return TS_ABI_VERSION;
 }
 
 TS_EXPORT("ts_out_addr") Out* ts_out_addr()
@@ -547,7 +555,7 @@ TS_EXPORT("ts_trampoline") void ts_trampoline(void (*f)(lua_State*, void*), lua_
 // Compiles and runs one script. args holds nargs strings, each a 32-bit
 // little-endian length followed by its bytes; the script receives them as
 // `...`. resultCap bounds the result's JSON text and heapLimit the bytes the
-// Luau heap may hold; flags (TsFlag) add optional libraries; seed seeds
+// Luau heap may hold; flags (TS_FLAG_*) add optional libraries; seed seeds
 // math.random. Returns the outcome's kind; the outcome itself is in ts_out.
 TS_EXPORT("ts_run") int ts_run(
     const char* source, size_t len, const char* args, uint32_t nargs, uint32_t resultCap, uint32_t heapLimit, uint32_t flags,
@@ -686,7 +694,7 @@ void __cxa_free_exception(void* ptr) noexcept
         if (state.running)
             ts_raise_memory(state.L);
         message = "not enough memory to compile the script";
-        line = -1;
+        line = TS_ABORT_OUT_OF_MEMORY;
     }
     ts_host_abort(message, strlen(message), line);
 }

@@ -41,7 +41,8 @@ extern "C"
     [[noreturn]] TS_IMPORT("abort") void ts_host_abort(const char* message, size_t len, int line);
 
     // The io library (io.cpp over host/luau/io.go). Calls return a negative
-    // status on failure (-1 io, -2 limit) and leave a message for io_take.
+    // status on failure (abi.h: TS_IO_FAILED, TS_IO_OVER_LIMIT) and leave a
+    // message for io_take.
     TS_IMPORT("io_open") int32_t ts_host_io_open(const char* path, size_t pathLen, const char* mode, size_t modeLen);
     TS_IMPORT("io_read") int32_t ts_host_io_read(int32_t handle, char* buf, size_t len);
     TS_IMPORT("io_write") int32_t ts_host_io_write(int32_t handle, const char* buf, size_t len);
