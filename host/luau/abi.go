@@ -1,5 +1,7 @@
 package luau
 
+import "github.com/toolscript/toolscript/host/sdkcall"
+
 // Kinds ts_run reports; they mirror enum TsKind in luau-build/shim/shim.h.
 const (
 	kindOK       = 0
@@ -41,4 +43,4 @@ const progressCutMarker = "... (cut)"
 
 // MaxNestingDepth is how deep a result, a json value or an sdk response
 // may nest: the shim's TS_JSON_MAX_DEPTH (shim.h), which a test keeps equal.
-const MaxNestingDepth = 128
+const MaxNestingDepth = sdkcall.MaxNestingDepth

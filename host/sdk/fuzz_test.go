@@ -14,7 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // FuzzParameterEncoding: whatever the value, a path parameter stays one
@@ -123,10 +123,10 @@ func FuzzConvert(f *testing.F) {
 		if len(body) > 0 && r.JSON == nil && r.Text == nil && status != 204 && status != 205 && status != 304 {
 			t.Fatal("body lost")
 		}
-		if ok := status >= 200 && status <= 299; ok != (r.Fail == luau.SDKOK) {
+		if ok := status >= 200 && status <= 299; ok != (r.Fail == sdkcall.OK) {
 			t.Fatalf("status %d: fail %d", status, r.Fail)
 		}
-		if r.Fail == luau.SDKUpstream {
+		if r.Fail == sdkcall.Upstream {
 			if !strings.HasPrefix(r.Message, "HTTP ") || len(r.Message) > 3*messageBodyBytes+64 || !utf8.ValidString(r.Message) {
 				t.Fatalf("message %q", r.Message)
 			}
@@ -149,7 +149,7 @@ func FuzzRedact(f *testing.F) {
 			return
 		}
 		r := newRedactor([]string{secret})
-		out := &luau.SDKResponse{Message: "m " + secret, Headers: map[string]string{"x": secret}}
+		out := &sdkcall.Response{Message: "m " + secret, Headers: map[string]string{"x": secret}}
 		if json.Valid([]byte(body)) {
 			out.JSON = json.RawMessage(body)
 		} else {

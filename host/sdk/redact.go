@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // Redacted replaces a credential wherever one would reach the script: in
@@ -660,7 +660,7 @@ func charRef(b []byte) (rune, int) {
 // stays valid JSON with its numbers as they were; one that does not parse,
 // or whose secret spans several values, becomes text. It reports whether
 // the body changed.
-func (r *redactor) response(out *luau.SDKResponse) bool {
+func (r *redactor) response(out *sdkcall.Response) bool {
 	if len(r.forms) == 0 {
 		return false
 	}
@@ -754,7 +754,7 @@ func equalFold(b []byte, name string) bool {
 // its content's text before it came here: when that text holds a secret,
 // the message is cut again, at the same length, from the redacted text,
 // so that a cut through a secret shows none of it.
-func (r *redactor) tool(out *luau.SDKResponse, name string) {
+func (r *redactor) tool(out *sdkcall.Response, name string) {
 	if len(r.forms) == 0 {
 		return
 	}
@@ -763,7 +763,7 @@ func (r *redactor) tool(out *luau.SDKResponse, name string) {
 		out.Text = r.redactBytes(out.Text, jsonLevels)
 	}
 	if out.JSON != nil {
-		tmp := &luau.SDKResponse{JSON: out.JSON}
+		tmp := &sdkcall.Response{JSON: out.JSON}
 		r.response(tmp)
 		out.JSON = tmp.JSON
 		if tmp.Text != nil {
@@ -773,14 +773,14 @@ func (r *redactor) tool(out *luau.SDKResponse, name string) {
 	if out.Content == nil || !r.found(out.Content, jsonLevels) {
 		return
 	}
-	tmp := &luau.SDKResponse{JSON: out.Content}
+	tmp := &sdkcall.Response{JSON: out.Content}
 	r.response(tmp)
 	if tmp.JSON == nil {
 		out.Content = json.RawMessage(`[{"type":"text","text":"` + Redacted + `"}]`)
 	} else {
 		out.Content = tmp.JSON
 	}
-	if out.Fail != luau.SDKUpstream {
+	if out.Fail != sdkcall.Upstream {
 		return
 	}
 	var blocks []struct{ Type, Text string }

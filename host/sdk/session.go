@@ -14,10 +14,10 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
-// Session makes the sdk calls of one execution: a luau.SDKCaller. Its
+// Session makes the sdk calls of one execution: a sdkcall.Caller. Its
 // budgets (max_calls, max_parallel) are the execution's; its credentials
 // are the configured ones, then those of the request (_meta.auth).
 type Session struct {
@@ -37,7 +37,7 @@ type Session struct {
 	plans   map[*function]authPlan // how each function's requests carry creds
 }
 
-var _ luau.SDKDataCaller = (*Session)(nil)
+var _ sdkcall.DataCaller = (*Session)(nil)
 
 // Session starts the calls of one execution. requestAuth holds the
 // credentials a request brought (_meta.auth under serve, ParseMetaAuth);
@@ -76,20 +76,20 @@ func (s *Session) Calls() int { return int(s.calls.Load()) }
 
 // Call performs one call of function id with the script's arguments (the
 // JSON array [params, body] by json.encode rules).
-func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+func (s *Session) Call(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
 	return s.call(ctx, id, args, false)
 }
 
 // CallData is Call for a script that takes only the data: a successful
 // response comes without its headers, which are then neither converted
-// nor redacted (luau.SDKDataCaller).
-func (s *Session) CallData(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+// nor redacted (sdkcall.DataCaller).
+func (s *Session) CallData(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
 	return s.call(ctx, id, args, true)
 }
 
-func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dataOnly bool) *luau.SDKResponse {
+func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dataOnly bool) *sdkcall.Response {
 	if int(id) >= len(s.c.funcs) || s.c.funcs[id] == nil {
-		return &luau.SDKResponse{Fail: luau.SDKArgument, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: fmt.Sprintf(
 			"sdk: function %d is no longer available (an MCP server's tools changed since this script started)", id)}
 	}
 	f := s.c.funcs[id]
@@ -98,15 +98,15 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 	case catalog.OpenAPI:
 		var err error
 		if req, err = s.request(f, args); err != nil {
-			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: s.redact.string(f.name + ": " + err.Error())}
+			return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.string(f.name + ": " + err.Error())}
 		}
 	case catalog.MCP:
 		if s.c.cfg.Tools == nil {
-			return &luau.SDKResponse{Fail: luau.SDKArgument, Message: f.name + ": MCP tools are not available here"}
+			return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": MCP tools are not available here"}
 		}
 	}
 	if n := s.calls.Add(1); n > s.maxCall {
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}
 	}
 	select {
@@ -130,7 +130,7 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 // hold counts a tool's result against the host memory budgets until the
 // script has it (the result is in memory already: the bytes are counted,
 // or the result dropped, before more results can pile up).
-func (s *Session) hold(ctx context.Context, f *function, out *luau.SDKResponse) *luau.SDKResponse {
+func (s *Session) hold(ctx context.Context, f *function, out *sdkcall.Response) *sdkcall.Response {
 	n := int64(len(out.Message) + len(out.JSON) + len(out.Text) + len(out.Content))
 	h, err := limit.Reserve(ctx, n, s.budget, s.c.budget)
 	if err != nil {
@@ -143,10 +143,10 @@ func (s *Session) hold(ctx context.Context, f *function, out *luau.SDKResponse) 
 // overBudget is the failure of a call whose response (or result) the host
 // memory budgets could not hold; atLeast when its size is not known, only
 // that it needs at least the bytes it asked for.
-func (s *Session) overBudget(f *function, what string, atLeast bool, err error) *luau.SDKResponse {
+func (s *Session) overBudget(f *function, what string, atLeast bool, err error) *sdkcall.Response {
 	var be *limit.BytesError
 	if !errors.As(err, &be) {
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf("%s: %v", f.name, err)}
+		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf("%s: %v", f.name, err)}
 	}
 	whose := "one execution's"
 	if be.Name == totalBudgetName {
@@ -157,11 +157,11 @@ func (s *Session) overBudget(f *function, what string, atLeast bool, err error) 
 		needs = "needs at least"
 	}
 	if be.Waited == nil {
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: the %s %s %d bytes of host memory, more than %s (%d bytes, what %s sdk calls may hold at once; [limits] %s)",
 			f.name, what, needs, be.Need, be.Name, be.Size, whose, be.Name)}
 	}
-	return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+	return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 		"%s: the %s waited for %d bytes of host memory until the call ended: %s (%d bytes, what %s sdk calls may hold at once; [limits] %s) stayed in use",
 		f.name, what, be.Need, be.Name, be.Size, whose, be.Name)}
 }
@@ -427,7 +427,7 @@ func unknownParam(api *catalog.API, fn *catalog.Function, name string) error {
 
 // send makes the request within the call's timeout and converts the
 // response.
-func (s *Session) send(ctx context.Context, f *function, req *http.Request, dataOnly bool) *luau.SDKResponse {
+func (s *Session) send(ctx context.Context, f *function, req *http.Request, dataOnly bool) *sdkcall.Response {
 	timeout := f.api.cfg.Timeout
 	callCtx := ctx
 	// The call's own timeout, unless the execution ends sooner anyway.
@@ -444,35 +444,35 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request, data
 		case ctx.Err() != nil:
 			return s.cancelled(f, ctx)
 		case callCtx.Err() != nil:
-			return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf("%s: no response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
+			return &sdkcall.Response{Fail: sdkcall.Upstream, Message: fmt.Sprintf("%s: no response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
 		}
 		if headersTooLarge(err) {
-			return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+			return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 				"%s: the response's headers are larger than %d bytes (headers count toward max_response_bytes, and at most %d bytes of them are read; [sdk] max_response_bytes)",
 				f.name, min(s.c.cfg.MaxResponseBytes, MaxHeaderBytes), MaxHeaderBytes)}
 		}
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": request failed: " + transportError(err))}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.string(f.name + ": request failed: " + transportError(err))}
 	}
 	defer resp.Body.Close()
 	out := s.response(callCtx, f, resp, dataOnly)
-	if out.Fail == luau.SDKUpstream && out.Status == 0 {
+	if out.Fail == sdkcall.Upstream && out.Status == 0 {
 		switch {
 		case ctx.Err() != nil:
 			return s.cancelled(f, ctx)
 		case callCtx.Err() != nil:
-			return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf("%s: no complete response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
+			return &sdkcall.Response{Fail: sdkcall.Upstream, Message: fmt.Sprintf("%s: no complete response within %s (timeout of [apis.%s])", f.name, timeout, f.api.api.Name)}
 		}
 	}
 	return out
 }
 
 // cancelled is the outcome of a call whose execution ended first.
-func (s *Session) cancelled(f *function, ctx context.Context) *luau.SDKResponse {
+func (s *Session) cancelled(f *function, ctx context.Context) *sdkcall.Response {
 	why := "cancelled"
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		why = "the execution's time ran out"
 	}
-	return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: f.name + ": " + why}
+	return &sdkcall.Response{Fail: sdkcall.Upstream, Message: f.name + ": " + why}
 }
 
 // transportError describes a transport failure without the URL (which

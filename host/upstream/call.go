@@ -19,7 +19,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // maxErrorText bounds what an upstream says that an error message quotes
@@ -34,7 +34,7 @@ const maxErrorText = 1024
 // (deadline and cancellation, sent upstream as notifications/cancelled)
 // and the server's per-call timeout. name ("sdk.files.read_file") starts
 // every message.
-func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, rawArgs json.RawMessage) *luau.SDKResponse {
+func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, rawArgs json.RawMessage) *sdkcall.Response {
 	srv := s.byName[api.Name]
 	if srv == nil {
 		return argumentError(name, fmt.Errorf("no upstream MCP server is named %s", api.Name))
@@ -52,23 +52,23 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	}
 	res, err := srv.call(ctx, fn.Tool, args)
 	if err != nil {
-		fail := luau.SDKUpstream
+		fail := sdkcall.Upstream
 		var le *limitError
 		if errors.As(err, &le) {
-			fail = luau.SDKLimit
+			fail = sdkcall.Limit
 		}
-		return &luau.SDKResponse{Fail: fail, Message: name + ": " + err.Error()}
+		return &sdkcall.Response{Fail: fail, Message: name + ": " + err.Error()}
 	}
 	if ctx.Err() != nil { // no work on a result the execution has no time for
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + cancelled(ctx).Error()}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: name + ": " + cancelled(ctx).Error()}
 	}
 	return result(name, res, s.opts.MaxResponseBytes)
 }
 
 // argumentError is the error of arguments that do not fit the tool; what
 // it quotes of the tool's schema (an enum's values...) is capped too.
-func argumentError(name string, err error) *luau.SDKResponse {
-	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + capText(err.Error(), maxErrorText)}
+func argumentError(name string, err error) *sdkcall.Response {
+	return &sdkcall.Response{Fail: sdkcall.Argument, Message: name + ": " + capText(err.Error(), maxErrorText)}
 }
 
 // toolArguments decodes the script's argument list into the tool's one
@@ -345,7 +345,7 @@ func cancelled(ctx context.Context) error {
 // result turns a tool's result into what the script gets: structured
 // content as data, else the text of text-only content, else the content
 // blocks; isError raises { message, content }.
-func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKResponse {
+func result(name string, res *mcp.CallToolResult, maxBytes int64) *sdkcall.Response {
 	blocks := func() json.RawMessage {
 		content, err := json.Marshal(res.Content)
 		if err != nil || res.Content == nil {
@@ -358,14 +358,14 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 		if text == "" {
 			text = "the tool reported an error"
 		}
-		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
-		if d := levels(out.Content); d > luau.MaxNestingDepth {
+		out := &sdkcall.Response{Fail: sdkcall.Upstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
+		if d := levels(out.Content); d > sdkcall.MaxNestingDepth {
 			out.Content = json.RawMessage("[]")
-			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, luau.MaxNestingDepth)
+			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, sdkcall.MaxNestingDepth)
 		}
 		return out
 	}
-	out := &luau.SDKResponse{}
+	out := &sdkcall.Response{}
 	switch {
 	case len(res.RawStructuredContent) > 0 && string(res.RawStructuredContent) != "null":
 		out.JSON = res.RawStructuredContent
@@ -378,14 +378,14 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 		out.JSON = blocks()
 	}
 	if size := int64(len(out.JSON) + len(out.Text)); maxBytes > 0 && size > maxBytes {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: fmt.Sprintf(
 			"%s: the result is %d bytes, more than max_response_bytes (%d)", name, size, maxBytes)}
 	}
 	// Deeper than a script's values may nest, the result is the server's
 	// fault, said here rather than as a script error when it is read.
-	if d := levels(out.JSON); d > luau.MaxNestingDepth {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
-			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, luau.MaxNestingDepth)}
+	if d := levels(out.JSON); d > sdkcall.MaxNestingDepth {
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: fmt.Sprintf(
+			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, sdkcall.MaxNestingDepth)}
 	}
 	return out
 }
