@@ -459,86 +459,104 @@ func (d *decoder) run(src []byte, foldAll bool) {
 		// A run of plain bytes, to the next escape's first byte.
 		j := nextStarter(src, i)
 		if j > i {
-			if foldAll {
-				d.dst = fold(d.dst, src[i:j])
-			} else {
-				d.dst = append(d.dst, src[i:j]...)
-			}
-			if d.from != nil {
-				for k := i; k < j; k++ {
-					*d.from = append(*d.from, int32(k))
-				}
-			}
+			d.plain(src, i, j, foldAll)
 			if i = j; i == len(src) {
 				break
 			}
 		}
-		c := src[i]
-		switch c {
-		case 0: // dropped: what follows may complete an escape before it
-			if len(d.dst)-d.lastKept < escapeReach {
-				d.mark(d.lastKept)
-			}
-			i++
+		if n := d.escape(src, i); n > 0 {
+			i += n
 			continue
-		case '%':
-			if i+2 < len(src) && isHex(src[i+1]) && isHex(src[i+2]) {
-				d.emit(unhex(src[i+1])<<4|unhex(src[i+2]), i)
-				i += 3
-				continue
-			}
-		case '\\':
-			if i+1 < len(src) {
-				var e byte
-				switch src[i+1] {
-				case '"', '\\', '/':
-					e = src[i+1]
-				case 'b':
-					e = '\b'
-				case 'f':
-					e = '\f'
-				case 'n':
-					e = '\n'
-				case 'r':
-					e = '\r'
-				case 't':
-					e = '\t'
-				case 'u', 'U':
-					if cp, ok := hex4(src, i+2); ok {
-						n := 6
-						if cp >= 0xD800 && cp <= 0xDBFF && i+12 <= len(src) && src[i+6] == '\\' && (src[i+7] == 'u' || src[i+7] == 'U') {
-							if low, ok := hex4(src, i+8); ok && low >= 0xDC00 && low <= 0xDFFF {
-								cp = 0x10000 + (cp-0xD800)<<10 + (low - 0xDC00)
-								n = 12
-							}
-						}
-						d.emitRune(cp, i) // a lone surrogate is U+FFFD
-						i += n
-						continue
-					}
-				}
-				if e != 0 {
-					d.emit(e, i)
-					i += 2
-					continue
-				}
-			}
-		case '&':
-			if cp, n := charRef(src[i:]); n > 0 {
-				d.emitRune(cp, i)
-				i += n
-				continue
-			}
 		}
 		// An escape's first byte that starts none here: kept, and watched
 		// (decoded bytes after it could complete one).
 		d.lastKept = len(d.dst)
-		d.dst = append(d.dst, c)
+		d.dst = append(d.dst, src[i])
 		if d.from != nil {
 			*d.from = append(*d.from, int32(i))
 		}
 		i++
 	}
+}
+
+// plain copies src[i:j], which holds no escape, folded when foldAll.
+func (d *decoder) plain(src []byte, i, j int, foldAll bool) {
+	if foldAll {
+		d.dst = fold(d.dst, src[i:j])
+	} else {
+		d.dst = append(d.dst, src[i:j]...)
+	}
+	if d.from != nil {
+		for k := i; k < j; k++ {
+			*d.from = append(*d.from, int32(k))
+		}
+	}
+}
+
+// escape decodes the escape that starts at src[i] (a NUL byte, %XX, a
+// backslash escape, a character reference) and returns its length; 0 when
+// none starts there.
+func (d *decoder) escape(src []byte, i int) int {
+	switch src[i] {
+	case 0: // dropped: what follows may complete an escape before it
+		if len(d.dst)-d.lastKept < escapeReach {
+			d.mark(d.lastKept)
+		}
+		return 1
+	case '%':
+		if i+2 < len(src) && isHex(src[i+1]) && isHex(src[i+2]) {
+			d.emit(unhex(src[i+1])<<4|unhex(src[i+2]), i)
+			return 3
+		}
+	case '\\':
+		return d.backslash(src, i)
+	case '&':
+		if cp, n := charRef(src[i:]); n > 0 {
+			d.emitRune(cp, i)
+			return n
+		}
+	}
+	return 0
+}
+
+// backslash decodes a JSON (or \U) backslash escape at src[i] and returns
+// its length; 0 when none starts there.
+func (d *decoder) backslash(src []byte, i int) int {
+	if i+1 >= len(src) {
+		return 0
+	}
+	var e byte
+	switch src[i+1] {
+	case '"', '\\', '/':
+		e = src[i+1]
+	case 'b':
+		e = '\b'
+	case 'f':
+		e = '\f'
+	case 'n':
+		e = '\n'
+	case 'r':
+		e = '\r'
+	case 't':
+		e = '\t'
+	case 'u', 'U':
+		if cp, ok := hex4(src, i+2); ok {
+			n := 6
+			if cp >= 0xD800 && cp <= 0xDBFF && i+12 <= len(src) && src[i+6] == '\\' && (src[i+7] == 'u' || src[i+7] == 'U') {
+				if low, ok := hex4(src, i+8); ok && low >= 0xDC00 && low <= 0xDFFF {
+					cp = 0x10000 + (cp-0xD800)<<10 + (low - 0xDC00)
+					n = 12
+				}
+			}
+			d.emitRune(cp, i) // a lone surrogate is U+FFFD
+			return n
+		}
+	}
+	if e == 0 {
+		return 0
+	}
+	d.emit(e, i)
+	return 2
 }
 
 // nextStarter is where the next escape's first byte is in src from i
