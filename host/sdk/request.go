@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdkargs"
 )
 
 // An OpenAPI operation's request is made in steps, each with its own
@@ -44,7 +45,7 @@ func (s *Session) request(f *function, raw json.RawMessage) (*http.Request, erro
 // arguments decodes a call's argument list into its params table and its
 // body (nil when not given), as many as the function takes.
 func (f *function) arguments(raw json.RawMessage) (params, body any, err error) {
-	args, err := decodeArgs(raw)
+	args, err := sdkargs.List(raw, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -80,7 +81,7 @@ func (f *function) checkParams(params any) (map[string]any, error) {
 		}
 		m, ok := params.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("params must be a table of parameter names to values, got %s", jsonType(params))
+			return nil, fmt.Errorf("params must be a table of parameter names to values, got %s", sdkargs.TypeName(params))
 		}
 		values = m
 		if err := f.checkValues(m); err != nil {
@@ -125,7 +126,7 @@ func (f *function) checkValues(m map[string]any) error {
 		}
 	}
 	if len(m) > 0 && !acceptsAll(f.quick, m) {
-		return f.params.check(m, "")
+		return f.params.check(m, paramsPlace)
 	}
 	return nil
 }
@@ -144,7 +145,7 @@ func (f *function) checkBody(body any) (any, error) {
 		return nil, nil
 	}
 	body = normalize(f.api.api, bodySchema(fn), body, 0)
-	if err := f.body.check(body, "body"); err != nil {
+	if err := f.body.check(body, bodyPlace); err != nil {
 		return nil, err
 	}
 	return body, nil
@@ -298,22 +299,6 @@ func signatureWords(hasParams, hasBody bool) string {
 		return "(body)"
 	}
 	return "no arguments"
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case json.Number:
-		return "a number"
-	case []any:
-		return "a list"
-	}
-	return "a table"
 }
 
 func paramNamed(ps []*catalog.Param, name string) *catalog.Param {

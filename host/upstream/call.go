@@ -14,11 +14,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdkargs"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
@@ -74,19 +72,9 @@ func argumentError(name string, err error) *sdkcall.Response {
 // toolArguments decodes the script's argument list into the tool's one
 // table of arguments (an empty table for none).
 func toolArguments(raw json.RawMessage) (map[string]any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return map[string]any{}, nil
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	list, err := sdkargs.List(raw, false)
 	if err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, errors.New("arguments must be a list")
-	}
-	for len(list) > 0 && list[len(list)-1] == nil {
-		list = list[:len(list)-1]
+		return nil, err
 	}
 	switch {
 	case len(list) == 0:
@@ -102,24 +90,12 @@ func toolArguments(raw json.RawMessage) (map[string]any, error) {
 			return map[string]any{}, nil
 		}
 	}
-	return nil, fmt.Errorf("the arguments must be a table of argument names to values, got %s", jsonType(list[0]))
+	return nil, fmt.Errorf("the arguments must be a table of argument names to values, got %s", sdkargs.TypeName(list[0]))
 }
 
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case bool:
-		return "a boolean"
-	case json.Number, float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	}
-	return "a table"
-}
+// toolPlace is how a tool's argument errors name a location:
+// "argument 'items'[2].name: ", "missing required argument 'path'".
+var toolPlace = sdkargs.Place{Value: "arguments", Member: "argument", RootMember: true}
 
 // compile prepares the tool's checks once: its inputSchema compiled by a
 // real JSON Schema validator. A schema that does not compile checks
@@ -199,7 +175,7 @@ func (t *tool) check(args map[string]any) error {
 	if err == nil || !errors.As(err, &ve) {
 		return nil
 	}
-	return errors.New(describe(ve))
+	return errors.New(sdkargs.Describe(ve, toolPlace))
 }
 
 func contains(list []string, s string) bool {
@@ -209,50 +185,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-var printer = message.NewPrinter(language.English)
-
-// describe renders the most specific problem of a validation error, named
-// by the argument it is in.
-func describe(e *jsonschema.ValidationError) string {
-	for len(e.Causes) > 0 {
-		switch e.ErrorKind.(type) {
-		case *kind.AnyOf, *kind.OneOf:
-			return location(e.InstanceLocation) + "matches none of the allowed types (" + describe(e.Causes[0]) + ")"
-		}
-		e = e.Causes[0]
-	}
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
-		if len(e.InstanceLocation) == 0 {
-			return "missing required argument '" + strings.Join(k.Missing, "', '") + "'"
-		}
-		return location(e.InstanceLocation) + "missing required property '" + strings.Join(k.Missing, "', '") + "'"
-	case *kind.AdditionalProperties:
-		if len(e.InstanceLocation) == 0 {
-			return "unknown argument '" + strings.Join(k.Properties, "', '") + "'"
-		}
-		return location(e.InstanceLocation) + "unknown property '" + strings.Join(k.Properties, "', '") + "'"
-	}
-	return location(e.InstanceLocation) + e.ErrorKind.LocalizedString(printer)
-}
-
-// location renders "argument 'items'[2].name: ".
-func location(loc []string) string {
-	if len(loc) == 0 {
-		return "arguments: "
-	}
-	var b strings.Builder
-	b.WriteString("argument '" + loc[0] + "'")
-	for _, part := range loc[1:] {
-		if part != "" && strings.Trim(part, "0123456789") == "" {
-			b.WriteString("[" + part + "]")
-		} else {
-			b.WriteString("." + part)
-		}
-	}
-	return b.String() + ": "
 }
 
 // call makes one tools/call on the server's connection (starting it when
