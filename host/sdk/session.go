@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
@@ -92,17 +91,10 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 			"sdk: function %d is no longer available (an MCP server's tools changed since this script started)", id)}
 	}
 	f := s.c.funcs[id]
-	var req *http.Request
-	switch f.fn.Kind {
-	case catalog.OpenAPI:
-		var err error
-		if req, err = s.request(f, args); err != nil {
-			return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.string(f.name + ": " + err.Error())}
-		}
-	case catalog.MCP:
-		if s.c.cfg.Tools == nil {
-			return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": MCP tools are not available here"}
-		}
+	k := f.kind()
+	req, err := k.check(s, f, args)
+	if err != nil {
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.string(f.name + ": " + err.Error())}
 	}
 	if n := s.calls.Add(1); n > s.maxCall {
 		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
@@ -118,12 +110,7 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 		}
 	}
 	defer func() { <-s.slots }()
-	if req == nil {
-		out := s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
-		s.redact.tool(out, f.name)
-		return s.hold(ctx, f, out)
-	}
-	return s.send(ctx, f, req, dataOnly)
+	return k.make(ctx, s, f, req, args, dataOnly)
 }
 
 // hold counts a tool's result against the host memory budgets until the
