@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 
@@ -101,7 +102,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		defer cancel()
 		for range calls {
 			r := session.Call(ctx, getPet, json.RawMessage(`[{"petId":7}]`))
-			if r.Fail != luau.SDKOK {
+			if r.Fail != sdkcall.OK {
 				b.Fatal(r.Message)
 			}
 			r.Release() // as the runtime does once the guest has the bytes

@@ -13,16 +13,17 @@ import (
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // testSDK is what a configured API gives lint to check sdk calls against.
-var testSDK = &luau.SDKManifest{APIs: []luau.SDKAPI{
-	{Name: "pets", Functions: []luau.SDKFunction{
+var testSDK = &sdkcall.Manifest{APIs: []sdkcall.API{
+	{Name: "pets", Functions: []sdkcall.Function{
 		{Name: "list_pets", ID: 1, Flat: true, Kind: "openapi", Params: []string{"limit", "tag"}},
 		{Name: "get_pet", ID: 2, Flat: true, Kind: "openapi", Params: []string{"pet_id", "fields"}, Required: []string{"pet_id"}},
 		{Name: "create_pet", ID: 3, Flat: true, Kind: "openapi"},
 	}},
-	{Name: "files", Functions: []luau.SDKFunction{
+	{Name: "files", Functions: []sdkcall.Function{
 		{Name: "read_file", ID: 4, Kind: "mcp", Params: []string{"path", "head"}, Required: []string{"path"}},
 	}},
 }}

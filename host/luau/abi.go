@@ -59,7 +59,7 @@ const (
 
 // sdkDataOnly is set in sdk_call's id when the script takes no more than
 // the data from the call (TS_SDK_DATA_ONLY): the guest then reads nothing
-// of a successful response past its body, and an SDKDataCaller spares the
+// of a successful response past its body, and an sdkcall.DataCaller spares the
 // headers. A failure's headers are read: its error table has them.
 const sdkDataOnly = 1 << 31
 
@@ -68,7 +68,7 @@ const sdkDataOnly = 1 << 31
 const envelopeInPlace = 1 << 31
 
 // envelopeHeader is the size of the sdk envelope's seven 32-bit words
-// (TS_SDK_ENVELOPE_HEADER). The failure word is an SDKFailure (TS_SDK_OK,
+// (TS_SDK_ENVELOPE_HEADER). The failure word is an sdkcall.Failure (TS_SDK_OK,
 // TS_SDK_ARGUMENT...).
 const envelopeHeader = 7 * 4
 

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // abiHeader is the shim's side of the ABI.
@@ -49,10 +51,11 @@ var abiConstants = []struct {
 	{"TS_SDK_DATA_ONLY", "sdkDataOnly", sdkDataOnly},
 	{"TS_SDK_ENVELOPE_IN_PLACE", "envelopeInPlace", envelopeInPlace},
 	{"TS_SDK_ENVELOPE_HEADER", "envelopeHeader", envelopeHeader},
-	{"TS_SDK_OK", "", int64(SDKOK)},
-	{"TS_SDK_ARGUMENT", "", int64(SDKArgument)},
-	{"TS_SDK_UPSTREAM", "", int64(SDKUpstream)},
-	{"TS_SDK_LIMIT", "", int64(SDKLimit)},
+	{"TS_SDK_OK", "", int64(sdkcall.OK)},
+	{"TS_SDK_ARGUMENT", "", int64(sdkcall.Argument)},
+	{"TS_SDK_UPSTREAM", "", int64(sdkcall.Upstream)},
+	{"TS_SDK_LIMIT", "", int64(sdkcall.Limit)},
+	{"TS_JSON_MAX_DEPTH", "", sdkcall.MaxNestingDepth},
 	{"TS_SDK_BODY_NONE", "bodyNone", bodyNone},
 	{"TS_SDK_BODY_JSON", "bodyJSON", bodyJSON},
 	{"TS_SDK_BODY_TEXT", "bodyText", bodyText},

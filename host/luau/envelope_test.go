@@ -6,6 +6,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // readHeaders reads an envelope's headers block as the shim does
@@ -44,7 +46,7 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 		if strings.ToValidUTF8(k, "") == "x-fixed" {
 			return // two names that read the same
 		}
-		e := (&SDKResponse{Status: 200, Message: "m", Headers: headers}).envelope()
+		e := (&envelope{Status: 200, Message: "m", Headers: headers}).bytes()
 		msgLen, headersLen := binary.LittleEndian.Uint32(e[12:]), binary.LittleEndian.Uint32(e[16:])
 		got := readHeaders(t, e[28+msgLen:28+msgLen+headersLen])
 		var want map[string]string
@@ -59,9 +61,9 @@ func FuzzEnvelopeHeaders(f *testing.F) {
 // TestEnvelope: the words and parts of an envelope are where the shim
 // reads them.
 func TestEnvelope(t *testing.T) {
-	r := &SDKResponse{Fail: SDKUpstream, Status: 404, Message: "sdk.x: HTTP 404", Headers: map[string]string{"a": "1"},
+	r := &sdkcall.Response{Fail: sdkcall.Upstream, Status: 404, Message: "sdk.x: HTTP 404", Headers: map[string]string{"a": "1"},
 		JSON: json.RawMessage(`{"m":1}`), Content: json.RawMessage(`[1]`)}
-	e := r.envelope()
+	e := (*envelope)(r).bytes()
 	var words [7]uint32
 	for i := range words {
 		words[i] = binary.LittleEndian.Uint32(e[4*i:])
@@ -71,7 +73,7 @@ func TestEnvelope(t *testing.T) {
 	if rest := string(e[28:]); words != want || rest != `sdk.x: HTTP 404`+headers+`{"m":1}[1]` {
 		t.Fatalf("envelope %v %q", words, rest)
 	}
-	if e := (&SDKResponse{Status: 204}).envelope(); len(e) != 28 || binary.LittleEndian.Uint32(e[4:]) != 204 || binary.LittleEndian.Uint32(e[16:]) != 0 {
+	if e := (&envelope{Status: 204}).bytes(); len(e) != 28 || binary.LittleEndian.Uint32(e[4:]) != 204 || binary.LittleEndian.Uint32(e[16:]) != 0 {
 		t.Fatalf("empty envelope %q", e)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
+
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // Limits bound one execution. Zero fields take the defaults below.
@@ -83,7 +85,7 @@ type Script struct {
 	IO *IO
 	// SDK makes the script's sdk calls (the functions of the Runtime's
 	// Config.SDK); nil fails every call.
-	SDK SDKCaller
+	SDK sdkcall.Caller
 	// MaxParallel bounds the sdk calls the script has in flight at once
 	// (parallel); default DefaultMaxParallel.
 	MaxParallel int
@@ -113,7 +115,7 @@ type execution struct {
 	// pending is an io message or listing the guest has yet to take.
 	pending []byte
 	// sdk makes the execution's sdk calls, nil when there is none.
-	sdk SDKCaller
+	sdk sdkcall.Caller
 	// maxParallel bounds the sdk calls in flight at once.
 	maxParallel int
 	// calls are the requests parallel made, nil before the first.

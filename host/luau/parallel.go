@@ -12,11 +12,13 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // DefaultMaxParallel is how many sdk calls one execution may have in flight
 // at once by default ([sdk] max_parallel), and parallel's default limit.
-const DefaultMaxParallel = 8
+const DefaultMaxParallel = sdkcall.DefaultMaxParallel
 
 // The host side of parallel (luau-build/shim/parallel.cpp). The shim hands
 // over the requests its coroutines yielded, in one batch (sdk_submit); they
@@ -41,23 +43,23 @@ type calls struct {
 	slots  chan struct{} // MaxParallel for the execution
 
 	mu   sync.Mutex
-	done map[uint32]*SDKResponse // completed, not yet handed back
+	done map[uint32]*sdkcall.Response // completed, not yet handed back
 	// ready is signalled when a request completes.
 	ready chan struct{}
 }
 
 // start begins one request of a batch whose slots bound its concurrency.
-func (c *calls) start(sdk SDKCaller, batch chan struct{}, token, id uint32, args []byte) {
+func (c *calls) start(sdk sdkcall.Caller, batch chan struct{}, token, id uint32, args []byte) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		var resp *SDKResponse
+		var resp *sdkcall.Response
 		if acquire(c.ctx, batch) && acquire(c.ctx, c.slots) {
 			resp = sdk.Call(c.ctx, id, args)
 			<-c.slots
 			<-batch
 		} else {
-			resp = &SDKResponse{Fail: SDKUpstream, Message: "sdk: the execution ended before the call was made"}
+			resp = &sdkcall.Response{Fail: sdkcall.Upstream, Message: "sdk: the execution ended before the call was made"}
 		}
 		c.mu.Lock()
 		c.done[token] = resp
@@ -92,7 +94,7 @@ func (c *calls) completed(tokens []uint32) int {
 	defer c.mu.Unlock()
 	for t, resp := range c.done {
 		if resp.Release != nil && !slices.Contains(tokens, t) {
-			resp.release()
+			resp.ReleaseOnce()
 		}
 	}
 	n := 0
@@ -107,7 +109,7 @@ func (c *calls) completed(tokens []uint32) int {
 
 // take removes and returns the completed response of token, nil when there
 // is none.
-func (c *calls) take(token uint32) *SDKResponse {
+func (c *calls) take(token uint32) *sdkcall.Response {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	resp := c.done[token]
@@ -126,7 +128,7 @@ func (c *calls) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for t, resp := range c.done {
-		resp.release()
+		resp.ReleaseOnce()
 		delete(c.done, t)
 	}
 }
@@ -141,7 +143,7 @@ func (inst *instance) callsOf(ctx context.Context) *calls {
 			ctx:    callCtx,
 			cancel: cancel,
 			slots:  make(chan struct{}, max(exec.maxParallel, 1)),
-			done:   make(map[uint32]*SDKResponse),
+			done:   make(map[uint32]*sdkcall.Response),
 			ready:  make(chan struct{}, 1),
 		}
 	}
@@ -185,7 +187,7 @@ func sdkSubmit(ctx context.Context, mod api.Module, _, batchPtr, batchLen, limit
 	}
 }
 
-var noSDK = &SDKResponse{Fail: SDKArgument, Message: "sdk: no API or MCP server is configured for this execution"}
+var noSDK = &sdkcall.Response{Fail: sdkcall.Argument, Message: "sdk: no API or MCP server is configured for this execution"}
 
 // sdkWait is ts_host_sdk_wait(L, tokens, count): it waits until at least
 // one of the requests named by tokens has completed, moves the tokens of
@@ -235,8 +237,9 @@ func sdkTake(ctx context.Context, mod api.Module, L, token uint32) uint32 {
 	if resp == nil {
 		panic(fmt.Errorf("luau: sdk_take of request %d, which has not completed", token))
 	}
-	defer resp.release() // the bytes are the guest's below, or dropped
-	return inst.writeSDKBuffer(ctx, mod, L, resp.envelopeSize(), resp.writeEnvelope)
+	defer resp.ReleaseOnce() // the bytes are the guest's below, or dropped
+	env := (*envelope)(resp)
+	return inst.writeSDKBuffer(ctx, mod, L, env.size(), env.write)
 }
 
 // writeSDKBuffer has the guest allocate a buffer of size bytes on L's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // releaseCaller answers list_pets with a text of `size` bytes and slow
@@ -24,11 +25,11 @@ type releaseCaller struct {
 	twice              bool
 }
 
-func (c *releaseCaller) Call(ctx context.Context, id uint32, _ json.RawMessage) *luau.SDKResponse {
-	r := &luau.SDKResponse{Status: 200, Text: []byte(strings.Repeat("x", c.size))}
+func (c *releaseCaller) Call(ctx context.Context, id uint32, _ json.RawMessage) *sdkcall.Response {
+	r := &sdkcall.Response{Status: 200, Text: []byte(strings.Repeat("x", c.size))}
 	if id == 5 {
 		<-ctx.Done()
-		r = &luau.SDKResponse{Fail: luau.SDKUpstream, Message: "sdk.slow: " + ctx.Err().Error()}
+		r = &sdkcall.Response{Fail: sdkcall.Upstream, Message: "sdk.slow: " + ctx.Err().Error()}
 	}
 	done := false
 	r.Release = func() {

@@ -27,6 +27,8 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/toolscript/toolscript/wasm"
+
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // Config configures a Runtime.
@@ -46,7 +48,7 @@ type Config struct {
 	Module []byte
 	// SDK lists the functions of every script's sdk table; nil leaves it
 	// empty. Scripts call them through Script.SDK.
-	SDK *SDKManifest
+	SDK *sdkcall.Manifest
 }
 
 // DefaultMaxMemoryBytes is the default cap on an instance's linear memory.
@@ -267,7 +269,7 @@ type sdkVariant struct {
 	image *image
 }
 
-func newSDKVariant(m *SDKManifest) (*sdkVariant, error) {
+func newSDKVariant(m *sdkcall.Manifest) (*sdkVariant, error) {
 	if m == nil {
 		return &sdkVariant{}, nil
 	}
@@ -280,10 +282,10 @@ func newSDKVariant(m *SDKManifest) (*sdkVariant, error) {
 
 // SetSDK replaces the sdk table of the executions that start from now on
 // (an upstream's tools changed); executions already running keep theirs.
-// The SDKCaller of a script made before the change may thus see calls of
+// The sdkcall.Caller of a script made before the change may thus see calls of
 // the new manifest's functions, and the other way round: function IDs
 // must keep their meaning across manifests (package sdk keeps them).
-func (r *Runtime) SetSDK(m *SDKManifest) error {
+func (r *Runtime) SetSDK(m *sdkcall.Manifest) error {
 	v, err := newSDKVariant(m)
 	if err != nil {
 		return err

@@ -15,19 +15,20 @@ import (
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // The guest side of the sdk, against a caller that answers from a table:
 // what the script passes reaches the caller as one JSON array, and each
 // kind of response becomes the data and response docs/sdk.md describes.
 
-var sdkManifest = &luau.SDKManifest{APIs: []luau.SDKAPI{
-	{Name: "pets", Functions: []luau.SDKFunction{
+var sdkManifest = &sdkcall.Manifest{APIs: []sdkcall.API{
+	{Name: "pets", Functions: []sdkcall.Function{
 		{Name: "list_pets", ID: 1, Flat: true},
 		{Name: "get_pet", ID: 2, Flat: true},
 		{Name: "shared", ID: 3},
 	}},
-	{Name: "store", Functions: []luau.SDKFunction{
+	{Name: "store", Functions: []sdkcall.Function{
 		{Name: "shared", ID: 4},
 		{Name: "slow", ID: 5, Flat: true},
 	}},
@@ -37,17 +38,17 @@ var sdkManifest = &luau.SDKManifest{APIs: []luau.SDKAPI{
 // arguments it was given.
 type tableCaller struct {
 	mu        sync.Mutex
-	responses map[uint32]*luau.SDKResponse
+	responses map[uint32]*sdkcall.Response
 	args      []string
 }
 
-func (c *tableCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+func (c *tableCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
 	c.mu.Lock()
 	c.args = append(c.args, string(args))
 	c.mu.Unlock()
 	if id == 5 { // slow: until the execution ends
 		<-ctx.Done()
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: "sdk.slow: " + ctx.Err().Error()}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: "sdk.slow: " + ctx.Err().Error()}
 	}
 	return c.responses[id]
 }
@@ -58,7 +59,7 @@ var sdkRuntime struct {
 	err  error
 }
 
-func runSDK(t *testing.T, src string, caller luau.SDKCaller, limits luau.Limits) *result.Result {
+func runSDK(t *testing.T, src string, caller sdkcall.Caller, limits luau.Limits) *result.Result {
 	t.Helper()
 	sdkRuntime.once.Do(func() {
 		sdkRuntime.rt, sdkRuntime.err = luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 1})
@@ -71,10 +72,10 @@ func runSDK(t *testing.T, src string, caller luau.SDKCaller, limits luau.Limits)
 
 func TestSDKCalls(t *testing.T) {
 	t.Parallel()
-	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 		1: {Status: 200, Headers: map[string]string{"content-type": "application/json", "link": `<p2>; rel="next"`},
 			JSON: json.RawMessage(`[{"id":1,"name":"Rex","tag":null},{"id":3000000000,"name":"Tom"}]`)},
-		2: {Fail: luau.SDKUpstream, Status: 404, Message: "sdk.get_pet: HTTP 404 Not Found: no such pet",
+		2: {Fail: sdkcall.Upstream, Status: 404, Message: "sdk.get_pet: HTTP 404 Not Found: no such pet",
 			Headers: map[string]string{"content-type": "application/json"}, JSON: json.RawMessage(`{"error":"no such pet"}`)},
 		3: {Status: 204},
 		4: {Status: 200, Text: []byte("bin\x00\xff")},
@@ -136,10 +137,10 @@ func TestSDKCalls(t *testing.T) {
 
 func TestSDKFailures(t *testing.T) {
 	t.Parallel()
-	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
-		1: {Fail: luau.SDKArgument, Message: "sdk.list_pets: unknown parameter 'limt' (did you mean 'limit'?)"},
-		2: {Fail: luau.SDKLimit, Message: "sdk: more than 100 upstream calls in one execution ([sdk] max_calls, --max-calls)"},
-		3: {Fail: luau.SDKUpstream, Message: "sdk.pets.shared: connection refused"},
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
+		1: {Fail: sdkcall.Argument, Message: "sdk.list_pets: unknown parameter 'limt' (did you mean 'limit'?)"},
+		2: {Fail: sdkcall.Limit, Message: "sdk: more than 100 upstream calls in one execution ([sdk] max_calls, --max-calls)"},
+		3: {Fail: sdkcall.Upstream, Message: "sdk.pets.shared: connection refused"},
 	}}
 	for _, c := range []struct {
 		name, src string
@@ -191,7 +192,7 @@ type sleepCaller struct {
 	peak     int
 }
 
-func (c *sleepCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+func (c *sleepCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
 	c.mu.Lock()
 	c.inFlight++
 	c.peak = max(c.peak, c.inFlight)
@@ -204,12 +205,12 @@ func (c *sleepCaller) Call(ctx context.Context, id uint32, args json.RawMessage)
 	select {
 	case <-time.After(c.delay):
 	case <-ctx.Done():
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: "sdk: " + ctx.Err().Error()}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: "sdk: " + ctx.Err().Error()}
 	}
 	if strings.Contains(string(args), `"fail":true`) {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: 500, Message: "sdk.list_pets: HTTP 500 Internal Server Error: " + string(args)}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Status: 500, Message: "sdk.list_pets: HTTP 500 Internal Server Error: " + string(args)}
 	}
-	return &luau.SDKResponse{Status: 200, JSON: args}
+	return &sdkcall.Response{Status: 200, JSON: args}
 }
 
 func TestParallel(t *testing.T) {
@@ -434,7 +435,7 @@ func TestParallelTimeout(t *testing.T) {
 // answers with a text of n bytes instead (the arguments, then padding).
 type echoCaller struct{}
 
-func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *luau.SDKResponse {
+func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *sdkcall.Response {
 	var a []struct {
 		MS   int  `json:"ms"`
 		Fail bool `json:"fail"`
@@ -449,13 +450,13 @@ func (echoCaller) Call(ctx context.Context, _ uint32, args json.RawMessage) *lua
 		}
 	}
 	if len(a) > 0 && a[0].Fail {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: 500, Message: fmt.Sprintf("sdk.list_pets: HTTP 500: k=%d", a[0].K)}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Status: 500, Message: fmt.Sprintf("sdk.list_pets: HTTP 500: k=%d", a[0].K)}
 	}
 	if len(a) > 0 && a[0].Big > 0 { // the arguments, then padding: each text its own string
 		text := append(bytes.Clone(args), bytes.Repeat([]byte{'x'}, max(a[0].Big-len(args), 0))...)
-		return &luau.SDKResponse{Status: 200, Text: text}
+		return &sdkcall.Response{Status: 200, Text: text}
 	}
-	return &luau.SDKResponse{Status: 200, JSON: args}
+	return &sdkcall.Response{Status: 200, JSON: args}
 }
 
 // Random mixes of calls, failing calls, pcalls, errors, memory errors and
@@ -525,7 +526,7 @@ func TestSetSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(context.Background())
-	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 		1: {Status: 200, Text: []byte("one")},
 		9: {Status: 200, Text: []byte("nine")},
 	}}
@@ -541,7 +542,7 @@ func TestSetSDK(t *testing.T) {
 	if got := run(); got != `[true,false,true,"one"]` {
 		t.Fatalf("before: %s", got)
 	}
-	changed := &luau.SDKManifest{APIs: []luau.SDKAPI{{Name: "pets", Functions: []luau.SDKFunction{
+	changed := &sdkcall.Manifest{APIs: []sdkcall.API{{Name: "pets", Functions: []sdkcall.Function{
 		{Name: "list_pets", ID: 1, Flat: true}, {Name: "added", ID: 9, Flat: true},
 	}}}}
 	if err := rt.SetSDK(changed); err != nil {
@@ -590,7 +591,7 @@ func TestSetSDKThenStartPool(t *testing.T) {
 func TestSDKResponseSizes(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("0123456789", 10_000)
-	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 		1: {Status: 200, Headers: map[string]string{"x-big": big[:5000], "x-odd": "a\xffb"}, Text: []byte(big)},
 		2: {Status: 200, Headers: map[string]string{"content-type": "application/json"}, JSON: json.RawMessage(`{"id":7}`)},
 	}}
@@ -627,9 +628,9 @@ func TestSDKJSONBodies(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+			caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 				1: {Status: 200, JSON: json.RawMessage(c.body)},
-				2: {Fail: luau.SDKUpstream, Status: 500, Message: "sdk.get_pet: HTTP 500", JSON: json.RawMessage(c.body)},
+				2: {Fail: sdkcall.Upstream, Status: 500, Message: "sdk.get_pet: HTTP 500", JSON: json.RawMessage(c.body)},
 			}}
 			check(t, runSDK(t, `return (sdk.list_pets())`, caller, luau.Limits{}), c.want)
 			check(t, runSDK(t, `return parallel({function() return (sdk.list_pets()) end})[1]`, caller, luau.Limits{}), c.want)
@@ -653,9 +654,9 @@ func TestSDKResponseTooDeep(t *testing.T) {
 	t.Parallel()
 	deep := nested(luau.MaxNestingDepth + 1)
 	tooDeep := "the response is nested more than 128 levels deep"
-	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 		1: {Status: 200, Headers: map[string]string{"x-a": "b"}, JSON: json.RawMessage(deep)},
-		2: {Fail: luau.SDKUpstream, Status: 502, Message: "sdk.get_pet: HTTP 502 Bad Gateway", JSON: json.RawMessage(deep)},
+		2: {Fail: sdkcall.Upstream, Status: 502, Message: "sdk.get_pet: HTTP 502 Bad Gateway", JSON: json.RawMessage(deep)},
 		3: {Status: 201, JSON: json.RawMessage(`{"a":` + nested(300) + `}`)},
 	}}
 	for _, c := range []struct {
@@ -715,7 +716,7 @@ func FuzzSDKArgs(f *testing.F) {
 		}
 		list := strings.Join(args, ", ")
 		src := fmt.Sprintf(`local s = ... sdk.list_pets(%s) sdk.list_pets(%s, {{}}) return true`, list, list)
-		caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{1: {Status: 204}}}
+		caller := &tableCaller{responses: map[uint32]*sdkcall.Response{1: {Status: 204}}}
 		runSDK(t, "return 1", nil, luau.Limits{}) // the shared runtime, made once
 		res := sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), Args: []string{s}, SDK: caller})
 		if res.Error != nil {
@@ -744,7 +745,7 @@ func FuzzSDKArgs(f *testing.F) {
 // a pcall catches, and the next call works.
 func TestSDKArgumentsPastTheMemoryLimit(t *testing.T) {
 	t.Parallel()
-	caller := &tableCaller{responses: map[uint32]*luau.SDKResponse{1: {Status: 200, JSON: json.RawMessage(`[1,2]`)}}}
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{1: {Status: 200, JSON: json.RawMessage(`[1,2]`)}}}
 	res := runSDK(t, `local big = string.rep("x", 10 * 1024 * 1024)
 local ok, err = pcall(sdk.list_pets, {q = big})
 big = nil

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // The host memory budgets: the bytes of responses held for scripts, per
@@ -90,14 +90,14 @@ func TestHostBudgetTooLarge(t *testing.T) {
 			s := client.Session(nil)
 			r := call(t, s, "big", `[`+c.args+`]`)
 			if c.want == "" {
-				if r.Fail != luau.SDKOK || len(r.Text) != 1000 {
+				if r.Fail != sdkcall.OK || len(r.Text) != 1000 {
 					t.Fatalf("%+v", r)
 				}
 				if free(s.budget) || free(client.budget) {
 					t.Error("a response's bytes are free before the script has them")
 				}
 				r.Release()
-			} else if r.Fail != luau.SDKLimit || !strings.Contains(r.Message, c.want) || !strings.HasPrefix(r.Message, "sdk.big: ") {
+			} else if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, c.want) || !strings.HasPrefix(r.Message, "sdk.big: ") {
 				t.Fatalf("%d %q, want kind limit and %q", r.Fail, r.Message, c.want)
 			}
 			if !free(s.budget) || !free(client.budget) {
@@ -172,7 +172,7 @@ func TestHostBudgetWaits(t *testing.T) {
 				sessions[1] = sessions[0]
 				budget = sessions[0].budget
 			}
-			results := make(chan *luau.SDKResponse, 2)
+			results := make(chan *sdkcall.Response, 2)
 			for i, s := range sessions {
 				go func() { results <- call(t, s, "big", fmt.Sprintf(`[{"n":%d}]`, n+i)) }()
 			}
@@ -181,7 +181,7 @@ func TestHostBudgetWaits(t *testing.T) {
 			waitForWaiters(t, budget, 1) // one holds its bytes, the other waits
 			close(g.gate)
 			first := <-results
-			if first.Fail != luau.SDKOK || len(first.Text) < n {
+			if first.Fail != sdkcall.OK || len(first.Text) < n {
 				t.Fatalf("first: %d %s", first.Fail, first.Message)
 			}
 			// Its bytes are held until the script has them: the other still waits.
@@ -195,7 +195,7 @@ func TestHostBudgetWaits(t *testing.T) {
 			}
 			first.Release()
 			second := <-results
-			if second.Fail != luau.SDKOK || len(second.Text) < n || len(second.Text)+len(first.Text) != 2*n+1 {
+			if second.Fail != sdkcall.OK || len(second.Text) < n || len(second.Text)+len(first.Text) != 2*n+1 {
 				t.Fatalf("second: %d %s", second.Fail, second.Message)
 			}
 			second.Release()
@@ -218,17 +218,17 @@ func TestHostBudgetWaitEnds(t *testing.T) {
 	g := newGatedAPI(t)
 	client := newClient(t, &testAPI{srv: g.srv}, Config{MaxHostBytesTotal: 1 << 20}, APIConfig{})
 	id := fnID(t, client, "big")
-	first := make(chan *luau.SDKResponse, 1)
+	first := make(chan *sdkcall.Response, 1)
 	go func() { first <- client.Session(nil).Call(context.Background(), id, []byte(`[{"n":600000}]`)) }()
 	<-g.arrived
 	ctx, cancel := context.WithCancel(context.Background())
-	second := make(chan *luau.SDKResponse, 1)
+	second := make(chan *sdkcall.Response, 1)
 	go func() { second <- client.Session(nil).Call(ctx, id, []byte(`[{"n":600001}]`)) }()
 	<-g.arrived
 	waitForWaiters(t, client.budget, 1)
 	cancel()
 	r := <-second
-	if r.Fail != luau.SDKLimit || !strings.Contains(r.Message, "sdk.big: the response waited for") ||
+	if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, "sdk.big: the response waited for") ||
 		!strings.Contains(r.Message, "max_host_bytes_total (1048576 bytes, what all executions' sdk calls may hold at once; [limits] max_host_bytes_total) stayed in use") {
 		t.Errorf("%d %q", r.Fail, r.Message)
 	}
@@ -274,13 +274,13 @@ func TestHostBudgetHeaders(t *testing.T) {
 			client := newClient(t, headersAPI(t, c.headers, c.body), Config{MaxResponseBytes: 1_000_000}, APIConfig{})
 			r := call(t, client.Session(nil), "big", `[{"n":1}]`)
 			if c.want == "" {
-				if r.Fail != luau.SDKOK || len(r.Text) != c.body {
+				if r.Fail != sdkcall.OK || len(r.Text) != c.body {
 					t.Fatalf("%d %s", r.Fail, r.Message)
 				}
 				r.Release()
 				return
 			}
-			if r.Fail != luau.SDKLimit || !strings.HasPrefix(r.Message, c.want) || !strings.Contains(r.Message, "max_response_bytes") {
+			if r.Fail != sdkcall.Limit || !strings.HasPrefix(r.Message, c.want) || !strings.Contains(r.Message, "max_response_bytes") {
 				t.Errorf("%d %q, want kind limit and %q", r.Fail, r.Message, c.want)
 			}
 			if !free(client.budget) {

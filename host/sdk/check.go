@@ -3,17 +3,14 @@ package sdk
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"net/url"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdkargs"
 )
 
 // A checker validates one argument (the params table or the body) with a
@@ -24,8 +21,6 @@ import (
 type checker struct {
 	schema *jsonschema.Schema
 }
-
-var printer = message.NewPrinter(language.English)
 
 // newChecker compiles root (with the named schemas it reaches) or returns
 // nil when it checks nothing or cannot be compiled: a call is never refused
@@ -51,10 +46,15 @@ func newChecker(api *catalog.API, root *catalog.Schema) *checker {
 	return &checker{schema: s}
 }
 
+// The places of a call's two arguments, as their errors name them.
+var (
+	paramsPlace = sdkargs.Place{Member: "parameter"} // "parameter 'limit': "
+	bodyPlace   = sdkargs.Place{Value: "body"}       // "body.items[2]: "
+)
+
 // check validates v (as decoded by jsonschema.UnmarshalJSON); the error
-// names the first problem's location under prefix ("body", or "" for
-// parameters, whose location starts with the parameter's name).
-func (c *checker) check(v any, prefix string) error {
+// names the first problem's location as at says.
+func (c *checker) check(v any, at sdkargs.Place) error {
 	if c == nil {
 		return nil
 	}
@@ -66,61 +66,7 @@ func (c *checker) check(v any, prefix string) error {
 	if !ok {
 		return err
 	}
-	return fmt.Errorf("%s", describe(ve, prefix))
-}
-
-// describe renders the most specific problem of a validation error.
-func describe(e *jsonschema.ValidationError, prefix string) string {
-	for len(e.Causes) > 0 {
-		switch e.ErrorKind.(type) {
-		case *kind.AnyOf, *kind.OneOf:
-			return location(e.InstanceLocation, prefix) + "matches none of the allowed types (" + describe(e.Causes[0], prefix) + ")"
-		}
-		e = e.Causes[0]
-	}
-	msg := e.ErrorKind.LocalizedString(printer)
-	if r, ok := e.ErrorKind.(*kind.Required); ok {
-		return location(e.InstanceLocation, prefix) + "missing required property '" + strings.Join(r.Missing, "', '") + "'"
-	}
-	if a, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
-		return location(e.InstanceLocation, prefix) + "unknown property '" + strings.Join(a.Properties, "', '") + "'"
-	}
-	return location(e.InstanceLocation, prefix) + msg
-}
-
-// location renders an instance location as "body.items[2].name: " (or
-// "'limit': " for a parameter).
-func location(loc []string, prefix string) string {
-	var b strings.Builder
-	if prefix == "" {
-		if len(loc) == 0 {
-			return ""
-		}
-		b.WriteString("parameter '" + loc[0] + "'")
-		loc = loc[1:]
-	} else {
-		b.WriteString(prefix)
-	}
-	for _, part := range loc {
-		if isIndex(part) {
-			b.WriteString("[" + part + "]")
-		} else {
-			b.WriteString("." + part)
-		}
-	}
-	return b.String() + ": "
-}
-
-func isIndex(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
+	return errors.New(sdkargs.Describe(ve, at))
 }
 
 // checkedFormats are the formats arguments are checked against: those

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
@@ -62,10 +62,10 @@ func TestGitHubCalls(t *testing.T) {
 			t.Errorf("%s: the server got %q, want %q (%s)", tc.fn, got, tc.request, r.Message)
 		}
 		if tc.fn == "repos_get" {
-			if r.Fail != luau.SDKUpstream || r.Status != 404 || !strings.HasPrefix(r.Message, `sdk.repos_get: HTTP 404 Not Found: {"message": "Not Found"`) {
+			if r.Fail != sdkcall.Upstream || r.Status != 404 || !strings.HasPrefix(r.Message, `sdk.repos_get: HTTP 404 Not Found: {"message": "Not Found"`) {
 				t.Errorf("404: %+v", r)
 			}
-		} else if r.Fail != luau.SDKOK || !json.Valid(r.JSON) {
+		} else if r.Fail != sdkcall.OK || !json.Valid(r.JSON) {
 			t.Errorf("%s: %+v", tc.fn, r)
 		}
 	}
@@ -74,7 +74,7 @@ func TestGitHubCalls(t *testing.T) {
 		{"issues_list_for_repo", `[{"owner":"o","repo":"r","state":"opne"}]`, "sdk.issues_list_for_repo: parameter 'state': value must be one of 'open', 'closed', 'all'"},
 		{"repos_get_content", `[{"owner":"o","repo":"r","pth":"x"}]`, "sdk.repos_get_content: unknown parameter 'pth' (did you mean 'path'?)"},
 	} {
-		if r := call(t, s, tc.fn, tc.args); r.Fail != luau.SDKArgument || r.Message != tc.want {
+		if r := call(t, s, tc.fn, tc.args); r.Fail != sdkcall.Argument || r.Message != tc.want {
 			t.Errorf("%s: %q, want %q", tc.fn, r.Message, tc.want)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // Observed returns caller (a Session of c) reporting each call that
@@ -17,29 +17,29 @@ import (
 // cancellation). Calls refused before anything was sent (bad arguments,
 // max_calls) are not reported. This is what the hosted mode's metrics
 // count.
-func (c *Client) Observed(caller luau.SDKCaller, observe func(source, status string)) luau.SDKCaller {
+func (c *Client) Observed(caller sdkcall.Caller, observe func(source, status string)) sdkcall.Caller {
 	return &observed{c: c, caller: caller, observe: observe}
 }
 
 type observed struct {
 	c       *Client
-	caller  luau.SDKCaller
+	caller  sdkcall.Caller
 	observe func(source, status string)
 }
 
-func (o *observed) Call(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
+func (o *observed) Call(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
 	return o.report(id, o.caller.Call(ctx, id, args))
 }
 
-// CallData is the caller's CallData when it has one (luau.SDKDataCaller).
-func (o *observed) CallData(ctx context.Context, id uint32, args json.RawMessage) *luau.SDKResponse {
-	if data, ok := o.caller.(luau.SDKDataCaller); ok {
+// CallData is the caller's CallData when it has one (sdkcall.DataCaller).
+func (o *observed) CallData(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
+	if data, ok := o.caller.(sdkcall.DataCaller); ok {
 		return o.report(id, data.CallData(ctx, id, args))
 	}
 	return o.report(id, o.caller.Call(ctx, id, args))
 }
 
-func (o *observed) report(id uint32, resp *luau.SDKResponse) *luau.SDKResponse {
+func (o *observed) report(id uint32, resp *sdkcall.Response) *sdkcall.Response {
 	if int(id) >= len(o.c.funcs) || o.c.funcs[id] == nil {
 		return resp
 	}
@@ -52,13 +52,13 @@ func (o *observed) report(id uint32, resp *luau.SDKResponse) *luau.SDKResponse {
 
 // callStatus is the status Observed reports for resp, and whether the
 // call reached the upstream at all.
-func callStatus(kind catalog.Kind, resp *luau.SDKResponse) (string, bool) {
+func callStatus(kind catalog.Kind, resp *sdkcall.Response) (string, bool) {
 	switch {
-	case resp.Fail != luau.SDKOK && resp.Fail != luau.SDKUpstream:
+	case resp.Fail != sdkcall.OK && resp.Fail != sdkcall.Upstream:
 		return "", false
 	case resp.Status > 0:
 		return strconv.Itoa(resp.Status), true
-	case kind == catalog.MCP && resp.Fail == luau.SDKOK:
+	case kind == catalog.MCP && resp.Fail == sdkcall.OK:
 		return "ok", true
 	case kind == catalog.MCP && resp.Content != nil:
 		return "tool_error", true

@@ -5,25 +5,25 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 func TestCallStatus(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		kind   catalog.Kind
-		resp   luau.SDKResponse
+		resp   sdkcall.Response
 		status string
 		sent   bool
 	}{
-		{"an API's response", catalog.OpenAPI, luau.SDKResponse{Status: 200}, "200", true},
-		{"an API's error status", catalog.OpenAPI, luau.SDKResponse{Fail: luau.SDKUpstream, Status: 503}, "503", true},
-		{"no response", catalog.OpenAPI, luau.SDKResponse{Fail: luau.SDKUpstream}, "error", true},
-		{"bad arguments", catalog.OpenAPI, luau.SDKResponse{Fail: luau.SDKArgument}, "", false},
-		{"max_calls", catalog.MCP, luau.SDKResponse{Fail: luau.SDKLimit}, "", false},
-		{"a tool's result", catalog.MCP, luau.SDKResponse{Text: []byte("x")}, "ok", true},
-		{"isError", catalog.MCP, luau.SDKResponse{Fail: luau.SDKUpstream, Content: json.RawMessage(`[]`)}, "tool_error", true},
-		{"a server gone", catalog.MCP, luau.SDKResponse{Fail: luau.SDKUpstream}, "error", true},
+		{"an API's response", catalog.OpenAPI, sdkcall.Response{Status: 200}, "200", true},
+		{"an API's error status", catalog.OpenAPI, sdkcall.Response{Fail: sdkcall.Upstream, Status: 503}, "503", true},
+		{"no response", catalog.OpenAPI, sdkcall.Response{Fail: sdkcall.Upstream}, "error", true},
+		{"bad arguments", catalog.OpenAPI, sdkcall.Response{Fail: sdkcall.Argument}, "", false},
+		{"max_calls", catalog.MCP, sdkcall.Response{Fail: sdkcall.Limit}, "", false},
+		{"a tool's result", catalog.MCP, sdkcall.Response{Text: []byte("x")}, "ok", true},
+		{"isError", catalog.MCP, sdkcall.Response{Fail: sdkcall.Upstream, Content: json.RawMessage(`[]`)}, "tool_error", true},
+		{"a server gone", catalog.MCP, sdkcall.Response{Fail: sdkcall.Upstream}, "error", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, sent := callStatus(c.kind, &c.resp)

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // specHost is an API that serves its own spec (at /spec.json) and records
@@ -93,7 +93,7 @@ func TestCredentialsGoToTheLoadedOrigin(t *testing.T) {
 					}
 				}
 				r := c.Session(nil).Call(context.Background(), id, json.RawMessage(`[]`))
-				if r.Fail != luau.SDKOK {
+				if r.Fail != sdkcall.OK {
 					t.Fatalf("sdk.%s.whoami: %s", api, r.Message)
 				}
 			}

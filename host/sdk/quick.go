@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdkargs"
 )
 
 // A quickCheck accepts the scalar values that one simple parameter schema
@@ -81,7 +82,7 @@ func newQuickCheck(api *catalog.API, s *catalog.Schema) *quickCheck {
 	if len(r.Enum) > 0 {
 		e := &enumSet{strings: map[string]bool{}, numbers: map[string]bool{}}
 		for _, raw := range r.Enum {
-			v, err := parseJSON(raw)
+			v, err := sdkargs.Parse(raw)
 			if err != nil {
 				continue // as toJSONSchema: an unreadable value is no value
 			}

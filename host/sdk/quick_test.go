@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdkargs"
 )
 
 // TestQuickCheck: the quick checks accept the common valid scalars, and
@@ -48,7 +49,7 @@ func TestQuickCheck(t *testing.T) {
 				t.Fatalf("accepts(%#v) = %v, want %v", tc.value, got, tc.want)
 			}
 			if tc.want {
-				if err := newChecker(api, tc.schema).check(tc.value, "value"); err != nil {
+				if err := newChecker(api, tc.schema).check(tc.value, sdkargs.Place{Value: "value"}); err != nil {
 					t.Fatalf("the validator refuses what the quick check accepts: %v", err)
 				}
 			}

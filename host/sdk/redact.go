@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // Redacted replaces a credential wherever one would reach the script: in
@@ -459,86 +459,104 @@ func (d *decoder) run(src []byte, foldAll bool) {
 		// A run of plain bytes, to the next escape's first byte.
 		j := nextStarter(src, i)
 		if j > i {
-			if foldAll {
-				d.dst = fold(d.dst, src[i:j])
-			} else {
-				d.dst = append(d.dst, src[i:j]...)
-			}
-			if d.from != nil {
-				for k := i; k < j; k++ {
-					*d.from = append(*d.from, int32(k))
-				}
-			}
+			d.plain(src, i, j, foldAll)
 			if i = j; i == len(src) {
 				break
 			}
 		}
-		c := src[i]
-		switch c {
-		case 0: // dropped: what follows may complete an escape before it
-			if len(d.dst)-d.lastKept < escapeReach {
-				d.mark(d.lastKept)
-			}
-			i++
+		if n := d.escape(src, i); n > 0 {
+			i += n
 			continue
-		case '%':
-			if i+2 < len(src) && isHex(src[i+1]) && isHex(src[i+2]) {
-				d.emit(unhex(src[i+1])<<4|unhex(src[i+2]), i)
-				i += 3
-				continue
-			}
-		case '\\':
-			if i+1 < len(src) {
-				var e byte
-				switch src[i+1] {
-				case '"', '\\', '/':
-					e = src[i+1]
-				case 'b':
-					e = '\b'
-				case 'f':
-					e = '\f'
-				case 'n':
-					e = '\n'
-				case 'r':
-					e = '\r'
-				case 't':
-					e = '\t'
-				case 'u', 'U':
-					if cp, ok := hex4(src, i+2); ok {
-						n := 6
-						if cp >= 0xD800 && cp <= 0xDBFF && i+12 <= len(src) && src[i+6] == '\\' && (src[i+7] == 'u' || src[i+7] == 'U') {
-							if low, ok := hex4(src, i+8); ok && low >= 0xDC00 && low <= 0xDFFF {
-								cp = 0x10000 + (cp-0xD800)<<10 + (low - 0xDC00)
-								n = 12
-							}
-						}
-						d.emitRune(cp, i) // a lone surrogate is U+FFFD
-						i += n
-						continue
-					}
-				}
-				if e != 0 {
-					d.emit(e, i)
-					i += 2
-					continue
-				}
-			}
-		case '&':
-			if cp, n := charRef(src[i:]); n > 0 {
-				d.emitRune(cp, i)
-				i += n
-				continue
-			}
 		}
 		// An escape's first byte that starts none here: kept, and watched
 		// (decoded bytes after it could complete one).
 		d.lastKept = len(d.dst)
-		d.dst = append(d.dst, c)
+		d.dst = append(d.dst, src[i])
 		if d.from != nil {
 			*d.from = append(*d.from, int32(i))
 		}
 		i++
 	}
+}
+
+// plain copies src[i:j], which holds no escape, folded when foldAll.
+func (d *decoder) plain(src []byte, i, j int, foldAll bool) {
+	if foldAll {
+		d.dst = fold(d.dst, src[i:j])
+	} else {
+		d.dst = append(d.dst, src[i:j]...)
+	}
+	if d.from != nil {
+		for k := i; k < j; k++ {
+			*d.from = append(*d.from, int32(k))
+		}
+	}
+}
+
+// escape decodes the escape that starts at src[i] (a NUL byte, %XX, a
+// backslash escape, a character reference) and returns its length; 0 when
+// none starts there.
+func (d *decoder) escape(src []byte, i int) int {
+	switch src[i] {
+	case 0: // dropped: what follows may complete an escape before it
+		if len(d.dst)-d.lastKept < escapeReach {
+			d.mark(d.lastKept)
+		}
+		return 1
+	case '%':
+		if i+2 < len(src) && isHex(src[i+1]) && isHex(src[i+2]) {
+			d.emit(unhex(src[i+1])<<4|unhex(src[i+2]), i)
+			return 3
+		}
+	case '\\':
+		return d.backslash(src, i)
+	case '&':
+		if cp, n := charRef(src[i:]); n > 0 {
+			d.emitRune(cp, i)
+			return n
+		}
+	}
+	return 0
+}
+
+// backslash decodes a JSON (or \U) backslash escape at src[i] and returns
+// its length; 0 when none starts there.
+func (d *decoder) backslash(src []byte, i int) int {
+	if i+1 >= len(src) {
+		return 0
+	}
+	var e byte
+	switch src[i+1] {
+	case '"', '\\', '/':
+		e = src[i+1]
+	case 'b':
+		e = '\b'
+	case 'f':
+		e = '\f'
+	case 'n':
+		e = '\n'
+	case 'r':
+		e = '\r'
+	case 't':
+		e = '\t'
+	case 'u', 'U':
+		if cp, ok := hex4(src, i+2); ok {
+			n := 6
+			if cp >= 0xD800 && cp <= 0xDBFF && i+12 <= len(src) && src[i+6] == '\\' && (src[i+7] == 'u' || src[i+7] == 'U') {
+				if low, ok := hex4(src, i+8); ok && low >= 0xDC00 && low <= 0xDFFF {
+					cp = 0x10000 + (cp-0xD800)<<10 + (low - 0xDC00)
+					n = 12
+				}
+			}
+			d.emitRune(cp, i) // a lone surrogate is U+FFFD
+			return n
+		}
+	}
+	if e == 0 {
+		return 0
+	}
+	d.emit(e, i)
+	return 2
 }
 
 // nextStarter is where the next escape's first byte is in src from i
@@ -660,7 +678,7 @@ func charRef(b []byte) (rune, int) {
 // stays valid JSON with its numbers as they were; one that does not parse,
 // or whose secret spans several values, becomes text. It reports whether
 // the body changed.
-func (r *redactor) response(out *luau.SDKResponse) bool {
+func (r *redactor) response(out *sdkcall.Response) bool {
 	if len(r.forms) == 0 {
 		return false
 	}
@@ -754,7 +772,7 @@ func equalFold(b []byte, name string) bool {
 // its content's text before it came here: when that text holds a secret,
 // the message is cut again, at the same length, from the redacted text,
 // so that a cut through a secret shows none of it.
-func (r *redactor) tool(out *luau.SDKResponse, name string) {
+func (r *redactor) tool(out *sdkcall.Response, name string) {
 	if len(r.forms) == 0 {
 		return
 	}
@@ -763,7 +781,7 @@ func (r *redactor) tool(out *luau.SDKResponse, name string) {
 		out.Text = r.redactBytes(out.Text, jsonLevels)
 	}
 	if out.JSON != nil {
-		tmp := &luau.SDKResponse{JSON: out.JSON}
+		tmp := &sdkcall.Response{JSON: out.JSON}
 		r.response(tmp)
 		out.JSON = tmp.JSON
 		if tmp.Text != nil {
@@ -773,14 +791,14 @@ func (r *redactor) tool(out *luau.SDKResponse, name string) {
 	if out.Content == nil || !r.found(out.Content, jsonLevels) {
 		return
 	}
-	tmp := &luau.SDKResponse{JSON: out.Content}
+	tmp := &sdkcall.Response{JSON: out.Content}
 	r.response(tmp)
 	if tmp.JSON == nil {
 		out.Content = json.RawMessage(`[{"type":"text","text":"` + Redacted + `"}]`)
 	} else {
 		out.Content = tmp.JSON
 	}
-	if out.Fail != luau.SDKUpstream {
+	if out.Fail != sdkcall.Upstream {
 		return
 	}
 	var blocks []struct{ Type, Text string }

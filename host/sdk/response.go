@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // messageBodyBytes is how much of an error response's body its message
@@ -31,11 +31,11 @@ const messageBodyBytes = 512
 // never shows part of a secret; a body the redaction changed, or that was
 // decoded, loses its Content-Length (it would tell the secret's length,
 // or how well a response that echoes one compressed).
-func (s *Session) response(ctx context.Context, f *function, resp *http.Response, dataOnly bool) *luau.SDKResponse {
+func (s *Session) response(ctx context.Context, f *function, resp *http.Response, dataOnly bool) *sdkcall.Response {
 	maxBytes := s.c.cfg.MaxResponseBytes
 	codings, err := codings(resp.Header)
 	if err != nil {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Status: resp.StatusCode, Message: s.redact.string(f.name + ": " + err.Error())}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Status: resp.StatusCode, Message: s.redact.string(f.name + ": " + err.Error())}
 	}
 	headers := headerBytes(resp.Header)
 	maxBody := maxBytes - headers
@@ -45,7 +45,7 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 	}
 	if headers > maxBytes || resp.ContentLength > wire {
 		announced := max(resp.ContentLength, 0)
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: the response is %d bytes (headers %d, body %d), more than max_response_bytes (%d; [sdk] max_response_bytes)",
 			f.name, headers+announced, headers, announced, maxBytes)}
 	}
@@ -79,7 +79,7 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 		return s.readFailed(f, err)
 	}
 	if int64(len(data)) > maxBody {
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: the response (headers included) is more than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, maxBytes)}
 	}
 	if size := headers + int64(cap(data)); size < held.Held() {
@@ -100,7 +100,7 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 		if s.redact.response(out) {
 			delete(out.Headers, "content-length") // it would tell the secret's length
 		}
-		if out.Fail == luau.SDKUpstream {
+		if out.Fail == sdkcall.Upstream {
 			// The message quotes the redacted body: a cut through an echoed
 			// secret shows none of it.
 			body := out.Text
@@ -110,7 +110,7 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 			out.Message = statusMessage(out.Status, body, redactedPrefix)
 		}
 	}
-	if out.Fail == luau.SDKUpstream {
+	if out.Fail == sdkcall.Upstream {
 		out.Message = s.redact.string(f.name + ": " + out.Message)
 		if resp.StatusCode/100 == 3 && resp.Header.Get("Location") != "" {
 			out.Message += " (a redirect to another origin, or one too many, is not followed)"
@@ -121,12 +121,12 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 
 // readFailed is the outcome of a body that could not be read (or
 // decoded): kind limit for one past max_response_bytes on the wire.
-func (s *Session) readFailed(f *function, err error) *luau.SDKResponse {
+func (s *Session) readFailed(f *function, err error) *sdkcall.Response {
 	if errors.Is(err, errWireLimit) {
-		return &luau.SDKResponse{Fail: luau.SDKLimit, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, s.c.cfg.MaxResponseBytes)}
 	}
-	return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
+	return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
 }
 
 // headerBytes is the size of headers as they were sent: each value on a
@@ -205,13 +205,13 @@ func readBody(r io.Reader, size, max int64) ([]byte, error) {
 // Convert turns a status, headers and a complete body into what the script
 // gets. For a non-2xx status, Message is "HTTP 404 Not Found: <the first
 // 512 bytes of the body>" (the caller puts the function's name first).
-func Convert(status int, header http.Header, body []byte) *luau.SDKResponse {
+func Convert(status int, header http.Header, body []byte) *sdkcall.Response {
 	return convert(status, header, body, true)
 }
 
 // convert is Convert, leaving Headers nil unless withHeaders.
-func convert(status int, header http.Header, body []byte, withHeaders bool) *luau.SDKResponse {
-	out := &luau.SDKResponse{Status: status}
+func convert(status int, header http.Header, body []byte, withHeaders bool) *sdkcall.Response {
+	out := &sdkcall.Response{Status: status}
 	if withHeaders {
 		out.Headers = make(map[string]string, len(header))
 		for k, v := range header {
@@ -226,7 +226,7 @@ func convert(status int, header http.Header, body []byte, withHeaders bool) *lua
 		}
 	}
 	if status < 200 || status > 299 {
-		out.Fail = luau.SDKUpstream
+		out.Fail = sdkcall.Upstream
 		out.Message = statusMessage(status, body, prefix)
 	}
 	return out

@@ -2,9 +2,9 @@
 // what every execution shares: the catalog (names linked, frozen
 // parameters hidden), credentials from the configuration, and one
 // net/http client with keep-alive connections. Each execution gets a
-// Session, the luau.SDKCaller that checks a call's arguments against the
+// Session, the sdkcall.Caller that checks a call's arguments against the
 // spec, encodes and sends the request to the API's own origin, and turns
-// the response into a luau.SDKResponse, within the execution's deadline and
+// the response into a sdkcall.Response, within the execution's deadline and
 // budgets (max_calls, max_response_bytes, max_parallel). Credentials never
 // reach the guest: they are added to requests here, and removed from
 // anything that goes back.
@@ -27,8 +27,8 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
 )
 
@@ -37,7 +37,7 @@ import (
 const (
 	DefaultMaxCalls         = 100
 	DefaultMaxResponseBytes = 10 << 20
-	DefaultMaxParallel      = luau.DefaultMaxParallel
+	DefaultMaxParallel      = sdkcall.DefaultMaxParallel
 	DefaultTimeout          = 30 * time.Second
 	// DefaultMaxHostBytes and DefaultMaxHostBytesTotal are the [limits]
 	// max_host_bytes and max_host_bytes_total: the response bytes the host
@@ -108,7 +108,7 @@ type Config struct {
 // argument list. It must return when ctx ends, and name the function in
 // its messages (name is "sdk.files.read_file").
 type ToolCaller interface {
-	CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *luau.SDKResponse
+	CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *sdkcall.Response
 }
 
 // APIConfig is one [apis.NAME] section (or --api flag).
@@ -445,13 +445,13 @@ func (c *Client) Catalog() *catalog.Catalog { return c.catalog }
 
 // Manifest lists the functions for the runtime, which builds the sdk
 // table from it; ids are what Session.Call receives.
-func (c *Client) Manifest() luau.SDKManifest {
-	var m luau.SDKManifest
+func (c *Client) Manifest() sdkcall.Manifest {
+	var m sdkcall.Manifest
 	ordered := c.ordered
 	for _, api := range c.catalog.APIs {
-		out := luau.SDKAPI{Name: api.Name}
+		out := sdkcall.API{Name: api.Name}
 		for _, f := range api.Functions {
-			lf := luau.SDKFunction{Name: f.Name, ID: ordered[0].id, Flat: f.Flat, Kind: string(f.Kind)}
+			lf := sdkcall.Function{Name: f.Name, ID: ordered[0].id, Flat: f.Flat, Kind: string(f.Kind)}
 			ordered = ordered[1:]
 			for _, p := range f.Params {
 				lf.Params = append(lf.Params, p.Name)

@@ -13,8 +13,8 @@ import (
 	"unicode/utf16"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
@@ -67,7 +67,7 @@ func decodeAll(s string) string {
 // leaks is what of the secret shows in what the script got: the longest
 // prefix of the secret that follows "bearer " (or "api_key=", "sid=") in
 // any decoded form, or the whole secret anywhere.
-func leaks(r *luau.SDKResponse) string {
+func leaks(r *sdkcall.Response) string {
 	parts := []string{r.Message, string(r.JSON), string(r.Text)}
 	for k, v := range r.Headers {
 		parts = append(parts, k, v)
@@ -116,7 +116,7 @@ func TestErrorMessageCut(t *testing.T) {
 			r := callEcho(t, s, "status", `[{"code":400,"format":"`+format+`"}]`)
 			body := string(r.Text) + string(r.JSON)
 			at := strings.Index(body, Redacted)
-			if r.Fail != luau.SDKUpstream || r.Status != 400 || at < 0 {
+			if r.Fail != sdkcall.Upstream || r.Status != 400 || at < 0 {
 				t.Fatalf("%s: %+v", format, r)
 			}
 			// The cut is at messageBodyBytes of the body: pad so that it
@@ -127,7 +127,7 @@ func TestErrorMessageCut(t *testing.T) {
 					continue
 				}
 				r := callEcho(t, s, "status", `[{"code":400,"format":"`+format+`","pad":"`+strings.Repeat("x", pad)+`"}]`)
-				if r.Fail != luau.SDKUpstream {
+				if r.Fail != sdkcall.Upstream {
 					t.Fatalf("%s pad %d: %+v", format, pad, r)
 				}
 				if got := leaks(r); got != "" {
@@ -141,7 +141,7 @@ func TestErrorMessageCut(t *testing.T) {
 	}
 }
 
-func callEcho(t testing.TB, s *Session, name, args string) *luau.SDKResponse {
+func callEcho(t testing.TB, s *Session, name, args string) *sdkcall.Response {
 	t.Helper()
 	return s.Call(context.Background(), fnID(t, s.c, name), json.RawMessage(args))
 }
@@ -161,7 +161,7 @@ func TestEscapedEchoes(t *testing.T) {
 		s := newEchoClient(t, e, Config{}, cred).Session(nil)
 		for _, escape := range []string{"none", "slash", "unicode", "upper", "utf16"} {
 			r := callEcho(t, s, "anything", `[{"escape":"`+escape+`"}]`)
-			if r.Fail != luau.SDKOK {
+			if r.Fail != sdkcall.OK {
 				t.Fatalf("%s: %+v", escape, r)
 			}
 			if got := leaks(r); got != "" {
@@ -186,7 +186,7 @@ func TestEscapedEchoes(t *testing.T) {
 		}
 		// A transport error quoting a Location it cannot follow.
 		r = callEcho(t, s, "location", `[{"broken":true}]`)
-		if r.Fail != luau.SDKUpstream || r.Status != 0 || !strings.Contains(r.Message, "Location") {
+		if r.Fail != sdkcall.Upstream || r.Status != 0 || !strings.Contains(r.Message, "Location") {
 			t.Fatalf("broken location: %+v", r)
 		}
 		if got := leaks(r); got != "" || (cred.In == "query" && !strings.Contains(r.Message, Redacted)) {
@@ -229,7 +229,7 @@ func TestRedactForms(t *testing.T) {
 		`{"a":"AbC\/d+e=F"`,
 		`{"a":"AbC/d+e=F"} trailing`,
 	} {
-		out := &luau.SDKResponse{JSON: json.RawMessage(body)}
+		out := &sdkcall.Response{JSON: json.RawMessage(body)}
 		if !r.response(out) {
 			t.Errorf("%s: not redacted", body)
 		}
@@ -252,7 +252,7 @@ func TestContentEncodings(t *testing.T) {
 	s := newEchoClient(t, e, Config{}, &Credential{Token: echoSecret}).Session(nil)
 	for _, coding := range []string{"identity", "gzip", "x-gzip", "deflate", "raw-deflate", "br", "zstd", "gzip,br", "zstd,deflate"} {
 		r := callEcho(t, s, "encoded", `[{"coding":"`+coding+`"}]`)
-		if r.Fail != luau.SDKOK || r.JSON == nil {
+		if r.Fail != sdkcall.OK || r.JSON == nil {
 			t.Errorf("%s: %d %s %q", coding, r.Fail, r.Message, r.Text)
 			continue
 		}
@@ -272,18 +272,18 @@ func TestContentEncodings(t *testing.T) {
 	}
 	// An error body is decoded and redacted too.
 	r := callEcho(t, s, "encoded", `[{"coding":"br","status":403}]`)
-	if r.Fail != luau.SDKUpstream || r.Status != 403 || !strings.Contains(r.Message, `"authorization":"Bearer [REDACTED]"`) || leaks(r) != "" {
+	if r.Fail != sdkcall.Upstream || r.Status != 403 || !strings.Contains(r.Message, `"authorization":"Bearer [REDACTED]"`) || leaks(r) != "" {
 		t.Errorf("an encoded error: %+v", r)
 	}
 	for _, coding := range []string{"compress", "gzip,compress"} {
 		r := callEcho(t, s, "encoded", `[{"coding":"`+coding+`"}]`)
-		if r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, `Content-Encoding "compress" is not one the host asked for (gzip, deflate, br, zstd)`) || r.JSON != nil || r.Text != nil {
+		if r.Fail != sdkcall.Upstream || !strings.Contains(r.Message, `Content-Encoding "compress" is not one the host asked for (gzip, deflate, br, zstd)`) || r.JSON != nil || r.Text != nil {
 			t.Errorf("%s: %+v", coding, r)
 		}
 	}
 	before := e.Requests.Load()
 	r = callEcho(t, s, "anything", `[{"Accept-Encoding":"identity"}]`)
-	if r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "parameter 'Accept-Encoding': the host sets Accept-Encoding itself") || e.Requests.Load() != before {
+	if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "parameter 'Accept-Encoding': the host sets Accept-Encoding itself") || e.Requests.Load() != before {
 		t.Errorf("a script's Accept-Encoding: %+v", r)
 	}
 }
@@ -304,7 +304,7 @@ func TestDecompressionBomb(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		r := callEcho(t, s, "bomb", args)
 		runtime.ReadMemStats(&after)
-		if r.Fail != luau.SDKLimit || !strings.Contains(r.Message, "than max_response_bytes") {
+		if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, "than max_response_bytes") {
 			t.Errorf("%s: %d %s (%d bytes)", coding, r.Fail, r.Message, len(r.Text))
 		}
 		if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
@@ -330,7 +330,7 @@ func TestToolResultsRedacted(t *testing.T) {
 	}
 	defer c.Close()
 	r := call(t, c.Session(nil), "get_env", `[]`)
-	if r.Fail != luau.SDKOK || !strings.Contains(string(r.Text)+string(r.JSON), `"PETS_TOKEN": "[REDACTED]"`) {
+	if r.Fail != sdkcall.OK || !strings.Contains(string(r.Text)+string(r.JSON), `"PETS_TOKEN": "[REDACTED]"`) {
 		t.Fatalf("get-env: %d %s %.300s%.300s", r.Fail, r.Message, r.Text, r.JSON)
 	}
 	if got := leaks(r); got != "" {
@@ -350,7 +350,7 @@ func TestToolErrorCut(t *testing.T) {
 	text := "denied for Bearer " + echoSecret + " (try again)"
 	for n := 1; n < len(text); n++ {
 		blocks, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
-		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: head + text[:n] + "...", Content: blocks}
+		out := &sdkcall.Response{Fail: sdkcall.Upstream, Message: head + text[:n] + "...", Content: blocks}
 		r.tool(out, "sdk.ev.fail")
 		if got := leaks(out); got != "" {
 			t.Fatalf("cut at %d: %q of the secret shows in %q", n, got, out.Message)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 func TestResponses(t *testing.T) {
@@ -20,7 +20,7 @@ func TestResponses(t *testing.T) {
 	s := newClient(t, a, Config{}, APIConfig{}).Session(nil)
 
 	r := call(t, s, "list_pets", `[{"page":2}]`)
-	if r.Fail != luau.SDKOK || r.Status != 200 || string(r.JSON) != `[{"id":21,"name":"Rex","tag":null},{"id":22,"name":"Tom"}]`+"\n" {
+	if r.Fail != sdkcall.OK || r.Status != 200 || string(r.JSON) != `[{"id":21,"name":"Rex","tag":null},{"id":22,"name":"Tom"}]`+"\n" {
 		t.Errorf("list_pets: %+v %s", r, r.JSON)
 	}
 	if !strings.Contains(r.Headers["link"], `rel="next"`) || r.Headers["x-ratelimit-remaining"] != "42" || r.Headers["etag"] != `"v1"` {
@@ -28,28 +28,28 @@ func TestResponses(t *testing.T) {
 	}
 
 	r = call(t, s, "create_pet", `[{"name":"Rex","tag":null}]`)
-	if r.Status != 201 || r.Fail != luau.SDKOK || !strings.Contains(string(r.JSON), `"id":9007199254740991`) {
+	if r.Status != 201 || r.Fail != sdkcall.OK || !strings.Contains(string(r.JSON), `"id":9007199254740991`) {
 		t.Errorf("create_pet: %+v %s", r, r.JSON)
 	}
 	r = call(t, s, "delete_pet", `[{"petId":1}]`)
-	if r.Status != 204 || r.Fail != luau.SDKOK || r.JSON != nil || r.Text != nil {
+	if r.Status != 204 || r.Fail != sdkcall.OK || r.JSON != nil || r.Text != nil {
 		t.Errorf("204: %+v", r)
 	}
 	r = call(t, s, "get_pet", `[{"petId":404}]`)
-	if r.Fail != luau.SDKUpstream || r.Status != 404 || r.Message != `sdk.get_pet: HTTP 404 Not Found: {"message":"no pet 404"}`+"\n" ||
+	if r.Fail != sdkcall.Upstream || r.Status != 404 || r.Message != `sdk.get_pet: HTTP 404 Not Found: {"message":"no pet 404"}`+"\n" ||
 		string(r.JSON) != `{"message":"no pet 404"}`+"\n" || r.Headers["content-type"] != "application/json" {
 		t.Errorf("404: %+v %q", r, r.Message)
 	}
 	r = call(t, s, "get_pet", `[{"petId":500}]`)
-	if r.Fail != luau.SDKUpstream || r.Status != 500 || r.Message != "sdk.get_pet: HTTP 500 Internal Server Error: database on fire" || string(r.Text) != "database on fire" {
+	if r.Fail != sdkcall.Upstream || r.Status != 500 || r.Message != "sdk.get_pet: HTTP 500 Internal Server Error: database on fire" || string(r.Text) != "database on fire" {
 		t.Errorf("500: %+v", r)
 	}
 	r = call(t, s, "fail", `[]`)
-	if r.Fail != luau.SDKUpstream || r.Message != "sdk.fail: HTTP 500 Internal Server Error" || r.JSON != nil || r.Text != nil {
+	if r.Fail != sdkcall.Upstream || r.Message != "sdk.fail: HTTP 500 Internal Server Error" || r.JSON != nil || r.Text != nil {
 		t.Errorf("empty 500: %+v", r)
 	}
 	r = call(t, s, "get_text", `[]`)
-	if r.Fail != luau.SDKOK || string(r.Text) != "caf\xe9\x00end" || r.JSON != nil {
+	if r.Fail != sdkcall.OK || string(r.Text) != "caf\xe9\x00end" || r.JSON != nil {
 		t.Errorf("text keeps its bytes: %+v", r)
 	}
 }
@@ -61,19 +61,19 @@ func TestCallData(t *testing.T) {
 	a := newTestAPI(t)
 	c := newClient(t, a, Config{}, APIConfig{})
 	var reported []string
-	for name, caller := range map[string]luau.SDKCaller{
+	for name, caller := range map[string]sdkcall.Caller{
 		"session":  c.Session(nil),
 		"observed": c.Observed(c.Session(nil), func(source, status string) { reported = append(reported, source+" "+status) }),
 	} {
 		t.Run(name, func(t *testing.T) {
-			data := caller.(luau.SDKDataCaller)
+			data := caller.(sdkcall.DataCaller)
 			full := caller.Call(context.Background(), fnID(t, c, "list_pets"), json.RawMessage(`[{"page":2}]`))
 			r := data.CallData(context.Background(), fnID(t, c, "list_pets"), json.RawMessage(`[{"page":2}]`))
-			if r.Fail != luau.SDKOK || r.Status != 200 || r.Headers != nil || string(r.JSON) != string(full.JSON) || full.Headers["etag"] != `"v1"` {
+			if r.Fail != sdkcall.OK || r.Status != 200 || r.Headers != nil || string(r.JSON) != string(full.JSON) || full.Headers["etag"] != `"v1"` {
 				t.Errorf("list_pets: %+v %s", r, r.JSON)
 			}
 			r = data.CallData(context.Background(), fnID(t, c, "get_pet"), json.RawMessage(`[{"petId":404}]`))
-			if r.Fail != luau.SDKUpstream || r.Status != 404 || r.Headers["content-type"] != "application/json" {
+			if r.Fail != sdkcall.Upstream || r.Status != 404 || r.Headers["content-type"] != "application/json" {
 				t.Errorf("404: %+v", r)
 			}
 		})
@@ -113,7 +113,7 @@ func TestArgumentChecks(t *testing.T) {
 		t.Run(tc.fn+tc.args, func(t *testing.T) {
 			before := a.requests.Load()
 			r := call(t, s, tc.fn, tc.args)
-			if r.Fail != luau.SDKArgument || r.Message != tc.want {
+			if r.Fail != sdkcall.Argument || r.Message != tc.want {
 				t.Errorf("got %d %q\nwant %q", r.Fail, r.Message, tc.want)
 			}
 			if a.requests.Load() != before {
@@ -133,7 +133,7 @@ func TestArgumentChecks(t *testing.T) {
 		{"update_pet", `[{"petId":1}]`},
 		{"create_pet", `[{"name":"Rex","tag":null}]`},
 	} {
-		if r := call(t, s, tc.fn, tc.args); r.Fail != luau.SDKOK {
+		if r := call(t, s, tc.fn, tc.args); r.Fail != sdkcall.OK {
 			t.Errorf("%s %s: %s", tc.fn, tc.args, r.Message)
 		}
 	}
@@ -162,7 +162,7 @@ func TestParameterEncoding(t *testing.T) {
 	} {
 		r := call(t, s, "echo", tc.args)
 		if tc.path == "" {
-			if r.Fail != luau.SDKArgument {
+			if r.Fail != sdkcall.Argument {
 				t.Errorf("%s: %+v", tc.args, r)
 			}
 			continue
@@ -176,7 +176,7 @@ func TestParameterEncoding(t *testing.T) {
 	if e.Headers["x-trace"] != "t-1" || e.Headers["cookie"] != "session=s%201" {
 		t.Errorf("header and cookie: %v", e.Headers)
 	}
-	if r := call(t, s, "echo", `[{"value":"x","X-Trace":"a\r\nInjected: 1"}]`); r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "line breaks") {
+	if r := call(t, s, "echo", `[{"value":"x","X-Trace":"a\r\nInjected: 1"}]`); r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "line breaks") {
 		t.Errorf("header injection: %+v", r)
 	}
 	e = echoed(t, call(t, s, "echo_styles", `[{"label":["a","b"],"matrix":{"x":1,"y":"z/w"}}]`))
@@ -200,7 +200,7 @@ func TestBodies(t *testing.T) {
 	if e.Files["file"] != "bytes\x00here" || e.FileType["file"] != "application/octet-stream" || e.Form["caption"][0] != "hi" || e.Form["meta"][0] != `{"k":1}` {
 		t.Errorf("multipart: files %v form %v", e.Files, e.Form)
 	}
-	if r := call(t, s, "upload", `[{"caption":"hi"}]`); r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "missing required property 'file'") {
+	if r := call(t, s, "upload", `[{"caption":"hi"}]`); r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "missing required property 'file'") {
 		t.Errorf("multipart required: %+v", r)
 	}
 }
@@ -278,7 +278,7 @@ func TestAuth(t *testing.T) {
 			c := newClient(t, a, Config{}, APIConfig{Auth: tc.cred})
 			s := c.Session(nil)
 			r := call(t, s, "echo", `[{"value":"x"}]`)
-			if r.Fail != luau.SDKOK {
+			if r.Fail != sdkcall.OK {
 				t.Fatal(r.Message)
 			}
 			if strings.Contains(string(r.JSON), token) {
@@ -358,7 +358,7 @@ func TestRedactedMessages(t *testing.T) {
 	// Transport failure with the key in the URL's query.
 	s := newClient(t, a, Config{}, APIConfig{BaseURL: "http://127.0.0.1:1", Auth: &Credential{Type: AuthAPIKey, Value: key, Name: "api_key", In: "query"}}).Session(nil)
 	r := call(t, s, "echo", `[{"value":"x"}]`)
-	if r.Fail != luau.SDKUpstream || r.Status != 0 || !strings.HasPrefix(r.Message, "sdk.echo: request failed: ") || strings.Contains(r.Message, key) {
+	if r.Fail != sdkcall.Upstream || r.Status != 0 || !strings.HasPrefix(r.Message, "sdk.echo: request failed: ") || strings.Contains(r.Message, key) {
 		t.Errorf("transport failure: %+v", r)
 	}
 	// An error body that echoes the credential.
@@ -369,7 +369,7 @@ func TestRedactedMessages(t *testing.T) {
 	}
 	// An argument error quoting a value equal to the secret.
 	r = call(t, s, "list_pets", `[{"status":"`+key+`"}]`)
-	if r.Fail != luau.SDKArgument || strings.Contains(r.Message, key) {
+	if r.Fail != sdkcall.Argument || strings.Contains(r.Message, key) {
 		t.Errorf("argument error: %+v", r)
 	}
 }
@@ -393,7 +393,7 @@ func TestFrozenParams(t *testing.T) {
 	if e.Path != "/tenants/abc-123/items" {
 		t.Errorf("a required frozen parameter needs no argument: %s", e.Path)
 	}
-	if r := call(t, s, "list_tenant_items", `[{"tenant":"evil"}]`); r.Fail != luau.SDKArgument || r.Message != "sdk.list_tenant_items: unknown parameter 'tenant' (parameters: limit)" {
+	if r := call(t, s, "list_tenant_items", `[{"tenant":"evil"}]`); r.Fail != sdkcall.Argument || r.Message != "sdk.list_tenant_items: unknown parameter 'tenant' (parameters: limit)" {
 		t.Errorf("a script cannot set a frozen parameter: %+v", r)
 	}
 }
@@ -402,13 +402,13 @@ func TestLimits(t *testing.T) {
 	a := newTestAPI(t)
 	s := newClient(t, a, Config{MaxCalls: 3, MaxResponseBytes: 10000}, APIConfig{}).Session(nil)
 	for i := 0; i < 3; i++ {
-		if r := call(t, s, "list_pets", `[]`); r.Fail != luau.SDKOK {
+		if r := call(t, s, "list_pets", `[]`); r.Fail != sdkcall.OK {
 			t.Fatal(r.Message)
 		}
 	}
 	before := a.requests.Load()
 	r := call(t, s, "list_pets", `[]`)
-	if r.Fail != luau.SDKLimit || r.Message != "sdk.list_pets: more than 3 sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)" {
+	if r.Fail != sdkcall.Limit || r.Message != "sdk.list_pets: more than 3 sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)" {
 		t.Errorf("max_calls: %+v", r)
 	}
 	if a.requests.Load() != before {
@@ -417,12 +417,12 @@ func TestLimits(t *testing.T) {
 
 	// The headers (about 90 bytes here) count toward max_response_bytes.
 	s = newClient(t, a, Config{MaxResponseBytes: 10100}, APIConfig{}).Session(nil)
-	if r := call(t, s, "big", `[{"n":10000}]`); r.Fail != luau.SDKOK || len(r.Text) != 10000 {
+	if r := call(t, s, "big", `[{"n":10000}]`); r.Fail != sdkcall.OK || len(r.Text) != 10000 {
 		t.Errorf("under the cap: %d %s", r.Fail, r.Message)
 	}
 	for _, args := range []string{`{"n":10100}`, `{"n":10000000}`, `{"n":10100,"chunked":true}`, `{"n":10000000,"chunked":true}`} {
 		r := call(t, s, "big", `[`+args+`]`)
-		if r.Fail != luau.SDKLimit || !strings.Contains(r.Message, "more than max_response_bytes (10100") {
+		if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, "more than max_response_bytes (10100") {
 			t.Errorf("%s: %d %q", args, r.Fail, r.Message)
 		}
 	}
@@ -435,7 +435,7 @@ func TestTimeouts(t *testing.T) {
 	r := call(t, s, "slow", `[]`)
 	<-a.slowStarted
 	<-a.slowDone
-	if r.Fail != luau.SDKUpstream || r.Status != 0 || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
+	if r.Fail != sdkcall.Upstream || r.Status != 0 || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
 		t.Errorf("timeout: %+v", r)
 	}
 	// The per-call timeout, within an execution whose deadline is later.
@@ -444,19 +444,19 @@ func TestTimeouts(t *testing.T) {
 	r = s.Call(later, fnID(t, s.c, "slow"), json.RawMessage(`[]`))
 	<-a.slowStarted
 	<-a.slowDone
-	if r.Fail != luau.SDKUpstream || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
+	if r.Fail != sdkcall.Upstream || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
 		t.Errorf("timeout before the execution's deadline: %+v", r)
 	}
 	// The execution ends: the request is abandoned at once.
 	s = newClient(t, a, Config{}, APIConfig{}).Session(nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *luau.SDKResponse)
+	done := make(chan *sdkcall.Response)
 	go func() { done <- s.Call(ctx, fnID(t, s.c, "slow"), json.RawMessage(`[]`)) }()
 	<-a.slowStarted
 	cancel()
 	r = <-done
 	<-a.slowDone // the server saw the request go away
-	if r.Fail != luau.SDKUpstream || r.Message != "sdk.slow: cancelled" {
+	if r.Fail != sdkcall.Upstream || r.Message != "sdk.slow: cancelled" {
 		t.Errorf("cancelled: %+v", r)
 	}
 	// The execution's deadline passes while the call waits.
@@ -489,7 +489,7 @@ func TestRedirects(t *testing.T) {
 	}
 	before := a.requests.Load()
 	r := call(t, s, "redirect", `[{"to":"other"}]`)
-	if r.Fail != luau.SDKUpstream || r.Status != 302 || !strings.Contains(r.Message, "not followed") {
+	if r.Fail != sdkcall.Upstream || r.Status != 302 || !strings.Contains(r.Message, "not followed") {
 		t.Errorf("other origin: %+v", r)
 	}
 	if a.requests.Load() != before+1 {
@@ -530,7 +530,7 @@ func TestManifestAndNames(t *testing.T) {
 	if !strings.HasPrefix(r.Message, "sdk.shop.list_pets: ") {
 		t.Errorf("message %q", r.Message)
 	}
-	if r := s.Call(context.Background(), 9999, nil); r.Fail != luau.SDKArgument {
+	if r := s.Call(context.Background(), 9999, nil); r.Fail != sdkcall.Argument {
 		t.Errorf("unknown id: %+v", r)
 	}
 	_, err = New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), loadTestAPI(t, "get_pet")}}, Config{})
@@ -564,7 +564,7 @@ func TestNoBaseURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := call(t, c.Session(nil), "list_pets", `[]`)
-	if r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "set base_url in [apis.pets]") {
+	if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "set base_url in [apis.pets]") {
 		t.Errorf("%+v", r)
 	}
 }
@@ -588,9 +588,9 @@ func (c *deadlineCtx) Err() error {
 // toolCaller answers MCP tool calls with the arguments it got.
 type toolCaller struct{ calls int }
 
-func (tc *toolCaller) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *luau.SDKResponse {
+func (tc *toolCaller) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, args json.RawMessage) *sdkcall.Response {
 	tc.calls++
-	return &luau.SDKResponse{JSON: json.RawMessage(`{"tool":"` + fn.Tool + `","name":"` + name + `","args":` + string(args) + `}`)}
+	return &sdkcall.Response{JSON: json.RawMessage(`{"tool":"` + fn.Tool + `","name":"` + name + `","args":` + string(args) + `}`)}
 }
 
 func TestMCPFunctionsSlotIn(t *testing.T) {
@@ -609,12 +609,12 @@ func TestMCPFunctionsSlotIn(t *testing.T) {
 	}
 	s := c.Session(nil)
 	r := call(t, s, "read_file", `[{"path":"a.txt"}]`)
-	if r.Fail != luau.SDKOK || string(r.JSON) != `{"tool":"read-file","name":"sdk.files.read_file","args":[{"path":"a.txt"}]}` {
+	if r.Fail != sdkcall.OK || string(r.JSON) != `{"tool":"read-file","name":"sdk.files.read_file","args":[{"path":"a.txt"}]}` {
 		t.Errorf("%+v %s", r, r.JSON)
 	}
 	call(t, s, "list_pets", `[]`)
 	// OpenAPI and MCP calls share max_calls.
-	if r := call(t, s, "read_file", `[]`); r.Fail != luau.SDKLimit || tools.calls != 1 {
+	if r := call(t, s, "read_file", `[]`); r.Fail != sdkcall.Limit || tools.calls != 1 {
 		t.Errorf("max_calls across kinds: %+v", r)
 	}
 }
@@ -625,7 +625,7 @@ func TestConcurrentCalls(t *testing.T) {
 	a := newTestAPI(t)
 	s := newClient(t, a, Config{MaxParallel: 2, MaxCalls: 3}, APIConfig{}).Session(nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	results := make(chan *luau.SDKResponse, 3)
+	results := make(chan *sdkcall.Response, 3)
 	for range 3 {
 		go func() { results <- s.Call(ctx, fnID(t, s.c, "slow"), json.RawMessage(`[]`)) }()
 	}
@@ -633,14 +633,14 @@ func TestConcurrentCalls(t *testing.T) {
 	<-a.slowStarted // two in flight; the third waits for a slot
 	cancel()
 	for range 3 {
-		if r := <-results; r.Fail != luau.SDKUpstream || r.Message != "sdk.slow: cancelled" {
+		if r := <-results; r.Fail != sdkcall.Upstream || r.Message != "sdk.slow: cancelled" {
 			t.Errorf("%+v", r)
 		}
 	}
 	if s.Calls() != 3 {
 		t.Errorf("calls %d", s.Calls())
 	}
-	if r := call(t, s, "list_pets", `[]`); r.Fail != luau.SDKLimit {
+	if r := call(t, s, "list_pets", `[]`); r.Fail != sdkcall.Limit {
 		t.Errorf("budget shared across goroutines: %+v", r)
 	}
 	// Many sessions at once share the client.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 
@@ -54,7 +54,7 @@ func newClient(t testing.TB, a *testAPI, cfg Config, apiCfg APIConfig) *Client {
 }
 
 // call calls sdk.pets.<name> with args (a JSON array).
-func call(t testing.TB, s *Session, name, args string) *luau.SDKResponse {
+func call(t testing.TB, s *Session, name, args string) *sdkcall.Response {
 	t.Helper()
 	return s.Call(context.Background(), fnID(t, s.c, name), json.RawMessage(args))
 }
@@ -73,9 +73,9 @@ func fnID(t testing.TB, c *Client, name string) uint32 {
 }
 
 // echoed decodes an echo endpoint's answer.
-func echoed(t testing.TB, r *luau.SDKResponse) echo {
+func echoed(t testing.TB, r *sdkcall.Response) echo {
 	t.Helper()
-	if r.Fail != luau.SDKOK {
+	if r.Fail != sdkcall.OK {
 		t.Fatalf("call failed: %d %s", r.Fail, r.Message)
 	}
 	var e echo

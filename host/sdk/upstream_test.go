@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testupstreams"
@@ -32,15 +32,15 @@ func TestUpstreamRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if r := call(t, c.Session(nil), "say_hello", `[{"name":"x"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, x!" {
+	if r := call(t, c.Session(nil), "say_hello", `[{"name":"x"}]`); r.Fail != sdkcall.OK || string(r.Text) != "Hello, x!" {
 		t.Fatalf("%+v", r)
 	}
 	// A tool's arguments are JSON text: a byte that is not UTF-8, which
 	// the shim passes on as it is, reaches the server as U+FFFD.
-	if r := call(t, c.Session(nil), "say_hello", `[{"name":`+shimString("a\xffb")+`}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, a\uFFFDb!" {
+	if r := call(t, c.Session(nil), "say_hello", `[{"name":`+shimString("a\xffb")+`}]`); r.Fail != sdkcall.OK || string(r.Text) != "Hello, a\uFFFDb!" {
 		t.Fatalf("binary argument: %+v", r)
 	}
-	if r := call(t, c.Session(nil), "add_tool", `[]`); r.Fail != luau.SDKOK {
+	if r := call(t, c.Session(nil), "add_tool", `[]`); r.Fail != sdkcall.OK {
 		t.Fatalf("%+v", r)
 	}
 	select {
@@ -52,7 +52,7 @@ func TestUpstreamRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := call(t, n.Session(nil), "added", `[{"x":1}]`); r.Fail != luau.SDKOK {
+	if r := call(t, n.Session(nil), "added", `[{"x":1}]`); r.Fail != sdkcall.OK {
 		t.Fatalf("%+v", r)
 	}
 	if api := c.Catalog().API("py"); api.Function("added") != nil {
@@ -91,7 +91,7 @@ func TestUpstreamRefresh(t *testing.T) {
 	if r := n.Session(nil).Call(context.Background(), hello, json.RawMessage(`[{"name":"y"}]`)); string(r.Text) != "Hello, y!" {
 		t.Fatalf("an old id through the new client: %+v", r)
 	}
-	if r := call(t, n.Session(nil), "remove_tool", `[]`); r.Fail != luau.SDKOK {
+	if r := call(t, n.Session(nil), "remove_tool", `[]`); r.Fail != sdkcall.OK {
 		t.Fatalf("%+v", r)
 	}
 	select {
@@ -104,7 +104,7 @@ func TestUpstreamRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := m.Session(nil).Call(context.Background(), hello, json.RawMessage(`[{"name":"y"}]`))
-	if r.Fail != luau.SDKArgument || !strings.Contains(r.Message, "no longer available") {
+	if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "no longer available") {
 		t.Errorf("a removed tool's id: %+v", r)
 	}
 	if r := m.Session(nil).Call(context.Background(), newIDs["py.added"], json.RawMessage(`[{"x":2}]`)); !strings.Contains(string(r.JSON), "added 2") {

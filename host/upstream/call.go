@@ -14,12 +14,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkargs"
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // maxErrorText bounds what an upstream says that an error message quotes
@@ -34,7 +32,7 @@ const maxErrorText = 1024
 // (deadline and cancellation, sent upstream as notifications/cancelled)
 // and the server's per-call timeout. name ("sdk.files.read_file") starts
 // every message.
-func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, rawArgs json.RawMessage) *luau.SDKResponse {
+func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Function, name string, rawArgs json.RawMessage) *sdkcall.Response {
 	srv := s.byName[api.Name]
 	if srv == nil {
 		return argumentError(name, fmt.Errorf("no upstream MCP server is named %s", api.Name))
@@ -52,41 +50,31 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	}
 	res, err := srv.call(ctx, fn.Tool, args)
 	if err != nil {
-		fail := luau.SDKUpstream
+		fail := sdkcall.Upstream
 		var le *limitError
 		if errors.As(err, &le) {
-			fail = luau.SDKLimit
+			fail = sdkcall.Limit
 		}
-		return &luau.SDKResponse{Fail: fail, Message: name + ": " + err.Error()}
+		return &sdkcall.Response{Fail: fail, Message: name + ": " + err.Error()}
 	}
 	if ctx.Err() != nil { // no work on a result the execution has no time for
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + cancelled(ctx).Error()}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: name + ": " + cancelled(ctx).Error()}
 	}
 	return result(name, res, s.opts.MaxResponseBytes)
 }
 
 // argumentError is the error of arguments that do not fit the tool; what
 // it quotes of the tool's schema (an enum's values...) is capped too.
-func argumentError(name string, err error) *luau.SDKResponse {
-	return &luau.SDKResponse{Fail: luau.SDKArgument, Message: name + ": " + capText(err.Error(), maxErrorText)}
+func argumentError(name string, err error) *sdkcall.Response {
+	return &sdkcall.Response{Fail: sdkcall.Argument, Message: name + ": " + capText(err.Error(), maxErrorText)}
 }
 
 // toolArguments decodes the script's argument list into the tool's one
 // table of arguments (an empty table for none).
 func toolArguments(raw json.RawMessage) (map[string]any, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return map[string]any{}, nil
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	list, err := sdkargs.List(raw, false)
 	if err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, errors.New("arguments must be a list")
-	}
-	for len(list) > 0 && list[len(list)-1] == nil {
-		list = list[:len(list)-1]
+		return nil, err
 	}
 	switch {
 	case len(list) == 0:
@@ -102,24 +90,12 @@ func toolArguments(raw json.RawMessage) (map[string]any, error) {
 			return map[string]any{}, nil
 		}
 	}
-	return nil, fmt.Errorf("the arguments must be a table of argument names to values, got %s", jsonType(list[0]))
+	return nil, fmt.Errorf("the arguments must be a table of argument names to values, got %s", sdkargs.TypeName(list[0]))
 }
 
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case bool:
-		return "a boolean"
-	case json.Number, float64:
-		return "a number"
-	case string:
-		return "a string"
-	case []any:
-		return "a list"
-	}
-	return "a table"
-}
+// toolPlace is how a tool's argument errors name a location:
+// "argument 'items'[2].name: ", "missing required argument 'path'".
+var toolPlace = sdkargs.Place{Value: "arguments", Member: "argument", RootMember: true}
 
 // compile prepares the tool's checks once: its inputSchema compiled by a
 // real JSON Schema validator. A schema that does not compile checks
@@ -199,7 +175,7 @@ func (t *tool) check(args map[string]any) error {
 	if err == nil || !errors.As(err, &ve) {
 		return nil
 	}
-	return errors.New(describe(ve))
+	return errors.New(sdkargs.Describe(ve, toolPlace))
 }
 
 func contains(list []string, s string) bool {
@@ -209,50 +185,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-var printer = message.NewPrinter(language.English)
-
-// describe renders the most specific problem of a validation error, named
-// by the argument it is in.
-func describe(e *jsonschema.ValidationError) string {
-	for len(e.Causes) > 0 {
-		switch e.ErrorKind.(type) {
-		case *kind.AnyOf, *kind.OneOf:
-			return location(e.InstanceLocation) + "matches none of the allowed types (" + describe(e.Causes[0]) + ")"
-		}
-		e = e.Causes[0]
-	}
-	switch k := e.ErrorKind.(type) {
-	case *kind.Required:
-		if len(e.InstanceLocation) == 0 {
-			return "missing required argument '" + strings.Join(k.Missing, "', '") + "'"
-		}
-		return location(e.InstanceLocation) + "missing required property '" + strings.Join(k.Missing, "', '") + "'"
-	case *kind.AdditionalProperties:
-		if len(e.InstanceLocation) == 0 {
-			return "unknown argument '" + strings.Join(k.Properties, "', '") + "'"
-		}
-		return location(e.InstanceLocation) + "unknown property '" + strings.Join(k.Properties, "', '") + "'"
-	}
-	return location(e.InstanceLocation) + e.ErrorKind.LocalizedString(printer)
-}
-
-// location renders "argument 'items'[2].name: ".
-func location(loc []string) string {
-	if len(loc) == 0 {
-		return "arguments: "
-	}
-	var b strings.Builder
-	b.WriteString("argument '" + loc[0] + "'")
-	for _, part := range loc[1:] {
-		if part != "" && strings.Trim(part, "0123456789") == "" {
-			b.WriteString("[" + part + "]")
-		} else {
-			b.WriteString("." + part)
-		}
-	}
-	return b.String() + ": "
 }
 
 // call makes one tools/call on the server's connection (starting it when
@@ -345,7 +277,7 @@ func cancelled(ctx context.Context) error {
 // result turns a tool's result into what the script gets: structured
 // content as data, else the text of text-only content, else the content
 // blocks; isError raises { message, content }.
-func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKResponse {
+func result(name string, res *mcp.CallToolResult, maxBytes int64) *sdkcall.Response {
 	blocks := func() json.RawMessage {
 		content, err := json.Marshal(res.Content)
 		if err != nil || res.Content == nil {
@@ -358,14 +290,14 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 		if text == "" {
 			text = "the tool reported an error"
 		}
-		out := &luau.SDKResponse{Fail: luau.SDKUpstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
-		if d := levels(out.Content); d > luau.MaxNestingDepth {
+		out := &sdkcall.Response{Fail: sdkcall.Upstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
+		if d := levels(out.Content); d > sdkcall.MaxNestingDepth {
 			out.Content = json.RawMessage("[]")
-			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, luau.MaxNestingDepth)
+			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, sdkcall.MaxNestingDepth)
 		}
 		return out
 	}
-	out := &luau.SDKResponse{}
+	out := &sdkcall.Response{}
 	switch {
 	case len(res.RawStructuredContent) > 0 && string(res.RawStructuredContent) != "null":
 		out.JSON = res.RawStructuredContent
@@ -378,14 +310,14 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *luau.SDKRespo
 		out.JSON = blocks()
 	}
 	if size := int64(len(out.JSON) + len(out.Text)); maxBytes > 0 && size > maxBytes {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: fmt.Sprintf(
 			"%s: the result is %d bytes, more than max_response_bytes (%d)", name, size, maxBytes)}
 	}
 	// Deeper than a script's values may nest, the result is the server's
 	// fault, said here rather than as a script error when it is read.
-	if d := levels(out.JSON); d > luau.MaxNestingDepth {
-		return &luau.SDKResponse{Fail: luau.SDKUpstream, Message: fmt.Sprintf(
-			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, luau.MaxNestingDepth)}
+	if d := levels(out.JSON); d > sdkcall.MaxNestingDepth {
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: fmt.Sprintf(
+			"%s: the result nests %d levels deep, more than the %d a script can take", name, d, sdkcall.MaxNestingDepth)}
 	}
 	return out
 }

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -57,24 +57,24 @@ func TestMessageCap(t *testing.T) {
 			ctx := context.Background()
 
 			// Under max_response_bytes: the result.
-			if r := call(ctx, t, set, "py", "big", `[{"size":1000}]`); r.Fail != luau.SDKOK || len(r.Text) != 1000 {
+			if r := call(ctx, t, set, "py", "big", `[{"size":1000}]`); r.Fail != sdkcall.OK || len(r.Text) != 1000 {
 				t.Fatalf("a small result: %+v", r)
 			}
 			// Above max_response_bytes, but a message under the cap: the
 			// exact check of the result.
-			if r := call(ctx, t, set, "py", "big", `[{"size":100000}]`); r.Fail != luau.SDKUpstream ||
+			if r := call(ctx, t, set, "py", "big", `[{"size":100000}]`); r.Fail != sdkcall.Upstream ||
 				r.Message != "sdk.py.big: the result is 100000 bytes, more than max_response_bytes (65536)" {
 				t.Fatalf("a result above max_response_bytes: %+v", r)
 			}
 
 			first := set.byName["py"].conn
 			// A call in flight: it answers once a second one arrives.
-			inFlight := make(chan *luau.SDKResponse, 1)
+			inFlight := make(chan *sdkcall.Response, 1)
 			go func() { inFlight <- call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`) }()
 			before := allocated()
 			r := call(ctx, t, set, "py", "big", fmt.Sprintf(`[{"size":%d}]`, huge))
 			grew := allocated() - before
-			if r.Fail != luau.SDKUpstream || r.Message != tooLarge {
+			if r.Fail != sdkcall.Upstream || r.Message != tooLarge {
 				t.Errorf("a result of %d bytes: %+v, want the message %q", huge, r, tooLarge)
 			}
 			if grew > huge/4 {
@@ -82,14 +82,14 @@ func TestMessageCap(t *testing.T) {
 			}
 			t.Logf("allocated during the call: %d bytes (message %d bytes, cap %d)", grew, huge, limit)
 
-			if r := call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`); r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+			if r := call(ctx, t, set, "py", "gather", `[{"key":"cap","n":2}]`); r.Fail != sdkcall.OK || string(r.Text) != "2 together" {
 				t.Errorf("the second call: %+v", r)
 			}
-			if r := <-inFlight; r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+			if r := <-inFlight; r.Fail != sdkcall.OK || string(r.Text) != "2 together" {
 				t.Errorf("the call in flight: %+v", r)
 			}
 			// The next call works, on the same connection.
-			if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
+			if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != sdkcall.OK || string(r.Text) != "Hello, again!" {
 				t.Fatalf("the next call: %+v", r)
 			}
 			if next := set.byName["py"].conn; next != first {
@@ -142,7 +142,7 @@ func TestOversizeIsolated(t *testing.T) {
 				defer close(aDone)
 				for i := range oversizedCalls {
 					r := call(ctx, t, set, "py", "big", fmt.Sprintf(`[{"size":%d}]`, 2*limit))
-					if r.Fail != luau.SDKUpstream || r.Message != tooLarge {
+					if r.Fail != sdkcall.Upstream || r.Message != tooLarge {
 						aFailures = append(aFailures, fmt.Sprintf("A's call %d: %+v", i, r))
 					}
 				}
@@ -155,7 +155,7 @@ func TestOversizeIsolated(t *testing.T) {
 				default:
 				}
 				r := call(ctx, t, set, "py", "ping", fmt.Sprintf(`[{"n":%d}]`, calls))
-				if r.Fail != luau.SDKOK || string(r.Text) != fmt.Sprint(calls) {
+				if r.Fail != sdkcall.OK || string(r.Text) != fmt.Sprint(calls) {
 					t.Errorf("B's call %d: %+v", calls, r)
 				}
 			}
@@ -197,25 +197,25 @@ func TestRefusedMessages(t *testing.T) {
 	deep := fmt.Sprintf("sdk.py.raw: the MCP server py sent a message nested more than %d levels deep", maxDepth)
 	for _, c := range []struct {
 		tool, args string
-		fail       luau.SDKFailure
+		fail       sdkcall.Failure
 		message    string
 	}{
-		{"raw", fmt.Sprintf(`[{"depth":%d}]`, maxDepth+10), luau.SDKUpstream, deep},
-		{"raw", fmt.Sprintf(`[{"depth":%d,"id_last":true}]`, maxDepth+10), luau.SDKUpstream, deep},
-		{"raw", fmt.Sprintf(`[{"size":%d,"id_last":true}]`, 2*limit), luau.SDKUpstream,
+		{"raw", fmt.Sprintf(`[{"depth":%d}]`, maxDepth+10), sdkcall.Upstream, deep},
+		{"raw", fmt.Sprintf(`[{"depth":%d,"id_last":true}]`, maxDepth+10), sdkcall.Upstream, deep},
+		{"raw", fmt.Sprintf(`[{"size":%d,"id_last":true}]`, 2*limit), sdkcall.Upstream,
 			fmt.Sprintf("sdk.py.raw: the MCP server py sent a message larger than %d bytes (max_response_bytes is %d)", limit, maxResponse)},
 		// {"v":[[...]]} with 127 lists, the innermost holding nothing:
 		// 128 levels deep, as a script's JSON reader counts (the object
 		// is level 1), then 129.
-		{"raw", `[{"depth":127}]`, luau.SDKOK, ""},
-		{"raw", `[{"depth":128}]`, luau.SDKUpstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
+		{"raw", `[{"depth":127}]`, sdkcall.OK, ""},
+		{"raw", `[{"depth":128}]`, sdkcall.Upstream, "sdk.py.raw: the result nests 129 levels deep, more than the 128 a script can take"},
 	} {
 		r := call(ctx, t, set, "py", c.tool, c.args)
 		if r.Fail != c.fail || r.Message != c.message {
 			t.Errorf("%s %.60s: %+v, want %d %q", c.tool, c.args, r, c.fail, c.message)
 		}
 	}
-	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`); r.Fail != sdkcall.OK || string(r.Text) != "Hello, again!" {
 		t.Fatalf("the next call: %+v", r)
 	}
 	if set.byName["py"].conn != first {
@@ -241,11 +241,11 @@ func TestBlockBudget(t *testing.T) {
 			ctx := context.Background()
 			r := call(ctx, t, set, "py", "blocks", fmt.Sprintf(`[{"n":%d}]`, maxBlocks+1))
 			want := fmt.Sprintf("sdk.py.blocks: the MCP server py sent a result of more than %d content blocks", maxBlocks)
-			if r.Fail != luau.SDKLimit || r.Message != want {
+			if r.Fail != sdkcall.Limit || r.Message != want {
 				t.Errorf("%d blocks: %+v, want the limit error %q", maxBlocks+1, r, want)
 			}
 			r = call(ctx, t, set, "py", "blocks", fmt.Sprintf(`[{"n":%d,"text":"ab"}]`, maxBlocks))
-			if r.Fail != luau.SDKOK || len(r.Text) != 3*maxBlocks-1 {
+			if r.Fail != sdkcall.OK || len(r.Text) != 3*maxBlocks-1 {
 				t.Errorf("%d blocks: %+v", maxBlocks, r)
 			}
 			if set.byName["py"].conn != first {
@@ -273,12 +273,12 @@ func TestErrorMessagesCapped(t *testing.T) {
 		cut--
 	}
 	want := "sdk.py.fail: " + text[:cut] + fmt.Sprintf("... (%d more bytes)", len(text)-cut)
-	if r.Fail != luau.SDKUpstream || r.Message != want {
+	if r.Fail != sdkcall.Upstream || r.Message != want {
 		t.Errorf("a tool error: %.200q..., want %.200q...", r.Message, want)
 	}
 	r = call(ctx, t, set, "py", "rpc_error", `[{"size":100000}]`)
 	want = "sdk.py.rpc_error: the MCP server py answered with an error: " + strings.Repeat("e", 1024) + "... (98976 more bytes)"
-	if r.Fail != luau.SDKUpstream || r.Message != want {
+	if r.Fail != sdkcall.Upstream || r.Message != want {
 		t.Errorf("a JSON-RPC error: %.200q, want %.200q", r.Message, want)
 	}
 }
@@ -289,11 +289,11 @@ func TestArgumentErrorCapped(t *testing.T) {
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
 	r := call(context.Background(), t, set, "py", "pick", `[{"choice":"nope"}]`)
 	prefix := "sdk.py.pick: argument 'choice': value must be one of 'option-0', 'option-1'"
-	if r.Fail != luau.SDKArgument || !strings.HasPrefix(r.Message, prefix) || len(r.Message) > len("sdk.py.pick: ")+1024+len("... (99999 more bytes)") ||
+	if r.Fail != sdkcall.Argument || !strings.HasPrefix(r.Message, prefix) || len(r.Message) > len("sdk.py.pick: ")+1024+len("... (99999 more bytes)") ||
 		!strings.Contains(r.Message, " more bytes)") {
 		t.Errorf("%d bytes: %q", len(r.Message), r.Message)
 	}
-	if r := call(context.Background(), t, set, "py", "pick", `[{"choice":"option-499"}]`); r.Fail != luau.SDKOK || string(r.Text) != "option-499" {
+	if r := call(context.Background(), t, set, "py", "pick", `[{"choice":"option-499"}]`); r.Fail != sdkcall.OK || string(r.Text) != "option-499" {
 		t.Errorf("%+v", r)
 	}
 }
@@ -328,17 +328,17 @@ func TestHTTPErrorFailsOneCall(t *testing.T) {
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: addr})
 	first := set.byName["py"].conn
 	ctx := context.Background()
-	inFlight := make(chan *luau.SDKResponse, 1)
+	inFlight := make(chan *sdkcall.Response, 1)
 	go func() { inFlight <- call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`) }()
 	r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`)
-	if r.Fail != luau.SDKUpstream || !strings.HasPrefix(r.Message, "sdk.py.say_hello: the MCP server py could not be reached: request failed with status 502: bad gateway: xxx") ||
+	if r.Fail != sdkcall.Upstream || !strings.HasPrefix(r.Message, "sdk.py.say_hello: the MCP server py could not be reached: request failed with status 502: bad gateway: xxx") ||
 		!strings.HasSuffix(r.Message, " more bytes)") {
 		t.Errorf("the failed call: %+v", r)
 	}
-	if r := call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`); r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+	if r := call(ctx, t, set, "py", "gather", `[{"key":"http","n":2}]`); r.Fail != sdkcall.OK || string(r.Text) != "2 together" {
 		t.Errorf("the second call: %+v", r)
 	}
-	if r := <-inFlight; r.Fail != luau.SDKOK || string(r.Text) != "2 together" {
+	if r := <-inFlight; r.Fail != sdkcall.OK || string(r.Text) != "2 together" {
 		t.Errorf("the call in flight: %+v", r)
 	}
 	if set.byName["py"].conn != first {
@@ -358,10 +358,10 @@ func TestHTTPHeadersCapped(t *testing.T) {
 	})
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "py", URL: addr})
 	ctx := context.Background()
-	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`); r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "header") {
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"A"}]`); r.Fail != sdkcall.Upstream || !strings.Contains(r.Message, "header") {
 		t.Errorf("a response with 4 MiB of headers: %+v", r)
 	}
-	if r := call(ctx, t, set, "py", "gather", `[{"key":"headers","n":1}]`); r.Fail != luau.SDKOK || string(r.Text) != "1 together" {
+	if r := call(ctx, t, set, "py", "gather", `[{"key":"headers","n":1}]`); r.Fail != sdkcall.OK || string(r.Text) != "1 together" {
 		t.Errorf("the next call: %+v", r)
 	}
 }

@@ -95,118 +95,143 @@ func (s *scan) reset() { *s = scan{} }
 // otherwise it scans all of p. It returns how many bytes it scanned.
 func (s *scan) feed(p []byte, check bool) (int, overKind) {
 	for i := 0; i < len(p); i++ {
-		c := p[i]
 		if s.inString {
-			if s.escape {
-				s.escape = false
-				s.collect(c)
-				continue
-			}
-			if s.inKey {
-				switch {
-				case c == '"':
-					s.inString = false
-					s.endKey()
-				case c == '\\':
-					s.escape, s.keyLen = true, -1
-				case s.keyLen >= 0 && s.keyLen < len(s.key):
-					s.key[s.keyLen] = c
-					s.keyLen++
-				case s.keyLen >= 0:
-					s.keyLen = len(s.key) + 1
-				}
-				continue
-			}
-			if !s.capturing {
-				// The bulk of a message is string bytes: skip to the next
-				// quote, or backslash before it.
-				j := bytes.IndexByte(p[i:], '"')
-				if j < 0 {
-					j = len(p) - i
-				}
-				if k := bytes.IndexByte(p[i:i+j], '\\'); k >= 0 {
-					j = k
-				}
-				i += j
-				if i == len(p) {
-					break
-				}
-				c = p[i]
-			}
-			switch c {
-			case '\\':
-				s.escape = true
-				s.collect(c)
-			case '"':
-				s.inString = false
-				s.collect(c)
-			default:
-				s.collect(c)
-			}
+			i = s.inStr(p, i)
 			continue
 		}
-		switch c {
-		case ' ', '\t', '\r', '\n':
-		case '"':
-			s.inString = true
-			if s.expectKey && s.depth >= 1 && s.depth <= 2 {
-				s.inKey, s.keyLen, s.expectKey = true, 0, false
-			} else {
-				s.deepest = max(s.deepest, s.depth)
-				s.collect(c)
-			}
-		case '{', '[':
-			s.deepest = max(s.deepest, s.depth)
-			s.depth++
-			s.idOK = s.idOK && !s.capturing // an id is never an object or array
-			s.capturing = false
-			if s.depth <= 2 {
-				s.obj[s.depth] = c == '{'
-				s.expectKey = c == '{'
-				if s.depth == 2 {
-					s.key2 = keyOther
-				}
-			}
-			if s.depth == 3 && c == '[' {
-				s.inBlocks = s.key1 == keyResult && s.key2 == keyContent
-			}
-			if s.depth == 4 && c == '{' && s.inBlocks {
-				s.blocks++
-				if check && s.blocks > maxBlocks {
-					return i + 1, overBlocks
-				}
-			}
-			if check && s.depth > maxDepth {
-				return i + 1, overDepth
-			}
-		case '}', ']':
-			if s.depth == 1 && s.capturing {
-				s.capturing = false
-			}
-			if s.depth > 0 {
-				s.depth--
-			}
-			if s.depth < 3 {
-				s.inBlocks = false
-			}
-			s.expectKey = false
-		case ':':
-			if s.depth == 1 && s.key1 == keyID {
-				s.capturing, s.idLen, s.idOK = true, 0, true
-			}
-		case ',':
-			if s.depth == 1 {
-				s.capturing = false
-			}
-			if s.depth >= 1 && s.depth <= 2 && s.obj[s.depth] {
-				s.expectKey = true
-			}
-		default: // a byte of a number, true, false or null
-			s.deepest = max(s.deepest, s.depth)
-			s.collect(c)
+		if over := s.structure(p[i], check); over != notOver {
+			return i + 1, over
 		}
 	}
 	return len(p), notOver
+}
+
+// inStr scans p[i], a byte inside a string, and returns the index of the
+// last byte it scanned: the bulk of a string value it need not see is
+// skipped.
+func (s *scan) inStr(p []byte, i int) int {
+	c := p[i]
+	if s.escape {
+		s.escape = false
+		s.collect(c)
+		return i
+	}
+	if s.inKey {
+		s.keyByte(c)
+		return i
+	}
+	if !s.capturing {
+		// The bulk of a message is string bytes: skip to the next
+		// quote, or backslash before it.
+		j := bytes.IndexByte(p[i:], '"')
+		if j < 0 {
+			j = len(p) - i
+		}
+		if k := bytes.IndexByte(p[i:i+j], '\\'); k >= 0 {
+			j = k
+		}
+		i += j
+		if i == len(p) {
+			return i
+		}
+		c = p[i]
+	}
+	switch c {
+	case '\\':
+		s.escape = true
+	case '"':
+		s.inString = false
+	}
+	s.collect(c)
+	return i
+}
+
+// keyByte reads a byte of a key at depth 1 or 2.
+func (s *scan) keyByte(c byte) {
+	switch {
+	case c == '"':
+		s.inString = false
+		s.endKey()
+	case c == '\\':
+		s.escape, s.keyLen = true, -1
+	case s.keyLen >= 0 && s.keyLen < len(s.key):
+		s.key[s.keyLen] = c
+		s.keyLen++
+	case s.keyLen >= 0:
+		s.keyLen = len(s.key) + 1
+	}
+}
+
+// structure reads c, a byte outside strings; with check, it says whether
+// the message passed maxDepth or maxBlocks there.
+func (s *scan) structure(c byte, check bool) overKind {
+	switch c {
+	case ' ', '\t', '\r', '\n':
+	case '"':
+		s.inString = true
+		if s.expectKey && s.depth >= 1 && s.depth <= 2 {
+			s.inKey, s.keyLen, s.expectKey = true, 0, false
+		} else {
+			s.deepest = max(s.deepest, s.depth)
+			s.collect(c)
+		}
+	case '{', '[':
+		return s.open(c, check)
+	case '}', ']':
+		if s.depth == 1 && s.capturing {
+			s.capturing = false
+		}
+		if s.depth > 0 {
+			s.depth--
+		}
+		if s.depth < 3 {
+			s.inBlocks = false
+		}
+		s.expectKey = false
+	case ':':
+		if s.depth == 1 && s.key1 == keyID {
+			s.capturing, s.idLen, s.idOK = true, 0, true
+		}
+	case ',':
+		if s.depth == 1 {
+			s.capturing = false
+		}
+		if s.depth >= 1 && s.depth <= 2 && s.obj[s.depth] {
+			s.expectKey = true
+		}
+	default: // a byte of a number, true, false or null
+		s.deepest = max(s.deepest, s.depth)
+		s.collect(c)
+	}
+	return notOver
+}
+
+// open reads c, the start of an object or an array.
+func (s *scan) open(c byte, check bool) overKind {
+	s.deepest = max(s.deepest, s.depth)
+	s.depth++
+	s.idOK = s.idOK && !s.capturing // an id is never an object or array
+	s.capturing = false
+	if s.depth <= 2 {
+		s.obj[s.depth] = c == '{'
+		s.expectKey = c == '{'
+		if s.depth == 2 {
+			s.key2 = keyOther
+		}
+	}
+	if s.depth == 3 && c == '[' {
+		s.inBlocks = s.key1 == keyResult && s.key2 == keyContent
+	}
+	if s.depth == 4 && c == '{' && s.inBlocks {
+		s.blocks++
+		if check && s.blocks > maxBlocks {
+			return overBlocks
+		}
+	}
+	if check && s.depth > maxDepth {
+		return overDepth
+	}
+	return notOver
 }
 
 // collect adds a byte of the id's value while capturing it.

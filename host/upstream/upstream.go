@@ -4,7 +4,7 @@
 // execution without a lock around calls. It lists each server's tools into
 // catalog APIs of kind mcp, re-lists them on notifications/tools/list_changed,
 // checks a call's arguments against the tool's inputSchema, turns results
-// into luau.SDKResponses, reads no message from a server past a cap derived
+// into sdkcall.Response values, reads no message from a server past a cap derived
 // from max_response_bytes (nor past a nesting depth or a number of content
 // blocks: a stdio server's message past one fails the call it answers,
 // and that call alone), restarts a server that exited or hung (with

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -35,7 +35,7 @@ func start(t *testing.T, opts Options, cfgs ...Config) *Set {
 }
 
 // call calls tool (its MCP name) of server with the script's argument list.
-func call(ctx context.Context, t *testing.T, set *Set, server, tool, args string) *luau.SDKResponse {
+func call(ctx context.Context, t *testing.T, set *Set, server, tool, args string) *sdkcall.Response {
 	t.Helper()
 	var api *catalog.API
 	for _, a := range set.APIs() {
@@ -86,15 +86,15 @@ func TestEverything(t *testing.T) {
 				r := call(ctx, t, set, "ev", c.tool, c.args)
 				switch {
 				case c.fail != "":
-					if r.Fail != luau.SDKArgument || !strings.Contains(r.Message, c.fail) {
+					if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, c.fail) {
 						t.Errorf("%s %s: %+v, want argument error %q", c.tool, c.args, r, c.fail)
 					}
 				case c.text != "":
-					if r.Fail != luau.SDKOK || string(r.Text) != c.text || r.JSON != nil {
+					if r.Fail != sdkcall.OK || string(r.Text) != c.text || r.JSON != nil {
 						t.Errorf("%s: %+v, want text %q", c.tool, r, c.text)
 					}
 				default:
-					if r.Fail != luau.SDKOK || !strings.Contains(string(r.JSON), c.json) {
+					if r.Fail != sdkcall.OK || !strings.Contains(string(r.JSON), c.json) {
 						t.Errorf("%s: %+v %s, want JSON with %s", c.tool, r, r.JSON, c.json)
 					}
 				}
@@ -113,12 +113,12 @@ func TestFilesystem(t *testing.T) {
 	}
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("files", testupstreams.Filesystem(t, dir)))
 	r := call(context.Background(), t, set, "files", "read_text_file", `[{"path":`+quote(filepath.Join(dir, "a.txt"))+`}]`)
-	if r.Fail != luau.SDKOK || !strings.Contains(string(r.JSON)+string(r.Text), "alpha") {
+	if r.Fail != sdkcall.OK || !strings.Contains(string(r.JSON)+string(r.Text), "alpha") {
 		t.Fatalf("%+v %s", r, r.JSON)
 	}
 	// A path outside the allowed directory: the tool's error, raised with its content.
 	r = call(context.Background(), t, set, "files", "read_text_file", `[{"path":"/etc/hostname"}]`)
-	if r.Fail != luau.SDKUpstream || !strings.HasPrefix(r.Message, "sdk.files.read_text_file: ") || !strings.Contains(string(r.Content), `"type":"text"`) {
+	if r.Fail != sdkcall.Upstream || !strings.HasPrefix(r.Message, "sdk.files.read_text_file: ") || !strings.Contains(string(r.Content), `"type":"text"`) {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -141,15 +141,15 @@ func TestPythonResults(t *testing.T) {
 		r := call(ctx, t, set, "py", c.tool, c.args)
 		switch {
 		case c.fail != "":
-			if r.Fail != luau.SDKUpstream || !strings.HasPrefix(r.Message, c.fail) || !strings.Contains(r.Message, "because") || !strings.Contains(string(r.Content), "because") {
+			if r.Fail != sdkcall.Upstream || !strings.HasPrefix(r.Message, c.fail) || !strings.Contains(r.Message, "because") || !strings.Contains(string(r.Content), "because") {
 				t.Errorf("%s: %+v", c.tool, r)
 			}
 		case c.text != "":
-			if r.Fail != luau.SDKOK || string(r.Text) != c.text {
+			if r.Fail != sdkcall.OK || string(r.Text) != c.text {
 				t.Errorf("%s: %+v", c.tool, r)
 			}
 		default:
-			if r.Fail != luau.SDKOK || !strings.Contains(string(r.JSON), c.json) {
+			if r.Fail != sdkcall.OK || !strings.Contains(string(r.JSON), c.json) {
 				t.Errorf("%s: %+v %s", c.tool, r, r.JSON)
 			}
 		}
@@ -171,11 +171,11 @@ func TestKilledMidCall(t *testing.T) {
 	ctx := context.Background()
 	first := set.byName["py"].conn.proc.proc.Pid
 	r := call(ctx, t, set, "py", "crash", `[]`)
-	if r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "sdk.py.crash: the MCP server py exited") || !strings.Contains(r.Message, "restarted on the next call") {
+	if r.Fail != sdkcall.Upstream || !strings.Contains(r.Message, "sdk.py.crash: the MCP server py exited") || !strings.Contains(r.Message, "restarted on the next call") {
 		t.Fatalf("%+v", r)
 	}
 	r = call(ctx, t, set, "py", "say-hello", `[{"name":"again"}]`)
-	if r.Fail != luau.SDKOK || string(r.Text) != "Hello, again!" {
+	if r.Fail != sdkcall.OK || string(r.Text) != "Hello, again!" {
 		t.Fatalf("after a restart: %+v", r)
 	}
 	if second := set.byName["py"].conn.proc.proc.Pid; second == first || testupstreams.Alive(first) {
@@ -192,7 +192,7 @@ func TestHungCall(t *testing.T) {
 	cfg.Timeout = 500 * time.Millisecond
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
 	r := call(context.Background(), t, set, "py", "hang", `[]`)
-	if r.Fail != luau.SDKUpstream || !strings.Contains(r.Message, "sdk.py.hang: the MCP server py did not answer within 500ms") {
+	if r.Fail != sdkcall.Upstream || !strings.Contains(r.Message, "sdk.py.hang: the MCP server py did not answer within 500ms") {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -218,7 +218,7 @@ func TestListChanged(t *testing.T) {
 	if set.APIs()[0].Function("added") != nil {
 		t.Fatal("added before add_tool")
 	}
-	if r := call(context.Background(), t, set, "py", "add_tool", `[]`); r.Fail != luau.SDKOK {
+	if r := call(context.Background(), t, set, "py", "add_tool", `[]`); r.Fail != sdkcall.OK {
 		t.Fatalf("%+v", r)
 	}
 	select {
@@ -232,7 +232,7 @@ func TestListChanged(t *testing.T) {
 	if set.APIs()[0].Function("added") == nil {
 		t.Fatalf("tools after the change: %+v", set.APIs()[0].Functions)
 	}
-	if r := call(context.Background(), t, set, "py", "added", `[{"x":7}]`); r.Fail != luau.SDKOK || !strings.Contains(string(r.JSON)+string(r.Text), "added 7") {
+	if r := call(context.Background(), t, set, "py", "added", `[{"x":7}]`); r.Fail != sdkcall.OK || !strings.Contains(string(r.JSON)+string(r.Text), "added 7") {
 		t.Fatalf("%+v", r)
 	}
 }
@@ -244,11 +244,11 @@ func TestCancelReachesUpstream(t *testing.T) {
 	cfg.Env = map[string]string{"PYSERVER_LOG": log}
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *luau.SDKResponse)
+	done := make(chan *sdkcall.Response)
 	go func() { done <- call(ctx, t, set, "py", "sleep", `[{"seconds":60,"tag":"c1"}]`) }()
 	waitForLine(t, log, "started sleep c1")
 	cancel()
-	if r := <-done; r.Fail != luau.SDKUpstream || r.Message != "sdk.py.sleep: cancelled" {
+	if r := <-done; r.Fail != sdkcall.Upstream || r.Message != "sdk.py.sleep: cancelled" {
 		t.Fatalf("%+v", r)
 	}
 	waitForLine(t, log, "cancelled sleep c1")
@@ -274,7 +274,7 @@ func TestConcurrentCalls(t *testing.T) {
 	// other 7, which a serialised connection would never deliver.
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, stdio("py", testupstreams.Python(t)))
 	var wg sync.WaitGroup
-	results := make([]*luau.SDKResponse, 8)
+	results := make([]*sdkcall.Response, 8)
 	for i := range results {
 		wg.Add(1)
 		go func() {
@@ -284,7 +284,7 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if r.Fail != luau.SDKOK || string(r.Text) != "8 together" {
+		if r.Fail != sdkcall.OK || string(r.Text) != "8 together" {
 			t.Errorf("call %d: %+v", i, r)
 		}
 	}
@@ -321,7 +321,7 @@ func TestSlowStartingModernServer(t *testing.T) {
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"slow"}]`); r.Fail != luau.SDKOK || string(r.Text) != "Hello, slow!" {
+	if r := call(ctx, t, set, "py", "say-hello", `[{"name":"slow"}]`); r.Fail != sdkcall.OK || string(r.Text) != "Hello, slow!" {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -1,4 +1,10 @@
-package sdk
+// Package sdkargs reads an sdk call's arguments and words what is wrong
+// with them, the same way for every kind of function a script calls (an
+// OpenAPI operation, an MCP tool): the argument list decoded (List), a
+// value's type named in a script's terms (TypeName), and a JSON Schema
+// validation error rendered as its most specific problem, at a location
+// named as the function's kind names it (Describe).
+package sdkargs
 
 import (
 	"bytes"
@@ -11,19 +17,19 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// decodeArgs reads a call's arguments, the JSON array the shim encoded,
-// into the values the checks and encoders work on (as
-// jsonschema.UnmarshalJSON gives them: nil, bool, json.Number, string,
-// []any, map[string]any). Trailing nils are no arguments. The shim writes
-// a string's bytes that are not valid UTF-8 as they are, and they stay in
-// the string: a binary string reaches a file part, a form field or a
-// string body intact (a JSON body replaces them with U+FFFD, as
-// json.encode does).
-func decodeArgs(raw json.RawMessage) ([]any, error) {
+// List reads a call's arguments, the JSON array the shim encoded, into
+// the values the checks and encoders work on (as jsonschema.UnmarshalJSON
+// gives them: nil, bool, json.Number, string, []any, map[string]any).
+// Trailing nils are no arguments. The shim writes a string's bytes that
+// are not valid UTF-8 as they are; with keepBytes they stay in the string
+// (a binary string reaches a file part, a form field or a string body
+// intact; a JSON body replaces them with U+FFFD, as json.encode does),
+// without it they become U+FFFD as jsonschema.UnmarshalJSON has them.
+func List(raw json.RawMessage, keepBytes bool) ([]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
-	v, err := parseArgs(raw)
+	v, err := decodeJSON(jsonDecoder{data: raw, keepBytes: keepBytes})
 	if err != nil {
 		// The reference decoder's words for what is wrong.
 		if _, err = jsonschema.UnmarshalJSON(bytes.NewReader(raw)); err == nil {
@@ -44,19 +50,19 @@ func decodeArgs(raw json.RawMessage) ([]any, error) {
 // maxArgsDepth is how deep arguments may nest: encoding/json's own limit.
 const maxArgsDepth = 10000
 
-// errJSON is parseJSON's failure; decodeArgs asks the reference decoder
+// errJSON is the decoder's failure; List asks the reference decoder
 // for the details, which is rare (the shim writes valid JSON).
 var errJSON = errors.New("invalid JSON")
 
-// parseJSON decodes one JSON document exactly as jsonschema.UnmarshalJSON
+// Parse decodes one JSON document exactly as jsonschema.UnmarshalJSON
 // (encoding/json with UseNumber) does, without its reflection and
 // buffering: a call's arguments are decoded on every call.
-// FuzzParseJSON checks that both agree on every input.
-func parseJSON(data []byte) (any, error) {
+// FuzzParse checks that both agree on every input.
+func Parse(data []byte) (any, error) {
 	return decodeJSON(jsonDecoder{data: data})
 }
 
-// parseArgs is parseJSON, except that bytes of a string that are not valid
+// parseArgs is Parse, except that bytes of a string that are not valid
 // UTF-8 are kept as they are instead of becoming U+FFFD: the sdk's
 // arguments, which the shim writes so (json.cpp, InvalidUTF8::Keep).
 func parseArgs(data []byte) (any, error) {

@@ -1,0 +1,63 @@
+package sdkcall_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/toolscript/toolscript/"
+
+// TestLayers: what makes the calls (host/sdk, host/upstream) reaches the
+// script runtime (host/luau, and with it wazero) through no import of its
+// non-test files: the call boundary is this package.
+func TestLayers(t *testing.T) {
+	for _, pkg := range []string{"host/sdk", "host/upstream", "host/sdkargs", "host/sdkcall"} {
+		if path := reaches(t, pkg, "host/luau", map[string]bool{}); path != nil {
+			t.Errorf("%s imports host/luau: %s", pkg, strings.Join(path, " -> "))
+		}
+	}
+}
+
+// reaches returns the import path from pkg to target among the module's
+// packages, nil when there is none.
+func reaches(t *testing.T, pkg, target string, seen map[string]bool) []string {
+	if pkg == target {
+		return []string{pkg}
+	}
+	if seen[pkg] {
+		return nil
+	}
+	seen[pkg] = true
+	dir := filepath.Join("..", "..", filepath.FromSlash(pkg))
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no Go files (%v)", pkg, err)
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if dep, ok := strings.CutPrefix(p, module); ok {
+				if path := reaches(t, dep, target, seen); path != nil {
+					return append([]string{pkg}, path...)
+				}
+			}
+		}
+	}
+	return nil
+}
