@@ -592,7 +592,7 @@ int osRemove(lua_State* L)
     return 1;
 }
 
-// file.save(name, content): the deprecated predecessor of io (seed 002),
+// file.save(name, content): the deprecated predecessor of io's writes,
 // kept as a wrapper that writes through the same sandbox. Returns name.
 int fileSave(lua_State* L)
 {

@@ -1,6 +1,6 @@
 // json.cpp: the json library (encode, decode, null, object) and the Luau to
-// JSON conversion used for script results. The rules are the contract's
-// section 3: integral numbers below 2^53 as integers, NaN and infinities as
+// JSON conversion used for script results. The rules (docs/result.md):
+// integral numbers below 2^53 as integers, NaN and infinities as
 // null, invalid UTF-8 replaced by U+FFFD, tables with keys exactly 1..n as
 // arrays, every other table as an object with sorted keys, and errors that
 // name where in the value the problem was found.
