@@ -205,29 +205,8 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 			return cfg, fmt.Errorf("%s is the name of an API and of an MCP server: rename one", u.Name)
 		}
 	}
-	if v := f.SDK.MaxCalls; v != nil {
-		cfg.MaxCalls = *v
-	}
-	if v := f.SDK.MaxResponseBytes; v != nil {
-		cfg.MaxResponseBytes = *v
-	}
-	if v := f.SDK.MaxParallel; v != nil {
-		cfg.MaxParallel = *v
-	}
-	switch {
-	case flags.MaxCalls < 0:
-		return cfg, fmt.Errorf("--max-calls must be positive (got %d)", flags.MaxCalls)
-	case flags.MaxCalls > 0:
-		cfg.MaxCalls = flags.MaxCalls
-	}
-	if cfg.MaxCalls == 0 {
-		cfg.MaxCalls = sdk.DefaultMaxCalls
-	}
-	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = sdk.DefaultMaxResponseBytes
-	}
-	if cfg.MaxParallel == 0 {
-		cfg.MaxParallel = sdk.DefaultMaxParallel
+	if err := sdkLimits(&cfg, f.SDK, flags.MaxCalls); err != nil {
+		return cfg, err
 	}
 	// The host memory budgets are [limits]; zero leaves the sdk's default.
 	cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
@@ -331,4 +310,34 @@ func jsonValue(v any) any {
 		return frozenValues(x)
 	}
 	return v
+}
+
+// sdkLimits sets cfg's budgets from the [sdk] section, the --max-calls
+// flag (which wins) and the sdk's defaults.
+func sdkLimits(cfg *sdk.Config, sec SDK, maxCallsFlag int) error {
+	if v := sec.MaxCalls; v != nil {
+		cfg.MaxCalls = *v
+	}
+	if v := sec.MaxResponseBytes; v != nil {
+		cfg.MaxResponseBytes = *v
+	}
+	if v := sec.MaxParallel; v != nil {
+		cfg.MaxParallel = *v
+	}
+	switch {
+	case maxCallsFlag < 0:
+		return fmt.Errorf("--max-calls must be positive (got %d)", maxCallsFlag)
+	case maxCallsFlag > 0:
+		cfg.MaxCalls = maxCallsFlag
+	}
+	if cfg.MaxCalls == 0 {
+		cfg.MaxCalls = sdk.DefaultMaxCalls
+	}
+	if cfg.MaxResponseBytes == 0 {
+		cfg.MaxResponseBytes = sdk.DefaultMaxResponseBytes
+	}
+	if cfg.MaxParallel == 0 {
+		cfg.MaxParallel = sdk.DefaultMaxParallel
+	}
+	return nil
 }

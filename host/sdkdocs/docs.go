@@ -409,65 +409,9 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	if f.Kind == catalog.MCP {
 		mcpDocs(&b, t, api, f)
 	}
-	if len(f.Params) > 0 {
-		b.WriteString("\nParameters (the params table):\n")
-		for _, p := range f.Params {
-			req := "optional"
-			if p.Required {
-				req = "required"
-			}
-			fmt.Fprintf(&b, "- %s: %s, %s, in %s", p.Name, t.typ(p.Schema, 1), req, p.In)
-			if p.Schema != nil && p.Schema.Format != "" {
-				fmt.Fprintf(&b, ", format %s", p.Schema.Format)
-			}
-			if p.Schema != nil && len(p.Schema.Default) > 0 {
-				fmt.Fprintf(&b, ", default %s", p.Schema.Default)
-			}
-			if p.Description != "" {
-				fmt.Fprintf(&b, ": %s", oneLine(p.Description, 300))
-			}
-			b.WriteString("\n")
-		}
-	}
-	if f.Body != nil {
-		var types []string
-		for _, mt := range f.Body.Content {
-			types = append(types, mt.Type)
-		}
-		req := "optional"
-		if f.Body.Required {
-			req = "required"
-		}
-		fmt.Fprintf(&b, "\nBody (%s; sent as %s)", req, strings.Join(types, " or "))
-		if f.Body.Description != "" {
-			fmt.Fprintf(&b, ": %s", oneLine(f.Body.Description, 300))
-		}
-		b.WriteString("\n")
-	}
-	if len(f.Responses) > 0 {
-		b.WriteString("\nResponses:\n")
-		for _, r := range f.Responses {
-			ty := "no content"
-			if len(r.Content) > 0 {
-				ty = "string (" + r.Content[0].Type + ")"
-			}
-			for _, mt := range r.Content {
-				if isJSON(mt.Type) { // what the sdk asks for and decodes
-					ty = t.typ(mt.Schema, 0)
-					break
-				}
-			}
-			kind := "data"
-			if !strings.HasPrefix(r.Status, "2") {
-				kind = "error body"
-			}
-			fmt.Fprintf(&b, "- %s: %s %s", r.Status, kind, ty)
-			if r.Description != "" {
-				fmt.Fprintf(&b, ": %s", oneLine(r.Description, 200))
-			}
-			b.WriteString("\n")
-		}
-	}
+	paramDocs(&b, t, f)
+	bodyDocs(&b, f)
+	responseDocs(&b, t, f)
 	if auth := authLine(api, f); auth != "" {
 		fmt.Fprintf(&b, "\nAuth: %s (credentials come from the server's configuration, never from the script)\n", auth)
 	}
@@ -529,4 +473,79 @@ func sortedSchemaNames(api *catalog.API) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// paramDocs lists f's parameters: type, required, where, format, default,
+// description.
+func paramDocs(b *strings.Builder, t *typer, f *catalog.Function) {
+	if len(f.Params) == 0 {
+		return
+	}
+	b.WriteString("\nParameters (the params table):\n")
+	for _, p := range f.Params {
+		req := "optional"
+		if p.Required {
+			req = "required"
+		}
+		fmt.Fprintf(b, "- %s: %s, %s, in %s", p.Name, t.typ(p.Schema, 1), req, p.In)
+		if p.Schema != nil && p.Schema.Format != "" {
+			fmt.Fprintf(b, ", format %s", p.Schema.Format)
+		}
+		if p.Schema != nil && len(p.Schema.Default) > 0 {
+			fmt.Fprintf(b, ", default %s", p.Schema.Default)
+		}
+		if p.Description != "" {
+			fmt.Fprintf(b, ": %s", oneLine(p.Description, 300))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// bodyDocs says whether f takes a body, in which media types.
+func bodyDocs(b *strings.Builder, f *catalog.Function) {
+	if f.Body == nil {
+		return
+	}
+	var types []string
+	for _, mt := range f.Body.Content {
+		types = append(types, mt.Type)
+	}
+	req := "optional"
+	if f.Body.Required {
+		req = "required"
+	}
+	fmt.Fprintf(b, "\nBody (%s; sent as %s)", req, strings.Join(types, " or "))
+	if f.Body.Description != "" {
+		fmt.Fprintf(b, ": %s", oneLine(f.Body.Description, 300))
+	}
+	b.WriteString("\n")
+}
+
+// responseDocs lists f's responses with the type of each one's data.
+func responseDocs(b *strings.Builder, t *typer, f *catalog.Function) {
+	if len(f.Responses) == 0 {
+		return
+	}
+	b.WriteString("\nResponses:\n")
+	for _, r := range f.Responses {
+		ty := "no content"
+		if len(r.Content) > 0 {
+			ty = "string (" + r.Content[0].Type + ")"
+		}
+		for _, mt := range r.Content {
+			if isJSON(mt.Type) { // what the sdk asks for and decodes
+				ty = t.typ(mt.Schema, 0)
+				break
+			}
+		}
+		kind := "data"
+		if !strings.HasPrefix(r.Status, "2") {
+			kind = "error body"
+		}
+		fmt.Fprintf(b, "- %s: %s %s", r.Status, kind, ty)
+		if r.Description != "" {
+			fmt.Fprintf(b, ": %s", oneLine(r.Description, 200))
+		}
+		b.WriteString("\n")
+	}
 }

@@ -126,28 +126,8 @@ func (t *typer) typ(s *catalog.Schema, depth int) string {
 			add(t.typ(sub, depth+1))
 		}
 	default:
-		types := s.Type
-		if len(types) == 0 {
-			switch {
-			case len(s.Properties) > 0 || s.AdditionalProperties != nil:
-				types = []string{"object"}
-			case s.Items != nil:
-				types = []string{"array"}
-			}
-		}
-		for _, ty := range types {
-			switch ty {
-			case "string":
-				add("string")
-			case "integer", "number":
-				add("number")
-			case "boolean":
-				add("boolean")
-			case "array":
-				add("{" + t.typ(s.Items, depth+1) + "}")
-			case "object":
-				add(t.object(s, depth))
-			}
+		for _, ty := range t.plain(s, depth) {
+			add(ty)
 		}
 	}
 	if len(alts) == 0 {
@@ -273,4 +253,35 @@ func paren(s string) string {
 		return "(" + s + ")"
 	}
 	return s
+}
+
+// plain is the Luau types of a schema's own types (or of what its
+// properties and items imply when it names none), without its enum,
+// const or combinators.
+func (t *typer) plain(s *catalog.Schema, depth int) []string {
+	types := s.Type
+	if len(types) == 0 {
+		switch {
+		case len(s.Properties) > 0 || s.AdditionalProperties != nil:
+			types = []string{"object"}
+		case s.Items != nil:
+			types = []string{"array"}
+		}
+	}
+	var out []string
+	for _, ty := range types {
+		switch ty {
+		case "string":
+			out = append(out, "string")
+		case "integer", "number":
+			out = append(out, "number")
+		case "boolean":
+			out = append(out, "boolean")
+		case "array":
+			out = append(out, "{"+t.typ(s.Items, depth+1)+"}")
+		case "object":
+			out = append(out, t.object(s, depth))
+		}
+	}
+	return out
 }
