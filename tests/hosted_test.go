@@ -533,3 +533,33 @@ func selfSignedCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
 }
+
+// TestHostedMetricsAddress: with --metrics-addr, /metrics is served there
+// (without a token) and no longer on the public address, which keeps
+// serving /mcp and its probes.
+func TestHostedMetricsAddress(t *testing.T) {
+	t.Parallel()
+	iss, args := issuerArgs(t)
+	p := startServe(t, t.TempDir(), append(args, "--metrics-addr", "127.0.0.1:0")...)
+	line := p.stderr.wait(t, "metrics", p.exited)
+	metricsURL, _ := line["url"].(string)
+	if !strings.HasPrefix(metricsURL, "http://127.0.0.1:") || strings.HasPrefix(metricsURL, p.base) {
+		t.Fatalf("metrics url %q (public %s)", metricsURL, p.base)
+	}
+	c := connectHTTP(t, p.url, iss.Token(t, "RS256", "alice"))
+	if _, out := callScript(t, testContext(t), c, map[string]any{"script": `return 1`}); string(out.Result) != "1" {
+		t.Fatalf("execute_script: %s %+v", out.Result, out.Error)
+	}
+	if status, body := get(t, metricsURL); status != 200 || !strings.Contains(body, `toolscript_executions_total{kind="",outcome="ok"} 1`) {
+		t.Errorf("%s: %d\n%s", metricsURL, status, body)
+	}
+	if status, _ := get(t, p.base+"/metrics"); status != http.StatusNotFound {
+		t.Errorf("the public /metrics: %d, want 404", status)
+	}
+	if status, _ := get(t, p.base+"/healthz"); status != 200 {
+		t.Errorf("/healthz: %d", status)
+	}
+	if status, _ := get(t, strings.TrimSuffix(metricsURL, "/metrics")+"/mcp"); status != http.StatusNotFound {
+		t.Errorf("the metrics address serves /mcp: %d", status)
+	}
+}

@@ -44,6 +44,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "queue-wait", Usage: fmt.Sprintf("the longest a call waits for a slot before it fails (default: as long as it lives; %s with --http)", config.DefaultQueueWait)},
 			&cli.StringFlag{Name: "http", Usage: "serve MCP over streamable HTTP at `ADDR`/mcp, e.g. 127.0.0.1:8080 or :8080 (the hosted mode)"},
 			&cli.BoolFlag{Name: "stateless", Usage: "--http: issue no sessions, so that any replica serves any request"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "--http: serve /metrics on this address (such as 127.0.0.1:9090) instead of the public one"},
 			&cli.IntFlag{Name: "max-concurrent-per-user", Usage: "--http: scripts one user runs at once (default: --max-concurrent)"},
 			&cli.IntFlag{Name: "rate-limit", Usage: "--http: executions a user may start a minute; beyond, HTTP 429 (default: no limit)"},
 			&cli.StringSliceFlag{Name: "allowed-origins", Usage: "--http: web origins whose pages may call the server, e.g. https://app.example.com (comma-separated)"},
@@ -82,6 +83,7 @@ func serve(c *cli.Context) error {
 	}
 	hostedFlags := config.HostedFlags{
 		Stateless:            c.Bool("stateless"),
+		MetricsAddr:          c.String("metrics-addr"),
 		MaxConcurrentPerUser: c.Int("max-concurrent-per-user"),
 		RateLimit:            c.Int("rate-limit"),
 		AllowedOrigins:       c.StringSlice("allowed-origins"),
@@ -267,13 +269,26 @@ func serveHTTP(c *cli.Context, ctx context.Context, stopSignals context.CancelFu
 	}
 	handler, err := hosted.New(hosted.Config{
 		MCP: transport, Auth: authn, Rate: rate, MaxBodyBytes: srv.MaxRequestBytes(), BodyTimeout: h.BodyTimeout,
-		Metrics: m, AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
+		Metrics: m, MetricsElsewhere: h.MetricsAddr != "", AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
 		// The module is compiled and the specs are loaded by now; the
 		// upstream MCP servers are checked on each probe.
 		Ready: hosted.AllReady(sdkReady),
 	})
 	if err != nil {
 		return usagef("%v", err)
+	}
+
+	if h.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", h.MetricsAddr)
+		if err != nil {
+			return fail(fmt.Errorf("metrics address: %w", err))
+		}
+		logger.Info("metrics", "url", "http://"+ln.Addr().String()+hosted.PathMetrics)
+		go func() {
+			if err := hosted.ServeMetrics(ctx, ln, m.Handler()); err != nil {
+				logger.Error(err.Error())
+			}
+		}()
 	}
 
 	// The first signal shuts down gracefully; the next one gets the

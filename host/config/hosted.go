@@ -45,6 +45,7 @@ type HostedFlags struct {
 	TLSCert, TLSKey      string
 	ShutdownGrace        time.Duration
 	InsecureNoAuth       bool
+	MetricsAddr          string
 	Auth                 Auth
 }
 
@@ -63,6 +64,7 @@ func (f HostedFlags) Given() []string {
 		{"--tls-key", f.TLSKey != ""},
 		{"--shutdown-grace", f.ShutdownGrace != 0},
 		{"--insecure-no-auth", f.InsecureNoAuth},
+		{"--metrics-addr", f.MetricsAddr != ""},
 		{"--auth-authority", f.Auth.Authority != ""},
 		{"--auth-audience", f.Auth.Audience != ""},
 		{"--auth-jwks-uri", f.Auth.JWKSURI != ""},
@@ -93,6 +95,9 @@ type HostedSettings struct {
 	MaxConnections, MaxConnectionsPerClient int
 	// BodyTimeout bounds the time a client takes to send a request body.
 	BodyTimeout time.Duration
+	// MetricsAddr, when set, is the address /metrics is served on, alone
+	// and without authentication; the public address then has none.
+	MetricsAddr string
 	// Auth is the token issuer; nil when authentication is off.
 	Auth *Auth
 	// Warnings are for the operator, printed at start-up.
@@ -121,6 +126,7 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		// 0 is hosted's default; the total bounds it.
 		MaxConnectionsPerClient: sv.MaxConnectionsPerClient,
 		BodyTimeout:             DefaultBodyTimeout,
+		MetricsAddr:             sv.MetricsAddr,
 	}
 	if sv.ShutdownGrace != "" {
 		s.ShutdownGrace, _ = time.ParseDuration(sv.ShutdownGrace) // checked by Load
@@ -153,6 +159,14 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 	}
 	if flags.ShutdownGrace > 0 {
 		s.ShutdownGrace = flags.ShutdownGrace
+	}
+	if flags.MetricsAddr != "" {
+		s.MetricsAddr = flags.MetricsAddr
+	}
+	if s.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(s.MetricsAddr); err != nil {
+			return s, fmt.Errorf("metrics address %q: want HOST:PORT, such as 127.0.0.1:9090 (--metrics-addr, [server] metrics_addr)", s.MetricsAddr)
+		}
 	}
 	if (s.TLSCert == "") != (s.TLSKey == "") {
 		return s, errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")

@@ -187,3 +187,24 @@ func TestHostedFlagsGiven(t *testing.T) {
 		t.Errorf("given %v", got)
 	}
 }
+
+func TestHostedMetricsAddr(t *testing.T) {
+	f, err := Load(writeConfig(t, "[server]\nmetrics_addr = \"127.0.0.1:9090\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ResolveHosted(f, "127.0.0.1:8080", HostedFlags{})
+	if err != nil || s.MetricsAddr != "127.0.0.1:9090" {
+		t.Errorf("from the file: %q, %v", s.MetricsAddr, err)
+	}
+	s, err = ResolveHosted(f, "127.0.0.1:8080", HostedFlags{MetricsAddr: "127.0.0.1:9191"})
+	if err != nil || s.MetricsAddr != "127.0.0.1:9191" {
+		t.Errorf("the flag wins: %q, %v", s.MetricsAddr, err)
+	}
+	if _, err := ResolveHosted(f, "127.0.0.1:8080", HostedFlags{MetricsAddr: "9191"}); err == nil || !strings.Contains(err.Error(), "want HOST:PORT") {
+		t.Errorf("a bad address: %v", err)
+	}
+	if got := (HostedFlags{MetricsAddr: "x:1"}).Given(); len(got) != 1 || got[0] != "--metrics-addr" {
+		t.Errorf("given %v", got)
+	}
+}

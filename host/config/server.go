@@ -45,6 +45,9 @@ type Server struct {
 	MaxConnectionsPerClient int `toml:"max_connections_per_client"`
 	// BodyTimeout bounds the time a client takes to send a request body.
 	BodyTimeout string `toml:"body_timeout"`
+	// MetricsAddr, when set, is where /metrics is served instead of the
+	// public address (the hosted mode).
+	MetricsAddr string `toml:"metrics_addr"`
 }
 
 // The defaults of the [server] section. Those of the MCP server and the

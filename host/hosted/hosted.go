@@ -98,8 +98,11 @@ type Config struct {
 	// BodyTimeout bounds the time from the start of a request's handling
 	// to the end of its body, on every path. Default DefaultBodyTimeout.
 	BodyTimeout time.Duration
-	// Metrics are served at /metrics and count the refusals, when set.
-	Metrics *metrics.Metrics
+	// Metrics count the refusals, when set, and are served at /metrics
+	// unless MetricsElsewhere (ServeMetrics serves them on an address of
+	// their own).
+	Metrics          *metrics.Metrics
+	MetricsElsewhere bool
 	// AccessLog receives one line per request, except for /healthz,
 	// /readyz and /metrics (probes and scrapes). Nil means none.
 	AccessLog *slog.Logger
@@ -166,7 +169,7 @@ func New(cfg Config) (http.Handler, error) {
 		}
 		io.WriteString(w, "ready\n")
 	})
-	if cfg.Metrics != nil {
+	if cfg.Metrics != nil && !cfg.MetricsElsewhere {
 		mux.Handle("GET "+PathMetrics, cfg.Metrics.Handler())
 	}
 	mux.Handle("/", logged(http.NotFoundHandler()))

@@ -193,3 +193,29 @@ func shutdown(srv *http.Server, d time.Duration) error {
 	defer cancel()
 	return srv.Shutdown(ctx)
 }
+
+// ServeMetrics serves m at /metrics (and nothing else) on ln until ctx
+// ends: the address for Prometheus to scrape, kept off the public one.
+func ServeMetrics(ctx context.Context, ln net.Listener, m http.Handler) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+PathMetrics, m)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadHeaderTimeout,
+		WriteTimeout:      time.Minute,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("hosted: metrics address: %w", err)
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), stopWait)
+		defer cancel()
+		srv.Shutdown(shutdown)
+		return nil
+	}
+}
