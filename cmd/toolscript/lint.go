@@ -57,9 +57,9 @@ func runLint(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	file, err := config.LoadDefault(c.String("config"))
+	file, err := loadConfig(c)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	flags := config.LintFlags{Strict: c.Bool("strict")}
 	for _, v := range c.StringSlice("disable") {

@@ -31,13 +31,19 @@ func sharedFlags() []cli.Flag {
 	}, sdkFlags()...)
 }
 
-// settings resolves the config file, flags and environment for mode, and
-// prints deprecation warnings.
-func settings(c *cli.Context, mode config.Mode) (config.Settings, error) {
+// loadConfig reads the configuration file --config names (or the
+// default one): once per command.
+func loadConfig(c *cli.Context) (*config.File, error) {
 	file, err := config.LoadDefault(c.String("config"))
 	if err != nil {
-		return config.Settings{}, usagef("%v", err)
+		return nil, usagef("%v", err)
 	}
+	return file, nil
+}
+
+// settings resolves the config file, flags and environment for mode, and
+// prints deprecation warnings.
+func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Settings, error) {
 	s, err := config.Resolve(file, config.Flags{
 		Timeout:       c.Duration("timeout"),
 		MemoryLimitMB: c.Int64("memory-limit"),
@@ -90,7 +96,11 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return usagef("reading the script: %v", err)
 	}
-	s, err := settings(c, config.Run)
+	file, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	s, err := settings(c, file, config.Run)
 	if err != nil {
 		return err
 	}
@@ -103,10 +113,6 @@ func runScript(c *cli.Context) error {
 		stop()
 	}()
 	defer stop()
-	file, err := config.LoadDefault(c.String("config")) // read by settings already: no error now
-	if err != nil {
-		return usagef("%v", err)
-	}
 	client, err := openSDK(ctx, c, file, nil)
 	if err != nil {
 		return err

@@ -67,9 +67,9 @@ func serve(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return usagef("serve takes no arguments")
 	}
-	file, err := config.LoadDefault(c.String("config"))
+	file, err := loadConfig(c)
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	limits, err := config.ResolveServer(file, config.ServerFlags{
 		MaxConcurrent:  c.Int("max-concurrent"),
@@ -102,7 +102,7 @@ func serve(c *cli.Context) error {
 	if given := hostedFlags.Given(); limits.Mode() == config.Stdio && len(given) > 0 {
 		return usagef("%s: only with --http ADDR (the hosted mode)", strings.Join(given, ", "))
 	}
-	s, err := settings(c, limits.Mode())
+	s, err := settings(c, file, limits.Mode())
 	if err != nil {
 		return err
 	}
