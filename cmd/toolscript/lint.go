@@ -89,7 +89,7 @@ func runLint(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, err := openSDK(ctx, c, file, nil)
+	client, err := openSDK(ctx, c, file)
 	if err != nil {
 		return err
 	}

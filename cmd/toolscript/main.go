@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/toolscript/toolscript/host/app"
 )
 
 // version may be set at build time: -ldflags "-X main.version=v1.2.3".
@@ -76,6 +78,19 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 
 func usagef(format string, args ...any) error {
 	return cli.Exit(fmt.Sprintf("toolscript: "+format, args...), exitUsage)
+}
+
+// exitFor maps an error of host/app to the exit it means: a usage error
+// exits with status 2, any other with status 1; both print
+// "toolscript: " and the error.
+func exitFor(err error) error {
+	if err == nil {
+		return nil
+	}
+	if app.IsUsage(err) {
+		return usagef("%v", err)
+	}
+	return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
 }
 
 // count writes n and a noun, plural unless n is 1: "1 script", "4 scripts".

@@ -11,8 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/progressbar"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
@@ -113,39 +113,24 @@ func runScript(c *cli.Context) error {
 		stop()
 	}()
 	defer stop()
-	client, err := openSDK(ctx, c, file, nil)
-	if err != nil {
-		return err
-	}
-	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
-	script := luau.Script{Source: source, Args: c.Args().Tail(), Limits: s.Limits, IO: s.IO}
-	if client != nil {
-		defer client.Close()
-		manifest := client.Manifest()
-		rtConfig.SDK = &manifest
-		script.SDK = client.Session(nil)
-		script.MaxParallel = client.MaxParallel()
-	}
-	rt, err := luau.New(ctx, rtConfig)
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
-	}
-	defer rt.Close(context.Background())
-
 	asJSON := c.Bool("json")
 	out := c.App.Writer
+	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail()}
 	closeBar := func() {}
 	if !asJSON {
-		script.OnLog = func(line string) { fmt.Fprintln(out, line) }
+		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
 		if bar := progressBar(c.App.ErrWriter); bar != nil {
 			// A print clears the bar first: both may share one terminal.
-			script.OnProgress = bar.Update
-			script.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, line) }) }
+			cfg.OnProgress = bar.Update
+			cfg.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, line) }) }
 			closeBar = bar.Close
 		}
 	}
-	res := rt.Execute(ctx, script)
+	res, err := app.Run(ctx, cfg)
 	closeBar() // the line is cleared before the result is written
+	if err != nil {
+		return exitFor(err)
+	}
 
 	if asJSON {
 		fmt.Fprintf(out, "%s\n", res.JSON())

@@ -12,8 +12,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdkdocs"
 )
@@ -29,13 +29,10 @@ func sdkFlags() []cli.Flag {
 	}
 }
 
-// openSDK loads the APIs the config file and the flags name; nil when
-// there are none. A spec that cannot be loaded is a usage error (exit 2)
-// naming the API, the source and the cause. onToolsChanged, when not nil,
-// is told when an upstream MCP server's tools changed.
-func openSDK(ctx context.Context, c *cli.Context, file *config.File, onToolsChanged func(server string)) (*sdk.Client, error) {
-	flags := config.SDKFlags{}
-	// `toolscript sdk --api X list` and `toolscript sdk list --api X` alike.
+// sdkOptions are the sdk's flags given to c and to the commands above it
+// (`toolscript sdk --api X list` and `toolscript sdk list --api X` alike).
+func sdkOptions(c *cli.Context) app.SDKOptions {
+	var flags config.SDKFlags
 	for _, ctx := range c.Lineage() {
 		if ctx.Command == nil && ctx.App != nil && ctx != c {
 			continue // the app itself has no sdk flags
@@ -47,23 +44,15 @@ func openSDK(ctx context.Context, c *cli.Context, file *config.File, onToolsChan
 			flags.MaxCalls = ctx.Int("max-calls")
 		}
 	}
-	cfg, err := config.ResolveSDK(file, flags, os.Getenv)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	if len(cfg.APIs) == 0 && len(cfg.Upstreams) == 0 {
-		return nil, nil
-	}
-	cfg.Stderr = c.App.ErrWriter
-	cfg.OnToolsChanged = onToolsChanged
-	if dir, err := openapi.DefaultCacheDir(); err == nil {
-		cfg.Cache = openapi.NewCache(dir, version)
-	}
-	client, err := sdk.Open(ctx, cfg)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	return client, nil
+	return app.SDKOptions{Flags: flags, Getenv: os.Getenv, Stderr: c.App.ErrWriter, CacheVersion: version}
+}
+
+// openSDK loads the APIs the config file and the flags name; nil when
+// there are none. A spec that cannot be loaded is a usage error (exit 2)
+// naming the API, the source and the cause.
+func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Client, error) {
+	client, err := app.OpenSDK(ctx, file, sdkOptions(c))
+	return client, exitFor(err)
 }
 
 func sdkCommand() *cli.Command {
@@ -143,7 +132,7 @@ func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, err := openSDK(ctx, c, file, nil)
+	client, err := openSDK(ctx, c, file)
 	if err != nil {
 		return nil, err
 	}

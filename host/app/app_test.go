@@ -1,0 +1,291 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testapi"
+)
+
+// petsConfig writes a configuration file naming the test API at api and
+// loads it.
+func petsConfig(t *testing.T, api *testapi.Server, extra string) *config.File {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	path := filepath.Join(t.TempDir(), "toolscript.toml")
+	text := extra + "\n[apis.pets]\nspec = " + strconv.Quote(testapi.SpecPath()) + "\nbase_url = " + strconv.Quote(api.URL) + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func settings(t *testing.T, file *config.File, mode config.Mode) config.Settings {
+	t.Helper()
+	s, err := config.Resolve(file, config.Flags{NoIO: true}, os.Getenv, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestOpenSDK: no APIs is no client; a spec that cannot be loaded is a
+// UsageError naming the API; a spec that loads gives its functions.
+func TestOpenSDK(t *testing.T) {
+	api := testapi.New(t)
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	cases := []struct {
+		name      string
+		file      *config.File
+		flags     config.SDKFlags
+		wantNil   bool
+		wantUsage string
+	}{
+		{name: "none", file: &config.File{}, wantNil: true},
+		{name: "missing spec", file: &config.File{}, flags: config.SDKFlags{APIs: []string{"ghost=" + missing}}, wantUsage: "ghost"},
+		{name: "bad auth flag", file: &config.File{}, flags: config.SDKFlags{APIs: []string{"pets=" + testapi.SpecPath()}, Auth: []string{"pets:TOOLSCRIPT_APP_TEST_UNSET"}},
+			wantUsage: "TOOLSCRIPT_APP_TEST_UNSET"},
+		{name: "pets", file: petsConfig(t, api, "")},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			client, err := app.OpenSDK(testContext(t), c.file, app.SDKOptions{Flags: c.flags, Stderr: io.Discard})
+			if c.wantUsage != "" {
+				var u *app.UsageError
+				if !errors.As(err, &u) || !strings.Contains(err.Error(), c.wantUsage) {
+					t.Fatalf("error %v, want a UsageError naming %q", err, c.wantUsage)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantNil {
+				if client != nil {
+					t.Fatal("a client with no APIs")
+				}
+				return
+			}
+			defer client.Close()
+			if n := len(client.Catalog().APIs); n != 1 {
+				t.Fatalf("%d APIs, want 1", n)
+			}
+		})
+	}
+}
+
+// TestRun: a script calls the API through the sdk and its prints reach
+// OnLog; its failure is in the result, not the error; an sdk that cannot
+// be opened is a UsageError and runs nothing.
+func TestRun(t *testing.T) {
+	api := testapi.New(t)
+	file := petsConfig(t, api, "")
+	var logs []string
+	res, err := app.Run(testContext(t), app.RunConfig{
+		File: file, Settings: settings(t, file, config.Run), SDK: app.SDKOptions{Stderr: io.Discard},
+		Source: []byte(`print("hi", ...) return sdk.get_pet({petId = 7}).id`), Args: []string{"there"},
+		OnLog: func(line string) { logs = append(logs, line) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil || string(res.Value) != "7" {
+		t.Fatalf("result %s, error %+v, want 7", res.Value, res.Error)
+	}
+	if len(logs) != 1 || logs[0] != "hi\tthere" {
+		t.Errorf("logs %q, want [\"hi\\tthere\"]", logs)
+	}
+	if api.Requests.Load() != 1 {
+		t.Errorf("the API got %d requests, want 1", api.Requests.Load())
+	}
+
+	res, err = app.Run(testContext(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run), Source: []byte(`error("boom")`)})
+	if err != nil || res.Error == nil || !strings.Contains(res.Error.Message, "boom") {
+		t.Fatalf("result %+v, error %v, want the script's error in the result", res, err)
+	}
+
+	_, err = app.Run(testContext(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run),
+		SDK:    app.SDKOptions{Flags: config.SDKFlags{APIs: []string{"ghost=" + filepath.Join(t.TempDir(), "none.yaml")}}, Stderr: io.Discard},
+		Source: []byte(`return 1`)})
+	if !app.IsUsage(err) {
+		t.Fatalf("error %v, want a UsageError", err)
+	}
+}
+
+// execute calls execute_script and returns its structured content.
+func execute(t *testing.T, c *client.Client, script string) string {
+	t.Helper()
+	res, err := c.CallTool(testContext(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}}})
+	if err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func initialize(t *testing.T, c *client.Client) {
+	t.Helper()
+	if _, err := c.Initialize(testContext(t), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "app-test", Version: "1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeStdio: the stdio server answers over the streams it is given,
+// with the sdk wired to every call, says it is ready on Stderr, and
+// returns when the client closes its end.
+func TestServeStdio(t *testing.T) {
+	api := testapi.New(t)
+	file := petsConfig(t, api, "")
+	server, err := config.ResolveServer(file, config.ServerFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncbuf.Buffer
+	served := make(chan error, 1)
+	go func() {
+		served <- app.Serve(testContext(t), app.ServeConfig{
+			File: file, Server: server, Settings: settings(t, file, config.Stdio),
+			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test",
+			Stdin: inR, Stdout: outW, Stderr: &stderr,
+		})
+		outW.Close()
+	}()
+	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	if err := c.Start(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c)
+	if got := execute(t, c, `return sdk.get_pet({petId = 7}).id`); !strings.Contains(got, `"result":7`) {
+		t.Errorf("structured content %s, want result 7", got)
+	}
+	inW.Close()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "toolscript serve: ready (io directory: off; 4 scripts at once)") {
+		t.Errorf("stderr %q, want the ready line", stderr.String())
+	}
+}
+
+// TestServeHosted: the hosted server on a listener serves execute_script
+// with the sdk, counts the upstream call in its metrics, logs JSON lines,
+// and returns nil once ctx ends.
+func TestServeHosted(t *testing.T) {
+	api := testapi.New(t)
+	file := petsConfig(t, api, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	defer cancel()
+	var stderr syncbuf.Buffer
+	served := make(chan error, 1)
+	go func() {
+		served <- app.Serve(ctx, app.ServeConfig{
+			File: file, Server: server, Settings: settings(t, file, config.Hosted),
+			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: &stderr, Listener: ln,
+		})
+	}()
+	base := "http://" + ln.Addr().String()
+	c, err := client.NewStreamableHttpClient(base + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c)
+	if got := execute(t, c, `return sdk.get_pet({petId = 7}).id`); !strings.Contains(got, `"result":7`) {
+		t.Errorf("structured content %s, want result 7", got)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `toolscript_upstream_calls_total{source="pets",status="2xx"} 1`; !strings.Contains(string(body), want) {
+		t.Errorf("metrics lack %s:\n%s", want, body)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if !strings.Contains(stderr.String(), `"msg":"ready"`) || !strings.Contains(stderr.String(), `"version":"test"`) {
+		t.Errorf("stderr %q, want the JSON ready line", stderr.String())
+	}
+}
+
+// TestServeUsage: settings the hosted mode refuses and an sdk that cannot
+// be opened are UsageErrors, before anything is served.
+func TestServeUsage(t *testing.T) {
+	cases := []struct {
+		name   string
+		http   string
+		hosted config.HostedFlags
+		sdk    config.SDKFlags
+		want   string
+	}{
+		{name: "tls cert without key", http: "127.0.0.1:0", hosted: config.HostedFlags{TLSCert: "cert.pem"}, want: "tls"},
+		{name: "public without auth", http: "0.0.0.0:0", want: "auth"},
+		{name: "missing spec", sdk: config.SDKFlags{APIs: []string{"ghost=" + filepath.Join(t.TempDir(), "none.yaml")}}, want: "ghost"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			file := &config.File{}
+			server, err := config.ResolveServer(file, config.ServerFlags{HTTP: c.http})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = app.Serve(testContext(t), app.ServeConfig{
+				File: file, Server: server, Settings: settings(t, file, server.Mode()), Hosted: c.hosted,
+				SDK: app.SDKOptions{Flags: c.sdk, Stderr: io.Discard}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
+			})
+			if !app.IsUsage(err) || !strings.Contains(strings.ToLower(err.Error()), c.want) {
+				t.Fatalf("error %v, want a UsageError about %q", err, c.want)
+			}
+		})
+	}
+}

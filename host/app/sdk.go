@@ -1,0 +1,57 @@
+package app
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/sdk"
+)
+
+// SDKOptions say which sdk to open, besides what the configuration file
+// names.
+type SDKOptions struct {
+	// Flags are the sdk's command-line settings (--api, --auth, --mcp,
+	// --max-calls).
+	Flags config.SDKFlags
+	// Getenv reads credentials and ${VAR}s; os.Getenv when nil.
+	Getenv func(string) string
+	// Stderr receives the upstream MCP servers' standard error.
+	Stderr io.Writer
+	// CacheVersion keys the on-disk cache of remote specs; a program built
+	// with another version does not reuse its entries.
+	CacheVersion string
+	// OnToolsChanged, when not nil, is told when an upstream MCP server's
+	// tools changed.
+	OnToolsChanged func(server string)
+}
+
+// OpenSDK loads the APIs and upstream MCP servers file and opts name; nil
+// when there are none. A spec that cannot be loaded or a server that
+// cannot be started is a UsageError naming the API, the source and the
+// cause.
+func OpenSDK(ctx context.Context, file *config.File, opts SDKOptions) (*sdk.Client, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg, err := config.ResolveSDK(file, opts.Flags, getenv)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if len(cfg.APIs) == 0 && len(cfg.Upstreams) == 0 {
+		return nil, nil
+	}
+	cfg.Stderr = opts.Stderr
+	cfg.OnToolsChanged = opts.OnToolsChanged
+	if dir, err := openapi.DefaultCacheDir(); err == nil {
+		cfg.Cache = openapi.NewCache(dir, opts.CacheVersion)
+	}
+	client, err := sdk.Open(ctx, cfg)
+	if err != nil {
+		return nil, usage(err)
+	}
+	return client, nil
+}

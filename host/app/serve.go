@@ -1,0 +1,348 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/limit"
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdkdocs"
+)
+
+// PoolSize is how many ready instances the server keeps.
+const PoolSize = 4
+
+// ServeConfig is what `toolscript serve` serves, resolved.
+type ServeConfig struct {
+	// File is the configuration file read (its APIs, servers and hosted
+	// settings).
+	File *config.File
+	// Server holds the server's limits; its HTTP address, when set, is
+	// the hosted mode.
+	Server config.ServerSettings
+	// Settings are the resolved limits and io of each script.
+	Settings config.Settings
+	// Hosted are the hosted mode's command-line settings, resolved with
+	// File's [server] section once the sdk is open.
+	Hosted config.HostedFlags
+	SDK    SDKOptions
+	// Version is the serverInfo.version clients see.
+	Version string
+	// Stdin and Stdout carry the protocol in the stdio mode.
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Stderr gets the diagnostics: lines in the stdio mode, JSON lines
+	// (and the access log) in the hosted mode.
+	Stderr io.Writer
+	// Listener, when set, is served in the hosted mode instead of the
+	// address in Server (tests).
+	Listener net.Listener
+}
+
+// Serve serves the execute_script tool until the client goes (stdio) or
+// ctx ends (hosted: then running scripts get the shutdown grace). The
+// module compiles while the sdk opens; an upstream MCP server whose tools
+// change rebuilds the sdk.
+func Serve(ctx context.Context, cfg ServeConfig) error {
+	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
+	err := a.open(ctx)
+	if a.rt != nil {
+		defer a.rt.Close(context.Background())
+	}
+	if a.client != nil {
+		defer a.client.Close()
+	}
+	if err != nil {
+		return err
+	}
+	mcfg := a.mcpConfig()
+	if cfg.Server.Mode() == config.Hosted {
+		return a.serveHTTP(ctx, mcfg)
+	}
+	srv, err := mcpserver.New(mcfg)
+	if err != nil {
+		return err
+	}
+	a.watch(ctx, srv, func(format string, args ...any) {
+		fmt.Fprintf(cfg.Stderr, "toolscript serve: "+format+"\n", args...)
+	})
+	fmt.Fprintf(cfg.Stderr, "toolscript serve: ready (io directory: %s; %s at once)\n",
+		ioDir(cfg.Settings.IO), count(cfg.Server.MaxConcurrent, "script"))
+	return srv.Serve(ctx, cfg.Stdin, cfg.Stdout)
+}
+
+// assembly is one server's parts.
+type assembly struct {
+	cfg ServeConfig
+	rt  *luau.Runtime
+	// client is the first sdk, nil when there are no APIs; current is the
+	// one calls get, which watchSDK replaces.
+	client  *sdk.Client
+	current atomic.Pointer[sdk.Client]
+	// changed names an upstream server whose tools changed.
+	changed chan string
+}
+
+// open compiles the module while the sdk loads (both take a second or more
+// the first time), then sets the sdk's table and starts the pool. The
+// sdk's error comes first: it is the caller's.
+func (a *assembly) open(ctx context.Context) error {
+	type newRuntime struct {
+		rt  *luau.Runtime
+		err error
+	}
+	compiled := make(chan newRuntime, 1)
+	go func() {
+		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(a.cfg.Settings.Limits.HeapBytes)})
+		compiled <- newRuntime{rt, err}
+	}()
+	opts := a.cfg.SDK
+	opts.OnToolsChanged = func(server string) {
+		select {
+		case a.changed <- server:
+		default: // a rebuild is pending already, and will see this change
+		}
+	}
+	client, err := OpenSDK(ctx, a.cfg.File, opts)
+	r := <-compiled
+	a.rt, a.client = r.rt, client
+	if err != nil {
+		return err
+	}
+	if r.err != nil {
+		return r.err
+	}
+	a.current.Store(client)
+	if client != nil {
+		manifest := client.Manifest()
+		if err := a.rt.SetSDK(&manifest); err != nil {
+			return err
+		}
+		for _, api := range client.Catalog().APIs {
+			for _, w := range api.Warnings {
+				fmt.Fprintf(a.cfg.Stderr, "toolscript serve: api %s: %s\n", api.Name, w)
+			}
+		}
+	}
+	a.rt.StartPool(PoolSize)
+	return nil
+}
+
+// mcpConfig is the MCP server's configuration: each call gets its own sdk
+// session, with its budgets and the upstream credentials of its own
+// _meta.auth, which no other call sees.
+func (a *assembly) mcpConfig() mcpserver.Config {
+	cfg := mcpserver.Config{
+		Runtime:        a.rt,
+		Limits:         a.cfg.Settings.Limits,
+		IO:             a.cfg.Settings.IO,
+		MaxConcurrent:  a.cfg.Server.MaxConcurrent,
+		MaxTimeout:     a.cfg.Server.MaxTimeout,
+		MaxScriptBytes: a.cfg.Server.MaxScriptBytes,
+		QueueWait:      a.cfg.Server.QueueWait,
+		Version:        a.cfg.Version,
+		ErrorLog:       a.cfg.Stderr,
+	}
+	if a.cfg.Server.Mode() == config.Hosted {
+		cfg.Metrics = metrics.New(hosted.AuthReasons())
+	}
+	if a.client == nil {
+		return cfg
+	}
+	cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+	m := cfg.Metrics
+	cfg.Prepare = func(_ context.Context, call *mcpserver.Call) error {
+		creds, err := sdk.ParseMetaAuth(call.MetaAuth)
+		if err != nil {
+			return err
+		}
+		client := a.current.Load()
+		call.Script.SDK = client.Session(creds)
+		if m != nil {
+			call.Script.SDK = client.Observed(call.Script.SDK, countUpstreamCall(m))
+		}
+		call.Script.MaxParallel = client.MaxParallel()
+		return nil
+	}
+	return cfg
+}
+
+// watch rebuilds the sdk of srv when an upstream server's tools change,
+// until ctx ends, when there is an sdk.
+func (a *assembly) watch(ctx context.Context, srv *mcpserver.Server, logf func(format string, args ...any)) {
+	if a.client != nil {
+		go watchSDK(ctx, a.changed, &a.current, a.rt, srv, logf)
+	}
+}
+
+// serveHTTP is the hosted mode: the MCP server behind authentication,
+// limits, logs and metrics (host/hosted), until ctx ends. Its diagnostics
+// and access log are JSON lines on standard error.
+func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
+	h, err := config.ResolveHosted(a.cfg.File, a.cfg.Server.HTTP, a.cfg.Hosted)
+	if err != nil {
+		return usage(err)
+	}
+	logger := slog.New(slog.NewJSONHandler(a.cfg.Stderr, nil))
+	for _, w := range h.Warnings {
+		logger.Warn(w)
+	}
+	m := cfg.Metrics
+	var authn *auth.Authenticator
+	if h.Auth != nil {
+		authn, err = auth.New(ctx, auth.Config{
+			Issuer: h.Auth.Authority, Audience: h.Auth.Audience, JWKSURI: h.Auth.JWKSURI,
+			Scopes: h.Auth.Scopes, PublicURL: h.Auth.PublicURL,
+			Logger: logger, OnFailure: hosted.AuthFailureHook(m),
+		})
+		if err != nil {
+			return err
+		}
+		defer authn.Close()
+	}
+	var rate *limit.Rate[auth.User]
+	if h.RateLimit > 0 {
+		if rate, err = limit.NewRate[auth.User](h.RateLimit); err != nil {
+			return err
+		}
+	}
+
+	cfg.PerUserIO = cfg.IO != nil
+	cfg.MaxConcurrentPerUser = h.MaxConcurrentPerUser
+	cfg.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn).Writer()
+	srv, err := mcpserver.New(cfg)
+	if err != nil {
+		return err
+	}
+	a.watch(ctx, srv, func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) })
+	transport, err := srv.HTTPHandler(mcpserver.HTTPConfig{Stateless: h.Stateless, CheckLoopbackHost: authn == nil, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ready := func(context.Context) error { return nil }
+	if a.client != nil {
+		ready = a.client.Ready // Refresh keeps the upstream servers: the first client's check is theirs
+	}
+	handler, err := hosted.New(hosted.Config{
+		MCP: transport, Auth: authn, Rate: rate, MaxBodyBytes: srv.MaxRequestBytes(), BodyTimeout: h.BodyTimeout,
+		Metrics: m, MetricsElsewhere: h.MetricsAddr != "", AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
+		// The module is compiled and the specs are loaded by now; the
+		// upstream MCP servers are checked on each probe.
+		Ready: hosted.AllReady(ready),
+	})
+	if err != nil {
+		return usage(err)
+	}
+	if h.MetricsAddr != "" {
+		if err := serveMetrics(ctx, h.MetricsAddr, m, logger); err != nil {
+			return err
+		}
+	}
+
+	scheme := "http"
+	if h.TLSCert != "" {
+		scheme = "https"
+	}
+	issuer := "off"
+	if h.Auth != nil {
+		issuer = h.Auth.Authority
+	}
+	return hosted.Serve(ctx, handler, hosted.ServeConfig{
+		Addr: h.Addr, Listener: a.cfg.Listener, TLSCertFile: h.TLSCert, TLSKeyFile: h.TLSKey, ShutdownGrace: h.ShutdownGrace,
+		Logger: logger, StopScripts: srv.Stop,
+		MaxConnections: h.MaxConnections, MaxConnectionsPerClient: h.MaxConnectionsPerClient, OnShed: m.Refused,
+		OnListen: func(addr net.Addr) {
+			logger.Info("ready", "url", scheme+"://"+addr.String()+hosted.PathMCP, "auth", issuer,
+				"stateless", h.Stateless, "io", userIODir(cfg.IO), "max_concurrent", a.cfg.Server.MaxConcurrent,
+				"version", cfg.Version)
+		},
+	})
+}
+
+// serveMetrics serves m's /metrics on addr of its own until ctx ends.
+func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics address: %w", err)
+	}
+	logger.Info("metrics", "url", "http://"+ln.Addr().String()+hosted.PathMetrics)
+	go func() {
+		if err := hosted.ServeMetrics(ctx, ln, m.Handler()); err != nil {
+			logger.Error(err.Error())
+		}
+	}()
+	return nil
+}
+
+// ioDir describes the io directory for the start-up message.
+func ioDir(io *luau.IO) string {
+	if io == nil {
+		return "off"
+	}
+	if abs, err := filepath.Abs(io.Dir); err == nil {
+		return abs
+	}
+	return io.Dir
+}
+
+// userIODir describes the hosted mode's io directories.
+func userIODir(io *luau.IO) string {
+	if io == nil {
+		return "off"
+	}
+	return filepath.Join(ioDir(io), "<user>")
+}
+
+// watchSDK rebuilds the sdk each time an upstream MCP server's tools
+// change (notifications/tools/list_changed), until ctx ends: the client
+// scripts get, the runtime's sdk table and the docs. Executions running
+// keep what they started with; function ids keep their meaning across
+// the change (sdk.Client.Refresh).
+func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointer[sdk.Client],
+	rt *luau.Runtime, srv *mcpserver.Server, logf func(format string, args ...any)) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case server := <-changed:
+			next, err := current.Load().Refresh()
+			if err != nil {
+				logf("mcp server %s: its tools changed, and the sdk could not be rebuilt (keeping the previous one): %v", server, err)
+				continue
+			}
+			// The client first: it knows every id of the old manifest too.
+			prev := current.Swap(next)
+			manifest := next.Manifest()
+			if err := rt.SetSDK(&manifest); err != nil {
+				current.Store(prev)
+				logf("mcp server %s: its tools changed, and the sdk could not be rebuilt (keeping the previous one): %v", server, err)
+				continue
+			}
+			docs := sdkdocs.New(next.Catalog())
+			srv.SetSDKDocs(docs)
+			logf("mcp server %s: its tools changed; the sdk now has %d functions", server, docs.Count())
+		}
+	}
+}
+
+// countUpstreamCall counts an sdk call in m: an HTTP status by its class.
+func countUpstreamCall(m *metrics.Metrics) func(source, status string) {
+	return func(source, status string) {
+		if code, err := strconv.Atoi(status); err == nil {
+			status = metrics.HTTPStatus(code)
+		}
+		m.UpstreamCall(source, status)
+	}
+}
