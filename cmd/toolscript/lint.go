@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/luau"
 )
 
 // lintCommand returns `toolscript lint`: checks scripts before they are
@@ -89,26 +89,9 @@ func runLint(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, err := openSDK(ctx, c, file)
+	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: s.Options})
 	if err != nil {
-		return err
-	}
-	var rtConfig luau.Config
-	if client != nil {
-		// Lint checks sdk calls against the functions the runtime would
-		// build the sdk from.
-		defer client.Close()
-		manifest := client.Manifest()
-		rtConfig.SDK = &manifest
-	}
-	rt, err := luau.New(ctx, rtConfig)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	defer rt.Close(context.Background())
-	report, err := lint.Run(ctx, rt, sources, s.Options)
-	if err != nil {
-		return usagef("%v", err)
+		return exitFor(err)
 	}
 
 	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {

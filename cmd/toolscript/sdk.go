@@ -47,14 +47,6 @@ func sdkOptions(c *cli.Context) app.SDKOptions {
 	return app.SDKOptions{Flags: flags, Getenv: os.Getenv, Stderr: c.App.ErrWriter, CacheVersion: version}
 }
 
-// openSDK loads the APIs the config file and the flags name; nil when
-// there are none. A spec that cannot be loaded is a usage error (exit 2)
-// naming the API, the source and the cause.
-func openSDK(ctx context.Context, c *cli.Context, file *config.File) (*sdk.Client, error) {
-	client, err := app.OpenSDK(ctx, file, sdkOptions(c))
-	return client, exitFor(err)
-}
-
 func sdkCommand() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
@@ -132,21 +124,8 @@ func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	client, err := openSDK(ctx, c, file)
-	if err != nil {
-		return nil, err
-	}
-	if client == nil {
-		return nil, usagef("no APIs: add [apis.NAME] or [mcp_servers.NAME] to the config file, or pass --api NAME=SPEC or --mcp NAME=COMMAND")
-	}
-	for _, api := range client.Catalog().APIs {
-		for _, w := range api.Warnings {
-			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: api %s: %s\n", api.Name, w)
-		}
-	}
-	d := sdkdocs.New(client.Catalog())
-	client.Close() // the catalog is all the docs need: stop the upstream servers
-	return d, nil
+	d, err := app.Docs(ctx, file, sdkOptions(c), c.App.ErrWriter)
+	return d, exitFor(err)
 }
 
 func notFound(err error) error {

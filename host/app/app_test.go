@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/mcpserver"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
@@ -287,5 +288,48 @@ func TestServeUsage(t *testing.T) {
 				t.Fatalf("error %v, want a UsageError about %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestLint: sdk calls are checked against the API's functions: a call to
+// one it has is clean, a call to one it lacks is an error.
+func TestLint(t *testing.T) {
+	api := testapi.New(t)
+	file := petsConfig(t, api, "")
+	cases := []struct {
+		name   string
+		source string
+		errors int
+	}{
+		{"known function", `return sdk.get_pet({petId = 7}).id`, 0},
+		{"unknown function", `return sdk.no_such_function({})`, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			report, err := app.Lint(testContext(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
+				Sources: []lint.Source{{Name: "script.luau", Text: []byte(c.source)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if errs, _ := report.Count(); errs != c.errors {
+				t.Errorf("%d errors, want %d: %+v", errs, c.errors, report)
+			}
+		})
+	}
+}
+
+// TestDocs: the docs of the configured API; none configured is a
+// UsageError.
+func TestDocs(t *testing.T) {
+	api := testapi.New(t)
+	d, err := app.Docs(testContext(t), petsConfig(t, api, ""), app.SDKOptions{Stderr: io.Discard}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apis := d.ListAPIs(); len(apis) != 1 || apis[0].Name != "pets" {
+		t.Errorf("APIs %+v, want pets", apis)
+	}
+	if _, err := app.Docs(testContext(t), &config.File{}, app.SDKOptions{}, io.Discard); !app.IsUsage(err) || !errors.Is(err, app.ErrNoAPIs) {
+		t.Errorf("error %v, want ErrNoAPIs as a UsageError", err)
 	}
 }

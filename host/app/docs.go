@@ -1,0 +1,34 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/sdkdocs"
+)
+
+// ErrNoAPIs is the UsageError of Docs when nothing names an API.
+var ErrNoAPIs = errors.New("no APIs: add [apis.NAME] or [mcp_servers.NAME] to the config file, or pass --api NAME=SPEC or --mcp NAME=COMMAND")
+
+// Docs opens the sdk, writes its specs' warnings to warnings, and returns
+// its docs; the upstream servers are stopped again, since the catalog is
+// all the docs need. No API at all is a UsageError (ErrNoAPIs).
+func Docs(ctx context.Context, file *config.File, opts SDKOptions, warnings io.Writer) (*sdkdocs.Docs, error) {
+	client, err := OpenSDK(ctx, file, opts)
+	if err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, usage(ErrNoAPIs)
+	}
+	defer client.Close()
+	for _, api := range client.Catalog().APIs {
+		for _, w := range api.Warnings {
+			fmt.Fprintf(warnings, "toolscript: warning: api %s: %s\n", api.Name, w)
+		}
+	}
+	return sdkdocs.New(client.Catalog()), nil
+}
