@@ -595,9 +595,12 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 		}
 		waiting <- resp
 	}()
-	// Cancel the second until it is found running (waiting for its slot).
-	for h.srv.TrackedCalls() < 2 {
-		time.Sleep(5 * time.Millisecond)
+	// Cancel the second once it is found running (waiting for its slot):
+	// poll the server's count, with a minute's watchdog.
+	for deadline := time.Now().Add(time.Minute); h.srv.TrackedCalls() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second call was never tracked")
+		}
 	}
 	h.post(t, "alice", "", cancel("second"))
 	resp := <-waiting
