@@ -149,10 +149,13 @@ func issuerArgs(t *testing.T) (*authtest.Issuer, []string) {
 	return iss, []string{"--auth-authority", iss.URL, "--auth-audience", iss.Audience}
 }
 
-// connectHTTP returns an initialized mcp-go client with a bearer token.
+// connectHTTP returns an initialized mcp-go client of the hosted server at
+// url, with a bearer token unless token is empty.
 func connectHTTP(t *testing.T, url, token string, opts ...transport.StreamableHTTPCOption) *client.Client {
 	t.Helper()
-	opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	}
 	c, err := client.NewStreamableHttpClient(url, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -14,25 +13,16 @@ import (
 
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
-var ioRuntime struct {
-	once sync.Once
-	rt   *luau.Runtime
-	err  error
-}
+var ioRuntime = testruntime.NewShared(luau.Config{PoolSize: 2})
 
 // runIO runs source with io over dir and returns the result.
 func runIO(t *testing.T, dir, source string, io luau.IO, limits luau.Limits) *result.Result {
 	t.Helper()
-	ioRuntime.once.Do(func() {
-		ioRuntime.rt, ioRuntime.err = luau.New(context.Background(), luau.Config{PoolSize: 2})
-	})
-	if ioRuntime.err != nil {
-		t.Fatal(ioRuntime.err)
-	}
 	io.Dir = dir
-	return ioRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(source), IO: &io, Limits: limits})
+	return ioRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(source), IO: &io, Limits: limits})
 }
 
 func mustWrite(t *testing.T, path, content string) {
@@ -344,11 +334,7 @@ func TestIOReportedOnFailure(t *testing.T) {
 
 func TestIODisabled(t *testing.T) {
 	t.Parallel()
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{})
 	res := rt.Execute(context.Background(), luau.Script{Source: []byte(`return {io == nil, os.remove == nil, file == nil, os.time ~= nil}`)})
 	if res.Error != nil || string(res.Value) != "[true,true,true,true]" {
 		t.Errorf("io without IO: %s %v", res.Value, res.Error)

@@ -93,22 +93,7 @@ func mcpClientOver(t *testing.T, over, dir string, args ...string) *client.Clien
 // url, without a token (the server listens on loopback without auth).
 func connectURL(t *testing.T, url string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "toolscript-tests", Version: "1"},
-	}}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return c
+	return connectHTTP(t, url, "")
 }
 
 // execResult is the structured content of execute_script.

@@ -29,6 +29,7 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/mcpserver"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // These tests run the HTTP transport as the hosted mode does: a real
@@ -57,11 +58,7 @@ type hostedServer struct {
 
 func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{PoolSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
+	rt := testruntime.New(t, luau.Config{PoolSize: 2})
 	m := metrics.New(hosted.AuthReasons())
 	cfg := mcpserver.Config{
 		Runtime:              rt,
