@@ -611,7 +611,7 @@ func TestMCPConcurrency(t *testing.T) {
 		// machine, never fail a kept one.
 		select {
 		case out := <-quick:
-			t.Errorf("the second call finished (%s) while the first held the only slot", out.Result)
+			t.Fatalf("the second call finished (%s) while the first held the only slot", out.Result)
 		case <-time.After(300 * time.Millisecond):
 		}
 		stopBusy() // the client cancels the busy call: its slot frees
