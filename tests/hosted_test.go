@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/auth/authtest"
+	"github.com/toolscript/toolscript/internal/testrpc"
 )
 
 // These tests run `toolscript serve --http` as a process, with a real
@@ -149,10 +149,13 @@ func issuerArgs(t *testing.T) (*authtest.Issuer, []string) {
 	return iss, []string{"--auth-authority", iss.URL, "--auth-audience", iss.Audience}
 }
 
-// connectHTTP returns an initialized mcp-go client with a bearer token.
+// connectHTTP returns an initialized mcp-go client of the hosted server at
+// url, with a bearer token unless token is empty.
 func connectHTTP(t *testing.T, url, token string, opts ...transport.StreamableHTTPCOption) *client.Client {
 	t.Helper()
-	opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	}
 	c, err := client.NewStreamableHttpClient(url, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -199,60 +202,12 @@ func rpc(t *testing.T, hc *http.Client, url, token, body string, header ...strin
 	return resp
 }
 
-func toolCall(id, script string) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
-		"params": map[string]any{"name": "execute_script", "arguments": map[string]any{"script": script},
-			"_meta": map[string]any{"progressToken": id}}})
-	return string(b)
-}
-
-// sse returns the JSON-RPC messages of a response as they come: its JSON
-// body, or its events.
-func sse(resp *http.Response) <-chan map[string]any {
-	out := make(chan map[string]any, 100)
-	go func() {
-		defer close(out)
-		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			var m map[string]any
-			if json.NewDecoder(resp.Body).Decode(&m) == nil {
-				out <- m
-			}
-			return
-		}
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var m map[string]any
-				if json.Unmarshal([]byte(data), &m) == nil {
-					out <- m
-				}
-			}
-		}
-	}()
-	return out
-}
-
-func nextMessage(t *testing.T, msgs <-chan map[string]any) map[string]any {
-	t.Helper()
-	select {
-	case m, ok := <-msgs:
-		if !ok {
-			t.Fatal("the response ended")
-		}
-		return m
-	case <-time.After(time.Minute):
-		t.Fatal("no message for a minute")
-	}
-	return nil
-}
-
 // structured returns the structured content of a tools/call response,
 // skipping notifications.
 func structured(t *testing.T, msgs <-chan map[string]any) execResult {
 	t.Helper()
 	for {
-		m := nextMessage(t, msgs)
+		m := testrpc.Next(t, msgs)
 		if m["method"] != nil {
 			continue
 		}
@@ -297,12 +252,12 @@ func TestHostedExecute(t *testing.T) {
 		t.Errorf("result %s, logs %v, error %+v", out.Result, out.Logs, out.Error)
 	}
 
-	resp := rpc(t, nil, p.url, "", toolCall("1", "return 1"))
+	resp := rpc(t, nil, p.url, "", testrpc.ToolCall("1", "return 1"))
 	if resp.StatusCode != http.StatusUnauthorized ||
 		!strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="`+p.base+auth.MetadataPath+`"`) {
 		t.Errorf("no token: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	resp = rpc(t, nil, p.url, "not.a.token", toolCall("1", "return 1"))
+	resp = rpc(t, nil, p.url, "not.a.token", testrpc.ToolCall("1", "return 1"))
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Errorf("a bad token: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
@@ -337,12 +292,12 @@ func TestHostedScopes(t *testing.T) {
 	p := startServe(t, t.TempDir(), append(args, "--auth-scopes", "toolscript.run")...)
 	claims := iss.Claims("alice")
 	noScope := authtest.Sign(t, iss.Key(t, "ES256"), claims)
-	resp := rpc(t, nil, p.url, noScope, toolCall("1", "return 1"))
+	resp := rpc(t, nil, p.url, noScope, testrpc.ToolCall("1", "return 1"))
 	if resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
 		t.Errorf("missing scope: status %d, WWW-Authenticate %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 	claims["scope"] = "openid toolscript.run"
-	if resp := rpc(t, nil, p.url, authtest.Sign(t, iss.Key(t, "ES256"), claims), toolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
+	if resp := rpc(t, nil, p.url, authtest.Sign(t, iss.Key(t, "ES256"), claims), testrpc.ToolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
 		t.Errorf("with the scope: status %d", resp.StatusCode)
 	}
 }
@@ -355,11 +310,11 @@ func TestHostedRateLimit(t *testing.T) {
 	p := startServe(t, t.TempDir(), append(args, "--rate-limit", "2", "--stateless")...)
 	alice := iss.Token(t, "ES256", "alice")
 	for i := range 2 {
-		if resp := rpc(t, nil, p.url, alice, toolCall(fmt.Sprint(i), "return 1")); resp.StatusCode != http.StatusOK {
+		if resp := rpc(t, nil, p.url, alice, testrpc.ToolCall(fmt.Sprint(i), "return 1")); resp.StatusCode != http.StatusOK {
 			t.Fatalf("call %d: status %d", i, resp.StatusCode)
 		}
 	}
-	resp := rpc(t, nil, p.url, alice, toolCall("3", "return 1"))
+	resp := rpc(t, nil, p.url, alice, testrpc.ToolCall("3", "return 1"))
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("past the rate: status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
@@ -367,7 +322,7 @@ func TestHostedRateLimit(t *testing.T) {
 	if resp := rpc(t, nil, p.url, alice, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
 		t.Errorf("tools/list past the rate: status %d", resp.StatusCode)
 	}
-	if resp := rpc(t, nil, p.url, iss.Token(t, "ES256", "bob"), toolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
+	if resp := rpc(t, nil, p.url, iss.Token(t, "ES256", "bob"), testrpc.ToolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
 		t.Errorf("bob: status %d", resp.StatusCode)
 	}
 }
@@ -379,10 +334,10 @@ func TestHostedOrigin(t *testing.T) {
 	iss, args := issuerArgs(t)
 	p := startServe(t, t.TempDir(), append(args, "--allowed-origins", "https://app.example.com")...)
 	token := iss.Token(t, "ES256", "alice")
-	if resp := rpc(t, nil, p.url, token, toolCall("1", "return 1"), "Origin", "https://evil.example.com"); resp.StatusCode != http.StatusForbidden {
+	if resp := rpc(t, nil, p.url, token, testrpc.ToolCall("1", "return 1"), "Origin", "https://evil.example.com"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("another origin: status %d, want 403", resp.StatusCode)
 	}
-	resp := rpc(t, nil, p.url, token, toolCall("1", "return 1"), "Origin", "https://app.example.com")
+	resp := rpc(t, nil, p.url, token, testrpc.ToolCall("1", "return 1"), "Origin", "https://app.example.com")
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
 		t.Errorf("the allowed origin: status %d, headers %v", resp.StatusCode, resp.Header)
 	}
@@ -448,8 +403,8 @@ func TestHostedGracefulShutdown(t *testing.T) {
 			t.Parallel()
 			iss, args := issuerArgs(t)
 			p := startServe(t, t.TempDir(), append(args, "--shutdown-grace", c.grace, "--stateless")...)
-			msgs := sse(rpc(t, nil, p.url, iss.Token(t, "ES256", "alice"), toolCall("long", c.script)))
-			if m := nextMessage(t, msgs); m["method"] != "notifications/progress" {
+			msgs := testrpc.Messages(rpc(t, nil, p.url, iss.Token(t, "ES256", "alice"), testrpc.ToolCall("long", c.script)))
+			if m := testrpc.Next(t, msgs); m["method"] != "notifications/progress" {
 				t.Fatalf("first message %v", m)
 			}
 			p.cmd.Process.Signal(syscall.SIGTERM)
@@ -496,7 +451,7 @@ func TestHostedFailsClosed(t *testing.T) {
 	}
 	connectURL(t, p.url)
 	// A page on another site rebinding its name to 127.0.0.1 is refused.
-	resp := rpc(t, nil, p.url, "", toolCall("1", "return 1"), "Host", "evil.example.com")
+	resp := rpc(t, nil, p.url, "", testrpc.ToolCall("1", "return 1"), "Host", "evil.example.com")
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a foreign Host on loopback: status %d, want 403", resp.StatusCode)
 	}

@@ -13,15 +13,11 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 func benchRuntime(b *testing.B) *luau.Runtime {
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+	return testruntime.New(b, luau.Config{})
 }
 
 // BenchmarkIOThroughput writes 50 MiB in 64 KiB chunks and reads it back

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/internal/testruntime"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -29,12 +30,7 @@ func openUpstreams(tb testing.TB, name string, argv []string) (*sdk.Client, *lua
 	}
 	tb.Cleanup(c.Close)
 	m := c.Manifest()
-	rt, err := luau.New(ctx, luau.Config{SDK: &m, PoolSize: 8})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { rt.Close(context.Background()) })
-	return c, rt
+	return c, testruntime.New(tb, luau.Config{SDK: &m, PoolSize: 8})
 }
 
 func TestUpstreamConcurrentExecutions(t *testing.T) {

@@ -62,7 +62,9 @@ func TestUpstreamStoppedWithServe(t *testing.T) {
 			}
 			cmd.Process.Signal(sig)
 			cmd.Wait()
-			for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+			// No event tells a process outside this one ended: poll, with a
+			// minute's watchdog.
+			for deadline := time.Now().Add(time.Minute); alive(pid); time.Sleep(20 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					syscall.Kill(pid, syscall.SIGKILL)
 					t.Fatalf("the upstream %d outlived serve (%s)", pid, sig)

@@ -14,6 +14,7 @@ import (
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // benchSDK is a runtime whose sdk is the test API, and the client behind it.
@@ -28,12 +29,7 @@ func benchSDK(b *testing.B, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
 	}
 	b.Cleanup(client.Close)
 	manifest := client.Manifest()
-	rt, err := luau.New(context.Background(), luau.Config{SDK: &manifest})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { rt.Close(context.Background()) })
-	return rt, client
+	return testruntime.New(b, luau.Config{SDK: &manifest}), client
 }
 
 // callLoopScript makes 1,000 sdk calls that take only the data; it

@@ -9,6 +9,7 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testecho"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // attackSecret is the operator's credential the attack goes after.
@@ -79,11 +80,7 @@ func TestCutMessageAttack(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	m := c.Manifest()
-	rt, err := luau.New(ctx, luau.Config{SDK: &m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
+	rt := testruntime.New(t, luau.Config{SDK: &m})
 	s := c.Session(nil)
 	res := rt.Execute(ctx, luau.Script{Source: []byte(cutAttack), SDK: s})
 	if res.Error != nil {

@@ -77,12 +77,18 @@ func TestVersionFromModule(t *testing.T) {
 	}
 
 	gobin := filepath.Join(tmp, "bin")
+	// -trimpath keys the compiled dependencies by module and version
+	// rather than by the directory of this test's private module cache:
+	// without it every dependency would compile again on every run. With
+	// CGO_ENABLED=0 too, the build has the configuration of the
+	// Dockerfile's, which tests/deploy runs, so that whichever of the two
+	// builds second finds the dependencies compiled in the build cache.
 	install := exec.Command("go", "install", "-trimpath", modulePath+"/cmd/toolscript@"+version)
 	install.Dir = tmp
 	install.Env = append(os.Environ(),
 		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(sharedModCache(t), "cache", "download")),
 		"GOMODCACHE="+privateModCache(t, root, filepath.Join(tmp, "modcache")), "GOFLAGS=-modcacherw",
-		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local", "GOBIN="+gobin)
+		"GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local", "GOBIN="+gobin, "CGO_ENABLED=0")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install: %v\n%s", err, out)
 	}

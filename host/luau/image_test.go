@@ -76,6 +76,7 @@ func TestClockStartsWithTheExecution(t *testing.T) {
 	// restored from it that waited in the pool for a while.
 	for i := range 2 {
 		if i == 1 {
+			// The behaviour under test: the instance waits in the pool.
 			time.Sleep(1500 * time.Millisecond)
 		}
 		res := rt.Execute(ctx, luau.Script{Source: []byte(`

@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,6 +28,8 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/mcpserver"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/internal/testrpc"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // These tests run the HTTP transport as the hosted mode does: a real
@@ -57,11 +58,7 @@ type hostedServer struct {
 
 func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{PoolSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
+	rt := testruntime.New(t, luau.Config{PoolSize: 2})
 	m := metrics.New(hosted.AuthReasons())
 	cfg := mcpserver.Config{
 		Runtime:              rt,
@@ -235,64 +232,15 @@ func (h *hostedServer) send(t *testing.T, method, sub, session, body string) *ht
 
 const initialize = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
-func call(id, script string) string {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
-		"params": map[string]any{"name": mcpserver.ToolName, "arguments": map[string]any{"script": script},
-			"_meta": map[string]any{"progressToken": id}}})
-	return string(b)
-}
-
 func cancel(id string) string {
 	return `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `"}}`
-}
-
-// messages reads the JSON-RPC messages of a response, a JSON body or a
-// stream of events, as they come.
-func messages(resp *http.Response) <-chan map[string]any {
-	out := make(chan map[string]any, 100)
-	go func() {
-		defer close(out)
-		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-			var m map[string]any
-			if json.NewDecoder(resp.Body).Decode(&m) == nil {
-				out <- m
-			}
-			return
-		}
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var m map[string]any
-				if json.Unmarshal([]byte(data), &m) == nil {
-					out <- m
-				}
-			}
-		}
-	}()
-	return out
-}
-
-// next returns the next message, failing the test at the end of the
-// response.
-func next(t *testing.T, msgs <-chan map[string]any) map[string]any {
-	t.Helper()
-	select {
-	case m, ok := <-msgs:
-		if !ok {
-			t.Fatal("the response ended")
-		}
-		return m
-	case <-time.After(time.Minute):
-		t.Fatal("no message for a minute")
-	}
-	return nil
 }
 
 // response returns the response among the messages, skipping notifications.
 func response(t *testing.T, msgs <-chan map[string]any) map[string]any {
 	t.Helper()
 	for {
-		if m := next(t, msgs); m["method"] == nil {
+		if m := testrpc.Next(t, msgs); m["method"] == nil {
 			return m
 		}
 	}
@@ -343,22 +291,22 @@ func TestHTTPSessionsBelongToTheirUser(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || session == "" {
 		t.Fatalf("initialize: status %d, session %q", resp.StatusCode, session)
 	}
-	if resp := h.post(t, "alice", session, call("1", "return 1")); resp.StatusCode != http.StatusOK {
+	if resp := h.post(t, "alice", session, testrpc.ToolCall("1", "return 1")); resp.StatusCode != http.StatusOK {
 		t.Errorf("alice in her session: status %d", resp.StatusCode)
 	}
-	if resp := h.post(t, "mallory", session, call("1", "return 1")); resp.StatusCode != http.StatusNotFound {
+	if resp := h.post(t, "mallory", session, testrpc.ToolCall("1", "return 1")); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("mallory in alice's session: status %d, want 404", resp.StatusCode)
 	}
 	if resp := h.send(t, http.MethodDelete, "mallory", session, ""); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("mallory ends alice's session: status %d, want 404", resp.StatusCode)
 	}
-	if resp := h.post(t, "alice", "ts-unknown", call("1", "return 1")); resp.StatusCode != http.StatusNotFound {
+	if resp := h.post(t, "alice", "ts-unknown", testrpc.ToolCall("1", "return 1")); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown session: status %d, want 404", resp.StatusCode)
 	}
 	if resp := h.send(t, http.MethodDelete, "alice", session, ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("alice ends her session: status %d", resp.StatusCode)
 	}
-	if resp := h.post(t, "alice", session, call("1", "return 1")); resp.StatusCode != http.StatusNotFound {
+	if resp := h.post(t, "alice", session, testrpc.ToolCall("1", "return 1")); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an ended session: status %d, want 404", resp.StatusCode)
 	}
 	if resp := h.send(t, http.MethodGet, "alice", "", ""); resp.StatusCode != http.StatusMethodNotAllowed {
@@ -383,8 +331,8 @@ func TestHTTPCancellation(t *testing.T) {
 				session = h.post(t, "alice", "", initialize).Header.Get("Mcp-Session-Id")
 				other = h.post(t, "alice", "", initialize).Header.Get("Mcp-Session-Id")
 			}
-			msgs := messages(h.post(t, "alice", session, call("c1", busy)))
-			next(t, msgs) // a progress notification: the script runs
+			msgs := testrpc.Messages(h.post(t, "alice", session, testrpc.ToolCall("c1", busy)))
+			testrpc.Next(t, msgs) // a progress notification: the script runs
 
 			if resp := h.post(t, "mallory", "", cancel("c1")); resp.StatusCode != http.StatusAccepted {
 				t.Errorf("mallory's cancellation: status %d", resp.StatusCode)
@@ -393,7 +341,7 @@ func TestHTTPCancellation(t *testing.T) {
 				h.post(t, "alice", other, cancel("c1"))
 			}
 			// Still running: it reports progress again.
-			if m := next(t, msgs); m["method"] != string(mcp.MethodNotificationProgress) {
+			if m := testrpc.Next(t, msgs); m["method"] != string(mcp.MethodNotificationProgress) {
 				t.Fatalf("after the others' cancellations: %v", m)
 			}
 			h.post(t, "alice", session, cancel("c1"))
@@ -504,15 +452,15 @@ func TestHTTPUserDirectories(t *testing.T) {
 // error after the queue wait; another user is served meanwhile.
 func TestHTTPPerUserSlots(t *testing.T) {
 	h := startHosted(t, hostedOptions{stateless: true, maxRunning: 4, perUser: 1, queueWait: 100 * time.Millisecond})
-	msgs := messages(h.post(t, "alice", "", call("long", busy)))
-	next(t, msgs) // alice's slot is taken
+	msgs := testrpc.Messages(h.post(t, "alice", "", testrpc.ToolCall("long", busy)))
+	testrpc.Next(t, msgs) // alice's slot is taken
 
-	m := response(t, messages(h.post(t, "alice", "", call("second", "return 1"))))
+	m := response(t, testrpc.Messages(h.post(t, "alice", "", testrpc.ToolCall("second", "return 1"))))
 	e, _ := m["error"].(map[string]any)
 	if e == nil || !strings.Contains(fmt.Sprint(e["message"]), "too many executions at once for this user") {
 		t.Errorf("alice's second call: %v", m)
 	}
-	if kind := errorKind(t, response(t, messages(h.post(t, "bob", "", call("b", "return 1"))))); kind != "" {
+	if kind := errorKind(t, response(t, testrpc.Messages(h.post(t, "bob", "", testrpc.ToolCall("b", "return 1"))))); kind != "" {
 		t.Errorf("bob's call failed: %s", kind)
 	}
 	if got := counter(t, h.metrics, "toolscript_limit_refusals_total", "limit", metrics.LimitUserSlots); got != 1 {
@@ -548,8 +496,8 @@ func counter(t *testing.T, m *metrics.Metrics, name, label, value string) float6
 // answered.
 func TestHTTPStop(t *testing.T) {
 	h := startHosted(t, hostedOptions{stateless: true})
-	msgs := messages(h.post(t, "alice", "", call("s", busy)))
-	next(t, msgs)
+	msgs := testrpc.Messages(h.post(t, "alice", "", testrpc.ToolCall("s", busy)))
+	testrpc.Next(t, msgs)
 	h.srv.Stop()
 	if kind := errorKind(t, response(t, msgs)); kind != "timeout" {
 		t.Errorf("a stopped script's call ended with kind %q", kind)
@@ -560,7 +508,7 @@ func TestHTTPStop(t *testing.T) {
 // request, even without the hosted handler's cap in front.
 func TestHTTPBodyCap(t *testing.T) {
 	h := startHosted(t, hostedOptions{stateless: true, noHosted: true, maxScript: 10})
-	big := call("big", strings.Repeat("x", int(h.srv.MaxRequestBytes())))
+	big := testrpc.ToolCall("big", strings.Repeat("x", int(h.srv.MaxRequestBytes())))
 	req, _ := http.NewRequest(http.MethodPost, h.url, bytes.NewReader([]byte(big)))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -579,8 +527,8 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 	h := startHosted(t, hostedOptions{stateless: true, maxRunning: 1, queueWait: time.Minute})
 	// The only slot is taken: the second call waits for it, having
 	// written nothing.
-	first := messages(h.post(t, "alice", "", call("first", busy)))
-	next(t, first)
+	first := testrpc.Messages(h.post(t, "alice", "", testrpc.ToolCall("first", busy)))
+	testrpc.Next(t, first)
 	waiting := make(chan *http.Response, 1)
 	go func() {
 		req, _ := http.NewRequest(http.MethodPost, h.url, strings.NewReader(`{"jsonrpc":"2.0","id":"second","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1"}}}`))
@@ -595,9 +543,12 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 		}
 		waiting <- resp
 	}()
-	// Cancel the second until it is found running (waiting for its slot).
-	for h.srv.TrackedCalls() < 2 {
-		time.Sleep(5 * time.Millisecond)
+	// Cancel the second once it is found running (waiting for its slot):
+	// poll the server's count, with a minute's watchdog.
+	for deadline := time.Now().Add(time.Minute); h.srv.TrackedCalls() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second call was never tracked")
+		}
 	}
 	h.post(t, "alice", "", cancel("second"))
 	resp := <-waiting
@@ -617,7 +568,7 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 // answered in the protocol's terms, as over stdio.
 func TestHTTPUnknownResource(t *testing.T) {
 	h := startHosted(t, hostedOptions{stateless: true})
-	m := response(t, messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"toolscript://docs/nope"}}`)))
+	m := response(t, testrpc.Messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"toolscript://docs/nope"}}`)))
 	e, _ := m["error"].(map[string]any)
 	if e == nil || e["message"] != "Resource not found: toolscript://docs/nope (resources/list gives the resources of this server)" ||
 		e["code"] != -32002.0 || m["id"] != 7.0 {
@@ -626,7 +577,7 @@ func TestHTTPUnknownResource(t *testing.T) {
 	if data, _ := e["data"].(map[string]any); data["uri"] != "toolscript://docs/nope" {
 		t.Errorf("data %v", e["data"])
 	}
-	m = response(t, messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"toolscript://docs/luau"}}`)))
+	m = response(t, testrpc.Messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"toolscript://docs/luau"}}`)))
 	if m["result"] == nil {
 		t.Errorf("a resource the server has: %v", m)
 	}
@@ -647,7 +598,7 @@ func TestHTTPNumbersOutOfRange(t *testing.T) {
 			"the number 1e400 is out of range", mcp.INVALID_PARAMS},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := response(t, messages(h.post(t, "alice", "", c.body)))
+			m := response(t, testrpc.Messages(h.post(t, "alice", "", c.body)))
 			if c.code != 0 {
 				e, _ := m["error"].(map[string]any)
 				if e["code"] != c.code || !strings.Contains(fmt.Sprint(e["message"]), c.want) {

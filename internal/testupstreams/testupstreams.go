@@ -44,14 +44,30 @@ func need(tb testing.TB, path string) string {
 	return path
 }
 
+// node is the Node.js that runs the npm servers: a machine without it
+// skips (or, in CI, fails) the test saying what to install.
+func node(tb testing.TB) string {
+	tb.Helper()
+	_, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("Node.js is missing in CI: %v", err)
+		}
+		tb.Skipf("the npm MCP servers need Node.js (node on PATH), then: %s (%v)", Install, err)
+	}
+	return "node"
+}
+
 // Everything is the command line of server-everything over stdio.
 func Everything(tb testing.TB) []string {
-	return []string{"node", need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")), "stdio"}
+	tb.Helper()
+	return []string{node(tb), need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")), "stdio"}
 }
 
 // Filesystem is the command line of server-filesystem serving dir.
 func Filesystem(tb testing.TB, dir string) []string {
-	return []string{"node", need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")), dir}
+	tb.Helper()
+	return []string{node(tb), need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")), dir}
 }
 
 // Python is the command line of pyserver.py over stdio.

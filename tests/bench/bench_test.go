@@ -5,11 +5,11 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 	"github.com/toolscript/toolscript/tests/bench"
 )
 
@@ -19,30 +19,18 @@ import (
 // that every timed execution finds a ready instance, as in a warm process.
 const refillPause = 3 * time.Millisecond
 
-var shared struct {
-	once sync.Once
-	rt   *luau.Runtime
-	err  error
-}
+// shared is the package's Runtime, with a pool of ready instances as a
+// long-running toolscript process keeps.
+var shared = testruntime.NewShared(luau.Config{PoolSize: 2})
 
-// pooledRuntime returns the package's Runtime, with a pool of ready
-// instances as a long-running toolscript process keeps.
 func pooledRuntime(tb testing.TB) *luau.Runtime {
 	tb.Helper()
-	shared.once.Do(func() {
-		shared.rt, shared.err = luau.New(context.Background(), luau.Config{PoolSize: 2})
-	})
-	if shared.err != nil {
-		tb.Fatalf("luau.New: %v", shared.err)
-	}
-	return shared.rt
+	return shared.Get(tb)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.rt != nil {
-		shared.rt.Close(context.Background())
-	}
+	shared.Close()
 	os.Exit(code)
 }
 

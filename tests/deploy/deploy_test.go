@@ -339,8 +339,10 @@ func atoi(s string) int {
 	return n
 }
 
-// built is the binary the Dockerfile's command builds, once, in a
-// directory TestMain removes.
+// built is the binary the Dockerfile's command builds, once per run of the
+// package, in a directory TestMain removes. tests/version_test.go installs
+// with the same configuration (-trimpath, CGO_ENABLED=0), so that the two
+// share the compiled dependencies in the build cache.
 var built = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(buildDir, "toolscript")
 	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=deploy-test", "-o", bin, "./cmd/toolscript")

@@ -205,13 +205,14 @@ func TestSnapshot(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, for at most ten seconds.
+// waitFor polls cond (a state no channel reports) until it holds, with a
+// minute's watchdog.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within ten seconds")
+			t.Fatal("condition not met within a minute")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
