@@ -11,6 +11,7 @@ package testupstreams
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -155,17 +156,41 @@ func listen(tb testing.TB, args, env []string, ready string, port int) (string, 
 	case <-time.After(60 * time.Second):
 		tb.Fatalf("%v did not listen within a minute", args)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port), kill
+	// The line says it listens; a connection says it listens on the
+	// loopback address the tests use (polled: no event tells it).
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("%v said it listens, but %s refuses connections: %v", args, addr, err)
+		}
+	}
+	return fmt.Sprintf("http://%s/mcp", addr), kill
 }
 
-// FreePort returns a loopback TCP port nothing listens on now.
+// FreePort returns a loopback TCP port nothing listens on now, below
+// the kernel's range of ephemeral ports (32768 and up on Linux): a server
+// started on it cannot find it taken, between this check and its own
+// listen, as the source port of one of the thousands of client
+// connections other tests open meanwhile.
 func FreePort(tb testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
+	tb.Helper()
+	const low, high = 20000, 32000
+	for range 1000 {
+		port := low + rand.IntN(high-low)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	tb.Fatalf("no free loopback port in %d-%d", low, high)
+	return 0
 }
 
 // Alive reports whether process pid exists.
