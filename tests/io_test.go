@@ -427,9 +427,10 @@ func TestIOSymlinkSwappedDuringRun(t *testing.T) {
 	if err := os.Symlink("real", filepath.Join(dir, "swap")); err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	var swaps atomic.Int64
 	go func() {
+		defer close(stopped)
 		link := filepath.Join(dir, "swap")
 		tmp := filepath.Join(dir, "swap.tmp")
 		for i := 0; ; i++ {
@@ -464,6 +465,7 @@ func TestIOSymlinkSwappedDuringRun(t *testing.T) {
 		end
 		return {inside > 0, refused > 0}`, luau.IO{MaxBytes: 1 << 20}, luau.Limits{Timeout: 60 * time.Second})
 	close(stop)
+	<-stopped // no link is made after this: the directory can be removed
 	if res.Error != nil {
 		t.Fatalf("error: %v", res.Error)
 	}
