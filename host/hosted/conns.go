@@ -247,7 +247,8 @@ func (l *limitListener) shed(c net.Conn, limit string) {
 }
 
 // answerBusy writes the 503 to c (after a TLS handshake when tlsConfig is
-// set), half-closes it, reads what the client sent until it closes too
+// set, and once the request has begun or shedLinger passed), half-closes
+// it, reads what the client sent until it closes too
 // (so that the close resets nothing the client has yet to read), and
 // closes it, all within shedTimeout and shedLinger.
 func answerBusy(c net.Conn, tlsConfig *tls.Config) {
@@ -265,6 +266,14 @@ func answerBusy(c net.Conn, tlsConfig *tls.Config) {
 		}
 		conn = tc
 	}
+	// The 503 answers the request, not ahead of it: a client whose
+	// request is not yet written when a response arrives takes the
+	// connection for broken (Go's transport: "unsolicited response"). The
+	// request's first bytes are waited for, briefly.
+	_ = conn.SetReadDeadline(time.Now().Add(shedLinger))
+	var first [1]byte
+	_, _ = conn.Read(first[:])
+	_ = conn.SetReadDeadline(deadline)
 	if _, err := conn.Write(shedResponse); err != nil {
 		return
 	}
