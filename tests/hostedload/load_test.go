@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -26,12 +25,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/auth/authtest"
+	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/hosted"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/mcpserver"
-	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/tests/loadgen"
 )
 
@@ -42,57 +39,63 @@ type server struct {
 	issuer *authtest.Issuer
 }
 
-// serve starts the hosted mode as `serve --http` assembles it, stateless,
-// with authentication, and stops it when the test ends.
+// serve starts the hosted mode as `serve --http --stateless` does (host/app
+// assembles it), with authentication by a real issuer and maxConcurrent
+// scripts at once, and stops it when the test ends.
 func serve(t testing.TB, maxConcurrent int) *server {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rt, err := luau.New(context.Background(), luau.Config{PoolSize: maxConcurrent})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := metrics.New(hosted.AuthReasons())
-	srv, err := mcpserver.New(mcpserver.Config{
-		Runtime: rt, MaxConcurrent: maxConcurrent, QueueWait: 30 * time.Second,
-		Metrics: m, ErrorLog: io.Discard,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := srv.HTTPHandler(mcpserver.HTTPConfig{Stateless: true, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	issuer := authtest.NewIssuer(t, authtest.Options{})
-	a, err := auth.New(context.Background(), auth.Config{
-		Issuer: issuer.URL, Audience: issuer.Audience, HTTPClient: issuer.Client(),
-		Logger: quiet, OnFailure: hosted.AuthFailureHook(m),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := hosted.New(hosted.Config{MCP: tr, Auth: a, MaxBodyBytes: srv.MaxRequestBytes(), Metrics: m, AccessLog: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
+	issuer := authtest.NewIssuer(t, authtest.Options{PlainHTTP: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := config.ResolveServer(nil, config.ServerFlags{
+		HTTP: ln.Addr().String(), MaxConcurrent: maxConcurrent, QueueWait: 30 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, err := config.Resolve(nil, config.Flags{NoIO: true}, func(string) string { return "" }, config.Hosted)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
+	log := &readyWriter{ready: make(chan struct{})}
 	go func() {
-		served <- hosted.Serve(ctx, h, hosted.ServeConfig{Listener: ln, Logger: quiet, StopScripts: srv.Stop})
+		served <- app.Serve(ctx, app.ServeConfig{
+			Server: srv, Settings: settings,
+			Hosted: config.HostedFlags{Stateless: true, Auth: config.Auth{Authority: issuer.URL, Audience: issuer.Audience}},
+			SDK:    app.SDKOptions{Stderr: io.Discard}, Version: "load", Stderr: log, Listener: ln,
+		})
 	}()
 	t.Cleanup(func() {
 		stop()
 		if err := <-served; err != nil {
 			t.Error(err)
 		}
-		a.Close()
-		rt.Close(context.Background())
 	})
+	select {
+	case <-log.ready:
+	case err := <-served:
+		served <- err
+		t.Fatalf("the server stopped before it was ready: %v", err)
+	}
 	return &server{url: "http://" + ln.Addr().String() + hosted.PathMCP, addr: ln.Addr().String(), issuer: issuer}
+}
+
+// readyWriter is the server's log: it closes ready at the line that says
+// the server listens.
+type readyWriter struct {
+	once  sync.Once
+	ready chan struct{}
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), `"msg":"ready"`) {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return len(p), nil
 }
 
 // returnOne is the tools/call of `return 1`.
