@@ -1,6 +1,6 @@
-// Package hostedload loads the hosted mode as it is served (the MCP server
-// on the streamable HTTP transport, behind the hosted handler with
-// authentication by a real issuer, in hosted.Serve's http.Server) with many
+// Package hostedload loads the hosted mode as `serve --http` serves it
+// (host/app's assembly: the MCP server on the streamable HTTP transport,
+// behind the hosted handler with authentication by a real issuer) with many
 // clients running real scripts, and measures it. It is a package of its
 // own so that its process holds nothing else: what the load leaves behind
 // (goroutines, file descriptors, memory) is what the server left.
