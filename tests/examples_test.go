@@ -41,8 +41,8 @@ import (
 //   - luau petstore|fs|io: a script that runs with the pet store's API, the
 //     filesystem MCP server on examples/files, or the io library;
 //   - sdk-docs NAME: every line of the block is in `toolscript sdk docs NAME`;
-//   - config run|lint: a toolscript.toml with which `run` or `lint` of
-//     examples/hello.luau succeeds;
+//   - config run|lint|petstore: a toolscript.toml with which `run` or `lint`
+//     of examples/hello.luau succeeds, or `run` of examples/petstore/pets.luau;
 //   - mcp-config: an MCP client's configuration; the test starts the server
 //     it names and calls execute_script through it;
 //   - python, javascript: an MCP client program, run with TOKEN set against
@@ -455,7 +455,7 @@ func containsLine(lines []string, want string) bool {
 
 func (s *exampleSession) config(t *testing.T, b exampleBlock) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(b.text), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(s.addrs.Replace(b.text)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	hello := filepath.Join(s.root, "examples", "hello.luau")
@@ -468,8 +468,15 @@ func (s *exampleSession) config(t *testing.T, b exampleBlock) {
 		}
 	case "lint":
 		s.toolscript(t, dir, nil, "lint", hello)
+	case "petstore":
+		pets := filepath.Join(s.root, "examples", "petstore", "pets.luau")
+		out := s.toolscript(t, dir, []string{"PETSTORE_TOKEN=any-token"}, "run", "--json", pets)
+		var res execResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || res.Error != nil || !jsonEqual(string(res.Result), `{"first":"Rex","second":"Tom"}`) {
+			t.Fatalf("pets.luau with the configuration: %s (%v)", out, err)
+		}
 	default:
-		t.Fatalf("line %d: a config example is `config run` or `config lint`", b.line)
+		t.Fatalf("line %d: a config example is `config run`, `config lint` or `config petstore`", b.line)
 	}
 }
 
