@@ -51,13 +51,9 @@ func main() {
 }
 
 func run(addr, audience string, ttl time.Duration) error {
-	l, err := net.Listen("tcp", addr)
+	l, err := listenLoopback(addr)
 	if err != nil {
 		return err
-	}
-	if ip := l.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		l.Close()
-		return fmt.Errorf("%s is not a loopback address: this issuer gives a token to anyone who asks", addr)
 	}
 	_, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -81,6 +77,19 @@ func run(addr, audience string, ttl time.Duration) error {
 		return err
 	}
 	return nil
+}
+
+// listenLoopback listens on addr, which must be a loopback address.
+func listenLoopback(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if ip := l.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		l.Close()
+		return nil, fmt.Errorf("%s is not a loopback address: this issuer gives a token to anyone who asks", addr)
+	}
+	return l, nil
 }
 
 func (iss *issuer) handler() http.Handler {
