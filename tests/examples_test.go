@@ -246,6 +246,10 @@ func shellLines(text string) (script string, want []string) {
 
 func (s *exampleSession) shell(t *testing.T, text string) {
 	script, want := shellLines(s.paste(t, text))
+	needProgram(t, "bash")
+	if strings.Contains(script, "curl ") {
+		needProgram(t, "curl")
+	}
 	cmd := exec.Command("bash", "-c", "set -eo pipefail\n"+script)
 	cmd.Dir = s.root
 	cmd.Env = s.env()
@@ -556,6 +560,7 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 		cmd, comment = exec.Command(python, path), "  # "
 	case "javascript":
 		modules := filepath.Join(testupstreams.Dir(), "node_modules")
+		needProgram(t, "node")
 		needInstalled(t, filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json"), "the MCP TypeScript SDK")
 		if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 			t.Fatal(err)
@@ -612,5 +617,15 @@ func needInstalled(t *testing.T, path, what string) {
 			t.Fatalf("%s is not installed (%v); run: %s", what, err, testupstreams.Install)
 		}
 		t.Skipf("%s is not installed (%v); run: %s", what, err, testupstreams.Install)
+	}
+}
+
+// needProgram skips the test when program is not on PATH; in CI it fails.
+func needProgram(t *testing.T, program string) {
+	if _, err := exec.LookPath(program); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the example needs %s on PATH: %v", program, err)
+		}
+		t.Skipf("the example needs %s on PATH (%v): install it to run it", program, err)
 	}
 }
