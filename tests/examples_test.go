@@ -318,6 +318,7 @@ func (s *exampleSession) server(t *testing.T, text string) {
 		}
 	}
 	script = s.paste(t, script)
+	needProgram(t, "bash")
 	cmd := exec.Command("bash", "-c", "exec "+script)
 	cmd.Dir = s.root
 	cmd.Env = s.env()
