@@ -32,3 +32,14 @@ func (b Builtin) docs() string {
 	return fmt.Sprintf("```luau\n%s\n```\n\n%s\n\nA global of the sandbox, not part of sdk; the toolscript://docs/ resources document the sandbox.\n",
 		b.Signature, b.Summary)
 }
+
+// isBuiltinName reports whether name is a built-in's, io's included.
+func isBuiltinName(name string) bool {
+	name = strings.TrimSuffix(strings.TrimSpace(name), "()")
+	for _, b := range Builtins {
+		if b.Name() == name {
+			return true
+		}
+	}
+	return false
+}

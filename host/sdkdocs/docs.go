@@ -457,6 +457,9 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	if b := d.builtin(name); b != nil {
 		return b.docs(), nil
 	}
+	if d.noIO && isBuiltinName(name) {
+		return "", fmt.Errorf("%s is not available: file access (io, os.remove, file) is disabled on this server", strings.TrimSpace(name))
+	}
 	api, f, err := d.Lookup(name)
 	if err != nil {
 		return "", err
