@@ -54,6 +54,7 @@ const (
 
 // index is the inverted index of a catalog and the built-ins.
 type index struct {
+	stems    stemCache // while building
 	docs     []indexDoc
 	postings map[string][]posting
 	avgLen   [numFields]float64
@@ -78,7 +79,7 @@ type posting struct {
 type texts [numFields]string
 
 func buildIndex(cat *catalog.Catalog) *index {
-	ix := &index{postings: map[string][]posting{}}
+	ix := &index{postings: map[string][]posting{}, stems: stemCache{}}
 	for _, api := range cat.APIs {
 		for _, f := range api.Functions {
 			ix.add(indexDoc{api: api, fn: f}, functionTexts(api, f))
@@ -94,6 +95,7 @@ func buildIndex(cat *catalog.Catalog) *index {
 			fieldParams:  b.Signature,
 		})
 	}
+	ix.stems = nil
 	var total [numFields]float64
 	for _, d := range ix.docs {
 		for f, n := range d.length {
@@ -163,7 +165,7 @@ func (ix *index) add(d indexDoc, t texts) {
 		if len(text) > maxFieldText {
 			text = cutRunes(text, maxFieldText)
 		}
-		toks := tokens(text)
+		toks := tokensWith(ix.stems, text)
 		d.length[f] = len(toks)
 		if f == fieldName {
 			d.name = toks
@@ -186,19 +188,41 @@ func (ix *index) add(d indexDoc, t texts) {
 	ix.docs = append(ix.docs, d)
 }
 
+// maxWord is the longest word indexed or searched: longer ones (hashes,
+// base64) are nobody's query.
+const maxWord = 40
+
+// stemCache remembers stems while an index is built (words repeat); nil
+// stems without remembering.
+type stemCache map[string]string
+
+func (c stemCache) stem(w string) string {
+	if c == nil {
+		return english.Stem(w, false)
+	}
+	s, ok := c[w]
+	if !ok {
+		s = english.Stem(w, false)
+		c[w] = s
+	}
+	return s
+}
+
 // tokens splits text into stemmed lower-case words: snake_case, camelCase,
 // dotted and slashed names apart, stop words dropped.
-func tokens(s string) []string {
+func tokens(s string) []string { return tokensWith(nil, s) }
+
+func tokensWith(stems stemCache, s string) []string {
 	var out []string
 	var cur []rune
 	flush := func() {
-		if len(cur) > 0 {
+		if len(cur) > 0 && len(cur) <= maxWord {
 			w := strings.ToLower(string(cur))
 			if !english.IsStopWord(w) && !extraStopWords[w] {
-				out = append(out, english.Stem(w, false))
+				out = append(out, stems.stem(w))
 			}
-			cur = cur[:0]
 		}
+		cur = cur[:0]
 	}
 	prev := rune(0)
 	for _, r := range s {
