@@ -139,6 +139,14 @@ func TestSearchQuality(t *testing.T) {
 			t.Logf("rank %d for %q (want %v): %v", rank+1, q.text, q.want, got)
 		}
 	}
+	// The example: a memory is server-memory's to keep.
+	var first []string
+	for _, h := range d.Search("remember a fact about a person", 3) {
+		first = append(first, h.Name)
+	}
+	if !slices.Contains(first, "sdk.memory.create_entities") || !slices.Contains(first, "sdk.memory.add_observations") {
+		t.Errorf("remember a fact about a person: %v", first)
+	}
 	r3, r10 := float64(top3)/float64(len(queries)), float64(top10)/float64(len(queries))
 	t.Logf("%d queries: top-3 %.1f%% (%d), top-10 %.1f%% (%d)", len(queries), 100*r3, top3, 100*r10, top10)
 	if r3 < floorTop3 || r10 < floorTop10 {

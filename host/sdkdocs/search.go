@@ -251,8 +251,8 @@ var extraStopWords = map[string]bool{
 // synonyms maps a stemmed word of a query to stemmed words functions use
 // for the same thing: what a model says against what an API names.
 var synonyms = stemmedSynonyms(map[string][]string{
-	"remember":       {"memory", "observation", "store", "save", "record"},
-	"memorize":       {"memory", "observation", "store", "save"},
+	"remember":       {"memory", "observation", "add", "create", "store", "save"},
+	"memorize":       {"memory", "observation", "add", "create", "store"},
 	"recall":         {"memory", "search", "read", "open"},
 	"forget":         {"delete", "remove", "memory"},
 	"fact":           {"observation", "entity", "knowledge"},
