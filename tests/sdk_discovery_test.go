@@ -271,3 +271,40 @@ type toolCaller struct {
 	c   *client.Client
 	ctx context.Context
 }
+
+// TestSDKDiscoveryHosted: the same pages over hosted streamable HTTP (an
+// mcp-go client against serve --http): every page of list_functions over
+// GitHub's API fits, they reach every function once, and a foreign cursor
+// is a clear error.
+func TestSDKDiscoveryHosted(t *testing.T) {
+	spec := testspecs.GitHub(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	c := connectURL(t, startServe(t, t.TempDir(), "--api", "gh="+spec).url)
+	ctx := testContext(t)
+	call := toolCaller{c: c, ctx: ctx}
+	seen := map[string]bool{}
+	lines, total := walk(t, "hosted list_functions(gh)", func(cursor string) (string, error) {
+		text, isErr, err := call.text("list_functions", map[string]any{"api": "gh", "limit": 400, "cursor": cursor})
+		if err == nil && isErr {
+			err = fmt.Errorf("tool error: %s", text)
+		}
+		return text, err
+	})
+	for _, l := range lines {
+		name := callLine.FindStringSubmatch(l)
+		if name == nil || seen[name[1]] {
+			t.Fatalf("line %q", l)
+		}
+		seen[name[1]] = true
+	}
+	if len(seen) != 1223 || total != 1223 {
+		t.Errorf("%d functions, total %d", len(seen), total)
+	}
+	text, isErr, err := call.text("search_docs", map[string]any{"query": "create an issue", "cursor": encodeForeignCursor()})
+	if err != nil || !isErr || !strings.Contains(text, "invalid cursor") {
+		t.Errorf("a foreign cursor: %v %v %s", err, isErr, text)
+	}
+}
+
+// encodeForeignCursor is a well-formed cursor of no listing of this server.
+func encodeForeignCursor() string { return "AQIDBAUGBwgF" }
