@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/catalog"
@@ -29,12 +28,6 @@ const (
 	floorHeldOutTop3  = 0.80
 	floorHeldOutTop10 = 0.88
 )
-
-var realSDK struct {
-	once sync.Once
-	docs *Docs
-	err  error
-}
 
 // realDocs are the docs of GitHub's API and the reference MCP servers
 // server-memory, server-filesystem and server-everything, started for real.
