@@ -106,6 +106,9 @@ type FunctionInfo struct {
 // ListFunctions lists the functions of api (all APIs when empty) with tag
 // (any when empty), with one-line summaries.
 func (d *Docs) ListFunctions(api, tag string) ([]FunctionInfo, error) {
+	if err := checkName("tag", tag); err != nil {
+		return nil, err
+	}
 	var apis []*catalog.API
 	if api == "" {
 		apis = d.cat.APIs
@@ -159,7 +162,23 @@ func (d *Docs) tagHint(apis []*catalog.API, tag string) string {
 	return ""
 }
 
+// maxName is the longest API, function, tag or schema name looked up;
+// longer ones are refused at once (suggesting a near name costs in
+// proportion to its length).
+const maxName = 256
+
+// checkName refuses a name longer than maxName.
+func checkName(what, name string) error {
+	if len(name) > maxName {
+		return fmt.Errorf("the %s name is %d bytes long, longer than any (at most %d): %q", what, len(name), maxName, cutRunes(name, 40)+"...")
+	}
+	return nil
+}
+
 func (d *Docs) unknownAPI(name string) error {
+	if err := checkName("API", name); err != nil {
+		return err
+	}
 	var names []string
 	for _, a := range d.cat.APIs {
 		names = append(names, a.Name)
@@ -210,6 +229,9 @@ func firstParagraph(s string, max int) string {
 // Lookup finds a function by the name a script uses ("list_pets",
 // "sdk.list_pets", "petstore.list_pets", "sdk.petstore.list_pets").
 func (d *Docs) Lookup(name string) (*catalog.API, *catalog.Function, error) {
+	if err := checkName("function", name); err != nil {
+		return nil, nil, err
+	}
 	name = strings.TrimPrefix(strings.TrimSpace(name), "sdk.")
 	if api, fn, ok := strings.Cut(name, "."); ok {
 		a := d.cat.API(api)

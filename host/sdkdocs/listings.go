@@ -80,6 +80,9 @@ func (d *Docs) FunctionsPage(api, tag string, req PageRequest) (Page, error) {
 		api *catalog.API
 		fn  *catalog.Function
 	}
+	if err := checkName("tag", tag); err != nil {
+		return Page{}, err
+	}
 	var apis []*catalog.API
 	if api == "" {
 		apis = d.cat.APIs

@@ -225,6 +225,20 @@ func TestHugeSpecBounded(t *testing.T) {
 	if _, err := d.SearchPage("the of and", PageRequest{}); err == nil || !strings.Contains(err.Error(), "no words") {
 		t.Errorf("a query of stop words: %v", err)
 	}
+	// Names of 100 KB are refused before anything looks for a near name
+	// (which costs in proportion to their length).
+	long := strings.Repeat("operation_number_1", 100<<10/18)
+	for what, err := range map[string]error{
+		"function": func() error { _, err := d.FunctionDocs(long); return err }(),
+		"api":      func() error { _, err := d.FunctionsPage(long, "", PageRequest{}); return err }(),
+		"tag":      func() error { _, err := d.FunctionsPage("big", long, PageRequest{}); return err }(),
+		"schema":   func() error { _, err := d.SchemaDocs("big", long); return err }(),
+		"resource": func() error { _, err := d.Resource("sdk://big/functions/" + long); return err }(),
+	} {
+		if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "long") {
+			t.Errorf("%s of 100 KB: %.300v", what, err)
+		}
+	}
 	// A first page allocates about the same with 50,000 functions as with
 	// 5,000: the spec's size does not multiply its cost.
 	small := synthetic(5000)

@@ -193,6 +193,9 @@ func (d *Docs) SchemaDocs(apiName, schema string) (string, error) {
 	if api == nil {
 		return "", d.unknownAPI(apiName)
 	}
+	if err := checkName("schema", schema); err != nil {
+		return "", err
+	}
 	names := d.names[api.Name]
 	s, ok := api.Schemas[schema]
 	if !ok { // by its Luau type name too
