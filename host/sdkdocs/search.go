@@ -451,8 +451,8 @@ func (d *Docs) rank(query string) []scored {
 	return out
 }
 
-// checkQuery refuses a query that is too long or has no words to look for.
-func checkQuery(query string) error {
+// CheckQuery refuses a query that is too long or has no words to look for.
+func CheckQuery(query string) error {
 	if len(query) > MaxQueryBytes {
 		return fmt.Errorf("the query is %d bytes long, more than %d: search with a few words of what the function does", len(query), MaxQueryBytes)
 	}
@@ -481,7 +481,7 @@ func (d *Docs) Search(query string, limit int) []Hit {
 	if limit <= 0 {
 		limit = DefaultSearchLimit
 	}
-	if checkQuery(query) != nil {
+	if CheckQuery(query) != nil {
 		return nil
 	}
 	ranked := d.rank(query)
@@ -495,7 +495,7 @@ func (d *Docs) Search(query string, limit int) []Hit {
 // SearchPage is search_docs: one page of the ranked results, a line each
 // ("signature -- summary"), best first.
 func (d *Docs) SearchPage(query string, req PageRequest) (Page, error) {
-	if err := checkQuery(query); err != nil {
+	if err := CheckQuery(query); err != nil {
 		return Page{}, err
 	}
 	if req.Limit == 0 {
