@@ -161,6 +161,20 @@ func (s *Server) forSandbox(d *sdkdocs.Docs) *sdkdocs.Docs {
 	return d
 }
 
+// maxInlineSignatures caps the characters of the signatures
+// execute_script's description lists: past it, even with few functions,
+// the description points to the discovery tools instead.
+const maxInlineSignatures = 12000
+
+// length is the characters of lines, one a line.
+func length(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 3
+	}
+	return n
+}
+
 // sdkDescription is what execute_script's description says of the sdk:
 // every signature when there are few, else where to find them.
 func (s *Server) sdkDescription() string {
@@ -181,11 +195,17 @@ func (s *Server) sdkDescription() string {
 		"that pcall catches. Run independent calls concurrently with parallel({function() ... end, ...}, limit?), " +
 		"which returns their first results in order.")
 	if d.Count() <= s.cfg.InlineSignatures {
-		b.WriteString(" Functions:\n")
-		for _, sig := range d.Signatures() {
-			b.WriteString("- " + sig + "\n")
+		sigs := d.Signatures()
+		if length(sigs) > maxInlineSignatures {
+			sigs = d.CompactSignatures() // argument types of over 120 characters as {...}
 		}
-		return strings.TrimRight(b.String(), "\n")
+		if length(sigs) <= maxInlineSignatures {
+			b.WriteString(" Functions (get_function_docs gives one's types):\n")
+			for _, sig := range sigs {
+				b.WriteString("- " + sig + "\n")
+			}
+			return strings.TrimRight(b.String(), "\n")
+		}
 	}
 	fmt.Fprintf(&b, " There are %d functions: find them with %s, %s and %s before writing the script, or read the sdk:// resources.",
 		d.Count(), ToolSearchDocs, ToolListFunctions, ToolGetFunctionDocs)

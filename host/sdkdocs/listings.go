@@ -33,6 +33,20 @@ func compactSignature(t *typer, api *catalog.API, f *catalog.Function) string {
 	return callName(api, f) + "(" + strings.Join(args, ", ") + "): (" + res + ", SdkResponse)"
 }
 
+// CompactSignatures lists every function's compact signature, one a
+// line: what execute_script's description shows when the full ones are
+// too long.
+func (d *Docs) CompactSignatures() []string {
+	var out []string
+	for _, api := range d.cat.APIs {
+		t := newTyper(api, d.names[api.Name])
+		for _, f := range api.Functions {
+			out = append(out, capLine(compactSignature(t, api, f)))
+		}
+	}
+	return out
+}
+
 // APIsPage is list_apis: one line per API or MCP server with its kind,
 // number of functions, title, version, base URL and description.
 func (d *Docs) APIsPage(req PageRequest) (Page, error) {
