@@ -119,7 +119,7 @@ func (d *Docs) FunctionsPage(api, tag string, req PageRequest) (Page, error) {
 		return Page{}, fmt.Errorf("no function has the tag %q%s", tag, d.tagHint(apis, tag))
 	}
 	typers := map[string]*typer{}
-	what := "sdk functions"
+	what := "functions of the sdk"
 	if api != "" {
 		what = "functions of sdk." + api
 	}
