@@ -197,6 +197,8 @@ func shapeOf(s *catalog.Schema) string {
 		return ""
 	case len(s.Enum) > 0:
 		return fmt.Sprintf("enum of %d", len(s.Enum))
+	case len(s.Properties) == 1:
+		return "object, 1 field"
 	case len(s.Properties) > 0:
 		return fmt.Sprintf("object, %d fields", len(s.Properties))
 	case len(s.AllOf) > 0:
