@@ -54,7 +54,7 @@ func TestSDKServe(t *testing.T) {
 		}
 		return strings.Join(textsOf(res), "\n")
 	}
-	if out := call("list_apis", nil); !strings.Contains(out, `"name": "pets"`) || !strings.Contains(out, `"functions":`) {
+	if out := call("list_apis", nil); !strings.Contains(out, "sdk.pets (OpenAPI, ") || !strings.Contains(out, "base URL "+api.URL) {
 		t.Errorf("list_apis: %s", out)
 	}
 	if out := call("list_functions", map[string]any{"tag": "pets"}); !strings.Contains(out, "sdk.get_pet") || strings.Contains(out, "sdk.echo") {

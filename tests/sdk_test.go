@@ -56,6 +56,18 @@ func TestSDKCommand(t *testing.T) {
 	if status != 0 || !strings.HasPrefix(out, "sdk.upload") {
 		t.Errorf("search: %d %q", status, out)
 	}
+	_, errOut, status = toolscript(t, dir, "", "sdk", "search", "--api", api, "the", "of")
+	if status != 2 || !strings.Contains(errOut, "no words to look for") {
+		t.Errorf("search for stop words: %d %q", status, errOut)
+	}
+	out, _, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "sdk://pets/schemas")
+	if status != 0 || !strings.Contains(out, "NewPet (object, ") {
+		t.Errorf("the schemas resource: %d %q", status, out)
+	}
+	_, errOut, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "sdk://pets/functions?cursor=nope")
+	if status != 1 || !strings.Contains(errOut, "invalid cursor") {
+		t.Errorf("a bad cursor: %d %q", status, errOut)
+	}
 	defs := filepath.Join(dir, "sdk.d.luau")
 	_, _, status = toolscript(t, dir, "", "sdk", "types", "--api", api, "-o", defs)
 	data, _ := os.ReadFile(defs)

@@ -215,7 +215,11 @@ func sdkSearch(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	hits := d.Search(strings.Join(c.Args().Slice(), " "), c.Int("limit"))
+	query := strings.Join(c.Args().Slice(), " ")
+	if err := sdkdocs.CheckQuery(query); err != nil {
+		return usagef("sdk search: %v", err)
+	}
+	hits := d.Search(query, c.Int("limit"))
 	if c.Bool("json") {
 		return printJSON(c, hits)
 	}

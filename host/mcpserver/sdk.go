@@ -2,8 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -33,7 +33,7 @@ const (
 // addSDKDocs registers the discovery tools and the sdk:// resources of d.
 // The tools read the current docs (SetSDKDocs) on each call.
 func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
-	s.sdkDocs.Store(d)
+	s.sdkDocs.Store(s.forSandbox(d))
 	readOnly := func(title string) mcp.ToolOption {
 		return mcp.WithToolAnnotation(mcp.ToolAnnotation{
 			Title:           title,
@@ -43,44 +43,60 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 			OpenWorldHint:   mcp.ToBoolPtr(false),
 		})
 	}
+	limitOption := func(def int) mcp.ToolOption {
+		return mcp.WithNumber("limit", mcp.Description(fmt.Sprintf("at most this many lines (default %d, at most %d; a page also stops before %d characters)", def, sdkdocs.MaxPageLimit, sdkdocs.MaxAnswer)))
+	}
+	cursorOption := mcp.WithString("cursor", mcp.Description("where to go on: the cursor the previous page ended with (none for the first page)"))
 	s.mcp.AddTool(mcp.NewTool(ToolListAPIs,
-		mcp.WithDescription("Lists the APIs and MCP servers scripts can call through sdk, with their descriptions and number of functions."),
+		mcp.WithDescription("Lists the APIs and MCP servers scripts can call through sdk, one a line: kind, number of functions, title, version, base URL and description."),
+		limitOption(sdkdocs.DefaultPageLimit), cursorOption,
 		readOnly("List the sdk's APIs"),
-	), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return jsonResult(s.sdkDocs.Load().ListAPIs())
-	})
-	s.mcp.AddTool(mcp.NewTool(ToolListFunctions,
-		mcp.WithDescription("Lists the sdk functions (sdk.<api>.<name>) with one-line summaries, of one API and one tag when given."),
-		mcp.WithString("api", mcp.Description("an API or MCP server name, from list_apis")),
-		mcp.WithString("tag", mcp.Description("only the functions with this tag")),
-		readOnly("List sdk functions"),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		fns, err := s.sdkDocs.Load().ListFunctions(req.GetString("api", ""), req.GetString("tag", ""))
+		page, err := pageRequest(req)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		return jsonResult(fns)
+		return pageResult(s.sdkDocs.Load().APIsPage(page))
+	})
+	s.mcp.AddTool(mcp.NewTool(ToolListFunctions,
+		mcp.WithDescription("Lists the sdk functions, one a line (signature -- summary), of one API and one tag when given, in pages: a page that is not the last ends with how many are left and the cursor of the next."),
+		mcp.WithString("api", mcp.Description("an API or MCP server name, from list_apis")),
+		mcp.WithString("tag", mcp.Description("only the functions with this tag")),
+		limitOption(sdkdocs.DefaultPageLimit), cursorOption,
+		readOnly("List sdk functions"),
+	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		page, err := pageRequest(req)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return pageResult(s.sdkDocs.Load().FunctionsPage(req.GetString("api", ""), req.GetString("tag", ""), page))
 	})
 	s.mcp.AddTool(mcp.NewTool(ToolGetFunctionDocs,
-		mcp.WithDescription("The documentation of one sdk function: its Luau signature, the types of its parameters, body and result, and the schemas they use."),
-		mcp.WithString("name", mcp.Required(), mcp.Description("the function: list_pets, sdk.list_pets or sdk.petstore.list_pets")),
+		mcp.WithDescription("The documentation of one sdk function or built-in (json.encode, parallel, progress, ...): its Luau signature, the types of its parameters, body and result with their formats and descriptions, and the schemas they use."),
+		mcp.WithString("name", mcp.Required(), mcp.Description("the function: list_pets, sdk.list_pets, sdk.petstore.list_pets, or a built-in such as json.decode")),
 		readOnly("Get an sdk function's docs"),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		text, err := s.sdkDocs.Load().FunctionDocs(req.GetString("name", ""))
+		name := req.GetString("name", "")
+		if text, ok := s.builtinDocs(name); ok {
+			return mcp.NewToolResultText(text), nil
+		}
+		text, err := s.sdkDocs.Load().FunctionDocs(name)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		return mcp.NewToolResultText(text), nil
 	})
 	s.mcp.AddTool(mcp.NewTool(ToolSearchDocs,
-		mcp.WithDescription("Searches the sdk's functions by words in their names, summaries, descriptions and parameters; best first."),
-		mcp.WithString("query", mcp.Required(), mcp.Description("words to look for, e.g. \"create issue comment\"")),
-		mcp.WithNumber("limit", mcp.Description(fmt.Sprintf("how many results at most (default %d)", sdkdocs.DefaultSearchLimit))),
+		mcp.WithDescription("Searches the sdk's functions and the sandbox's built-ins by what they do, in the words you would use (\"remember a fact about a person\", \"create issue comment\"); best first, one a line (signature -- summary), in pages."),
+		mcp.WithString("query", mcp.Required(), mcp.Description(fmt.Sprintf("a few words of what the function does (at most %d bytes)", sdkdocs.MaxQueryBytes))),
+		limitOption(sdkdocs.DefaultSearchLimit), cursorOption,
 		readOnly("Search the sdk's docs"),
 	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		limit := req.GetInt("limit", sdkdocs.DefaultSearchLimit)
-		limit = min(max(limit, 1), 100)
-		return jsonResult(s.sdkDocs.Load().Search(req.GetString("query", ""), limit))
+		page, err := pageRequest(req)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return pageResult(s.sdkDocs.Load().SearchPage(req.GetString("query", ""), page))
 	})
 
 	s.addSDKResources(d)
@@ -116,6 +132,7 @@ func (s *Server) addSDKResources(d *sdkdocs.Docs) {
 func (s *Server) SetSDKDocs(d *sdkdocs.Docs) {
 	s.sdkMu.Lock()
 	defer s.sdkMu.Unlock()
+	d = s.forSandbox(d)
 	old := s.sdkDocs.Swap(d)
 	keep := map[string]bool{}
 	for _, r := range d.Resources() {
@@ -133,6 +150,29 @@ func (s *Server) SetSDKDocs(d *sdkdocs.Docs) {
 	}
 	s.addSDKResources(d)
 	s.mcp.AddTool(s.tool(), s.executeScript)
+}
+
+// forSandbox is d as this server's scripts see it: without the io
+// built-ins when io is off.
+func (s *Server) forSandbox(d *sdkdocs.Docs) *sdkdocs.Docs {
+	if s.cfg.IO == nil {
+		return d.WithoutIO()
+	}
+	return d
+}
+
+// maxInlineSignatures caps the characters of the signatures
+// execute_script's description lists: past it, even with few functions,
+// the description points to the discovery tools instead.
+const maxInlineSignatures = 12000
+
+// length is the characters of lines, one a line.
+func length(lines []string) int {
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 3
+	}
+	return n
 }
 
 // sdkDescription is what execute_script's description says of the sdk:
@@ -155,22 +195,67 @@ func (s *Server) sdkDescription() string {
 		"that pcall catches. Run independent calls concurrently with parallel({function() ... end, ...}, limit?), " +
 		"which returns their first results in order.")
 	if d.Count() <= s.cfg.InlineSignatures {
-		b.WriteString(" Functions:\n")
-		for _, sig := range d.Signatures() {
-			b.WriteString("- " + sig + "\n")
+		sigs := d.Signatures()
+		if length(sigs) > maxInlineSignatures {
+			sigs = d.CompactSignatures() // argument types of over 120 characters as {...}
 		}
-		return strings.TrimRight(b.String(), "\n")
+		if length(sigs) <= maxInlineSignatures {
+			b.WriteString(" Functions (get_function_docs gives one's types):\n")
+			for _, sig := range sigs {
+				b.WriteString("- " + sig + "\n")
+			}
+			return strings.TrimRight(b.String(), "\n")
+		}
 	}
 	fmt.Fprintf(&b, " There are %d functions: find them with %s, %s and %s before writing the script, or read the sdk:// resources.",
 		d.Count(), ToolSearchDocs, ToolListFunctions, ToolGetFunctionDocs)
 	return b.String()
 }
 
-// jsonResult is a tool result holding v as indented JSON text.
-func jsonResult(v any) (*mcp.CallToolResult, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return nil, err
+// pageRequest reads a discovery tool's limit and cursor: the limit a
+// whole number of at least 1 (larger than sdkdocs.MaxPageLimit is taken
+// as it), the cursor a string.
+func pageRequest(req mcp.CallToolRequest) (sdkdocs.PageRequest, error) {
+	var page sdkdocs.PageRequest
+	args := req.GetArguments()
+	if raw, ok := args["limit"]; ok && raw != nil {
+		n, ok := raw.(float64)
+		if !ok || n != math.Trunc(n) || n < 1 {
+			return page, fmt.Errorf("limit must be a whole number of at least 1, got %v", raw)
+		}
+		page.Limit = int(min(n, sdkdocs.MaxPageLimit))
 	}
-	return mcp.NewToolResultText(string(b)), nil
+	if raw, ok := args["cursor"]; ok && raw != nil {
+		c, ok := raw.(string)
+		if !ok {
+			return page, fmt.Errorf("cursor must be a string, the one a page ended with, got %v", raw)
+		}
+		page.Cursor = c
+	}
+	return page, nil
+}
+
+// pageResult is a page as a tool result (its text: the entries, how many
+// are left and the next cursor); an error as a tool error.
+func pageResult(p sdkdocs.Page, err error) (*mcp.CallToolResult, error) {
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	return mcp.NewToolResultText(p.Text), nil
+}
+
+// builtinDocs is the documentation page of a built-in (json.encode,
+// parallel, io.open...) as this server's configuration renders it; false
+// for any other name, or an io built-in when io is off.
+func (s *Server) builtinDocs(name string) (string, bool) {
+	b, ok := s.sdkDocs.Load().Builtin(name)
+	if !ok {
+		return "", false
+	}
+	for _, d := range s.docs() {
+		if d.name == b.Name() {
+			return d.text, true
+		}
+	}
+	return "", false
 }

@@ -5,21 +5,37 @@ import (
 	"strings"
 )
 
-// Builtins are the signatures of toolscript's own globals, as their docs
-// write them (host/mcpserver/docs; a test keeps the two equal). Luau's
-// standard libraries are known to every Luau tool and are not repeated.
-var Builtins = []string{
-	"json.encode(value: any): string",
-	"json.decode(text: string): any",
-	"json.object(t: {[string]: any}?): {[string]: any}",
-	"progress(done: number, total: number?, message: string?): ()",
-	"parallel(fns: {() -> any}, limit: number?): {any}",
-	"io.open(path: string, mode: string?): File",
-	"io.lines(path: string): () -> string?",
-	"io.list(path: string?): {string}",
-	"io.type(value: any): (\"file\" | \"closed file\")?",
-	"os.remove(path: string): boolean",
-	"file.save(name: string, content: string): ()",
+// Builtin is one of toolscript's own globals.
+type Builtin struct {
+	// Signature is as its docs write it: "json.encode(value: any): string".
+	Signature string
+	// Summary says what it does, in one line.
+	Summary string
+	// IO is set for the io library's functions, which a sandbox without
+	// io lacks.
+	IO bool
+}
+
+// Name is how a script calls it: "json.encode", "parallel".
+func (b Builtin) Name() string { return b.Signature[:strings.IndexByte(b.Signature, '(')] }
+
+// Builtins are toolscript's own globals, the one list of them: the
+// definitions file, search_docs and get_function_docs read it, and a test
+// keeps it equal to the signatures the MCP server's docs pages give
+// (host/mcpserver/docs). Luau's standard libraries are known to every Luau
+// tool and are not repeated.
+var Builtins = []Builtin{
+	{"json.encode(value: any): string", "Encodes a Luau value as JSON text (json.null is null, json.object makes an empty table an object).", false},
+	{"json.decode(text: string): any", "Decodes JSON text into Luau values (null becomes json.null, integers stay integers).", false},
+	{"json.object(t: {[string]: any}?): {[string]: any}", "Marks a table to be encoded as a JSON object even when empty.", false},
+	{"progress(done: number, total: number?, message: string?): ()", "Reports the script's progress to the client as MCP progress notifications.", false},
+	{"parallel(fns: {() -> any}, limit: number?): {any}", "Runs functions concurrently (their sdk calls at once, at most limit in flight) and returns their first results in order.", false},
+	{"io.open(path: string, mode: string?): File", "Opens a file of the io directory to read or write it; returns a File with read, write, lines, seek and close.", true},
+	{"io.lines(path: string): () -> string?", "Iterates over the lines of a file of the io directory.", true},
+	{"io.list(path: string?): {string}", "Lists the entries of a directory of the io directory.", true},
+	{"io.type(value: any): (\"file\" | \"closed file\")?", "Tells whether a value is an open file, a closed file or neither.", true},
+	{"os.remove(path: string): boolean", "Deletes a file of the io directory.", true},
+	{"file.save(name: string, content: string): ()", "Deprecated (use io.open): saves content as a file of the io directory, reported in files_touched.", true},
 }
 
 // osStandard are Luau's own os functions: declaring os for os.remove
@@ -80,8 +96,8 @@ func (d *Docs) Definitions() string {
 	b.WriteString(fileType + "\n\n")
 	tables := map[string][]string{}
 	var order []string
-	for _, sig := range Builtins {
-		table, name, params, result := splitSignature(sig)
+	for _, bi := range Builtins {
+		table, name, params, result := splitSignature(bi.Signature)
 		if table == "" {
 			fmt.Fprintf(&b, "declare function %s(%s): %s\n", name, params, result)
 			continue

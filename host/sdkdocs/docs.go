@@ -10,7 +10,9 @@ package sdkdocs
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/toolscript/toolscript/host/catalog"
@@ -21,17 +23,33 @@ import (
 type Docs struct {
 	cat   *catalog.Catalog
 	names map[string]map[string]string // API → schema → Luau type name
-	index []entry                      // search index
+	// schemaNames are each API's schema names, sorted.
+	schemaNames map[string][]string
+	index       *index // search index
+	// fingerprint identifies the catalog in cursors.
+	fingerprint [8]byte
+	// noIO leaves the io built-ins out of search and docs.
+	noIO bool
 }
 
 // New prepares the docs of cat.
 func New(cat *catalog.Catalog) *Docs {
-	d := &Docs{cat: cat, names: map[string]map[string]string{}}
+	d := &Docs{cat: cat, names: map[string]map[string]string{}, schemaNames: map[string][]string{}}
 	for _, api := range cat.APIs {
 		d.names[api.Name] = typeNames(api, "")
+		d.schemaNames[api.Name] = sortedSchemaNames(api)
 	}
-	d.buildIndex()
+	d.fingerprint = d.fingerprintOf()
+	d.index = buildIndex(cat)
 	return d
+}
+
+// WithoutIO is d for a sandbox without io: the io built-ins (io.*,
+// os.remove, file.save) are neither searched nor documented.
+func (d *Docs) WithoutIO() *Docs {
+	c := *d
+	c.noIO = true
+	return &c
 }
 
 // APIInfo is one entry of list_apis.
@@ -39,18 +57,41 @@ type APIInfo struct {
 	Name        string `json:"name"`
 	Kind        string `json:"kind"`
 	Title       string `json:"title,omitempty"`
+	Version     string `json:"version,omitempty"`
+	BaseURL     string `json:"base_url,omitempty"`
 	Description string `json:"description,omitempty"`
 	Functions   int    `json:"functions"`
+	Schemas     int    `json:"schemas,omitempty"`
 }
 
 // ListAPIs lists the APIs and servers with their number of functions.
 func (d *Docs) ListAPIs() []APIInfo {
 	out := make([]APIInfo, 0, len(d.cat.APIs))
 	for _, api := range d.cat.APIs {
-		out = append(out, APIInfo{Name: api.Name, Kind: string(api.Kind), Title: api.Title,
-			Description: firstParagraph(api.Description, 300), Functions: len(api.Functions)})
+		out = append(out, apiInfo(api))
 	}
 	return out
+}
+
+func apiInfo(api *catalog.API) APIInfo {
+	return APIInfo{Name: api.Name, Kind: string(api.Kind), Title: oneLine(api.Title, 120), Version: oneLine(api.Version, 40),
+		BaseURL: shownURL(api.BaseURL), Description: firstParagraph(api.Description, 300),
+		Functions: len(api.Functions), Schemas: len(api.Schemas)}
+}
+
+// shownURL is a base URL as the docs show it: without user information,
+// query or fragment (which could carry a credential), at most 200
+// characters.
+func shownURL(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
+	return oneLine(u.String(), 200)
 }
 
 // FunctionInfo is one entry of list_functions.
@@ -65,6 +106,9 @@ type FunctionInfo struct {
 // ListFunctions lists the functions of api (all APIs when empty) with tag
 // (any when empty), with one-line summaries.
 func (d *Docs) ListFunctions(api, tag string) ([]FunctionInfo, error) {
+	if err := checkName("tag", tag); err != nil {
+		return nil, err
+	}
 	var apis []*catalog.API
 	if api == "" {
 		apis = d.cat.APIs
@@ -118,7 +162,23 @@ func (d *Docs) tagHint(apis []*catalog.API, tag string) string {
 	return ""
 }
 
+// maxName is the longest API, function, tag or schema name looked up;
+// longer ones are refused at once (suggesting a near name costs in
+// proportion to its length).
+const maxName = 256
+
+// checkName refuses a name longer than maxName.
+func checkName(what, name string) error {
+	if len(name) > maxName {
+		return fmt.Errorf("the %s name is %d bytes long, longer than any (at most %d): %q", what, len(name), maxName, cutRunes(name, 40)+"...")
+	}
+	return nil
+}
+
 func (d *Docs) unknownAPI(name string) error {
+	if err := checkName("API", name); err != nil {
+		return err
+	}
 	var names []string
 	for _, a := range d.cat.APIs {
 		names = append(names, a.Name)
@@ -169,6 +229,9 @@ func firstParagraph(s string, max int) string {
 // Lookup finds a function by the name a script uses ("list_pets",
 // "sdk.list_pets", "petstore.list_pets", "sdk.petstore.list_pets").
 func (d *Docs) Lookup(name string) (*catalog.API, *catalog.Function, error) {
+	if err := checkName("function", name); err != nil {
+		return nil, nil, err
+	}
 	name = strings.TrimPrefix(strings.TrimSpace(name), "sdk.")
 	if api, fn, ok := strings.Cut(name, "."); ok {
 		a := d.cat.API(api)
@@ -234,6 +297,9 @@ func mcpDocs(b *strings.Builder, t *typer, api *catalog.API, f *catalog.Function
 			}
 			fmt.Fprintf(b, "- %s: %s, %s", p.Name, t.typ(p.Schema, 1), req)
 			if ps := api.Resolve(p.Schema); ps != nil {
+				if ps.Format != "" {
+					fmt.Fprintf(b, ", format %s", oneLine(ps.Format, 40))
+				}
 				if len(ps.Default) > 0 {
 					fmt.Fprintf(b, ", default %s", ps.Default)
 				}
@@ -312,7 +378,8 @@ func bodySchemaOf(f *catalog.Function) *catalog.Schema {
 	return mt.Schema
 }
 
-// resultType is the type of data for the first 2xx response: its JSON
+// resultType is the type of data for the lowest 2xx response (200 before
+// 201, a specific status before 2XX, whatever the spec's order): its JSON
 // schema's type, string for other media types, nil without content.
 func resultType(t *typer, f *catalog.Function) string {
 	if f.Kind == catalog.MCP {
@@ -321,21 +388,39 @@ func resultType(t *typer, f *catalog.Function) string {
 		}
 		return "any"
 	}
+	r := successResponse(f)
+	if r == nil {
+		return "any"
+	}
+	if r.Status == "204" || len(r.Content) == 0 {
+		return "nil"
+	}
+	for _, mt := range r.Content {
+		if isJSON(mt.Type) {
+			return t.typ(mt.Schema, 0)
+		}
+	}
+	return "string"
+}
+
+// successResponse is f's 2xx response of the lowest status; nil when it
+// has none.
+func successResponse(f *catalog.Function) *catalog.Response {
+	var best *catalog.Response
+	bestRank := 0
 	for _, r := range f.Responses {
 		if !strings.HasPrefix(r.Status, "2") {
 			continue
 		}
-		if r.Status == "204" || len(r.Content) == 0 {
-			return "nil"
+		rank := 300 // 2XX: after every specific status
+		if n, err := strconv.Atoi(r.Status); err == nil {
+			rank = n
 		}
-		for _, mt := range r.Content {
-			if isJSON(mt.Type) {
-				return t.typ(mt.Schema, 0)
-			}
+		if best == nil || rank < bestRank {
+			best, bestRank = r, rank
 		}
-		return "string"
 	}
-	return "any"
+	return best
 }
 
 func isJSON(mt string) bool {
@@ -378,10 +463,25 @@ func (d *Docs) Count() int {
 // rest are listed by resource URI.
 const maxSchemasShown = 12
 
+// maxDescription caps a function's or schema's description in its docs.
+const maxDescription = 4000
+
+// typesBudget is the characters a function's or schema's docs may reach
+// before the named types they use are only listed by resource URI.
+const typesBudget = MaxAnswer - 3000
+
 // FunctionDocs is get_function_docs(name): the signature, the summary and
 // description, the parameters, body and responses, auth, and the named
-// types the signature uses, as Luau.
+// types the signature uses, as Luau, with their fields' formats and
+// descriptions. Built-ins (json.encode, parallel, ...) have docs too. At
+// most MaxAnswer characters.
 func (d *Docs) FunctionDocs(name string) (string, error) {
+	if b := d.builtin(name); b != nil {
+		return b.docs(), nil
+	}
+	if d.noIO && isBuiltinName(name) {
+		return "", fmt.Errorf("%s is not available: file access (io, os.remove, file) is disabled on this server", strings.TrimSpace(name))
+	}
 	api, f, err := d.Lookup(name)
 	if err != nil {
 		return "", err
@@ -390,10 +490,10 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "```luau\n%s\n```\n\n", signature(t, api, f))
 	if f.Summary != "" {
-		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(f.Summary))
+		fmt.Fprintf(&b, "%s\n\n", oneLine(f.Summary, 300))
 	}
 	if f.Description != "" && f.Description != f.Summary {
-		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(f.Description))
+		fmt.Fprintf(&b, "%s\n\n", capDescription(f.Description))
 	}
 	if f.Kind == catalog.OpenAPI {
 		fmt.Fprintf(&b, "%s %s (API %s", f.Method, f.Path, api.Name)
@@ -410,7 +510,7 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 		mcpDocs(&b, t, api, f)
 	}
 	paramDocs(&b, t, f)
-	bodyDocs(&b, f)
+	bodyDocs(&b, t, api, f)
 	responseDocs(&b, t, f)
 	if auth := authLine(api, f); auth != "" {
 		fmt.Fprintf(&b, "\nAuth: %s (credentials come from the server's configuration, never from the script)\n", auth)
@@ -422,23 +522,95 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	}
 	if len(t.used) > 0 {
 		b.WriteString("\nTypes:\n```luau\n")
-		shown := 0
-		for i := 0; i < len(t.used); i++ { // t.used grows while types are rendered
-			if shown == maxSchemasShown {
-				var rest []string
-				for _, n := range t.used[i:] {
-					rest = append(rest, "sdk://"+api.Name+"/schemas/"+n)
-				}
-				fmt.Fprintf(&b, "-- %d more: %s\n", len(rest), strings.Join(rest, ", "))
-				break
-			}
-			n := t.used[i]
-			fmt.Fprintf(&b, "type %s = %s\n", d.names[api.Name][n], t.typ(api.Schemas[n], 0))
-			shown++
-		}
+		d.writeTypes(&b, t, api, 0)
 		b.WriteString("type SdkResponse = { status: number, headers: {[string]: string} }\n```\n")
 	}
-	return b.String(), nil
+	return capText(b.String(), "the named types are the resources sdk://"+api.Name+"/schemas/{name}"), nil
+}
+
+// capDescription is a description cut at maxDescription characters.
+func capDescription(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxDescription {
+		s = cutRunes(s, maxDescription) + "..."
+	}
+	return s
+}
+
+// writeTypes writes the named types t used from the from'th on, each with
+// its fields' formats and descriptions, until maxSchemasShown types or
+// typesBudget characters; the rest are listed by resource URI.
+func (d *Docs) writeTypes(b *strings.Builder, t *typer, api *catalog.API, from int) {
+	shown := 0
+	for i := from; i < len(t.used); i++ { // t.used grows while types are rendered
+		if shown == maxSchemasShown || b.Len() > typesBudget {
+			rest := t.used[i:]
+			var names []string
+			for _, n := range rest {
+				if b.Len()+len(strings.Join(names, ", ")) > MaxAnswer-1000 {
+					names = append(names, "...")
+					break
+				}
+				names = append(names, n)
+			}
+			fmt.Fprintf(b, "-- %d more types, each the resource sdk://%s/schemas/{name}: %s\n", len(rest), api.Name, strings.Join(names, ", "))
+			return
+		}
+		n := t.used[i]
+		writeTypeDecl(b, t, d.names[api.Name][n], api.Schemas[n])
+		shown++
+	}
+}
+
+// writeTypeDecl writes "type Name = T" and, as Luau comments under it, the
+// formats and descriptions of the schema's fields (and its own format).
+func writeTypeDecl(b *strings.Builder, t *typer, name string, s *catalog.Schema) {
+	fmt.Fprintf(b, "type %s = %s\n", name, t.typ(s, 0))
+	if s == nil {
+		return
+	}
+	if s.Format != "" {
+		fmt.Fprintf(b, "--   (format %s)\n", oneLine(s.Format, 40))
+	}
+	props := s.Properties
+	for _, sub := range s.AllOf { // inline parts of an allOf
+		if sub != nil && sub.Ref == "" {
+			props = append(props[:len(props):len(props)], sub.Properties...)
+		}
+	}
+	for _, p := range props {
+		if line := fieldNote(t.api, p.Name, p.Schema); line != "" {
+			b.WriteString("--   " + line + "\n")
+		}
+	}
+}
+
+// fieldNote is "name (format): description" for a field with a format or
+// a description; "" for one with neither.
+func fieldNote(api *catalog.API, name string, s *catalog.Schema) string {
+	if s == nil {
+		return ""
+	}
+	format, desc := s.Format, s.Description
+	if s.Ref != "" { // a named type: its own docs say what it is
+		return ""
+	}
+	if format == "" && s.Items != nil && s.Items.Ref == "" {
+		if format = s.Items.Format; format != "" {
+			format = "items " + format
+		}
+	}
+	if format == "" && desc == "" {
+		return ""
+	}
+	out := name
+	if format != "" {
+		out += " (" + oneLine(format, 40) + ")"
+	}
+	if desc != "" {
+		out += ": " + oneLine(desc, 160)
+	}
+	return out
 }
 
 // authLine names the security a function uses, never a secret.
@@ -501,8 +673,9 @@ func paramDocs(b *strings.Builder, t *typer, f *catalog.Function) {
 	}
 }
 
-// bodyDocs says whether f takes a body, in which media types.
-func bodyDocs(b *strings.Builder, f *catalog.Function) {
+// bodyDocs says whether f takes a body, in which media types, and the
+// formats and descriptions of an inline object body's fields.
+func bodyDocs(b *strings.Builder, t *typer, api *catalog.API, f *catalog.Function) {
 	if f.Body == nil {
 		return
 	}
@@ -519,6 +692,13 @@ func bodyDocs(b *strings.Builder, f *catalog.Function) {
 		fmt.Fprintf(b, ": %s", oneLine(f.Body.Description, 300))
 	}
 	b.WriteString("\n")
+	if s := bodySchemaOf(f); s != nil && s.Ref == "" {
+		for _, p := range s.Properties {
+			if line := fieldNote(api, p.Name, p.Schema); line != "" {
+				b.WriteString("- body." + line + "\n")
+			}
+		}
+	}
 }
 
 // responseDocs lists f's responses with the type of each one's data.
@@ -541,6 +721,8 @@ func responseDocs(b *strings.Builder, t *typer, f *catalog.Function) {
 		kind := "data"
 		if !strings.HasPrefix(r.Status, "2") {
 			kind = "error body"
+		} else if r != successResponse(f) {
+			kind = "data (not the typed result)"
 		}
 		fmt.Fprintf(b, "- %s: %s %s", r.Status, kind, ty)
 		if r.Description != "" {

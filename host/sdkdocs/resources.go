@@ -2,6 +2,7 @@ package sdkdocs
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -10,15 +11,17 @@ import (
 
 // URIPrefix begins every sdk resource: sdk://{api}/overview,
 // sdk://{api}/functions, sdk://{api}/functions/{name},
-// sdk://{api}/schemas/{name}.
+// sdk://{api}/schemas, sdk://{api}/schemas/{name}. The two listings come
+// in pages: a page ends with the URI of the next (?cursor=...).
 const URIPrefix = "sdk://"
 
 // ResourceTemplates are the URI templates of the sdk resources (RFC 6570),
 // for resources/templates/list.
 var ResourceTemplates = []string{
 	"sdk://{api}/overview",
-	"sdk://{api}/functions",
+	"sdk://{api}/functions{?cursor}",
 	"sdk://{api}/functions/{name}",
+	"sdk://{api}/schemas{?cursor}",
 	"sdk://{api}/schemas/{name}",
 }
 
@@ -37,34 +40,63 @@ func (d *Docs) Resources() []ResourceInfo {
 	for _, api := range d.cat.APIs {
 		out = append(out,
 			ResourceInfo{URI: URIPrefix + api.Name + "/overview", Name: api.Name + " overview", Description: "What the " + api.Name + " API is, its auth and its function groups"},
-			ResourceInfo{URI: URIPrefix + api.Name + "/functions", Name: api.Name + " functions", Description: fmt.Sprintf("The %d functions of sdk.%s with their signatures", len(api.Functions), api.Name)},
+			ResourceInfo{URI: URIPrefix + api.Name + "/functions", Name: api.Name + " functions", Description: fmt.Sprintf("The %d functions of sdk.%s with their signatures, in pages", len(api.Functions), api.Name)},
 		)
+		if len(api.Schemas) > 0 {
+			out = append(out, ResourceInfo{URI: URIPrefix + api.Name + "/schemas", Name: api.Name + " schemas", Description: fmt.Sprintf("The %d named schemas of sdk.%s, in pages", len(api.Schemas), api.Name)})
+		}
 	}
 	return out
 }
 
-// Resource returns the text of an sdk:// resource.
+// Resource returns the text of an sdk:// resource. The listings
+// (functions, schemas) take ?cursor= for their next pages.
 func (d *Docs) Resource(uri string) (string, error) {
 	rest, ok := strings.CutPrefix(uri, URIPrefix)
 	if !ok {
-		return "", fmt.Errorf("not an sdk resource: %s", uri)
+		return "", fmt.Errorf("not an sdk resource: %s", cutRunes(uri, 200))
+	}
+	if len(uri) > 2000 {
+		return "", fmt.Errorf("the sdk resource URI is %d bytes long: not one of %s", len(uri), strings.Join(ResourceTemplates, ", "))
+	}
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	var req PageRequest
+	if hasQuery {
+		vals, err := url.ParseQuery(query)
+		if err != nil {
+			return "", fmt.Errorf("sdk resource %s: %v", cutRunes(uri, 200), err)
+		}
+		for k := range vals {
+			if k != "cursor" {
+				return "", fmt.Errorf("sdk resource %s: unknown query parameter %q (only cursor)", cutRunes(uri, 200), k)
+			}
+		}
+		req.Cursor = vals.Get("cursor")
 	}
 	parts := strings.SplitN(rest, "/", 3)
 	api := d.cat.API(parts[0])
 	if api == nil {
 		return "", d.unknownAPI(parts[0])
 	}
+	listing := len(parts) == 2 && (parts[1] == "functions" || parts[1] == "schemas")
+	if hasQuery && !listing {
+		return "", fmt.Errorf("sdk resource %s: only sdk://{api}/functions and sdk://{api}/schemas take a cursor", cutRunes(uri, 200))
+	}
 	switch {
 	case len(parts) == 2 && parts[1] == "overview":
 		return d.Overview(api.Name)
 	case len(parts) == 2 && parts[1] == "functions":
-		return d.FunctionList(api.Name)
+		p, err := d.functionListPage(api, req)
+		return p.Text, err
+	case len(parts) == 2 && parts[1] == "schemas":
+		p, err := d.SchemasPage(api.Name, req)
+		return p.Text, err
 	case len(parts) == 3 && parts[1] == "functions":
 		return d.FunctionDocs("sdk." + api.Name + "." + parts[2])
 	case len(parts) == 3 && parts[1] == "schemas":
 		return d.SchemaDocs(api.Name, parts[2])
 	}
-	return "", fmt.Errorf("unknown sdk resource %s (templates: %s)", uri, strings.Join(ResourceTemplates, ", "))
+	return "", fmt.Errorf("unknown sdk resource %s (templates: %s)", cutRunes(uri, 200), strings.Join(ResourceTemplates, ", "))
 }
 
 // Overview is sdk://{api}/overview.
@@ -78,13 +110,16 @@ func (d *Docs) Overview(name string) (string, error) {
 	if title == "" {
 		title = api.Name
 	}
-	fmt.Fprintf(&b, "# sdk.%s: %s", api.Name, title)
+	fmt.Fprintf(&b, "# sdk.%s: %s", api.Name, oneLine(title, 200))
 	if api.Version != "" {
-		fmt.Fprintf(&b, " (version %s)", api.Version)
+		fmt.Fprintf(&b, " (version %s)", oneLine(api.Version, 40))
 	}
 	b.WriteString("\n\n")
+	if u := shownURL(api.BaseURL); u != "" {
+		fmt.Fprintf(&b, "Base URL: %s\n\n", u)
+	}
 	if api.Description != "" {
-		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(api.Description))
+		fmt.Fprintf(&b, "%s\n\n", capDescription(api.Description))
 	}
 	fmt.Fprintf(&b, "%d functions, called as sdk.%s.<name>(params?, body?) (or sdk.<name> when no other API has that name).\n", len(api.Functions), api.Name)
 	if len(api.SecuritySchemes) > 0 {
@@ -107,32 +142,48 @@ func (d *Docs) Overview(name string) (string, error) {
 			tags[t]++
 		}
 	}
+	resources := fmt.Sprintf("\nResources: sdk://%s/functions (every signature, in pages), sdk://%s/functions/{name}, sdk://%s/schemas (every named schema, in pages), sdk://%s/schemas/{name}.\n", api.Name, api.Name, api.Name, api.Name)
 	if len(tags) > 0 {
 		b.WriteString("\nGroups (list_functions with tag):\n")
-		for _, t := range sortedKeys(tags) {
-			fmt.Fprintf(&b, "- %s: %d functions\n", t, tags[t])
+		keys := sortedKeys(tags)
+		for i, t := range keys {
+			l := fmt.Sprintf("- %s: %d functions\n", oneLine(t, 100), tags[t])
+			if b.Len()+len(l)+len(resources) > MaxAnswer-200 {
+				fmt.Fprintf(&b, "- ... %d more tags (list_functions lists every function)\n", len(keys)-i)
+				break
+			}
+			b.WriteString(l)
 		}
 	}
-	fmt.Fprintf(&b, "\nResources: sdk://%s/functions (every signature), sdk://%s/functions/{name}, sdk://%s/schemas/{name}.\n", api.Name, api.Name, api.Name)
-	return b.String(), nil
+	b.WriteString(resources)
+	return capText(b.String(), ""), nil
 }
 
-// FunctionList is sdk://{api}/functions: every signature with its summary.
+// FunctionList is the first page of sdk://{api}/functions.
 func (d *Docs) FunctionList(name string) (string, error) {
 	api := d.cat.API(name)
 	if api == nil {
 		return "", d.unknownAPI(name)
 	}
+	p, err := d.functionListPage(api, PageRequest{})
+	return p.Text, err
+}
+
+// functionListPage is a page of sdk://{api}/functions: one function a
+// line, its compact signature and summary.
+func (d *Docs) functionListPage(api *catalog.API, req PageRequest) (Page, error) {
 	t := newTyper(api, d.names[api.Name])
-	var b strings.Builder
-	fmt.Fprintf(&b, "# sdk.%s functions\n\n", api.Name)
-	for _, f := range api.Functions {
-		fmt.Fprintf(&b, "%s\n", signature(t, api, f))
-		if s := summary(f); s != "" {
-			fmt.Fprintf(&b, "  -- %s\n", s)
-		}
-	}
-	return b.String(), nil
+	return paginate(d.listingKey("functions", api.Name, ""), len(api.Functions), req,
+		func(i int) string {
+			t.used, t.seen = nil, map[string]bool{}
+			return line(compactSignature(t, api, api.Functions[i]), summary(api.Functions[i]))
+		},
+		func(first, last, total int) string {
+			return fmt.Sprintf("# sdk.%s functions %d-%d of %d", api.Name, first, last, total)
+		},
+		func(cursor string, remaining int) string {
+			return fmt.Sprintf("-- %d more: read sdk://%s/functions?cursor=%s", remaining, api.Name, cursor)
+		})
 }
 
 // SchemaDocs is sdk://{api}/schemas/{name}: a named schema as a Luau type
@@ -141,6 +192,9 @@ func (d *Docs) SchemaDocs(apiName, schema string) (string, error) {
 	api := d.cat.API(apiName)
 	if api == nil {
 		return "", d.unknownAPI(apiName)
+	}
+	if err := checkName("schema", schema); err != nil {
+		return "", err
 	}
 	names := d.names[api.Name]
 	s, ok := api.Schemas[schema]
@@ -162,25 +216,14 @@ func (d *Docs) SchemaDocs(apiName, schema string) (string, error) {
 	t := newTyper(api, names)
 	t.seen[schema] = true
 	var b strings.Builder
-	fmt.Fprintf(&b, "```luau\ntype %s = %s\n", names[schema], t.typ(s, 0))
-	for i := 0; i < len(t.used) && i < maxSchemasShown; i++ {
-		n := t.used[i]
-		fmt.Fprintf(&b, "type %s = %s\n", names[n], t.typ(api.Schemas[n], 0))
-	}
+	b.WriteString("```luau\n")
+	writeTypeDecl(&b, t, names[schema], s)
+	d.writeTypes(&b, t, api, 0)
 	b.WriteString("```\n")
 	if s.Description != "" {
-		fmt.Fprintf(&b, "\n%s\n", strings.TrimSpace(s.Description))
+		fmt.Fprintf(&b, "\n%s\n", capDescription(s.Description))
 	}
-	var props []string
-	for _, p := range s.Properties {
-		if p.Schema != nil && p.Schema.Description != "" {
-			props = append(props, fmt.Sprintf("- %s: %s", p.Name, oneLine(p.Schema.Description, 200)))
-		}
-	}
-	if len(props) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", strings.Join(props, "\n"))
-	}
-	return b.String(), nil
+	return capText(b.String(), "the named types are the resources sdk://"+api.Name+"/schemas/{name}"), nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -110,6 +111,7 @@ func (t *tool) compile() {
 		if err != nil {
 			return
 		}
+		openAPINullable(doc, 0)
 		if m, ok := doc.(map[string]any); ok {
 			if props, ok := m["properties"].(map[string]any); ok {
 				for k := range props {
@@ -137,6 +139,55 @@ func (t *tool) compile() {
 			t.schema = s
 		}
 	})
+}
+
+// openAPINullable rewrites OpenAPI's `nullable: true` in a JSON Schema as
+// JSON Schema says it, as the docs read it: the property may be null
+// ("null" joins its type) and may be left out (it leaves its object's
+// required list).
+func openAPINullable(v any, depth int) {
+	m, ok := v.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return
+	}
+	if props, ok := m["properties"].(map[string]any); ok {
+		for name, p := range props {
+			pm, ok := p.(map[string]any)
+			if !ok || pm["nullable"] != true {
+				continue
+			}
+			if req, ok := m["required"].([]any); ok {
+				m["required"] = slices.DeleteFunc(req, func(r any) bool { return r == name })
+			}
+		}
+	}
+	if m["nullable"] == true {
+		switch t := m["type"].(type) {
+		case string:
+			m["type"] = []any{t, "null"}
+		case []any:
+			if !slices.Contains(t, any("null")) {
+				m["type"] = append(t, "null")
+			}
+		}
+	}
+	for _, k := range []string{"properties", "$defs", "definitions"} {
+		if sub, ok := m[k].(map[string]any); ok {
+			for _, s := range sub {
+				openAPINullable(s, depth+1)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties", "not"} {
+		openAPINullable(m[k], depth+1)
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+		if list, ok := m[k].([]any); ok {
+			for _, s := range list {
+				openAPINullable(s, depth+1)
+			}
+		}
+	}
 }
 
 // noLoader refuses every schema reference outside the tool's own

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
@@ -185,11 +186,17 @@ func (c *converter) schema(raw json.RawMessage, depth int) *catalog.Schema {
 	}{{"minLength", &s.MinLength}, {"maxLength", &s.MaxLength}, {"minItems", &s.MinItems}, {"maxItems", &s.MaxItems}} {
 		_ = json.Unmarshal(m[k.key], k.dst)
 	}
+	if nullable(m) && len(s.Type) > 0 && !s.Has("null") {
+		s.Type = append(s.Type, "null")
+	}
 	if props := m["properties"]; len(props) > 0 {
 		var all map[string]json.RawMessage
 		_ = json.Unmarshal(props, &all)
 		for _, name := range objectKeys(props) {
 			s.Properties = append(s.Properties, &catalog.Property{Name: name, Schema: c.schema(all[name], depth+1)})
+			if nullable(rawObject(all[name])) {
+				s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+			}
 		}
 	}
 	switch ap := bytes.TrimSpace(m["additionalProperties"]); {
@@ -212,6 +219,19 @@ func (c *converter) schema(raw json.RawMessage, depth int) *catalog.Schema {
 	}
 	s.AllOf, s.OneOf, s.AnyOf = list(m["allOf"]), list(m["oneOf"]), list(m["anyOf"])
 	return s
+}
+
+// nullable reports whether a schema says OpenAPI's `nullable: true`, which
+// servers generated from OpenAPI specs write in JSON Schema: the value may
+// be null or left out, so the property is optional.
+func nullable(m map[string]json.RawMessage) bool {
+	return string(bytes.TrimSpace(m["nullable"])) == "true"
+}
+
+func rawObject(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	return m
 }
 
 func str(raw json.RawMessage) string {

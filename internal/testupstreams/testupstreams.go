@@ -1,6 +1,7 @@
 // Package testupstreams locates and starts the real MCP servers the tests
-// call as upstreams: @modelcontextprotocol/server-everything and
-// @modelcontextprotocol/server-filesystem (npm, pinned by
+// call as upstreams: @modelcontextprotocol/server-everything,
+// @modelcontextprotocol/server-filesystem and
+// @modelcontextprotocol/server-memory (npm, pinned by
 // tests/mcp-upstreams/package-lock.json) and tests/mcp-upstreams/pyserver.py
 // (the official MCP Python SDK, pinned by tests/e2e/python/requirements.txt,
 // in the virtual environment tests/mcp-upstreams/.venv). .ci/run installs
@@ -69,6 +70,14 @@ func Everything(tb testing.TB) []string {
 func Filesystem(tb testing.TB, dir string) []string {
 	tb.Helper()
 	return []string{node(tb), need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")), dir}
+}
+
+// Memory is the command line of server-memory (a knowledge graph of
+// entities, relations and observations), keeping its graph in file.
+func Memory(tb testing.TB, file string) (args []string, env map[string]string) {
+	tb.Helper()
+	return []string{node(tb), need(tb, filepath.Join(Dir(), "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js"))},
+		map[string]string{"MEMORY_FILE_PATH": file}
 }
 
 // Python is the command line of pyserver.py over stdio.
