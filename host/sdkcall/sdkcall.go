@@ -85,7 +85,8 @@ type Response struct {
 	// data, response.
 	Fail Failure
 	// Message is the error message (Fail != OK). For Upstream it starts
-	// with the function's name: "sdk.get_pet: HTTP 404 Not Found: ...".
+	// with the function's name in its API's table: "sdk.pets.get_pet: HTTP 404 Not
+	// Found: ...".
 	// It never holds a credential.
 	Message string
 	// Status is the HTTP status; 0 for a transport failure or an MCP tool.

@@ -81,6 +81,6 @@ async def test_fastapi_openapi31_live(tmp_path, todo_api):
         # Checked against the 3.1 document before any request: an enum and a type.
         bad = await client.call_tool("execute_script", {"script": 'sdk.create_todo_todos_post({ title = "x", priority = "urgent" })'})
         assert bad.is_error
-        assert text_of(bad).startswith(PREFIX + "script:1: sdk.create_todo_todos_post: body.priority")
+        assert text_of(bad).startswith(PREFIX + "script:1: sdk.todo.create_todo_todos_post: body.priority")
         bad = await client.call_tool("execute_script", {"script": 'sdk.list_todos_todos_get({ limit = "many" })'})
         assert bad.is_error and "parameter 'limit'" in text_of(bad)
