@@ -2,6 +2,10 @@ package tests
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,7 +24,26 @@ func TestSDKErrorNames(t *testing.T) {
 	api := testapi.New(t)
 	args := testupstreams.Python(t)
 	list, _ := json.Marshal(args[1:])
+	// An API whose one operation answers JSON nested deeper than a script
+	// may take.
+	deepAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(strings.Repeat("[", 200) + strings.Repeat("]", 200)))
+	}))
+	t.Cleanup(deepAPI.Close)
+	deepSpec := filepath.Join(t.TempDir(), "deep.yaml")
+	if err := os.WriteFile(deepSpec, []byte(`openapi: 3.0.0
+info: { title: deep, version: "1" }
+paths:
+  /deep:
+    get:
+      operationId: getDeep
+      responses: { "200": { description: deep, content: { application/json: { schema: {} } } } }
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	config := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\n" +
+		"[apis.deep]\nspec = " + quoteTOML(deepSpec) + "\nbase_url = " + quoteTOML(deepAPI.URL) + "\n" +
 		"[mcp_servers.py]\ncommand = " + quoteTOML(args[0]) + "\nargs = " + string(list) + "\n"
 	for _, tc := range []struct {
 		name, source string
@@ -44,6 +67,10 @@ func TestSDKErrorNames(t *testing.T) {
 			message: "sdk.pets.list_pets: more than 1 sdk calls in one execution"},
 		{name: "OpenAPI limit error in parallel", source: `parallel({ function() return sdk.pets.get_pet({ petId = 1 }) end, function() return sdk.pets.get_pet({ petId = 2 }) end }, 1)`,
 			extra: []string{"--max-calls", "1"}, kind: result.Limit, message: "sdk.pets.get_pet: more than 1 sdk calls in one execution"},
+		{name: "OpenAPI response too deep", source: `local d = sdk.deep.get_deep()`, kind: result.Upstream,
+			message: "sdk.deep.get_deep: the response is nested more than 128 levels deep"},
+		{name: "OpenAPI response too deep, short name", source: `local d = sdk.get_deep()`, kind: result.Upstream,
+			message: "sdk.deep.get_deep: the response is nested more than 128 levels deep"},
 		{name: "MCP argument error", source: `sdk.py.weather({ citty = "Oslo" })`, kind: result.Runtime,
 			message: "sdk.py.weather: "},
 		{name: "MCP upstream error", source: `sdk.py.fail({ reason = "r" })`, kind: result.Upstream,
