@@ -55,6 +55,12 @@ async def test_fastapi_openapi31_live(tmp_path, todo_api):
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "list_apis" in tools
         assert "sdk.create_todo_todos_post(" in tools["execute_script"].description
+        # The API has POST and DELETE operations: scripts can write through
+        # it, so execute_script is neither read-only nor closed-world, io off
+        # or not.
+        hints = tools["execute_script"].annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (False, True, False, True)
+        assert "can create, change or delete data" in tools["execute_script"].description
 
         script = """
             local made, resp = sdk.create_todo_todos_post({ title = "write tests", priority = "high" })
