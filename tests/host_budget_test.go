@@ -31,13 +31,13 @@ func TestHostBudgetRun(t *testing.T) {
 		message              []string // in the error's message
 	}{
 		{"larger than max_host_bytes", "[limits]\nmax_host_bytes = 1000000\n", `return #sdk.big({n = 2000000})`,
-			[]string{"sdk.big: the response needs 2000", "more than max_host_bytes (1000000 bytes"}},
+			[]string{"sdk.pets.big: the response needs 2000", "more than max_host_bytes (1000000 bytes"}},
 		{"larger than max_host_bytes, chunked", "[limits]\nmax_host_bytes = 1000000\n", `return #sdk.big({n = 2000000, chunked = true})`,
-			[]string{"sdk.big: the response needs at least 1", "bytes of host memory, more than max_host_bytes (1000000 bytes, what one execution's sdk calls may hold at once; [limits] max_host_bytes)"}},
+			[]string{"sdk.pets.big: the response needs at least 1", "bytes of host memory, more than max_host_bytes (1000000 bytes, what one execution's sdk calls may hold at once; [limits] max_host_bytes)"}},
 		{"larger than max_host_bytes_total", "[limits]\nmax_host_bytes_total = 1000000\n", `return #sdk.big({n = 2000000})`,
-			[]string{"sdk.big: the response needs 2000", "more than max_host_bytes_total (1000000 bytes, what all executions' sdk calls may hold at once; [limits] max_host_bytes_total)"}},
+			[]string{"sdk.pets.big: the response needs 2000", "more than max_host_bytes_total (1000000 bytes, what all executions' sdk calls may hold at once; [limits] max_host_bytes_total)"}},
 		{"9 MB of headers", "[sdk]\nmax_response_bytes = 1000000\n", `return sdk.big({n = 1})`,
-			[]string{"sdk.big: the response's headers are larger than 1000000 bytes (headers count toward max_response_bytes"}},
+			[]string{"sdk.pets.big: the response's headers are larger than 1000000 bytes (headers count toward max_response_bytes"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := api.URL

@@ -72,10 +72,10 @@ func TestSDKScripts(t *testing.T) {
 		{name: "404 is an error table", src: `
 			local ok, err = pcall(sdk.get_pet, {petId = 404})
 			return {ok, err.status, err.body.message, tostring(err)}`,
-			result: `[false,404,"no pet 404","sdk.get_pet: HTTP 404 Not Found: {\"message\":\"no pet 404\"}\n"]`},
+			result: `[false,404,"no pet 404","sdk.pets.get_pet: HTTP 404 Not Found: {\"message\":\"no pet 404\"}\n"]`},
 		{name: "500 with a text body", src: `local ok, err = pcall(sdk.get_pet, {petId = 500}) return {err.status, err.body}`,
 			result: `[500,"database on fire"]`},
-		{name: "uncaught, kind upstream", src: "\nsdk.get_pet({petId = 404})", kind: result.Upstream, message: "sdk.get_pet: HTTP 404 Not Found"},
+		{name: "uncaught, kind upstream", src: "\nsdk.get_pet({petId = 404})", kind: result.Upstream, message: "sdk.pets.get_pet: HTTP 404 Not Found"},
 		{name: "an unknown parameter, with a suggestion", src: `sdk.list_pets({limt = 1})`, kind: result.Runtime, message: "did you mean 'limit'"},
 		{name: "a missing required parameter", src: `sdk.get_pet({})`, kind: result.Runtime, message: "petId"},
 		{name: "a value outside the enum", src: `sdk.list_pets({status = "lost"})`, kind: result.Runtime, message: "status"},

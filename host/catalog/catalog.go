@@ -7,11 +7,14 @@
 // need, never a parser's document, and imports neither wasm nor MCP.
 package catalog
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // Version is the format of a serialised Catalog. It is part of the on-disk
 // cache key, so a change of these types never reads an old cache.
-const Version = 2
+const Version = 3
 
 // Kind says where a function's calls go.
 type Kind string
@@ -117,6 +120,42 @@ type Function struct {
 	Tool         string  `json:"tool,omitempty"`
 	InputSchema  *Schema `json:"input_schema,omitempty"`
 	OutputSchema *Schema `json:"output_schema,omitempty"`
+	// Hints are the tool's annotations as its server gave them (what
+	// calling it may do); nil when it gave none.
+	Hints *Hints `json:"hints,omitempty"`
+}
+
+// Hints are an MCP tool's behaviour annotations; nil fields were not
+// given. They are the server's claims, not checked.
+type Hints struct {
+	ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+	Destructive *bool `json:"destructiveHint,omitempty"`
+	Idempotent  *bool `json:"idempotentHint,omitempty"`
+	OpenWorld   *bool `json:"openWorldHint,omitempty"`
+}
+
+// ReadOnly reports whether calling f leaves what it reaches unchanged: an
+// OpenAPI operation of a safe HTTP method (GET, HEAD, OPTIONS), or an MCP
+// tool its server annotated readOnlyHint: true. Anything else may write:
+// an MCP tool without the annotation is taken to (the protocol's default).
+func (f *Function) ReadOnly() bool {
+	switch f.Kind {
+	case OpenAPI:
+		return SafeMethod(f.Method)
+	case MCP:
+		return f.Hints != nil && f.Hints.ReadOnly != nil && *f.Hints.ReadOnly
+	}
+	return false
+}
+
+// SafeMethod reports whether an HTTP method only reads (RFC 9110's safe
+// methods, TRACE aside): GET, HEAD or OPTIONS, in any case.
+func SafeMethod(method string) bool {
+	switch strings.ToUpper(method) {
+	case "GET", "HEAD", "OPTIONS":
+		return true
+	}
+	return false
 }
 
 // Param is one parameter of an operation.

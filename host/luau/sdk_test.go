@@ -678,17 +678,19 @@ func TestSDKResponseTooDeep(t *testing.T) {
 		name, src string
 		want      want
 	}{
-		{"uncaught, kind upstream naming the flat function", "local x = 1\nlocal d = sdk.list_pets()",
-			want{kind: result.Upstream, message: "sdk.list_pets: " + tooDeep, line: 2}},
-		{"the data alone", "return sdk.list_pets().x", want{kind: result.Upstream, message: "sdk.list_pets: " + tooDeep}},
+		{"uncaught, kind upstream, a flat function named in its API's table", "local x = 1\nlocal d = sdk.list_pets()",
+			want{kind: result.Upstream, message: "sdk.pets.list_pets: " + tooDeep, line: 2}},
+		{"a flat function called through its API's table", "local d = sdk.pets.list_pets()",
+			want{kind: result.Upstream, message: "sdk.pets.list_pets: " + tooDeep}},
+		{"the data alone", "return sdk.list_pets().x", want{kind: result.Upstream, message: "sdk.pets.list_pets: " + tooDeep}},
 		{"a namespaced function", "return (sdk.pets.shared())", want{kind: result.Upstream, message: "sdk.pets.shared: " + tooDeep}},
 		{"caught: an sdk error table", `local ok, e = pcall(sdk.list_pets)
 			return {ok, e.message, e.status, e.headers["x-a"], e.body == string.rep("[", 129) .. string.rep("]", 129), tostring(e) == e.message}`,
-			want{result: `[false,"sdk.list_pets: ` + tooDeep + `",200,"b",true,true]`}},
+			want{result: `[false,"sdk.pets.list_pets: ` + tooDeep + `",200,"b",true,true]`}},
 		{"in parallel", `return parallel({function() return 1 end, function() return (sdk.pets.shared()) end})`,
 			want{kind: result.Upstream, message: "sdk.pets.shared: " + tooDeep}},
 		{"caught in parallel", `return parallel({function() local ok, e = pcall(sdk.list_pets) return {ok, e.message, e.status} end})`,
-			want{result: `[[false,"sdk.list_pets: ` + tooDeep + `",200]]`}},
+			want{result: `[[false,"sdk.pets.list_pets: ` + tooDeep + `",200]]`}},
 		{"an HTTP error keeps its message, the body as text", `local ok, e = pcall(sdk.get_pet) return {e.message, e.status, #e.body}`,
 			want{result: `["sdk.get_pet: HTTP 502 Bad Gateway",502,258]`}},
 		{"a call taking no result decodes nothing", `sdk.list_pets() parallel({function() sdk.list_pets() end}) return true`,

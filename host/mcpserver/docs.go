@@ -27,7 +27,9 @@ var docTemplates = template.Must(template.New("").ParseFS(docFiles, "docs/*.md")
 
 // docData is what the templates see.
 type docData struct {
-	IO               bool
+	IO bool
+	// SDK is set when scripts have an sdk (APIs or MCP servers).
+	SDK              bool
 	Timeout          string
 	MaxTimeout       string
 	HeapMB           uint64
@@ -49,6 +51,7 @@ func (s *Server) docData() docData {
 	l := s.cfg.Limits
 	d := docData{
 		IO:               s.cfg.IO != nil,
+		SDK:              s.cfg.SDKDocs != nil,
 		Timeout:          duration(l.Timeout),
 		MaxTimeout:       duration(s.cfg.MaxTimeout),
 		HeapMB:           l.HeapBytes >> 20,

@@ -176,7 +176,8 @@ func length(lines []string) int {
 }
 
 // sdkDescription is what execute_script's description says of the sdk:
-// every signature when there are few, else where to find them.
+// what scripts reach and whether they can change it, then every signature
+// when there are few, else where to find them.
 func (s *Server) sdkDescription() string {
 	d := s.sdkDocs.Load()
 	if d == nil {
@@ -184,13 +185,23 @@ func (s *Server) sdkDescription() string {
 	}
 	var b strings.Builder
 	b.WriteString("\n\nAPIs (sdk): ")
-	for i, api := range d.ListAPIs() {
+	effects := d.Effects()
+	writers := 0
+	for i, e := range effects {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "sdk.%s (%s, %d functions)", api.Name, api.Kind, api.Functions)
+		fmt.Fprintf(&b, "sdk.%s (%s, %d functions, %s)", e.API, e.Kind, e.Functions, writes(e))
+		writers += e.Writers
 	}
-	b.WriteString(". Call them as sdk.<api>.<function>(params?, body?) (an MCP tool: sdk.<server>.<tool>(args?)); " +
+	b.WriteString(". Scripts reach the network through these only.")
+	if writers == 0 {
+		b.WriteString(" Every sdk function only reads: OpenAPI operations of method GET, HEAD or OPTIONS, MCP tools their server marks read-only.")
+	} else {
+		fmt.Fprintf(&b, " %d sdk functions can create, change or delete data (OpenAPI operations of other methods than GET, HEAD and OPTIONS; "+
+			"MCP tools their server does not mark read-only), so a script can too.", writers)
+	}
+	b.WriteString(" Call them as sdk.<api>.<function>(params?, body?) (an MCP tool: sdk.<server>.<tool>(args?)); " +
 		"they return data, response ({status, headers}); an HTTP error raises a table {status, message, body, headers} " +
 		"that pcall catches. Run independent calls concurrently with parallel({function() ... end, ...}, limit?), " +
 		"which returns their first results in order.")
@@ -210,6 +221,17 @@ func (s *Server) sdkDescription() string {
 	fmt.Fprintf(&b, " There are %d functions: find them with %s, %s and %s before writing the script, or read the sdk:// resources.",
 		d.Count(), ToolSearchDocs, ToolListFunctions, ToolGetFunctionDocs)
 	return b.String()
+}
+
+// writes says how many of an API's functions can change data.
+func writes(e sdkdocs.Effects) string {
+	switch {
+	case e.Writers == 0:
+		return "read-only"
+	case e.Writers == e.Functions:
+		return "all can change data"
+	}
+	return fmt.Sprintf("%d can change data", e.Writers)
 }
 
 // pageRequest reads a discovery tool's limit and cursor: the limit a

@@ -20,6 +20,7 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sdkdocs"
 )
 
 // progressSettle is the least time between a progress notification and the
@@ -95,11 +96,17 @@ const outputSchemaTemplate = `{
 	"required": ["result", "logs", "files_touched"]
 }`
 
-// tool declares execute_script. Without io a script cannot change anything
-// outside itself, so the tool is then read-only and idempotent; with io it
-// can overwrite and remove files. It never reaches beyond the machine.
+// tool declares execute_script. Its annotations follow what a script can
+// do with this configuration: with io it can overwrite and remove files,
+// and through the sdk it can call what the APIs and MCP servers offer. A
+// script that can write (io on, or any sdk function that is not read-only:
+// an OpenAPI operation of another method than GET, HEAD and OPTIONS, an MCP
+// tool not annotated readOnlyHint: true) makes the tool not read-only,
+// destructive and not idempotent; any API or MCP server makes it
+// open-world. Without io and sdk it changes nothing outside itself.
 func (s *Server) tool() mcp.Tool {
-	io := s.cfg.IO != nil
+	effects := s.sdkDocs.Load().Effects()
+	writes := s.cfg.IO != nil || !sdkdocs.ReadOnly(effects)
 	return mcp.Tool{
 		Name:            ToolName,
 		Title:           "Execute a Luau script",
@@ -108,10 +115,10 @@ func (s *Server) tool() mcp.Tool {
 		RawOutputSchema: json.RawMessage(outputSchema),
 		Annotations: mcp.ToolAnnotation{
 			Title:           "Execute a Luau script",
-			ReadOnlyHint:    mcp.ToBoolPtr(!io),
-			DestructiveHint: mcp.ToBoolPtr(io),
-			IdempotentHint:  mcp.ToBoolPtr(!io),
-			OpenWorldHint:   mcp.ToBoolPtr(false),
+			ReadOnlyHint:    mcp.ToBoolPtr(!writes),
+			DestructiveHint: mcp.ToBoolPtr(writes),
+			IdempotentHint:  mcp.ToBoolPtr(!writes),
+			OpenWorldHint:   mcp.ToBoolPtr(len(effects) > 0),
 		},
 	}
 }

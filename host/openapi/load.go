@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
 	"github.com/pb33f/libopenapi/datamodel"
 	"github.com/pb33f/libopenapi/utils"
@@ -147,30 +148,31 @@ func readCapped(r io.Reader) ([]byte, error) {
 	return data, nil
 }
 
-// hasExternalRef reports whether a $ref in data (JSON or YAML) leaves the
-// document: its value does not start with '#'.
-func hasExternalRef(data []byte) bool {
-	for {
-		i := bytes.Index(data, []byte("$ref"))
-		if i < 0 {
-			return false
-		}
-		data = data[i+4:]
-		j := 0
-		for j < len(data) && (data[j] == '"' || data[j] == '\'' || data[j] == ' ' || data[j] == '\t') {
-			j++
-		}
-		if j == len(data) || data[j] != ':' {
+// hasExternalRef reports whether a $ref of the parsed document (JSON or
+// YAML) leaves it: a "$ref" key whose scalar value does not start with
+// '#'. The values are read as YAML reads them, so a folded, literal, quoted
+// or flow reference ("$ref: >-" with the target on the next line) counts
+// by its value, not by how it is written. Aliases are not followed: the
+// node they name is visited where it is defined.
+func hasExternalRef(root *yaml.Node) bool {
+	stack := []*yaml.Node{root}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n == nil || n.Kind == yaml.AliasNode {
 			continue
 		}
-		j++
-		for j < len(data) && (data[j] == '"' || data[j] == '\'' || data[j] == ' ' || data[j] == '\t') {
-			j++
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if k.Kind == yaml.ScalarNode && k.Value == "$ref" && v.Kind == yaml.ScalarNode && !strings.HasPrefix(v.Value, "#") {
+					return true
+				}
+			}
 		}
-		if j < len(data) && data[j] != '#' && data[j] != '\n' && data[j] != '\r' {
-			return true
-		}
+		stack = append(stack, n.Content...)
 	}
+	return false
 }
 
 // parse converts a spec's bytes. loc is where they came from (a path or
@@ -186,7 +188,13 @@ func parse(ctx context.Context, data []byte, loc string, client *http.Client) (a
 		SkipMetadataCollection: true,
 		Logger:                 slog.New(slog.DiscardHandler),
 	}
-	if hasExternalRef(data) {
+	doc, err := libopenapi.NewDocumentWithConfiguration(data, cfg)
+	if err != nil {
+		return nil, false, fmt.Errorf("not an OpenAPI or Swagger document: %w", firstLine(err))
+	}
+	// References are followed when the model is built: whether the
+	// document has external ones is known from its nodes by then.
+	if hasExternalRef(doc.GetSpecInfo().RootNode) {
 		external = true
 		if isURL(loc) {
 			u, _ := url.Parse(loc)
@@ -201,10 +209,6 @@ func parse(ctx context.Context, data []byte, loc string, client *http.Client) (a
 		}
 		cfg.AllowRemoteReferences = true
 		cfg.RemoteURLHandler = remoteHandler(ctx, client)
-	}
-	doc, err := libopenapi.NewDocumentWithConfiguration(data, cfg)
-	if err != nil {
-		return nil, external, fmt.Errorf("not an OpenAPI or Swagger document: %w", firstLine(err))
 	}
 	b := newBuilder(loc)
 	switch doc.GetSpecInfo().SpecType {

@@ -3,6 +3,7 @@ package openapi
 import (
 	"context"
 	"encoding/json"
+	"github.com/pb33f/go-yaml"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -329,13 +330,110 @@ func TestHasExternalRef(t *testing.T) {
 	}{
 		{`{"$ref": "#/components/schemas/A"}`, false},
 		{`{"$ref":"other.json#/A"}`, true},
+		{`{"$r\u0065f":"other.json#/A"}`, true},
 		{"schema:\n  $ref: '#/A'\n", false},
 		{"schema:\n  $ref: ./a.yaml\n", true},
 		{"schema:\n  $ref: \"https://x/a.yaml\"\n", true},
-		{`"description": "use $ref here"`, false},
+		{"schema:\n  $ref: >-\n    #/components/schemas/A\n", false},
+		{"schema:\n  $ref: >-\n    ./a.yaml\n", true},
+		{"schema:\n  $ref: |\n    #/A\n", false},
+		{"schema:\n  $ref:\n    '#/A'\n", false},
+		{"schema:\n  $ref:\n    other.yaml#/A\n", true},
+		{"schema: {$ref: '#/A'}\n", false},
+		{"a: &x './a.yaml'\nschema:\n  $ref: *x\n", false}, // an alias is not a scalar: libopenapi does not follow it either
+		{`"description": "use $ref: other.yaml here"`, false},
+		{"properties:\n  $ref:\n    type: string\n", false}, // a property called $ref
 	} {
-		if got := hasExternalRef([]byte(tc.in)); got != tc.want {
+		var root yaml.Node
+		if err := yaml.Unmarshal([]byte(tc.in), &root); err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if got := hasExternalRef(&root); got != tc.want {
 			t.Errorf("hasExternalRef(%q) = %v", tc.in, got)
+		}
+	}
+}
+
+// A spec whose references are written as YAML block scalars (">-", "|-"),
+// quoted on the next line or in flow style (OpenAI's spec folds long ones: "$ref: >-"
+// with the target on the next line) has no external reference: it is
+// cached on its first load and read from the cache on the next, and its
+// references resolve.
+func TestFoldedRefsCached(t *testing.T) {
+	spec := `openapi: 3.0.0
+info: { title: folded, version: "1" }
+servers: [{ url: "http://api.example" }]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: >-
+                  #/components/schemas/ThingList
+        "404":
+          description: missing
+          content:
+            application/json:
+              schema:
+                $ref: |-
+                  #/components/schemas/Error
+        "500":
+          description: err
+          content:
+            application/json:
+              schema:
+                $ref:
+                  "#/components/schemas/Error"
+        default:
+          description: other
+          content: { application/json: { schema: { $ref: '#/components/schemas/Error' } } }
+components:
+  schemas:
+    ThingList:
+      type: array
+      items:
+        $ref: >-
+          #/components/schemas/Thing
+    Thing:
+      type: object
+      properties:
+        id: { type: string }
+    Error:
+      type: object
+      properties:
+        code: { type: integer }
+`
+	specDir, cacheDir := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(specDir, "folded.yaml"), []byte(spec), 0o644)
+	src := Source{Name: "f", Spec: "folded.yaml", Dir: specDir}
+	for i, wantParsed := range []bool{true, false} {
+		api, parsed, err := LoadParsed(context.Background(), src, Options{Cache: NewCache(cacheDir, "v1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if parsed != wantParsed {
+			t.Fatalf("load %d: parsed %v, want %v (entries %v)", i+1, parsed, wantParsed, mustReadDir(t, cacheDir))
+		}
+		if n := len(mustReadDir(t, cacheDir)); n != 1 {
+			t.Fatalf("load %d: %d cache entries, want 1", i+1, n)
+		}
+		f := mustFunc(t, api, "list_things")
+		list := api.Resolve(f.Responses[0].Content[0].Schema)
+		if list == nil || !list.Has("array") || api.Resolve(list.Items) == nil || api.Resolve(list.Items).Property("id") == nil {
+			t.Fatalf("load %d: folded ref: %+v (warnings %v)", i+1, list, api.Warnings)
+		}
+		for _, r := range f.Responses[1:] {
+			if e := api.Resolve(r.Content[0].Schema); e == nil || e.Property("code") == nil {
+				t.Fatalf("load %d: response %s: %+v (warnings %v)", i+1, r.Status, e, api.Warnings)
+			}
+		}
+		if len(api.Warnings) != 0 {
+			t.Errorf("load %d: warnings %v", i+1, api.Warnings)
 		}
 	}
 }

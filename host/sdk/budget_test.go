@@ -75,7 +75,7 @@ func TestHostBudgetTooLarge(t *testing.T) {
 		want string // in the message; "" for success
 	}{
 		{"announced, per execution", Config{MaxHostBytes: 1 << 20}, `{"n":2000000}`,
-			"sdk.big: the response needs 2000"}, // and the headers' bytes
+			"sdk.pets.big: the response needs 2000"}, // and the headers' bytes
 		{"chunked, per execution", Config{MaxHostBytes: 1 << 20}, `{"n":2000000,"chunked":true}`,
 			"more than max_host_bytes (1048576 bytes, what one execution's sdk calls may hold at once; [limits] max_host_bytes)"},
 		{"announced, all executions", Config{MaxHostBytes: 4 << 20, MaxHostBytesTotal: 1 << 20}, `{"n":2000000}`,
@@ -97,7 +97,7 @@ func TestHostBudgetTooLarge(t *testing.T) {
 					t.Error("a response's bytes are free before the script has them")
 				}
 				r.Release()
-			} else if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, c.want) || !strings.HasPrefix(r.Message, "sdk.big: ") {
+			} else if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, c.want) || !strings.HasPrefix(r.Message, "sdk.pets.big: ") {
 				t.Fatalf("%d %q, want kind limit and %q", r.Fail, r.Message, c.want)
 			}
 			if !free(s.budget) || !free(client.budget) {
@@ -228,7 +228,7 @@ func TestHostBudgetWaitEnds(t *testing.T) {
 	waitForWaiters(t, client.budget, 1)
 	cancel()
 	r := <-second
-	if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, "sdk.big: the response waited for") ||
+	if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, "sdk.pets.big: the response waited for") ||
 		!strings.Contains(r.Message, "max_host_bytes_total (1048576 bytes, what all executions' sdk calls may hold at once; [limits] max_host_bytes_total) stayed in use") {
 		t.Errorf("%d %q", r.Fail, r.Message)
 	}
@@ -266,8 +266,8 @@ func TestHostBudgetHeaders(t *testing.T) {
 		headers, body int
 		want          string // "" for success
 	}{
-		{"9 MB of headers", 9 << 20, 10, "sdk.big: the response's headers are larger than 1000000 bytes (headers count toward max_response_bytes"},
-		{"headers and body each under the cap", 600_000, 600_000, "sdk.big: the response is 1200"},
+		{"9 MB of headers", 9 << 20, 10, "sdk.pets.big: the response's headers are larger than 1000000 bytes (headers count toward max_response_bytes"},
+		{"headers and body each under the cap", 600_000, 600_000, "sdk.pets.big: the response is 1200"},
 		{"headers and body together under the cap", 300_000, 600_000, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,7 +62,7 @@ func TestGitHubCalls(t *testing.T) {
 			t.Errorf("%s: the server got %q, want %q (%s)", tc.fn, got, tc.request, r.Message)
 		}
 		if tc.fn == "repos_get" {
-			if r.Fail != sdkcall.Upstream || r.Status != 404 || !strings.HasPrefix(r.Message, `sdk.repos_get: HTTP 404 Not Found: {"message": "Not Found"`) {
+			if r.Fail != sdkcall.Upstream || r.Status != 404 || !strings.HasPrefix(r.Message, `sdk.gh.repos_get: HTTP 404 Not Found: {"message": "Not Found"`) {
 				t.Errorf("404: %+v", r)
 			}
 		} else if r.Fail != sdkcall.OK || !json.Valid(r.JSON) {
@@ -70,9 +70,9 @@ func TestGitHubCalls(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ fn, args, want string }{
-		{"issues_create", `[{"owner":"octocat","repo":"x"},{"labels":["bug"]}]`, "sdk.issues_create: body: missing required property 'title'"},
-		{"issues_list_for_repo", `[{"owner":"o","repo":"r","state":"opne"}]`, "sdk.issues_list_for_repo: parameter 'state': value must be one of 'open', 'closed', 'all'"},
-		{"repos_get_content", `[{"owner":"o","repo":"r","pth":"x"}]`, "sdk.repos_get_content: unknown parameter 'pth' (did you mean 'path'?)"},
+		{"issues_create", `[{"owner":"octocat","repo":"x"},{"labels":["bug"]}]`, "sdk.gh.issues_create: body: missing required property 'title'"},
+		{"issues_list_for_repo", `[{"owner":"o","repo":"r","state":"opne"}]`, "sdk.gh.issues_list_for_repo: parameter 'state': value must be one of 'open', 'closed', 'all'"},
+		{"repos_get_content", `[{"owner":"o","repo":"r","pth":"x"}]`, "sdk.gh.repos_get_content: unknown parameter 'pth' (did you mean 'path'?)"},
 	} {
 		if r := call(t, s, tc.fn, tc.args); r.Fail != sdkcall.Argument || r.Message != tc.want {
 			t.Errorf("%s: %q, want %q", tc.fn, r.Message, tc.want)

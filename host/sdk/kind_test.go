@@ -29,7 +29,7 @@ func TestKindChecksBeforeCounting(t *testing.T) {
 		fn, args, message string
 	}{
 		{"read_file", `[{"path":"x"}]`, "sdk.files.read_file: MCP tools are not available here"},
-		{"get_pet", `[{"petID":7}]`, "sdk.get_pet: unknown parameter 'petID' (did you mean 'petId'?)"},
+		{"get_pet", `[{"petID":7}]`, "sdk.pets.get_pet: unknown parameter 'petID' (did you mean 'petId'?)"},
 	} {
 		r := s.Call(context.Background(), fnID(t, c, tc.fn), json.RawMessage(tc.args))
 		if r.Fail != sdkcall.Argument || r.Message != tc.message {

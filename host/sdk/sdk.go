@@ -187,7 +187,7 @@ type function struct {
 	api   *apiState
 	fn    *catalog.Function
 	id    uint32
-	name  string // "sdk.list_pets" or "sdk.petstore.list_pets", for messages
+	name  string // "sdk.petstore.list_pets", for messages
 	ready sync.Once
 	// params and body check arguments with the JSON Schema validator.
 	params *checker
@@ -388,10 +388,10 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 	for _, api := range cat.APIs {
 		st := c.apis[api.Name]
 		for _, f := range api.Functions {
+			// Messages name the function in its API's table, the one name
+			// that says which API failed; a flat function is the same
+			// function under a shorter name.
 			name := "sdk." + api.Name + "." + f.Name
-			if f.Flat {
-				name = "sdk." + f.Name
-			}
 			fn := &function{api: st, fn: f, id: uint32(len(c.funcs)), name: name}
 			c.funcs = append(c.funcs, fn)
 			c.ordered = append(c.ordered, fn)

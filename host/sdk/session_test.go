@@ -36,16 +36,16 @@ func TestResponses(t *testing.T) {
 		t.Errorf("204: %+v", r)
 	}
 	r = call(t, s, "get_pet", `[{"petId":404}]`)
-	if r.Fail != sdkcall.Upstream || r.Status != 404 || r.Message != `sdk.get_pet: HTTP 404 Not Found: {"message":"no pet 404"}`+"\n" ||
+	if r.Fail != sdkcall.Upstream || r.Status != 404 || r.Message != `sdk.pets.get_pet: HTTP 404 Not Found: {"message":"no pet 404"}`+"\n" ||
 		string(r.JSON) != `{"message":"no pet 404"}`+"\n" || r.Headers["content-type"] != "application/json" {
 		t.Errorf("404: %+v %q", r, r.Message)
 	}
 	r = call(t, s, "get_pet", `[{"petId":500}]`)
-	if r.Fail != sdkcall.Upstream || r.Status != 500 || r.Message != "sdk.get_pet: HTTP 500 Internal Server Error: database on fire" || string(r.Text) != "database on fire" {
+	if r.Fail != sdkcall.Upstream || r.Status != 500 || r.Message != "sdk.pets.get_pet: HTTP 500 Internal Server Error: database on fire" || string(r.Text) != "database on fire" {
 		t.Errorf("500: %+v", r)
 	}
 	r = call(t, s, "fail", `[]`)
-	if r.Fail != sdkcall.Upstream || r.Message != "sdk.fail: HTTP 500 Internal Server Error" || r.JSON != nil || r.Text != nil {
+	if r.Fail != sdkcall.Upstream || r.Message != "sdk.pets.fail: HTTP 500 Internal Server Error" || r.JSON != nil || r.Text != nil {
 		t.Errorf("empty 500: %+v", r)
 	}
 	r = call(t, s, "get_text", `[]`)
@@ -87,28 +87,28 @@ func TestArgumentChecks(t *testing.T) {
 	a := newTestAPI(t)
 	s := newClient(t, a, Config{}, APIConfig{}).Session(nil)
 	for _, tc := range []struct{ fn, args, want string }{
-		{"list_pets", `[{"limt":5}]`, "sdk.list_pets: unknown parameter 'limt' (did you mean 'limit'?)"},
-		{"list_pets", `[{"zzzzzz":5}]`, "sdk.list_pets: unknown parameter 'zzzzzz' (parameters: limit, status, page)"},
-		{"get_pet", `[{}]`, "sdk.get_pet: missing required parameter 'petId'"},
-		{"get_pet", `[]`, "sdk.get_pet: missing required parameter 'petId'"},
-		{"get_pet", `[{"petId":"seven"}]`, "sdk.get_pet: parameter 'petId': got string, want integer"},
-		{"get_pet", `[{"petId":1.5}]`, "sdk.get_pet: parameter 'petId': got number, want integer"},
-		{"list_pets", `[{"status":"lost"}]`, "sdk.list_pets: parameter 'status': value must be one of 'available', 'sold'"},
-		{"list_pets", `[{"limit":3000000000}]`, "sdk.list_pets: parameter 'limit': 3000000000 is not valid int32: out of range"},
-		{"echo", `[{"value":"x","id":"not-a-uuid"}]`, "sdk.echo: parameter 'id': 'not-a-uuid' is not valid uuid: must have 5 elements"},
-		{"echo", `[{"value":"x","when":"yesterday"}]`, "sdk.echo: parameter 'when': 'yesterday' is not valid date-time: less than 20 characters long"},
-		{"echo", `[{"value":"x","many":[1,"two"]}]`, "sdk.echo: parameter 'many'[1]: got string, want integer"},
-		{"create_pet", `[]`, "sdk.create_pet: missing the request body"},
-		{"create_pet", `[{"tag":"x"}]`, "sdk.create_pet: body: missing required property 'name'"},
-		{"create_pet", `[{"name":7}]`, "sdk.create_pet: body.name: got number, want string"},
-		{"create_pet", `["Rex"]`, "sdk.create_pet: body: got string, want object"},
-		{"echo_body", `[{"name":"x","owner":{"email":"nope"}}]`, "sdk.echo_body: body.owner.email: 'nope' is not valid email: missing @"},
-		{"echo_body", `[{"name":"x","meta":{"a":"b"}}]`, "sdk.echo_body: body.meta.a: got string, want integer"},
-		{"echo_body", `[{"name":"x","tags":[1]}]`, "sdk.echo_body: body.tags[0]: got number, want string"},
-		{"update_pet", `[{"name":"Rex"}]`, "sdk.update_pet: unknown parameter 'name': it is a field of the body, the second argument (params, body)"},
-		{"update_pet", `[{"petId":1},{"name":"x"},3]`, "sdk.update_pet: takes (params, body); got 3 arguments"},
-		{"get_pet", `["7"]`, "sdk.get_pet: params must be a table of parameter names to values, got a string"},
-		{"get_text", `[1]`, "sdk.get_text: takes no arguments; got 1 arguments"},
+		{"list_pets", `[{"limt":5}]`, "sdk.pets.list_pets: unknown parameter 'limt' (did you mean 'limit'?)"},
+		{"list_pets", `[{"zzzzzz":5}]`, "sdk.pets.list_pets: unknown parameter 'zzzzzz' (parameters: limit, status, page)"},
+		{"get_pet", `[{}]`, "sdk.pets.get_pet: missing required parameter 'petId'"},
+		{"get_pet", `[]`, "sdk.pets.get_pet: missing required parameter 'petId'"},
+		{"get_pet", `[{"petId":"seven"}]`, "sdk.pets.get_pet: parameter 'petId': got string, want integer"},
+		{"get_pet", `[{"petId":1.5}]`, "sdk.pets.get_pet: parameter 'petId': got number, want integer"},
+		{"list_pets", `[{"status":"lost"}]`, "sdk.pets.list_pets: parameter 'status': value must be one of 'available', 'sold'"},
+		{"list_pets", `[{"limit":3000000000}]`, "sdk.pets.list_pets: parameter 'limit': 3000000000 is not valid int32: out of range"},
+		{"echo", `[{"value":"x","id":"not-a-uuid"}]`, "sdk.pets.echo: parameter 'id': 'not-a-uuid' is not valid uuid: must have 5 elements"},
+		{"echo", `[{"value":"x","when":"yesterday"}]`, "sdk.pets.echo: parameter 'when': 'yesterday' is not valid date-time: less than 20 characters long"},
+		{"echo", `[{"value":"x","many":[1,"two"]}]`, "sdk.pets.echo: parameter 'many'[1]: got string, want integer"},
+		{"create_pet", `[]`, "sdk.pets.create_pet: missing the request body"},
+		{"create_pet", `[{"tag":"x"}]`, "sdk.pets.create_pet: body: missing required property 'name'"},
+		{"create_pet", `[{"name":7}]`, "sdk.pets.create_pet: body.name: got number, want string"},
+		{"create_pet", `["Rex"]`, "sdk.pets.create_pet: body: got string, want object"},
+		{"echo_body", `[{"name":"x","owner":{"email":"nope"}}]`, "sdk.pets.echo_body: body.owner.email: 'nope' is not valid email: missing @"},
+		{"echo_body", `[{"name":"x","meta":{"a":"b"}}]`, "sdk.pets.echo_body: body.meta.a: got string, want integer"},
+		{"echo_body", `[{"name":"x","tags":[1]}]`, "sdk.pets.echo_body: body.tags[0]: got number, want string"},
+		{"update_pet", `[{"name":"Rex"}]`, "sdk.pets.update_pet: unknown parameter 'name': it is a field of the body, the second argument (params, body)"},
+		{"update_pet", `[{"petId":1},{"name":"x"},3]`, "sdk.pets.update_pet: takes (params, body); got 3 arguments"},
+		{"get_pet", `["7"]`, "sdk.pets.get_pet: params must be a table of parameter names to values, got a string"},
+		{"get_text", `[1]`, "sdk.pets.get_text: takes no arguments; got 1 arguments"},
 	} {
 		t.Run(tc.fn+tc.args, func(t *testing.T) {
 			before := a.requests.Load()
@@ -358,7 +358,7 @@ func TestRedactedMessages(t *testing.T) {
 	// Transport failure with the key in the URL's query.
 	s := newClient(t, a, Config{}, APIConfig{BaseURL: "http://127.0.0.1:1", Auth: &Credential{Type: AuthAPIKey, Value: key, Name: "api_key", In: "query"}}).Session(nil)
 	r := call(t, s, "echo", `[{"value":"x"}]`)
-	if r.Fail != sdkcall.Upstream || r.Status != 0 || !strings.HasPrefix(r.Message, "sdk.echo: request failed: ") || strings.Contains(r.Message, key) {
+	if r.Fail != sdkcall.Upstream || r.Status != 0 || !strings.HasPrefix(r.Message, "sdk.pets.echo: request failed: ") || strings.Contains(r.Message, key) {
 		t.Errorf("transport failure: %+v", r)
 	}
 	// An error body that echoes the credential.
@@ -393,7 +393,7 @@ func TestFrozenParams(t *testing.T) {
 	if e.Path != "/tenants/abc-123/items" {
 		t.Errorf("a required frozen parameter needs no argument: %s", e.Path)
 	}
-	if r := call(t, s, "list_tenant_items", `[{"tenant":"evil"}]`); r.Fail != sdkcall.Argument || r.Message != "sdk.list_tenant_items: unknown parameter 'tenant' (parameters: limit)" {
+	if r := call(t, s, "list_tenant_items", `[{"tenant":"evil"}]`); r.Fail != sdkcall.Argument || r.Message != "sdk.pets.list_tenant_items: unknown parameter 'tenant' (parameters: limit)" {
 		t.Errorf("a script cannot set a frozen parameter: %+v", r)
 	}
 }
@@ -408,7 +408,7 @@ func TestLimits(t *testing.T) {
 	}
 	before := a.requests.Load()
 	r := call(t, s, "list_pets", `[]`)
-	if r.Fail != sdkcall.Limit || r.Message != "sdk.list_pets: more than 3 sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)" {
+	if r.Fail != sdkcall.Limit || r.Message != "sdk.pets.list_pets: more than 3 sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)" {
 		t.Errorf("max_calls: %+v", r)
 	}
 	if a.requests.Load() != before {
@@ -435,7 +435,7 @@ func TestTimeouts(t *testing.T) {
 	r := call(t, s, "slow", `[]`)
 	<-a.slowStarted
 	<-a.slowDone
-	if r.Fail != sdkcall.Upstream || r.Status != 0 || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
+	if r.Fail != sdkcall.Upstream || r.Status != 0 || r.Message != "sdk.pets.slow: no response within 50ms (timeout of [apis.pets])" {
 		t.Errorf("timeout: %+v", r)
 	}
 	// The per-call timeout, within an execution whose deadline is later.
@@ -444,7 +444,7 @@ func TestTimeouts(t *testing.T) {
 	r = s.Call(later, fnID(t, s.c, "slow"), json.RawMessage(`[]`))
 	<-a.slowStarted
 	<-a.slowDone
-	if r.Fail != sdkcall.Upstream || r.Message != "sdk.slow: no response within 50ms (timeout of [apis.pets])" {
+	if r.Fail != sdkcall.Upstream || r.Message != "sdk.pets.slow: no response within 50ms (timeout of [apis.pets])" {
 		t.Errorf("timeout before the execution's deadline: %+v", r)
 	}
 	// The execution ends: the request is abandoned at once.
@@ -456,7 +456,7 @@ func TestTimeouts(t *testing.T) {
 	cancel()
 	r = <-done
 	<-a.slowDone // the server saw the request go away
-	if r.Fail != sdkcall.Upstream || r.Message != "sdk.slow: cancelled" {
+	if r.Fail != sdkcall.Upstream || r.Message != "sdk.pets.slow: cancelled" {
 		t.Errorf("cancelled: %+v", r)
 	}
 	// The execution's deadline passes while the call waits.
@@ -467,7 +467,7 @@ func TestTimeouts(t *testing.T) {
 	}()
 	r = s.Call(dl, fnID(t, s.c, "slow"), json.RawMessage(`[]`))
 	<-a.slowDone
-	if r.Message != "sdk.slow: the execution's time ran out" {
+	if r.Message != "sdk.pets.slow: the execution's time ran out" {
 		t.Errorf("deadline: %+v", r)
 	}
 	// A deadline sooner than the call's timeout ends the request by itself.
@@ -476,7 +476,7 @@ func TestTimeouts(t *testing.T) {
 	r = s.Call(sooner, fnID(t, s.c, "slow"), json.RawMessage(`[]`))
 	<-a.slowStarted
 	<-a.slowDone
-	if r.Message != "sdk.slow: the execution's time ran out" {
+	if r.Message != "sdk.pets.slow: the execution's time ran out" {
 		t.Errorf("a deadline sooner than the timeout: %+v", r)
 	}
 }
@@ -633,7 +633,7 @@ func TestConcurrentCalls(t *testing.T) {
 	<-a.slowStarted // two in flight; the third waits for a slot
 	cancel()
 	for range 3 {
-		if r := <-results; r.Fail != sdkcall.Upstream || r.Message != "sdk.slow: cancelled" {
+		if r := <-results; r.Fail != sdkcall.Upstream || r.Message != "sdk.pets.slow: cancelled" {
 			t.Errorf("%+v", r)
 		}
 	}

@@ -85,7 +85,8 @@ type Response struct {
 	// data, response.
 	Fail Failure
 	// Message is the error message (Fail != OK). For Upstream it starts
-	// with the function's name: "sdk.get_pet: HTTP 404 Not Found: ...".
+	// with the function's name in its API's table: "sdk.pets.get_pet: HTTP 404 Not
+	// Found: ...".
 	// It never holds a credential.
 	Message string
 	// Status is the HTTP status; 0 for a transport failure or an MCP tool.
@@ -96,7 +97,7 @@ type Response struct {
 	// The body, in at most one of three forms: JSON (decoded by json.decode
 	// rules; text that does not parse reaches the script as a string, as
 	// Text would; a successful response nested more than MaxNestingDepth
-	// levels fails the call as an upstream error, "sdk.<name>: the response
+	// levels fails the call as an upstream error, "sdk.<api>.<name>: the response
 	// is nested more than 128 levels deep", with the status, the headers and
 	// the body as text, when the script takes its data), Text (a string,
 	// bytes preserved), or neither (nil).

@@ -67,6 +67,7 @@ func newToolset(server string, tools []mcp.Tool) *toolset {
 		} else if t.Annotations.Title != "" {
 			f.Summary = t.Annotations.Title
 		}
+		f.Hints = hints(t.Annotations)
 		c := converter{api: api, prefix: names[i]}
 		if len(schemas.Input) > 0 && string(schemas.Input) != "null" {
 			f.InputSchema = c.schema(schemas.Input, 0)
@@ -84,6 +85,14 @@ func newToolset(server string, tools []mcp.Tool) *toolset {
 	copy(ts.key[:], h.Sum(nil))
 	ts.api = api
 	return ts
+}
+
+// hints keeps a tool's behaviour annotations, nil when it gave none.
+func hints(a mcp.ToolAnnotation) *catalog.Hints {
+	if a.ReadOnlyHint == nil && a.DestructiveHint == nil && a.IdempotentHint == nil && a.OpenWorldHint == nil {
+		return nil
+	}
+	return &catalog.Hints{ReadOnly: a.ReadOnlyHint, Destructive: a.DestructiveHint, Idempotent: a.IdempotentHint, OpenWorld: a.OpenWorldHint}
 }
 
 // Identifier maps an MCP tool name to a Luau identifier: characters

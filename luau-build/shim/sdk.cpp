@@ -138,8 +138,8 @@ void pushHeaders(lua_State* L, const char* headers, size_t len)
 [[noreturn]] void raiseTooDeep(lua_State* L, const Envelope& e, const char* headers, const char* body)
 {
     lua_createtable(L, 0, 4);
-    // The function's name as the host's messages give it (sdk.<name> for a
-    // flat function): the sdk closure's third upvalue.
+    // The function's name as the host's messages give it (sdk.<api>.<name>):
+    // the sdk closure's third upvalue.
     lua_pushfstring(L, "%s: the response is nested more than %d levels deep", lua_tostring(L, lua_upvalueindex(3)), TS_JSON_MAX_DEPTH);
     lua_setfield(L, -2, "message");
     lua_pushinteger(L, int(e.status));
@@ -422,17 +422,15 @@ void ts_open_sdk(lua_State* L, const char* manifest, size_t len)
                 lua_getfield(L, fn, "flat");
                 bool flat = lua_toboolean(L, -1);
                 lua_pop(L, 1);
-                // Upvalues: the id, the debug name and the name the
-                // host's error messages use (sdk.<name> when flat). Luau
-                // keeps a closure's debug name by pointer: the string is
-                // the closure's second upvalue, so it lives as long as the
-                // closure (strings never move).
+                // Upvalues: the id, the debug name and the name error
+                // messages use: sdk.<api>.<name>, as the host's messages
+                // name it, also when the script calls it by its flat name.
+                // Luau keeps a closure's debug name by pointer: the string
+                // is the closure's second upvalue, so it lives as long as
+                // the closure (strings never move).
                 lua_pushnumber(L, id);
                 lua_pushfstring(L, "sdk.%s.%s", apiName, name);
-                if (flat)
-                    lua_pushfstring(L, "sdk.%s", name);
-                else
-                    lua_pushvalue(L, -1);
+                lua_pushvalue(L, -1);
                 lua_pushcclosurek(L, sdkCall, lua_tostring(L, -2), 3, sdkCallContinue);
                 lua_pushvalue(L, -1);
                 lua_setfield(L, fns, name);

@@ -8,6 +8,9 @@ error message as long as asked, and that write a raw response of their
 own (nested as deep as asked, its id first or last), and that echoes the
 HTTP request's headers.
 
+With PYSERVER_READ_ONLY=1 every tool is annotated readOnlyHint: true (a
+claim the tests rely on, not a fact), except the one add_tool adds.
+
     python pyserver.py [stdio | http PORT [json]]
 
 Over http, responses are server-sent event streams, or single JSON bodies
@@ -32,8 +35,18 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.shared.exceptions import MCPError
+from mcp_types import ToolAnnotations
 
 server = MCPServer("pyserver")
+
+READ_ONLY = os.environ.get("PYSERVER_READ_ONLY") == "1"
+
+
+def tool(**kwargs):
+    """server.tool, with readOnlyHint: true under PYSERVER_READ_ONLY=1."""
+    if READ_ONLY:
+        kwargs.setdefault("annotations", ToolAnnotations(readOnlyHint=True))
+    return server.tool(**kwargs)
 
 # A 1x1 PNG.
 PIXEL = base64.b64decode(
@@ -54,17 +67,17 @@ class Weather(BaseModel):
     conditions: Literal["sunny", "cloudy", "rain"]
 
 
-@server.tool(description="The weather of a city, as structured content.")
+@tool(description="The weather of a city, as structured content.")
 def weather(city: str, days: int = 1) -> Weather:
     return Weather(city=city, celsius=21.5, conditions="sunny")
 
 
-@server.tool(name="say-hello", description="Greets someone, as text.", structured_output=False)
+@tool(name="say-hello", description="Greets someone, as text.", structured_output=False)
 def say_hello(name: str) -> str:
     return f"Hello, {name}!"
 
 
-@server.tool(description="Over http: the request's headers (as an echo service would show a credential).", structured_output=False)
+@tool(description="Over http: the request's headers (as an echo service would show a credential).", structured_output=False)
 def echo_headers(ctx: Context) -> str:
     request = ctx.request_context.request
     if request is None:
@@ -72,27 +85,27 @@ def echo_headers(ctx: Context) -> str:
     return json.dumps(dict(request.headers))
 
 
-@server.tool(description="Two text blocks.", structured_output=False)
+@tool(description="Two text blocks.", structured_output=False)
 def two_lines() -> list[str]:
     return ["first", "second"]
 
 
-@server.tool(description="A tiny image and a caption.")
+@tool(description="A tiny image and a caption.")
 def picture() -> list:
     return ["a pixel", Image(data=PIXEL, format="png")]
 
 
-@server.tool(description="Always fails.")
+@tool(description="Always fails.")
 def fail(reason: str = "no reason") -> str:
     raise ToolError(f"failed on purpose: {reason}")
 
 
-@server.tool(description="Returns its argument: the trivial tool the benchmark calls.", structured_output=False)
+@tool(description="Returns its argument: the trivial tool the benchmark calls.", structured_output=False)
 def ping(n: int = 0) -> str:
     return str(n)
 
 
-@server.tool(description="Returns a text of size bytes.", structured_output=False)
+@tool(description="Returns a text of size bytes.", structured_output=False)
 def big(size: int) -> str:
     return "x" * size
 
@@ -100,17 +113,17 @@ def big(size: int) -> str:
 Choice = Literal[tuple(f"option-{i}" for i in range(500))]
 
 
-@server.tool(description="Takes one of 500 options (a long enum in its schema).", structured_output=False)
+@tool(description="Takes one of 500 options (a long enum in its schema).", structured_output=False)
 def pick(choice: Choice) -> str:
     return choice
 
 
-@server.tool(description="Returns n text blocks, each the text given.", structured_output=False)
+@tool(description="Returns n text blocks, each the text given.", structured_output=False)
 def blocks(n: int, text: str = "x") -> list[str]:
     return [text] * n
 
 
-@server.tool(description="Fails with a JSON-RPC error (not a tool error) whose message is size bytes.")
+@tool(description="Fails with a JSON-RPC error (not a tool error) whose message is size bytes.")
 def rpc_error(size: int) -> str:
     raise MCPError(code=-32000, message="e" * size)
 
@@ -126,7 +139,7 @@ def wire_fd() -> int:
     return 1
 
 
-@server.tool(description="Over stdio only: writes a response of its own to this call (its structured content "
+@tool(description="Over stdio only: writes a response of its own to this call (its structured content "
              "nested depth levels deep, its text size bytes, its id first or last), then waits to be cancelled.",
              structured_output=False)
 async def raw(ctx: Context, depth: int = 1, size: int = 0, id_last: bool = False) -> str:
@@ -146,7 +159,7 @@ async def raw(ctx: Context, depth: int = 1, size: int = 0, id_last: bool = False
     return "never"
 
 
-@server.tool(description="Sleeps, then answers; notes a cancellation in $PYSERVER_LOG.", structured_output=False)
+@tool(description="Sleeps, then answers; notes a cancellation in $PYSERVER_LOG.", structured_output=False)
 async def sleep(seconds: float, tag: str = "") -> str:
     note(f"started sleep {tag}")
     try:
@@ -160,7 +173,7 @@ async def sleep(seconds: float, tag: str = "") -> str:
 ARRIVED: dict[str, int] = {}
 
 
-@server.tool(description="Waits until n calls with the same key are in flight at once, then answers.", structured_output=False)
+@tool(description="Waits until n calls with the same key are in flight at once, then answers.", structured_output=False)
 async def gather(key: str, n: int) -> str:
     ARRIVED[key] = ARRIVED.get(key, 0) + 1
     for _ in range(2000):
@@ -170,7 +183,7 @@ async def gather(key: str, n: int) -> str:
     raise ToolError(f"only {ARRIVED[key]} of {n} calls were in flight at once")
 
 
-@server.tool(description="Exits the process in the middle of the call.")
+@tool(description="Exits the process in the middle of the call.")
 async def crash() -> str:
     note("crash")
     sys.stderr.write("pyserver: crashing on purpose\n")
@@ -178,7 +191,7 @@ async def crash() -> str:
     os._exit(3)
 
 
-@server.tool(description="Never answers (and ignores cancellation).")
+@tool(description="Never answers (and ignores cancellation).")
 async def hang() -> str:
     note("hang")
     while True:
@@ -188,7 +201,7 @@ async def hang() -> str:
             pass
 
 
-@server.tool(description="Adds the tool 'added' and announces it with notifications/tools/list_changed.")
+@tool(description="Adds the tool 'added' and announces it with notifications/tools/list_changed.")
 async def add_tool(ctx: Context) -> str:
     def added(x: int) -> str:
         """A tool added at run time."""
@@ -199,7 +212,7 @@ async def add_tool(ctx: Context) -> str:
     return "added"
 
 
-@server.tool(description="Removes the tool 'say-hello' and announces it with notifications/tools/list_changed.")
+@tool(description="Removes the tool 'say-hello' and announces it with notifications/tools/list_changed.")
 async def remove_tool(ctx: Context) -> str:
     server.remove_tool("say-hello")
     await ctx.notify_tools_changed()

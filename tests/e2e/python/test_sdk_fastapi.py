@@ -55,6 +55,12 @@ async def test_fastapi_openapi31_live(tmp_path, todo_api):
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "list_apis" in tools
         assert "sdk.create_todo_todos_post(" in tools["execute_script"].description
+        # The API has POST and DELETE operations: scripts can write through
+        # it, so execute_script is neither read-only nor closed-world, io off
+        # or not.
+        hints = tools["execute_script"].annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (False, True, False, True)
+        assert "can create, change or delete data" in tools["execute_script"].description
 
         script = """
             local made, resp = sdk.create_todo_todos_post({ title = "write tests", priority = "high" })
@@ -81,6 +87,6 @@ async def test_fastapi_openapi31_live(tmp_path, todo_api):
         # Checked against the 3.1 document before any request: an enum and a type.
         bad = await client.call_tool("execute_script", {"script": 'sdk.create_todo_todos_post({ title = "x", priority = "urgent" })'})
         assert bad.is_error
-        assert text_of(bad).startswith(PREFIX + "script:1: sdk.create_todo_todos_post: body.priority")
+        assert text_of(bad).startswith(PREFIX + "script:1: sdk.todo.create_todo_todos_post: body.priority")
         bad = await client.call_tool("execute_script", {"script": 'sdk.list_todos_todos_get({ limit = "many" })'})
         assert bad.is_error and "parameter 'limit'" in text_of(bad)
