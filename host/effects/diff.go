@@ -1,0 +1,42 @@
+package effects
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/pmezard/go-difflib/difflib"
+)
+
+// MaxDiffBytes is the size up to which a text file's write carries a diff:
+// both the real file and the written one must be at most this large.
+const MaxDiffBytes = 256 << 10
+
+// IsText reports whether data reads as text: valid UTF-8 without NUL
+// bytes.
+func IsText(data []byte) bool {
+	return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
+}
+
+// Diff returns the unified diff (three lines of context) that turns old,
+// the real file at path (nil when there is none), into new, "" when
+// either is not text or larger than MaxDiffBytes, or they are equal.
+func Diff(path string, old, new []byte) string {
+	if len(old) > MaxDiffBytes || len(new) > MaxDiffBytes || !IsText(old) || !IsText(new) || bytes.Equal(old, new) {
+		return ""
+	}
+	from := "a/" + path
+	if old == nil {
+		from = "/dev/null"
+	}
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A:        difflib.SplitLines(string(old)),
+		B:        difflib.SplitLines(string(new)),
+		FromFile: from,
+		ToFile:   "b/" + path,
+		Context:  3,
+	})
+	if err != nil {
+		return ""
+	}
+	return text
+}
