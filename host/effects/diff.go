@@ -2,6 +2,7 @@ package effects
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -29,8 +30,8 @@ func Diff(path string, old, new []byte) string {
 		from = "/dev/null"
 	}
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A:        difflib.SplitLines(string(old)),
-		B:        difflib.SplitLines(string(new)),
+		A:        lines(old),
+		B:        lines(new),
 		FromFile: from,
 		ToFile:   "b/" + path,
 		Context:  3,
@@ -39,4 +40,18 @@ func Diff(path string, old, new []byte) string {
 		return ""
 	}
 	return text
+}
+
+// lines splits text into lines that each end in a newline (a last line
+// without one is given one).
+func lines(text []byte) []string {
+	if len(text) == 0 {
+		return nil
+	}
+	out := strings.SplitAfter(string(text), "\n")
+	if out[len(out)-1] == "" {
+		return out[:len(out)-1]
+	}
+	out[len(out)-1] += "\n"
+	return out
 }
