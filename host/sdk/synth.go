@@ -38,15 +38,23 @@ const (
 // pattern, may give a value it does not accept: it is a stand-in, never
 // sent anywhere.
 func synthesise(api *catalog.API, s *catalog.Schema) json.RawMessage {
+	v, _ := synthesiseBounded(api, s)
+	return v
+}
+
+// synthesiseBounded is synthesise, and whether a bound (depth, nodes) cut
+// the value short: a null then stands where the schema wants more.
+func synthesiseBounded(api *catalog.API, s *catalog.Schema) (json.RawMessage, bool) {
 	g := synth{api: api}
 	g.value(s, 0)
-	return json.RawMessage(g.out.Bytes())
+	return json.RawMessage(g.out.Bytes()), g.cut
 }
 
 type synth struct {
 	api   *catalog.API
 	out   bytes.Buffer
 	nodes int
+	cut   bool
 }
 
 // flat is a schema with its refs followed and its allOf merged: the
@@ -138,7 +146,12 @@ func minPtr[T int64 | float64](a, b *T) *T {
 // value writes the minimal value of s.
 func (g *synth) value(s *catalog.Schema, depth int) {
 	g.nodes++
-	if s == nil || depth > synthMaxDepth || g.nodes > synthMaxNodes {
+	if s == nil {
+		g.out.WriteString("null")
+		return
+	}
+	if depth > synthMaxDepth || g.nodes > synthMaxNodes {
+		g.cut = true
 		g.out.WriteString("null")
 		return
 	}
