@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
 // notesAPI is a real HTTP API with state (tests/testdata/notes.yaml): the
@@ -280,5 +282,31 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 	if fmt.Sprint(tree(t, ioDir)) == fmt.Sprint(files) || api.state() == state || api.count("POST") != 1 || api.count("DELETE") != 1 || api.count("PATCH") != 1 {
 		t.Errorf("the real run changed nothing: %v", api.requests)
+	}
+}
+
+// An MCP tool's call in a dry run is not made: the script gets
+// { dry_run = true } and the effect lists the tool and its arguments. The
+// filesystem server's write_file would create the file.
+func TestDryRunMCPTool(t *testing.T) {
+	shared := t.TempDir()
+	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
+	source := `local out, resp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+		return { out = out, dry = resp.dry_run == true }`
+	res, stderr := runUpstreamScript(t, source, "", nil, fsServer, "--dry-run")
+	if res.Error != nil || string(res.Value) != `{"dry":true,"out":{"dry_run":true}}` {
+		t.Fatalf("result %s error %+v\nstderr %s", res.Value, res.Error, stderr)
+	}
+	if len(res.Effects) != 1 || res.Effects[0].Function != "sdk.files.write_file" || res.Effects[0].Method != "" ||
+		string(res.Effects[0].Body) != `{"content":"hi","path":`+quote(filepath.Join(shared, "new.txt"))+`}` {
+		t.Errorf("effects: %+v", res.Effects)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("the tool ran: %v", err)
+	}
+	// For real, it does.
+	res, stderr = runUpstreamScript(t, source, "", nil, fsServer)
+	if _, err := os.Stat(filepath.Join(shared, "new.txt")); err != nil || res.Effects != nil {
+		t.Errorf("real run: %v %+v %s", err, res, stderr)
 	}
 }
