@@ -151,10 +151,7 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 	} else {
 		// Kept content (append, update) is copied first; a truncating
 		// open starts from nothing.
-		var tmp string
-		if tmp, err = s.stage(name, exists && flags&os.O_TRUNC == 0); err == nil {
-			f, err = os.OpenFile(tmp, flags&^os.O_CREATE, 0o600)
-		}
+		f, err = s.stage(name, flags, exists && flags&os.O_TRUNC == 0)
 	}
 	if err != nil {
 		return 0, ioError(op, p, withoutPath(err))
@@ -175,64 +172,65 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 	return s.addHandle(h), nil
 }
 
-// stage returns the overlay's file for name, making it (a copy of the real
-// file when keep is set, else empty) when name has none yet.
-func (s *FS) stage(name string, keep bool) (string, error) {
+// stage opens the overlay's file for name for writing with the open
+// flags of the script's mode (O_TRUNC, O_APPEND), making it when name has
+// none yet: a copy of the real file when keep is set, else empty. It is
+// always opened for reading too, so that its close can digest it.
+func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 	ov := s.ov
+	mode := os.O_RDWR | flags&(os.O_TRUNC|os.O_APPEND)
 	if tmp, ok := ov.files[name]; ok {
-		return tmp, nil
+		return os.OpenFile(tmp, mode, 0)
 	}
 	if ov.tmp == "" {
 		dir, err := os.MkdirTemp("", "toolscript-dry-run-")
 		if err != nil {
-			return "", fmt.Errorf("cannot make the dry run's overlay: %w", err)
+			return nil, fmt.Errorf("cannot make the dry run's overlay: %w", err)
 		}
 		ov.tmp = dir
 	}
 	ov.next++
 	tmp := filepath.Join(ov.tmp, strconv.Itoa(ov.next))
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := os.OpenFile(tmp, mode|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer out.Close()
+	fail := func(err error) (*os.File, error) {
+		out.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
 	if keep && s.root != nil {
 		in, err := s.root.OpenFile(name, os.O_RDONLY|openFlags, 0)
 		if err != nil {
-			os.Remove(tmp)
-			return "", err
+			return fail(err)
 		}
 		defer in.Close()
 		if info, err := in.Stat(); err != nil || !info.Mode().IsRegular() {
-			os.Remove(tmp)
-			return "", errors.New("not a regular file")
+			return fail(errors.New("not a regular file"))
 		}
 		if _, err := io.Copy(out, in); err != nil {
-			os.Remove(tmp)
-			return "", err
+			return fail(err)
+		}
+		if _, err := out.Seek(0, io.SeekStart); err != nil {
+			return fail(err)
 		}
 	}
 	ov.files[name] = tmp
 	delete(ov.removed, name)
-	return tmp, nil
+	return out, nil
 }
 
 // writeEffect is the effect of a staged handle's writes, taken when it is
-// closed: the file's resulting size and sha256, and a diff against the
-// real file when both are small text.
-func (s *FS) writeEffect(h *handle) effects.Effect {
+// closed (f is its file, flushed and still open): the file's resulting
+// size and sha256, and a diff against the real file when both are small
+// text.
+func (s *FS) writeEffect(h *handle, file *os.File) effects.Effect {
 	e := effects.Effect{Op: effects.OpWrite, Path: h.name}
-	tmp := s.ov.files[h.name]
-	f, err := os.Open(tmp)
-	if err != nil {
-		// Removed since: the write left nothing.
-		var zero int64
-		e.Bytes = &zero
-		sum := sha256.Sum256(nil)
-		e.SHA256 = hex.EncodeToString(sum[:])
-		return e
+	var f io.Reader = io.NewSectionReader(file, 0, 1<<62)
+	if _, staged := s.ov.files[h.name]; !staged {
+		f = strings.NewReader("") // removed since: the write left nothing
 	}
-	defer f.Close()
 	hash := sha256.New()
 	var small []byte
 	n, _ := io.Copy(hash, io.TeeReader(io.LimitReader(f, effects.MaxDiffBytes+1), writerFunc(func(b []byte) { small = append(small, b...) })))
@@ -240,7 +238,7 @@ func (s *FS) writeEffect(h *handle) effects.Effect {
 	n += more
 	e.Bytes = &n
 	e.SHA256 = hex.EncodeToString(hash.Sum(nil))
-	if n <= effects.MaxDiffBytes {
+	if n <= effects.MaxDiffBytes && effects.IsText(small) {
 		if old, ok := s.realSmall(h.name); ok {
 			e.Diff = effects.Diff(h.name, old, small)
 		}

@@ -527,11 +527,11 @@ func (s *FS) Close(id int32) error {
 	if h.writer != nil {
 		flushErr = h.writer.Flush()
 	}
+	if flushErr == nil && h.staged && h.changed {
+		s.fx.Decide(func() effects.Effect { return s.writeEffect(h, h.file) })
+	}
 	if err := errors.Join(flushErr, h.file.Close()); err != nil {
 		return ioError("close", h.name, err)
-	}
-	if h.staged && h.changed {
-		s.fx.Decide(func() effects.Effect { return s.writeEffect(h) })
 	}
 	return nil
 }
