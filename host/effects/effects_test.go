@@ -21,8 +21,8 @@ func TestClassify(t *testing.T) {
 		{Call{Method: "PATCH"}, Unsafe},
 		{Call{Method: "DELETE"}, Unsafe},
 		{Call{Method: "TRACE"}, Unsafe},
-		{Call{}, Unsafe},               // an MCP tool without annotations
-		{Call{ReadOnly: true}, Safe},   // readOnlyHint: true
+		{Call{}, Unsafe},             // an MCP tool without annotations
+		{Call{ReadOnly: true}, Safe}, // readOnlyHint: true
 		{Call{Method: "POST", Override: Safe}, Safe},
 		{Call{Method: "GET", Override: Unsafe}, Unsafe},
 	}
