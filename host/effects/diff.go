@@ -12,6 +12,16 @@ import (
 // both the real file and the written one must be at most this large.
 const MaxDiffBytes = 256 << 10
 
+// MaxDiffLines is how many lines each side of a diff may have: finding
+// the changes costs up to the product of the two sides' lines (two sides
+// of 20,000 short lines take seconds).
+const MaxDiffLines = 2000
+
+// maxDiffWork bounds the diffs of one execution (Run.Diff): the products
+// of their sides' lines, summed; about a second of work. Past it, writes
+// carry no diff.
+const maxDiffWork = 40_000_000
+
 // IsText reports whether data reads as text: valid UTF-8 without NUL
 // bytes.
 func IsText(data []byte) bool {
@@ -22,7 +32,8 @@ func IsText(data []byte) bool {
 // the real file at path (nil when there is none), into new, "" when
 // either is not text or larger than MaxDiffBytes, or they are equal.
 func Diff(path string, old, new []byte) string {
-	if len(old) > MaxDiffBytes || len(new) > MaxDiffBytes || !IsText(old) || !IsText(new) || bytes.Equal(old, new) {
+	if len(old) > MaxDiffBytes || len(new) > MaxDiffBytes || !IsText(old) || !IsText(new) || bytes.Equal(old, new) ||
+		bytes.Count(old, newline) >= MaxDiffLines || bytes.Count(new, newline) >= MaxDiffLines {
 		return ""
 	}
 	from := "a/" + path
@@ -40,6 +51,26 @@ func Diff(path string, old, new []byte) string {
 		return ""
 	}
 	return text
+}
+
+var newline = []byte{'\n'}
+
+// Diff is the package's Diff within the run's budget of diff work: ""
+// once the execution's diffs have cost maxDiffWork.
+func (r *Run) Diff(path string, old, new []byte) string {
+	cost := int64(bytes.Count(old, newline)+1) * int64(bytes.Count(new, newline)+1)
+	if r != nil {
+		r.mu.Lock()
+		ok := r.diffWork+cost <= maxDiffWork
+		if ok {
+			r.diffWork += cost
+		}
+		r.mu.Unlock()
+		if !ok {
+			return ""
+		}
+	}
+	return Diff(path, old, new)
 }
 
 // lines splits text into lines that each end in a newline (a last line

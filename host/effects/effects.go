@@ -207,6 +207,8 @@ type Run struct {
 	log     []Effect
 	bytes   int
 	omitted int
+	// diffWork is what the run's diffs have cost (Diff).
+	diffWork int64
 }
 
 // New returns the effects of an execution in mode m.

@@ -124,6 +124,29 @@ func TestSetBody(t *testing.T) {
 	}
 }
 
+// The diffs of one run are bounded in total: two sides of MaxDiffLines
+// lines each cost MaxDiffLines², and maxDiffWork allows a handful of them.
+func TestDiffBudget(t *testing.T) {
+	var a, b strings.Builder
+	for i := range MaxDiffLines - 1 {
+		fmt.Fprintf(&a, "%d\n", i)
+		fmt.Fprintf(&b, "%d\n", i*7)
+	}
+	r := New(DryRun)
+	made := 0
+	for range 20 {
+		if r.Diff("f", []byte(a.String()), []byte(b.String())) != "" {
+			made++
+		}
+	}
+	if want := maxDiffWork / (MaxDiffLines * MaxDiffLines); made != want {
+		t.Errorf("%d diffs made, want %d", made, want)
+	}
+	if r.Diff("f", []byte("a\n"), []byte("b\n")) != "" {
+		t.Error("a diff past the budget")
+	}
+}
+
 func TestDiff(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -137,6 +160,7 @@ func TestDiff(t *testing.T) {
 		{"binary", []byte("a\n"), []byte("a\x00\n"), ""},
 		{"not UTF-8", []byte("\xff"), []byte("a\n"), ""},
 		{"too large", []byte("a\n"), []byte(strings.Repeat("a\n", MaxDiffBytes/2+1)), ""},
+		{"too many lines", []byte("a\n"), []byte(strings.Repeat("b\n", MaxDiffLines)), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -183,6 +183,9 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 		return os.OpenFile(tmp, mode, 0)
 	}
 	if ov.tmp == "" {
+		if within(os.TempDir(), s.dir) {
+			return nil, errors.New("the dry run's overlay would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
+		}
 		dir, err := os.MkdirTemp("", "toolscript-dry-run-")
 		if err != nil {
 			return nil, fmt.Errorf("cannot make the dry run's overlay: %w", err)
@@ -221,6 +224,22 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 	return out, nil
 }
 
+// within reports whether path is dir or inside it, links resolved where
+// they exist.
+func within(path, dir string) bool {
+	resolve := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		return p
+	}
+	rel, err := filepath.Rel(resolve(dir), resolve(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // writeEffect is the effect of a staged handle's writes, taken when it is
 // closed (f is its file, flushed and still open): the file's resulting
 // size and sha256, and a diff against the real file when both are small
@@ -240,7 +259,7 @@ func (s *FS) writeEffect(h *handle, file *os.File) effects.Effect {
 	e.SHA256 = hex.EncodeToString(hash.Sum(nil))
 	if n <= effects.MaxDiffBytes && effects.IsText(small) {
 		if old, ok := s.realSmall(h.name); ok {
-			e.Diff = effects.Diff(h.name, old, small)
+			e.Diff = s.fx.Diff(h.name, old, small)
 		}
 	}
 	return e

@@ -238,3 +238,21 @@ func TestOverlayLargeFile(t *testing.T) {
 		t.Error("the real file changed")
 	}
 }
+
+// The overlay never goes inside the io directory, even when the
+// temporary directory is there.
+func TestOverlayNotInsideTheIODirectory(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(dir, "tmp"))
+	os.Mkdir(filepath.Join(dir, "tmp"), 0o755)
+	before := snapshot(t, dir)
+	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.New(effects.DryRun))
+	if _, err := s.Open("a.txt", "w"); err == nil || !strings.Contains(err.Error(), "set TMPDIR elsewhere") {
+		t.Errorf("Open: %v", err)
+	}
+	s.CloseAll()
+	s.Touched()
+	if after := snapshot(t, dir); after != before {
+		t.Errorf("the io directory changed:\n%s\nwas\n%s", after, before)
+	}
+}
