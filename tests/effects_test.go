@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/testupstreams"
@@ -91,9 +90,7 @@ func tree(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		entry := fmt.Sprintf("%s size=%d mtime=%d", info.Mode(), info.Size(), info.ModTime().UnixNano())
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			entry += fmt.Sprintf(" ctime=%d.%d ino=%d", st.Ctim.Sec, st.Ctim.Nsec, st.Ino)
-		}
+		entry += changeTime(info)
 		if !d.IsDir() {
 			data, err := os.ReadFile(p)
 			if err != nil {
