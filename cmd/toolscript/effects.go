@@ -51,7 +51,7 @@ func describeEffect(e effects.Effect) string {
 		case len(e.Body) > 0:
 			body := string(e.Body)
 			if len(body) > 200 {
-				body = body[:200] + "..."
+				body = strings.ToValidUTF8(body[:200], "") + "..."
 			}
 			line += " " + body
 		case e.BodySHA256 != "":
