@@ -75,6 +75,7 @@ func runCommand() *cli.Command {
 		ArgsUsage: "SCRIPT|- [ARGS...]",
 		Flags: append(sharedFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
 		),
 		OnUsageError: usageError,
 		Action:       runScript,
@@ -115,7 +116,8 @@ func runScript(c *cli.Context) error {
 	defer stop()
 	asJSON := c.Bool("json")
 	out := c.App.Writer
-	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail()}
+	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
+		DryRun: c.Bool("dry-run")}
 	closeBar := func() {}
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
@@ -134,8 +136,13 @@ func runScript(c *cli.Context) error {
 
 	if asJSON {
 		fmt.Fprintf(out, "%s\n", res.JSON())
-	} else if res.Error == nil && string(res.Value) != "null" {
-		fmt.Fprintf(out, "%s\n", res.Value)
+	} else {
+		if res.Error == nil && string(res.Value) != "null" {
+			fmt.Fprintf(out, "%s\n", res.Value)
+		}
+		if cfg.DryRun {
+			printEffects(c.App.ErrWriter, res)
+		}
 	}
 	if res.Error != nil {
 		if !asJSON {

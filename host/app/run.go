@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
 )
@@ -21,6 +22,10 @@ type RunConfig struct {
 	// OnLog and OnProgress receive the script's print and progress calls.
 	OnLog      func(line string)
 	OnProgress func(done float64, total *float64, message string)
+	// DryRun runs the script without its unsafe effects: writes go to an
+	// overlay, unsafe calls are not sent, and the result lists them
+	// (host/effects).
+	DryRun bool
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
@@ -35,11 +40,14 @@ func Run(ctx context.Context, cfg RunConfig) (*result.Result, error) {
 	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
 	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: s.Limits, IO: s.IO,
 		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
+	if cfg.DryRun {
+		script.Effects = effects.New(effects.DryRun)
+	}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()
 		rtConfig.SDK = &manifest
-		script.SDK = client.Session(nil)
+		script.SDK = client.Session(nil).WithEffects(script.Effects)
 		script.MaxParallel = client.MaxParallel()
 	}
 	rt, err := luau.New(ctx, rtConfig)

@@ -16,6 +16,10 @@ import (
 // cache key, so a change of these types never reads an old cache.
 const Version = 3
 
+// MaxExampleBytes is the size of a response example the catalog keeps, at
+// most (as JSON); a larger one is left out.
+const MaxExampleBytes = 16 << 10
+
 // Kind says where a function's calls go.
 type Kind string
 
@@ -192,6 +196,10 @@ type Body struct {
 type MediaType struct {
 	Type   string  `json:"type"`
 	Schema *Schema `json:"schema,omitempty"`
+	// Example is a response's example (its example, else the first of its
+	// examples) as JSON, when at most MaxExampleBytes: what a dry run
+	// answers an unsafe call with.
+	Example json.RawMessage `json:"example,omitempty"`
 }
 
 // Response is one documented response of an operation.

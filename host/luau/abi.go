@@ -7,7 +7,7 @@ package luau
 // here: the host refuses a module that speaks another version.
 
 // abiVersion is TS_ABI_VERSION, which the module's ts_abi_version returns.
-const abiVersion = 1
+const abiVersion = 2
 
 // Kinds ts_run reports (TS_KIND_*).
 const (
@@ -78,6 +78,11 @@ const (
 	bodyJSON = 1
 	bodyText = 2
 )
+
+// bodyDryRun is set in the envelope's body kind when a dry run made the
+// response up rather than sending the request (TS_SDK_BODY_DRY_RUN): the
+// response table gets dry_run = true.
+const bodyDryRun = 0x10000
 
 // batchHeader is the size of a request's token, function id and argument
 // length in sdk_submit's batch (TS_SDK_BATCH_HEADER).

@@ -3,6 +3,7 @@ package luau
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -59,6 +60,7 @@ var abiConstants = []struct {
 	{"TS_SDK_BODY_NONE", "bodyNone", bodyNone},
 	{"TS_SDK_BODY_JSON", "bodyJSON", bodyJSON},
 	{"TS_SDK_BODY_TEXT", "bodyText", bodyText},
+	{"TS_SDK_BODY_DRY_RUN", "bodyDryRun", bodyDryRun},
 	{"TS_SDK_BATCH_HEADER", "batchHeader", batchHeader},
 	{"TS_LINT_OUT_SIZE", "lintOutSize", lintOutSize},
 	{"TS_LINT_RECORD_HEADER", "lintRecordHeader", lintRecordHeader},
@@ -221,8 +223,8 @@ func TestABIVersionChecked(t *testing.T) {
 		newErr  string // New fails with this
 		execErr string // or Execute does
 	}{
-		{"no version", versionModule(-1), "luau.wasm has no ABI version (it does not export ts_abi_version), this host speaks 1: rebuild the wasm", ""},
-		{"another version", versionModule(abiVersion + 1), "", "luau.wasm has ABI version 2, this host speaks 1: rebuild the wasm"},
+		{"no version", versionModule(-1), fmt.Sprintf("luau.wasm has no ABI version (it does not export ts_abi_version), this host speaks %d: rebuild the wasm", abiVersion), ""},
+		{"another version", versionModule(abiVersion + 1), "", fmt.Sprintf("luau.wasm has ABI version %d, this host speaks %d: rebuild the wasm", abiVersion+1, abiVersion)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
 
@@ -89,6 +90,11 @@ type Script struct {
 	// MaxParallel bounds the sdk calls the script has in flight at once
 	// (parallel); default DefaultMaxParallel.
 	MaxParallel int
+	// Effects, when set, is the execution's effects layer: its io passes
+	// through it (in a dry run, to an overlay), and the result reports its
+	// log. The SDK's caller is given the same one by whoever makes it
+	// (sdk.Session.WithEffects). Nil is a real run.
+	Effects *effects.Run
 }
 
 // IO configures the sandboxed io library for one execution.
@@ -141,7 +147,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		if maxBytes <= 0 {
 			maxBytes = DefaultIOMaxBytes
 		}
-		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles})
+		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
 	}
 	res := &result.Result{}
 	res.Error = r.execute(ctx, script, limits, exec, res)
@@ -153,6 +159,12 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		// left on disk is reported.
 		exec.fs.CloseAll()
 		res.FilesTouched, res.FilesOmitted = exec.fs.Touched()
+	}
+	if script.Effects.Mode() == effects.DryRun {
+		res.Effects, res.EffectsOmitted = script.Effects.Effects()
+		if res.Effects == nil {
+			res.Effects = []effects.Effect{}
+		}
 	}
 	res.Bound(limits.MaxOutputBytes)
 	return res

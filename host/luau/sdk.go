@@ -128,6 +128,9 @@ func (r *envelope) appendTo(out []byte) []byte {
 	headersLen := len(out) - start - envelopeHeader - len(r.Message)
 	out = append(out, body...)
 	out = append(out, r.Content...)
+	if r.DryRun {
+		bodyKind |= bodyDryRun
+	}
 	for i, w := range [7]uint32{uint32(r.Fail), uint32(r.Status), bodyKind,
 		uint32(len(r.Message)), uint32(headersLen), uint32(len(body)), uint32(len(r.Content))} {
 		binary.LittleEndian.PutUint32(out[start+4*i:], w)

@@ -775,3 +775,24 @@ return {ok, tostring(err), #d}`, caller, luau.Limits{HeapBytes: 16 << 20})
 		t.Errorf("the caller got %q, want only the second call", caller.args)
 	}
 }
+
+// A response a dry run made up reaches the script with response.dry_run
+// set, by a call and through parallel alike; a real one has no dry_run,
+// and a script that takes only the data gets the data.
+func TestSDKDryRunResponse(t *testing.T) {
+	t.Parallel()
+	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
+		1: {Status: 201, JSON: json.RawMessage(`{"id":7}`), DryRun: true},
+		2: {Status: 200, JSON: json.RawMessage(`{"id":8}`)},
+		3: {JSON: json.RawMessage(`{"dry_run":true}`), DryRun: true},
+	}}
+	res := runSDK(t, `local a, ra = sdk.list_pets()
+		local b, rb = sdk.get_pet()
+		local c, rc = sdk.pets.shared()
+		local only = sdk.list_pets().id
+		local p = parallel({ function() local d, r = sdk.list_pets() return r.dry_run end, function() local d, r = sdk.get_pet() return r.dry_run == nil end })
+		return { a.id, ra.dry_run, ra.status, b.id, rb.dry_run == nil, c.dry_run, rc.dry_run, only, p[1], p[2] }`, caller, luau.Limits{})
+	if res.Error != nil || string(res.Value) != `[7,true,201,8,true,true,true,7,true,true]` {
+		t.Fatalf("%s %+v", res.Value, res.Error)
+	}
+}

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"encoding/json"
 	"sort"
 	"strings"
 
@@ -219,9 +220,36 @@ func (b *builder) response3(code string, r *v3.Response) *catalog.Response {
 		out.Status = "default"
 	}
 	for mt, m := range r.Content.FromOldest() {
-		out.Content = append(out.Content, &catalog.MediaType{Type: mt, Schema: b.schemas.proxy(m.Schema, 0)})
+		media := &catalog.MediaType{Type: mt, Schema: b.schemas.proxy(m.Schema, 0)}
+		if strings.HasPrefix(out.Status, "2") {
+			media.Example = example3(m)
+		}
+		out.Content = append(out.Content, media)
 	}
 	return out
+}
+
+// example3 is a success response's example as JSON: its example, else the
+// first of its examples with a value; nil when none, or when larger than
+// catalog.MaxExampleBytes.
+func example3(m *v3.MediaType) json.RawMessage {
+	node := m.Example
+	if node == nil && m.Examples != nil {
+		for _, ex := range m.Examples.FromOldest() {
+			if ex != nil && ex.Value != nil {
+				node = ex.Value
+				break
+			}
+		}
+	}
+	if node == nil {
+		return nil
+	}
+	data := nodeJSON(node)
+	if len(data) > catalog.MaxExampleBytes {
+		return nil
+	}
+	return data
 }
 
 func (b *builder) param3(where string, p *v3.Parameter) *catalog.Param {

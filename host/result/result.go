@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/toolscript/toolscript/host/effects"
 )
 
 // Kind classifies why an execution failed.
@@ -57,17 +59,21 @@ type FileTouched struct {
 	// Bytes is the file's size on disk at the end. It is written for every
 	// op but OpRemove, 0 included, and omitted for removals (MarshalJSON).
 	Bytes int64 `json:"bytes"`
+	// DryRun marks an entry of a dry run: what the file would be; the
+	// real file is untouched.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // MarshalJSON writes bytes for every op but remove: an empty file written
 // is {"name":"e.txt","op":"write","bytes":0}, a removed one has no size.
 func (f FileTouched) MarshalJSON() ([]byte, error) {
 	type wire struct {
-		Name  string `json:"name"`
-		Op    Op     `json:"op"`
-		Bytes *int64 `json:"bytes,omitempty"`
+		Name   string `json:"name"`
+		Op     Op     `json:"op"`
+		Bytes  *int64 `json:"bytes,omitempty"`
+		DryRun bool   `json:"dry_run,omitempty"`
 	}
-	w := wire{Name: f.Name, Op: f.Op}
+	w := wire{Name: f.Name, Op: f.Op, DryRun: f.DryRun}
 	if f.Op != OpRemove {
 		w.Bytes = &f.Bytes
 	}
@@ -95,15 +101,21 @@ type Result struct {
 	FilesTouched []FileTouched   `json:"files_touched"`
 	// FilesOmitted counts the files touched that FilesTouched leaves out,
 	// past its cap or to keep the result within its size bound.
-	FilesOmitted int    `json:"files_touched_omitted,omitempty"`
-	Error        *Error `json:"error,omitempty"`
+	FilesOmitted int `json:"files_touched_omitted,omitempty"`
+	// Effects are a dry run's unsafe effects in order (nil, and left out,
+	// in a real run); EffectsOmitted counts those left out past the
+	// log's bounds or the result's size bound.
+	Effects        []effects.Effect `json:"effects,omitzero"`
+	EffectsOmitted int              `json:"effects_omitted,omitempty"`
+	Error          *Error           `json:"error,omitempty"`
 }
 
 // Bound keeps the result's JSON text within about maxBytes, so that no
 // surface has to carry an unbounded answer: entries of FilesTouched are
-// left out from the end (and counted in FilesOmitted), then log lines from
-// the end (a last line says how many). The value and the error are capped
-// where they are made.
+// left out from the end (and counted in FilesOmitted), then effects from
+// the end (counted in EffectsOmitted), then log lines from the end (a last
+// line says how many). The value and the error are capped where they are
+// made.
 func (r *Result) Bound(maxBytes int) {
 	size := len(r.JSON())
 	if size <= maxBytes {
@@ -115,6 +127,15 @@ func (r *Result) Bound(maxBytes int) {
 		size -= len(b) + 1
 		r.FilesTouched = r.FilesTouched[:len(r.FilesTouched)-1]
 		r.FilesOmitted++
+	}
+	if size <= maxBytes {
+		return
+	}
+	for len(r.Effects) > 0 && size > maxBytes {
+		b, _ := json.Marshal(r.Effects[len(r.Effects)-1])
+		size -= len(b) + 1
+		r.Effects = r.Effects[:len(r.Effects)-1]
+		r.EffectsOmitted++
 	}
 	if size <= maxBytes {
 		return

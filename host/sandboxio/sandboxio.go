@@ -17,6 +17,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/result"
 )
 
@@ -100,6 +101,11 @@ type FS struct {
 	nextID  int32
 	touched map[string]*touch
 	order   []string
+
+	// fx decides the unsafe effects (nil: a real run); ov is the overlay
+	// they go to in a dry run (nil otherwise).
+	fx *effects.Run
+	ov *overlay
 }
 
 type handle struct {
@@ -114,6 +120,10 @@ type handle struct {
 	// write at pos past size leaves a hole, which counts against the
 	// budget.
 	pos, size int64
+	// staged is set for a file of the overlay (a dry run); changed once
+	// the handle created, truncated or wrote its file: its close takes a
+	// write effect.
+	staged, changed bool
 }
 
 type touch struct {
@@ -259,6 +269,9 @@ func (s *FS) Open(p, mode string) (int32, error) {
 	if len(s.handles) >= MaxHandles {
 		return 0, &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf("too many open files (at most %d; close some first)", MaxHandles)}
 	}
+	if s.ov != nil {
+		return s.openStaged(op, p, name, flags, readable, writable, appendOnly)
+	}
 	create := flags&os.O_CREATE != 0
 	if err := s.openRoot(create); err != nil {
 		return 0, refuse(op, p, err)
@@ -310,7 +323,14 @@ func (s *FS) Open(p, mode string) (int32, error) {
 		s.created++
 	}
 	h := &handle{file: f, name: name, readable: readable, writable: writable, appendOnly: appendOnly, size: info.Size()}
-	if writable {
+	return s.addHandle(h), nil
+}
+
+// addHandle registers an opened handle (and the file it may write) and
+// returns its id.
+func (s *FS) addHandle(h *handle) int32 {
+	name, appendOnly := h.name, h.appendOnly
+	if h.writable {
 		if t, seen := s.touched[name]; seen {
 			t.appendOnly = t.appendOnly && appendOnly
 		} else {
@@ -320,7 +340,7 @@ func (s *FS) Open(p, mode string) (int32, error) {
 	}
 	s.nextID++
 	s.handles[s.nextID] = h
-	return s.nextID, nil
+	return s.nextID
 }
 
 // notRegular says why a file that is not regular cannot be opened, or
@@ -361,7 +381,7 @@ func (s *FS) makeParents(op, p, name string) error {
 	}
 	var missing []string
 	for d := dir; d != "."; d = path.Dir(d) {
-		info, err := s.root.Stat(d)
+		info, err := s.stat(d)
 		if err == nil {
 			if !info.IsDir() {
 				return refuse(op, p, fmt.Errorf("not a directory: '%s' is a file", d))
@@ -377,7 +397,10 @@ func (s *FS) makeParents(op, p, name string) error {
 		return err
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
-		if err := s.root.Mkdir(missing[i], 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		d := missing[i]
+		if s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpMkdir, Path: d} }) == effects.Hold {
+			s.ov.dirs[d] = true
+		} else if err := s.root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 			return ioError(op, p, err)
 		}
 		s.created++
@@ -442,6 +465,7 @@ func (s *FS) Write(id int32, data []byte) error {
 			what, s.written+cost, s.limits.MaxBytes)}
 	}
 	s.written += cost
+	h.changed = true
 	h.pos += int64(len(data))
 	h.size = max(h.size, h.pos)
 	if h.writer == nil {
@@ -503,6 +527,9 @@ func (s *FS) Close(id int32) error {
 	if h.writer != nil {
 		flushErr = h.writer.Flush()
 	}
+	if flushErr == nil && h.staged && h.changed {
+		s.fx.Decide(func() effects.Effect { return s.writeEffect(h, h.file) })
+	}
 	if err := errors.Join(flushErr, h.file.Close()); err != nil {
 		return ioError("close", h.name, err)
 	}
@@ -516,12 +543,36 @@ func (s *FS) List(p string) ([]string, error) {
 	if err != nil {
 		return nil, refuse(op, p, err)
 	}
+	if s.ov != nil {
+		if err := s.openRootStaged(op, p); err != nil {
+			return nil, err
+		}
+		info, err := s.stat(name)
+		if err != nil {
+			return nil, ioError(op, p, err)
+		}
+		if !info.IsDir() {
+			return nil, refuse(op, p, errors.New("not a directory"))
+		}
+		var real []string
+		if _, onlyStaged := info.(dirInfo); !onlyStaged {
+			if real, err = s.listReal(op, p, name); err != nil {
+				return nil, err
+			}
+		}
+		return s.listStaged(name, real), nil
+	}
 	if err := s.openRoot(false); err != nil {
 		if name == "." && errors.Is(err, fs.ErrNotExist) {
 			return []string{}, nil // the directory is created on first write
 		}
 		return nil, refuse(op, p, err)
 	}
+	return s.listReal(op, p, name)
+}
+
+// listReal lists the real directory name.
+func (s *FS) listReal(op, p, name string) ([]string, error) {
 	// Only a directory is opened: opening a FIFO would block the host,
 	// beyond the reach of the script's timeout.
 	info, err := s.root.Stat(name)
@@ -560,10 +611,14 @@ func (s *FS) Remove(p string) error {
 	if name == "." {
 		return refuse(op, p, errors.New("is a directory"))
 	}
-	if err := s.openRoot(false); err != nil {
+	if s.ov != nil {
+		if err := s.openRootStaged(op, p); err != nil {
+			return err
+		}
+	} else if err := s.openRoot(false); err != nil {
 		return refuse(op, p, err)
 	}
-	info, err := s.root.Lstat(name)
+	info, err := s.lstat(name)
 	if err != nil {
 		return ioError(op, p, err)
 	}
@@ -573,7 +628,9 @@ func (s *FS) Remove(p string) error {
 	if info.IsDir() {
 		return refuse(op, p, errors.New("is a directory: os.remove deletes files only"))
 	}
-	if err := removeFile(s.root, name); err != nil {
+	if s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpRemove, Path: name} }) == effects.Hold {
+		s.removeStaged(name)
+	} else if err := removeFile(s.root, name); err != nil {
 		return ioError(op, p, err)
 	}
 	if _, seen := s.touched[name]; !seen {
@@ -608,6 +665,10 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 	out := make([]result.FileTouched, 0, len(names))
 	for _, name := range names {
 		entry := result.FileTouched{Name: name, Op: result.OpRemove}
+		if s.ov != nil {
+			out = append(out, s.touchedStaged(name))
+			continue
+		}
 		if s.root != nil {
 			// Stat follows links that stay inside: a file written through
 			// one is reported with its size, not as removed.
@@ -628,5 +689,22 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 		s.root.Close()
 		s.root = nil
 	}
+	s.dropOverlay()
 	return out, omitted
+}
+
+// touchedStaged is the files_touched entry of name in a dry run: the file
+// as the overlay has it.
+func (s *FS) touchedStaged(name string) result.FileTouched {
+	entry := result.FileTouched{Name: name, Op: result.OpRemove, DryRun: true}
+	if tmp, ok := s.ov.files[name]; ok {
+		entry.Op = result.OpWrite
+		if s.touched[name].appendOnly {
+			entry.Op = result.OpAppend
+		}
+		if info, err := os.Stat(tmp); err == nil {
+			entry.Bytes = info.Size()
+		}
+	}
+	return entry
 }

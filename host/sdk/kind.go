@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
@@ -23,6 +24,11 @@ type functionKind interface {
 	// make makes the call that check let through (req is what it
 	// returned) and returns its response, redacted.
 	make(ctx context.Context, s *Session, f *function, req *http.Request, args json.RawMessage, dataOnly bool) *sdkcall.Response
+	// effect describes an unsafe call of f for the effects layer, without
+	// credentials or frozen values (dryrun.go).
+	effect(s *Session, f *function, args json.RawMessage) effects.Effect
+	// substitute is the response of a call the effects layer held.
+	substitute(f *function) *sdkcall.Response
 }
 
 // kind is f's functionKind.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/sdkcall"
@@ -202,6 +203,9 @@ type function struct {
 	// asText is, by parameter (fn.Params), whether a number passes as its
 	// text (asText).
 	asText []bool
+	// safety is whether the function's calls are safe (host/effects).
+	safety effects.Safety
+	dryFields
 }
 
 // prepare makes what the calls of f need, once.
@@ -392,7 +396,7 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 			// that says which API failed; a flat function is the same
 			// function under a shorter name.
 			name := "sdk." + api.Name + "." + f.Name
-			fn := &function{api: st, fn: f, id: uint32(len(c.funcs)), name: name}
+			fn := &function{api: st, fn: f, id: uint32(len(c.funcs)), name: name, safety: classify(f)}
 			c.funcs = append(c.funcs, fn)
 			c.ordered = append(c.ordered, fn)
 		}

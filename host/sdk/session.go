@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
@@ -30,6 +31,9 @@ type Session struct {
 	// budget is max_host_bytes: the response bytes the host holds for this
 	// execution at once (the Client's budget is for all of them).
 	budget *limit.Bytes
+
+	// fx is the execution's effects layer (nil: a real run).
+	fx *effects.Run
 
 	plansMu sync.Mutex
 	plans   map[*function]authPlan // how each function's requests carry creds
@@ -99,6 +103,9 @@ func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dat
 	if n := s.calls.Add(1); n > s.maxCall {
 		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}
+	}
+	if out := s.held(f, k, args); out != nil {
+		return out
 	}
 	select {
 	case s.slots <- struct{}{}: // the common case, without waiting

@@ -105,6 +105,9 @@ type Response struct {
 	Text []byte
 	// Content is an MCP error's content blocks (the error table's content).
 	Content json.RawMessage
+	// DryRun marks a response a dry run made up instead of sending the
+	// request: the script's response table has dry_run = true.
+	DryRun bool
 	// Release, when not nil, gives back the host memory budget the
 	// response's bytes hold. The runtime calls it once (ReleaseOnce), when
 	// the guest has its own copy of them or the response is dropped (the

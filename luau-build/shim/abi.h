@@ -9,7 +9,7 @@
 #pragma once
 
 // The version of this ABI, returned by the exported ts_abi_version.
-#define TS_ABI_VERSION 1
+#define TS_ABI_VERSION 2
 
 // Kinds of outcome ts_run reports (TsKind in shim.h).
 #define TS_KIND_OK 0
@@ -69,6 +69,9 @@
 #define TS_SDK_BODY_NONE 0
 #define TS_SDK_BODY_JSON 1
 #define TS_SDK_BODY_TEXT 2
+// Set in the body kind word when a dry run made the response up rather
+// than sending the request: the response table gets dry_run = true.
+#define TS_SDK_BODY_DRY_RUN 0x10000
 
 // A request of sdk_submit's batch: token, function id and argument length
 // (little-endian 32-bit words), then the arguments.

@@ -43,7 +43,7 @@ struct Envelope
 {
     uint32_t fail;     // SDKFailure: 0 ok, 1 argument, 2 upstream, 3 limit
     uint32_t status;   // HTTP status, 0 when none
-    uint32_t bodyKind; // 0 none, 1 JSON, 2 text
+    uint32_t bodyKind; // 0 none, 1 JSON, 2 text; TS_SDK_BODY_DRY_RUN set by a dry run
     uint32_t messageLen;
     uint32_t headersLen;
     uint32_t bodyLen;
@@ -165,6 +165,8 @@ int deliver(lua_State* L, const char* p, size_t len, int wanted)
     if (len < sizeof(e))
         luaL_error(L, "sdk: malformed response from the host");
     memcpy(&e, p, sizeof(e));
+    const bool dryRun = (e.bodyKind & TS_SDK_BODY_DRY_RUN) != 0;
+    e.bodyKind &= ~uint32_t(TS_SDK_BODY_DRY_RUN);
     const char* message = p + sizeof(e);
     const char* headers = message + e.messageLen;
     const char* body = headers + e.headersLen;
@@ -181,13 +183,19 @@ int deliver(lua_State* L, const char* p, size_t len, int wanted)
             raiseTooDeep(L, e, headers, body);
         if (wanted == 1)
             return 1;
-        lua_createtable(L, 0, 2);
+        lua_createtable(L, 0, dryRun ? 3 : 2);
         lua_rawgeti(L, LUA_REGISTRYINDEX, statusKey);
         lua_pushinteger(L, int(e.status));
         lua_rawset(L, -3);
         lua_rawgeti(L, LUA_REGISTRYINDEX, headersKey);
         pushHeaders(L, headers, e.headersLen);
         lua_rawset(L, -3);
+        if (dryRun)
+        {
+            // The request was not sent: the body was made up from the spec.
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, "dry_run");
+        }
         return 2;
     case kUpstream:
     {

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/toolscript/toolscript/host/effects"
+	"github.com/toolscript/toolscript/host/result"
+)
+
+// printEffects writes a dry run's effects for a person: one line each, in
+// order, a write's diff indented below it.
+func printEffects(w io.Writer, res *result.Result) {
+	n := len(res.Effects) + res.EffectsOmitted
+	if n == 0 {
+		fmt.Fprintln(w, "dry run: no effects (nothing would be changed)")
+		return
+	}
+	fmt.Fprintf(w, "dry run: %s (nothing was changed):\n", result.Plural(n, "effect", "effects"))
+	for i, e := range res.Effects {
+		fmt.Fprintf(w, "%3d. %s\n", i+1, describeEffect(e))
+		if e.Diff != "" {
+			for line := range strings.SplitSeq(strings.TrimSuffix(e.Diff, "\n"), "\n") {
+				fmt.Fprintf(w, "       %s\n", line)
+			}
+		}
+	}
+	if res.EffectsOmitted > 0 {
+		fmt.Fprintf(w, "     ... %s more left out\n", result.Plural(res.EffectsOmitted, "effect", "effects"))
+	}
+}
+
+// describeEffect is one effect on one line.
+func describeEffect(e effects.Effect) string {
+	switch e.Op {
+	case effects.OpWrite:
+		size := int64(0)
+		if e.Bytes != nil {
+			size = *e.Bytes
+		}
+		return fmt.Sprintf("write  %s (%s, sha256 %s)", e.Path, result.Plural(int(size), "byte", "bytes"), e.SHA256)
+	case effects.OpRename:
+		return fmt.Sprintf("rename %s -> %s", e.Path, e.To)
+	case effects.OpCall:
+		line := "call   " + e.Function
+		if e.Method != "" {
+			line += ": " + e.Method + " " + e.URL
+		}
+		switch {
+		case len(e.Body) > 0:
+			body := string(e.Body)
+			if len(body) > 200 {
+				body = strings.ToValidUTF8(body[:200], "") + "..."
+			}
+			line += " " + body
+		case e.BodySHA256 != "":
+			line += fmt.Sprintf(" (body of %s, sha256 %s)", result.Plural(int(e.BodyBytes), "byte", "bytes"), e.BodySHA256)
+		}
+		return line
+	}
+	return fmt.Sprintf("%-6s %s", e.Op, e.Path)
+}

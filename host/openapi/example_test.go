@@ -1,0 +1,77 @@
+package openapi
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/catalog"
+)
+
+// A success response's example reaches the catalog as JSON: its example,
+// else the first of its named examples (a $ref to components/examples
+// included); an error response's, or one over catalog.MaxExampleBytes, do
+// not.
+func TestResponseExamples(t *testing.T) {
+	big := strings.Repeat("x", catalog.MaxExampleBytes)
+	spec := `openapi: 3.0.3
+info: { title: ex, version: "1" }
+servers: [{ url: "http://api.example" }]
+paths:
+  /a:
+    post:
+      operationId: inline
+      responses:
+        "201":
+          description: ok
+          content: { application/json: { schema: { type: object }, example: { id: 1, tags: [a, b] } } }
+        "400":
+          description: bad
+          content: { application/json: { schema: { type: object }, example: { error: bad } } }
+  /b:
+    post:
+      operationId: named
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: { type: object }
+              examples:
+                first: { $ref: "#/components/examples/First" }
+                second: { value: { id: 3 } }
+  /c:
+    post:
+      operationId: tooBig
+      responses:
+        "200":
+          description: ok
+          content: { application/json: { schema: { type: string }, example: "` + big + `" } }
+components:
+  examples:
+    First: { summary: the first, value: { id: 2, name: "two" } }
+`
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644)
+	api, err := Load(context.Background(), Source{Name: "ex", Spec: "spec.yaml", Dir: dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		fn       string
+		response int
+		want     string
+	}{
+		{"inline", 0, `{"id":1,"tags":["a","b"]}`},
+		{"inline", 1, ``},
+		{"named", 0, `{"id":2,"name":"two"}`},
+		{"too_big", 0, ``},
+	} {
+		got := string(mustFunc(t, api, tt.fn).Responses[tt.response].Content[0].Example)
+		if got != tt.want {
+			t.Errorf("%s response %d: example %.80s, want %s", tt.fn, tt.response, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/effects"
+	"github.com/toolscript/toolscript/host/sdkcall"
+)
+
+// The sdk's side of the effects layer (host/effects): every call is
+// classified when its function is made (safe: GET, HEAD, OPTIONS and
+// read-only MCP tools), and an unsafe one asks the session's effects
+// layer before it is sent. In a dry run it is held: the effect (method,
+// URL and body, without credentials or frozen values) is logged and the
+// script gets a made-up response.
+
+// WithEffects makes s's unsafe calls pass through run. Call it before
+// the first call.
+func (s *Session) WithEffects(run *effects.Run) *Session {
+	s.fx = run
+	return s
+}
+
+// classify is whether f's calls are safe.
+func classify(f *catalog.Function) effects.Safety {
+	if f.Kind == catalog.MCP {
+		// A tool is safe when its server annotates it readOnlyHint: true.
+		return effects.Classify(effects.Call{ReadOnly: f.ReadOnly()})
+	}
+	return effects.Classify(effects.Call{Method: f.Method})
+}
+
+// held decides an unsafe call: it returns the response that stands for it
+// when the effects layer holds it, nil when it is to be made.
+func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkcall.Response {
+	if f.safety != effects.Unsafe || s.fx.Mode() == effects.Real {
+		return nil
+	}
+	if s.fx.Decide(func() effects.Effect { return k.effect(s, f, args) }) != effects.Hold {
+		return nil
+	}
+	return k.substitute(f)
+}
+
+// effect is an operation's effect: its request built again, with each
+// frozen parameter's value replaced by its name in braces and no
+// credential, and the body as the effects layer gives it.
+func (operation) effect(s *Session, f *function, args json.RawMessage) effects.Effect {
+	e := effects.Effect{Op: effects.OpCall, Function: f.name, Method: f.fn.Method}
+	params, body, err := f.arguments(args)
+	if err != nil {
+		return e
+	}
+	values, err := f.checkParams(params)
+	if err != nil {
+		return e
+	}
+	if body, err = f.checkBody(body); err != nil {
+		return e
+	}
+	for _, p := range f.fn.Frozen {
+		if values == nil {
+			values = map[string]any{}
+		}
+		values[p.Name] = "{" + p.Name + "}"
+	}
+	req, err := f.build(values, body)
+	if err != nil {
+		return e
+	}
+	url := req.URL.String()
+	for _, p := range f.fn.Frozen {
+		url = strings.ReplaceAll(url, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
+	}
+	e.URL = s.redact.string(url)
+	if req.Body != nil {
+		data, _ := io.ReadAll(req.Body)
+		e.SetBody([]byte(s.redact.string(string(data))))
+	}
+	return e
+}
+
+// substitute is an operation's made-up response: the documented success
+// status, and its body (synthesised once per function).
+func (operation) substitute(f *function) *sdkcall.Response {
+	f.dryOnce.Do(func() { f.dry = dryResponse(f.api.api, f.fn, f.exampleFits) })
+	out := &sdkcall.Response{Status: f.dry.status, DryRun: true}
+	if f.dry.body != nil {
+		out.JSON = f.dry.body
+		out.Headers = map[string]string{"content-type": f.dry.contentType}
+	}
+	return out
+}
+
+// effect is a tool call's effect: its arguments as the body.
+func (tool) effect(s *Session, f *function, args json.RawMessage) effects.Effect {
+	e := effects.Effect{Op: effects.OpCall, Function: f.name}
+	var list []json.RawMessage
+	if json.Unmarshal(args, &list) == nil && len(list) == 1 {
+		args = list[0]
+	}
+	e.SetBody([]byte(s.redact.string(string(args))))
+	return e
+}
+
+// substitute is a tool's made-up result: { dry_run = true }.
+func (tool) substitute(*function) *sdkcall.Response {
+	return &sdkcall.Response{JSON: json.RawMessage(`{"dry_run":true}`), DryRun: true}
+}
+
+// dryOutcome is the made-up response of an operation.
+type dryOutcome struct {
+	status      int
+	contentType string
+	body        json.RawMessage
+}
+
+// dryFields are a function's dry-run state, made on its first held call.
+type dryFields struct {
+	dryOnce sync.Once
+	dry     dryOutcome
+}
+
+// successResponse is fn's documented success response: the lowest 2xx
+// status (a range such as 2XX counts as its lowest), nil when none.
+func successResponse(fn *catalog.Function) (*catalog.Response, int) {
+	var best *catalog.Response
+	bestStatus := 0
+	for _, r := range fn.Responses {
+		status := 0
+		switch {
+		case len(r.Status) == 3 && r.Status[0] == '2' && strings.HasSuffix(r.Status, "XX"):
+			status = 200
+		case len(r.Status) == 3 && r.Status[0] == '2':
+			status, _ = strconv.Atoi(r.Status)
+		}
+		if status != 0 && (best == nil || status < bestStatus) {
+			best, bestStatus = r, status
+		}
+	}
+	return best, bestStatus
+}
+
+// jsonMedia is the first JSON media type of r.
+func jsonMedia(r *catalog.Response) *catalog.MediaType {
+	for _, m := range r.Content {
+		t := strings.ToLower(m.Type)
+		if i := strings.IndexByte(t, ';'); i >= 0 {
+			t = t[:i]
+		}
+		if t == "application/json" || strings.HasSuffix(t, "+json") {
+			return m
+		}
+	}
+	return nil
+}
+
+// dryResponse makes fn's response up: the success status (200 when none
+// is documented) and, for a JSON body, the media type's example when fits
+// accepts it, else the minimal value of its schema; no body otherwise.
+func dryResponse(api *catalog.API, fn *catalog.Function, fits func(*catalog.MediaType) bool) dryOutcome {
+	r, status := successResponse(fn)
+	if r == nil {
+		return dryOutcome{status: http.StatusOK}
+	}
+	out := dryOutcome{status: status}
+	m := jsonMedia(r)
+	if m == nil || (m.Schema == nil && len(m.Example) == 0) {
+		return out
+	}
+	out.contentType = m.Type
+	if len(m.Example) > 0 && fits(m) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, m.Example) == nil {
+			out.body = buf.Bytes()
+			return out
+		}
+	}
+	out.body = synthesise(api, m.Schema)
+	return out
+}
+
+// exampleFits reports whether m's example is valid against its schema.
+func (f *function) exampleFits(m *catalog.MediaType) bool {
+	if m.Schema == nil {
+		return true
+	}
+	c := newChecker(f.api.api, m.Schema)
+	if c == nil {
+		return false
+	}
+	v, err := decodeForCheck(m.Example)
+	if err != nil {
+		return false
+	}
+	return c.check(v, bodyPlace) == nil
+}
+
+// decodeForCheck decodes JSON as the validator takes it.
+func decodeForCheck(data json.RawMessage) (any, error) {
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}

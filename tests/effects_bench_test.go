@@ -1,0 +1,87 @@
+package tests
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/toolscript/toolscript/host/effects"
+	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/internal/testapi"
+)
+
+// The scripts BenchmarkDryRun runs in both modes: the same work, its
+// unsafe part held in a dry run.
+var dryRunScripts = []struct{ name, source string }{
+	// Safe and unsafe calls, files written and read back.
+	{"mixed", `local block = string.rep("x", 4096)
+		local n = 0
+		for i = 1, 20 do
+			n += sdk.get_pet({petId = 7}).id
+			local pet = sdk.create_pet({name = "p" .. i})
+			local f = io.open("out/" .. i .. ".txt", "w")
+			f:write(block, i)
+			f:close()
+			n += #io.open("out/" .. i .. ".txt"):read("*a")
+		end
+		return n`},
+	// Only files: the overlay against the real directory.
+	{"io", `local block = string.rep("x", 4096)
+		local n = 0
+		for i = 1, 50 do
+			local f = io.open("out/" .. i .. ".txt", "w")
+			f:write(block, i)
+			f:close()
+			local g = io.open("log.txt", "a")
+			g:write("line ", i, "\n")
+			g:close()
+			n += #io.open("out/" .. i .. ".txt"):read("*a")
+		end
+		return n`},
+	// Only safe calls: what classifying every call costs.
+	{"safe-calls", `local n = 0 for i = 1, 100 do n += sdk.get_pet({petId = 7}).id end return n`},
+}
+
+// BenchmarkDryRun runs each script as a real run and as a dry run against
+// the local test API and a real io directory, alternately, and reports
+// the median time of each and the dry run's cost over the real run
+// (target: at most 10%; a negative cost means the dry run was faster,
+// having sent fewer requests).
+//
+//	go test ./tests -run '^$' -bench DryRun -benchtime 30x
+func BenchmarkDryRun(b *testing.B) {
+	api := testapi.New(b)
+	rt, client := benchSDK(b, api)
+	for _, sc := range dryRunScripts {
+		b.Run(sc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			run := func(mode effects.Mode) time.Duration {
+				var fx *effects.Run
+				if mode == effects.DryRun {
+					fx = effects.New(effects.DryRun)
+				}
+				start := time.Now()
+				res := rt.Execute(context.Background(), luau.Script{Source: []byte(sc.source),
+					SDK: client.Session(nil).WithEffects(fx), Effects: fx,
+					IO: &luau.IO{Dir: dir}, Limits: luau.Limits{Timeout: time.Minute}})
+				elapsed := time.Since(start)
+				if res.Error != nil {
+					b.Fatalf("%s: %+v", mode, res.Error)
+				}
+				return elapsed
+			}
+			run(effects.Real) // warm: connections, the directory's files
+			run(effects.DryRun)
+			var real, dry []time.Duration
+			b.ResetTimer()
+			for range b.N {
+				real = append(real, run(effects.Real))
+				dry = append(dry, run(effects.DryRun))
+			}
+			r, d := medianDuration(real), medianDuration(dry)
+			b.ReportMetric(float64(r.Microseconds()), "real-µs")
+			b.ReportMetric(float64(d.Microseconds()), "dry-run-µs")
+			b.ReportMetric(100*(float64(d)-float64(r))/float64(r), "dry-run-over-real-%")
+		})
+	}
+}

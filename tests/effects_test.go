@@ -1,0 +1,309 @@
+package tests
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolscript/toolscript/internal/testupstreams"
+)
+
+// notesAPI is a real HTTP API with state (tests/testdata/notes.yaml): the
+// notes of teams, which POST creates, PATCH edits and DELETE removes. It
+// counts the requests of each method it received.
+type notesAPI struct {
+	*httptest.Server
+	mu       sync.Mutex
+	notes    map[string][]string
+	requests map[string]int
+	auth     []string
+}
+
+func newNotesAPI(t *testing.T) *notesAPI {
+	a := &notesAPI{notes: map[string][]string{"core": {"first"}}, requests: map[string]int{}}
+	a.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.requests[r.Method]++
+		a.auth = append(a.auth, r.Header.Get("Authorization"))
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		team := parts[0]
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet:
+			out := []map[string]any{}
+			for i, text := range a.notes[team] {
+				out = append(out, map[string]any{"id": i + 1, "text": text, "created": "2024-01-01T00:00:00Z", "owner": "a@example.com", "state": "open"})
+			}
+			json.NewEncoder(w).Encode(out)
+		case r.Method == http.MethodPost:
+			var n struct{ Text string }
+			json.NewDecoder(r.Body).Decode(&n)
+			a.notes[team] = append(a.notes[team], n.Text)
+			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"id":%d,"text":%q,"created":"2024-01-01T00:00:00Z","owner":"a@example.com","state":"open"}`, len(a.notes[team]), n.Text)
+		case r.Method == http.MethodDelete:
+			a.notes[team] = nil
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{}`))
+		}
+	}))
+	t.Cleanup(a.Close)
+	return a
+}
+
+func (a *notesAPI) count(method string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.requests[method]
+}
+
+func (a *notesAPI) state() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b, _ := json.Marshal(a.notes)
+	return string(b)
+}
+
+// tree is what a directory holds, down to each file's and directory's
+// times: everything a dry run must leave as it was.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		entry := fmt.Sprintf("%s size=%d mtime=%d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		entry += changeTime(info)
+		if !d.IsDir() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(data)
+			entry += " sha256=" + hex.EncodeToString(sum[:])
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel] = entry
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// effectsScript writes, appends, removes and calls, reading its own
+// writes back between.
+const effectsScript = `
+local before = sdk.notes.list_notes()
+local f = io.open("keep.txt", "a")
+f:write("line3\n")
+f:close()
+local out = io.open("reports/new.txt", "w")
+out:write("hello\n")
+out:close()
+os.remove("old.txt")
+local created, resp = sdk.notes.create_note({ text = "from the script" })
+local back = io.open("reports/new.txt"):read("*a")
+local keep = io.open("keep.txt"):read("*a")
+local gone = not pcall(io.open, "old.txt")
+local deleted, dresp = sdk.notes.delete_note({ id = 1 })
+local edited = sdk.notes.edit_note({ id = 1 }, { text = "edited" })
+return { edited = edited, before = #before, created = created, dry = resp.dry_run == true, status = resp.status,
+	deleted = deleted, ddry = dresp.dry_run == true, back = back, keep = keep, gone = gone,
+	root = io.list("."), reports = io.list("reports") }
+`
+
+type effectsResult struct {
+	Result struct {
+		Before  int            `json:"before"`
+		Created map[string]any `json:"created"`
+		Edited  map[string]any `json:"edited"`
+		Dry     bool           `json:"dry"`
+		Status  int            `json:"status"`
+		Deleted any            `json:"deleted"`
+		DDry    bool           `json:"ddry"`
+		Back    string         `json:"back"`
+		Keep    string         `json:"keep"`
+		Gone    bool           `json:"gone"`
+		Root    []string       `json:"root"`
+		Reports []string       `json:"reports"`
+	} `json:"result"`
+	FilesTouched []struct {
+		Name   string `json:"name"`
+		Op     string `json:"op"`
+		Bytes  int64  `json:"bytes"`
+		DryRun bool   `json:"dry_run"`
+	} `json:"files_touched"`
+	Effects []map[string]any `json:"effects"`
+	Error   *struct{ Kind, Message string }
+}
+
+// setupEffects makes a real io directory and a configuration naming the
+// notes API, with a credential and a frozen parameter.
+func setupEffects(t *testing.T, api *notesAPI) (dir, ioDir string) {
+	dir = t.TempDir()
+	ioDir = filepath.Join(dir, "files")
+	for name, content := range map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"} {
+		p := filepath.Join(ioDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\nauth = \"s3cret-token\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(effectsScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, ioDir
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir, ioDir := setupEffects(t, api)
+	files, state := tree(t, ioDir), api.state()
+
+	out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "script.luau")
+	if status != 0 {
+		t.Fatalf("dry run: %d %s %s", status, out, errOut)
+	}
+	var res effectsResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+
+	// Nothing changed: the files, their times, the directories', the
+	// server's state; only the safe GET reached the server.
+	if after := tree(t, ioDir); fmt.Sprint(after) != fmt.Sprint(files) {
+		t.Errorf("the io directory changed:\nbefore %v\nafter  %v", files, after)
+	}
+	if got := api.state(); got != state {
+		t.Errorf("the server's state changed: %s, was %s", got, state)
+	}
+	if api.count("GET") != 1 || api.count("POST") != 0 || api.count("DELETE") != 0 {
+		t.Errorf("requests at the server: %v, want one GET only", api.requests)
+	}
+
+	// The script read its own writes and saw its removal; listings merge.
+	r := res.Result
+	if r.Before != 1 || r.Back != "hello\n" || r.Keep != "line1\nline2\nline3\n" || !r.Gone {
+		t.Errorf("the script's view: %+v", r)
+	}
+	if fmt.Sprint(r.Root) != "[keep.txt reports sub]" || fmt.Sprint(r.Reports) != "[new.txt]" {
+		t.Errorf("listings: %v %v", r.Root, r.Reports)
+	}
+	// The unsafe calls got made-up responses: the spec's example, and no
+	// body for a 204.
+	if !r.Dry || !r.DDry || r.Status != 201 || r.Created["text"] != "an example note" || r.Deleted != nil {
+		t.Errorf("made-up responses: %+v", r)
+	}
+	// Without an example, the minimal value valid against the schema.
+	if fmt.Sprint(r.Edited) != "map[created:1970-01-01T00:00:00Z id:1 owner:user@example.com state:open text:]" {
+		t.Errorf("synthesised response: %v", r.Edited)
+	}
+
+	// The effects, in order, with sizes, digests, a diff, and calls
+	// without the credential or the frozen value.
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	want := []map[string]any{
+		{"op": "write", "path": "keep.txt", "bytes": 18.0, "sha256": sum("line1\nline2\nline3\n")},
+		{"op": "mkdir", "path": "reports"},
+		{"op": "write", "path": "reports/new.txt", "bytes": 6.0, "sha256": sum("hello\n")},
+		{"op": "remove", "path": "old.txt"},
+		{"op": "call", "function": "sdk.create_note", "method": "POST", "url": api.URL + "/{team}/notes", "body": map[string]any{"text": "from the script"}},
+		{"op": "call", "function": "sdk.delete_note", "method": "DELETE", "url": api.URL + "/{team}/notes/1"},
+		{"op": "call", "function": "sdk.edit_note", "method": "PATCH", "url": api.URL + "/{team}/notes/1", "body": map[string]any{"text": "edited"}},
+	}
+	if len(res.Effects) != len(want) {
+		t.Fatalf("effects: %v", res.Effects)
+	}
+	for i, w := range want {
+		got := res.Effects[i]
+		for k, v := range w {
+			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Errorf("effect %d: %s = %v, want %v (%v)", i, k, got[k], v, got)
+			}
+		}
+	}
+	if diff, _ := res.Effects[0]["diff"].(string); !strings.HasPrefix(diff, "--- a/keep.txt\n+++ b/keep.txt\n") || !strings.Contains(diff, "\n+line3\n") {
+		t.Errorf("keep.txt's diff: %q", diff)
+	}
+	if diff, _ := res.Effects[2]["diff"].(string); !strings.HasPrefix(diff, "--- /dev/null\n+++ b/reports/new.txt\n") {
+		t.Errorf("new.txt's diff: %q", diff)
+	}
+	if strings.Contains(out, "s3cret-token") || strings.Contains(out, "core") {
+		t.Errorf("a credential or a frozen value in the result: %s", out)
+	}
+	touched := fmt.Sprint(res.FilesTouched)
+	if touched != "[{keep.txt append 18 true} {old.txt remove 0 true} {reports/new.txt write 6 true}]" {
+		t.Errorf("files_touched: %s", touched)
+	}
+
+	// In text mode the effects are listed on standard error.
+	out, errOut, status = toolscript(t, dir, "", "run", "--dry-run", "script.luau")
+	if status != 0 || !strings.Contains(errOut, "dry run: 7 effects (nothing was changed):") ||
+		!strings.Contains(errOut, "  5. call   sdk.create_note: POST "+api.URL+"/{team}/notes {\"text\":\"from the script\"}") ||
+		!strings.Contains(errOut, "       +line3") {
+		t.Errorf("text mode: %d %s %s", status, out, errOut)
+	}
+	if after := tree(t, ioDir); fmt.Sprint(after) != fmt.Sprint(files) {
+		t.Errorf("the io directory changed in text mode")
+	}
+
+	// The same script for real does change them: the test can see it.
+	out, errOut, status = toolscript(t, dir, "", "run", "--json", "script.luau")
+	if status != 0 || strings.Contains(out, `"effects"`) {
+		t.Fatalf("real run: %d %s %s", status, out, errOut)
+	}
+	if fmt.Sprint(tree(t, ioDir)) == fmt.Sprint(files) || api.state() == state || api.count("POST") != 1 || api.count("DELETE") != 1 || api.count("PATCH") != 1 {
+		t.Errorf("the real run changed nothing: %v", api.requests)
+	}
+}
+
+// An MCP tool's call in a dry run is not made: the script gets
+// { dry_run = true } and the effect lists the tool and its arguments. The
+// filesystem server's write_file would create the file.
+func TestDryRunMCPTool(t *testing.T) {
+	shared := t.TempDir()
+	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
+	source := `local out, resp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+		return { out = out, dry = resp.dry_run == true }`
+	res, stderr := runUpstreamScript(t, source, "", nil, fsServer, "--dry-run")
+	if res.Error != nil || string(res.Value) != `{"dry":true,"out":{"dry_run":true}}` {
+		t.Fatalf("result %s error %+v\nstderr %s", res.Value, res.Error, stderr)
+	}
+	if len(res.Effects) != 1 || res.Effects[0].Function != "sdk.files.write_file" || res.Effects[0].Method != "" ||
+		string(res.Effects[0].Body) != `{"content":"hi","path":`+quote(filepath.Join(shared, "new.txt"))+`}` {
+		t.Errorf("effects: %+v", res.Effects)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("the tool ran: %v", err)
+	}
+	// For real, it does.
+	res, stderr = runUpstreamScript(t, source, "", nil, fsServer)
+	if _, err := os.Stat(filepath.Join(shared, "new.txt")); err != nil || res.Effects != nil {
+		t.Errorf("real run: %v %+v %s", err, res, stderr)
+	}
+}
