@@ -60,7 +60,7 @@ func TestDryRunSession(t *testing.T) {
 		t.Fatalf("effects: %s", text)
 	}
 	url := a.srv.URL
-	if e := log[0]; e.Function != "sdk.create_pet" || e.Method != "POST" || e.URL != url+"/pets" || string(e.Body) != `{"name":"Rex","status":"sold"}` {
+	if e := log[0]; e.Function != "sdk.pets.create_pet" || e.Method != "POST" || e.URL != url+"/pets" || string(e.Body) != `{"name":"Rex","status":"sold"}` {
 		t.Errorf("create_pet: %+v", e)
 	}
 	if e := log[1]; e.Method != "DELETE" || e.URL != url+"/pets/7" || e.Body != nil {
