@@ -315,3 +315,16 @@ func TestServeLines(t *testing.T) {
 		t.Errorf("answers:\n%s", strings.Join(out.Lines(), "\n"))
 	}
 }
+
+func TestIDKey(t *testing.T) {
+	for raw, want := range map[string]string{
+		`1`: "1", `1.0`: "1", `1e3`: "1000", `-2`: "-2", `"1"`: `"1"`, `"a\u0062"`: `"ab"`, `0`: "0",
+		`1234567890123456789`: "1234567890123456800", `"<"`: `"\u003c"`,
+		`null`: "", `true`: "", `{}`: "", `[1]`: "", `1e400`: "", ``: "",
+	} {
+		got, ok := idKey(json.RawMessage(raw))
+		if got != want || ok != (want != "") {
+			t.Errorf("idKey(%s) = %q %v, want %q", raw, got, ok, want)
+		}
+	}
+}
