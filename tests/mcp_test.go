@@ -1176,7 +1176,57 @@ func TestMCPClientGone(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("the server kept running without a client (stderr %s)", stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "writing to the client failed") {
+	if !strings.Contains(stderr.String(), "the client is gone") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// TestMCPClientKilledMidCall: a client that goes away while a call runs
+// and writes nothing (no progress, so no write fails) is noticed by the
+// hang-up of standard output: the server stops the script and exits, long
+// before the script's own timeout.
+func TestMCPClientKilledMidCall(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "serve", "--no-io")
+	cmd.Dir = t.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &syncbuf.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`+"\n")
+	out := bufio.NewReader(stdout)
+	for range 2 {
+		if _, err := out.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A call that runs for five minutes and writes nothing meanwhile;
+	// standard input stays open.
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"while true do end","timeout_ms":300000}}}`+"\n")
+	stdout.Close()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit: %v (stderr %s)", err, stderr.String())
+		}
+	case <-time.After(2 * time.Minute): // a watchdog: the script runs for 5
+		cmd.Process.Kill()
+		t.Fatalf("the server kept running without a client (stderr %s)", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the client is gone (its end of standard output is closed)") {
 		t.Errorf("stderr %q", stderr.String())
 	}
 }

@@ -23,7 +23,8 @@ import (
 const maxPending = 256
 
 // Serve speaks MCP over in and out until in ends, ctx is cancelled (on
-// SIGINT or SIGTERM, say) or out fails (the client is gone). At the end of
+// SIGINT or SIGTERM, say) or the client is gone (out fails, or, for a
+// pipe or a socket, its reader closed it). At the end of
 // in, the requests already read run to their end and are answered first;
 // otherwise the running scripts are cancelled. Serve returns once they have
 // stopped; each way is a clean shutdown and returns nil.
@@ -34,9 +35,13 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		return err
 	}
 	w := &lineWriter{w: out, failed: func(err error) {
-		s.log.Printf("writing to the client failed (%v): stopping", err)
+		s.log.Printf("the client is gone (writing to it failed: %v): stopping", err)
 		stop()
 	}}
+	watchHangup(ctx, out, func() {
+		s.log.Printf("the client is gone (its end of standard output is closed): stopping")
+		stop()
+	})
 	// mcp-go tells the sessions it knows of changes (the sdk's tools and
 	// resources, after SetSDKDocs): this connection is one.
 	session := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100)}
