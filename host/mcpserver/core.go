@@ -326,12 +326,8 @@ func outOfRange(v []byte) (string, bool) {
 
 // idKey writes a JSON-RPC id the way mcp-go writes it back (numbers go
 // through float64), for the request table; false if it is not a string or
-// a number float64 holds. Plain strings and small integers are kept as
-// they are.
+// a number float64 holds.
 func idKey(id json.RawMessage) (string, bool) {
-	if plainID(id) {
-		return string(id), true
-	}
 	var v any
 	if json.Unmarshal(id, &v) != nil {
 		return "", false
@@ -344,45 +340,10 @@ func idKey(id json.RawMessage) (string, bool) {
 	return "", false
 }
 
-// plainID tells whether id is a string without escapes or an integer of
-// at most 15 digits without leading zeros: written back as it is.
-func plainID(id json.RawMessage) bool {
-	n := len(id)
-	if n >= 2 && id[0] == '"' && id[n-1] == '"' {
-		for _, c := range id[1 : n-1] {
-			if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 || c == '<' || c == '>' || c == '&' {
-				return false
-			}
-		}
-		return true
-	}
-	digits := id
-	if n > 0 && id[0] == '-' {
-		digits = id[1:]
-	}
-	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // echo cuts a client's value to at most maxEchoBytes for a message.
 func echo(s string) string {
 	if len(s) <= maxEchoBytes {
 		return s
 	}
 	return s[:maxEchoBytes] + "…"
-}
-
-// count writes n and a noun, plural unless n is 1.
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -66,7 +66,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	case err := <-read:
 		if errors.Is(err, io.EOF) || err == nil {
 			if n, _ := s.table.len(); n > 0 {
-				s.log.Printf("end of input: finishing %s", count(n, "request"))
+				noun := map[bool]string{true: "request", false: "requests"}[n == 1]
+				s.log.Printf("end of input: finishing %d %s", n, noun)
 			}
 			s.table.wait(ctx.Done())
 		} else if ctx.Err() == nil {
