@@ -60,6 +60,9 @@ type call struct {
 	conn   conn
 	ctx    context.Context
 	cancel context.CancelFunc
+	// cancelled is set, under the table's lock, by the client's
+	// notifications/cancelled: the response is dropped.
+	cancelled bool
 	// unknownURI is the URI of a resources/read the server has no
 	// resource for: its error is worded in the protocol's terms.
 	unknownURI string

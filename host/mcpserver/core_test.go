@@ -83,11 +83,19 @@ func TestTableCancellation(t *testing.T) {
 	r.cancel(a.key)
 	<-actx.Done()
 	<-bctx.Done()
+	// The id reused while the cancelled ones are still stopping: the new
+	// request is not cancelled.
+	again, againCtx := testCall("4")
+	r.add(again, nil)
 	if !r.answer(a) || !r.answer(b) {
 		t.Error("a duplicate's response was not dropped")
 	}
-	r.release()
-	r.release()
+	if againCtx.Err() != nil || r.answer(again) {
+		t.Error("a request reusing the id of cancelled ones still running was taken for cancelled")
+	}
+	for range 3 {
+		r.release()
+	}
 }
 
 func TestTableBound(t *testing.T) {

@@ -1,6 +1,9 @@
 package mcpserver
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // table is the core's record of the requests received and not yet
 // answered, by scope and id: the scope is the transport's (the one stdio
@@ -10,13 +13,15 @@ import "sync"
 // their response is written or dropped, which makes cancellation and the
 // end of input exact:
 //
-//   - A notifications/cancelled marks its requests whether or not they run
-//     yet: one that has not started never does, one that runs is stopped
-//     (its context is cancelled), and the response is dropped, as the
-//     protocol says a cancelled request gets none.
+//   - A notifications/cancelled marks the requests with its id that are
+//     owed a response, whether or not they run yet: one that has not
+//     started never does, one that runs is stopped (its context is
+//     cancelled), and the response is dropped, as the protocol says a
+//     cancelled request gets none.
 //   - An id is forgotten once its response is written or dropped, so a
 //     cancellation that crosses its response, or names an id never used,
-//     leaves nothing behind, and a later request reusing the id is answered.
+//     leaves nothing behind, and a later request reusing the id is answered,
+//     even while the cancelled one is still stopping.
 //   - A client may send a second request with the id of one still running:
 //     both are counted, and a cancellation reaches both.
 //   - At most max requests await their response (stdio; 0 for no bound):
@@ -27,7 +32,7 @@ type table struct {
 	max int
 
 	mu    sync.Mutex
-	byKey map[tableKey]*entry
+	byKey map[tableKey][]*call
 	owed  int           // responses owed, all keys together
 	freed chan struct{} // closed, and replaced, when owed decreases while waited for
 	// waited is set while add or wait waits for freed.
@@ -37,14 +42,8 @@ type table struct {
 // tableKey names a request: the scope of its id, and the id (idKey).
 type tableKey struct{ scope, id string }
 
-// entry is what is known of the requests with one key.
-type entry struct {
-	cancelled bool
-	calls     []*call
-}
-
 func newTable(max int) *table {
-	return &table{max: max, byKey: map[tableKey]*entry{}, freed: make(chan struct{})}
+	return &table{max: max, byKey: map[tableKey][]*call{}, freed: make(chan struct{})}
 }
 
 // add records a call received. While max requests are owed a response it
@@ -65,12 +64,7 @@ func (t *table) add(c *call, done <-chan struct{}) bool {
 		}
 		t.mu.Lock()
 	}
-	e := t.byKey[c.key]
-	if e == nil {
-		e = &entry{}
-		t.byKey[c.key] = e
-	}
-	e.calls = append(e.calls, c)
+	t.byKey[c.key] = append(t.byKey[c.key], c)
 	t.owed++
 	return true
 }
@@ -81,12 +75,8 @@ func (t *table) add(c *call, done <-chan struct{}) bool {
 func (t *table) cancel(k tableKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.byKey[k]
-	if e == nil {
-		return
-	}
-	e.cancelled = true
-	for _, c := range e.calls {
+	for _, c := range t.byKey[k] {
+		c.cancelled = true
 		c.cancel()
 	}
 }
@@ -97,21 +87,13 @@ func (t *table) cancel(k tableKey) {
 func (t *table) answer(c *call) (drop bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := t.byKey[c.key]
-	if e == nil {
-		return false
-	}
-	drop = e.cancelled
-	for i, other := range e.calls {
-		if other == c {
-			e.calls = append(e.calls[:i], e.calls[i+1:]...)
-			break
-		}
-	}
-	if len(e.calls) == 0 {
+	calls := slices.DeleteFunc(t.byKey[c.key], func(other *call) bool { return other == c })
+	if len(calls) == 0 {
 		delete(t.byKey, c.key)
+	} else {
+		t.byKey[c.key] = calls
 	}
-	return drop
+	return c.cancelled
 }
 
 // release counts one response written or dropped.
@@ -148,8 +130,8 @@ func (t *table) wait(done <-chan struct{}) {
 func (t *table) len() (owed, calls int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, e := range t.byKey {
-		for _, c := range e.calls {
+	for _, same := range t.byKey {
+		for _, c := range same {
 			if c.method == "tools/call" {
 				calls++
 			}
