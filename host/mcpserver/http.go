@@ -67,7 +67,8 @@ type HTTPConfig struct {
 	// rebound page gets nothing, and a proxy on the same machine may keep
 	// the public Host.
 	CheckLoopbackHost bool
-	// Logger receives the transport's diagnostics. Default: a logger on
+	// Logger receives the transport's diagnostics (a response it could
+	// not write: the client went away). Default: a logger on
 	// Config.ErrorLog.
 	Logger *slog.Logger
 }
@@ -186,7 +187,7 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	out := &httpConn{w: w, modern: modern}
+	out := &httpConn{w: w, modern: modern, logger: h.logger}
 	if initialize && !h.cfg.Stateless {
 		out.open = func() string { return h.sessions.open(user) }
 	}
@@ -241,6 +242,7 @@ func (h *httpTransport) validModern(w http.ResponseWriter, r *http.Request, msg 
 type httpConn struct {
 	w      http.ResponseWriter
 	modern bool
+	logger *slog.Logger
 	// open, for an initialize, opens the session its response names.
 	open func() string
 
@@ -249,8 +251,16 @@ type httpConn struct {
 	stream  bool
 }
 
-// write is conn.write.
+// write is conn.write. A failure is the transport's to report: the core
+// can do nothing about a client that went away.
 func (c *httpConn) write(msg any) error {
+	if err := c.send(msg); err != nil {
+		c.logger.Warn("writing a response failed", "err", err)
+	}
+	return nil
+}
+
+func (c *httpConn) send(msg any) error {
 	b, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
