@@ -113,7 +113,8 @@ func (s *Server) receive(in incoming) *call {
 	m := in.msg
 	switch {
 	case m.isResponse():
-		return nil // a response to a request of the server's: none are sent yet
+		s.deliver(in.scope, m) // to a request of the server's (relay.go)
+		return nil
 	case m.ID == nil:
 		s.notification(in)
 		return nil

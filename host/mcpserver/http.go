@@ -181,6 +181,7 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 				mcp.ProtocolVersion20260728+": server-initiated requests were replaced by multi round-trip requests", nil))
 			return
 		}
+		h.deliver(scope, &msg)
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case modern && !h.validModern(w, r, &msg, version, metaVersion):
@@ -267,7 +268,7 @@ func (c *httpConn) send(msg any) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := msg.(notification); ok && !c.stream {
+	if !isResponse(msg) && !c.stream {
 		if c.started {
 			return errors.New("a notification after the response")
 		}
@@ -311,6 +312,17 @@ func (c *httpConn) end() {
 		c.started = true
 		c.w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// isResponse tells whether msg, written by the core, is a response (the
+// last message of a POST) rather than a notification or a request of the
+// server's, which go on a stream of events.
+func isResponse(msg any) bool {
+	switch msg.(type) {
+	case notification, outbound, mcp.JSONRPCNotification:
+		return false
+	}
+	return true
 }
 
 // writeJSON writes a message as a JSON body with the status given.

@@ -138,6 +138,8 @@ type Server struct {
 	// table holds the requests received and not yet answered; it is made
 	// when the server is served (setTransport), and nil before.
 	table *table
+	// relays are the server's requests to clients awaiting their answer.
+	relays relays
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
