@@ -79,8 +79,9 @@ import (
 //	                 user's current one), nosession (the response must
 //	                 carry none), async (not waited for: for a request
 //	                 that ends later, such as a call waiting for a slot).
-//	                 Its messages are expected by the < lines that
-//	                 follow, like those of a > line.
+//	                 Its messages (a body of JSON, whatever the status,
+//	                 or events) are expected by the < lines that follow,
+//	                 like those of a > line.
 //	wait-tracked N   HTTP only: wait until the transport tracks N
 //	                 tools/call handlers (running or waiting for a slot);
 //	                 over stdio the input is read in order, and the line
@@ -270,6 +271,11 @@ func loadCase(file string) (*conformanceCase, error) {
 	}
 	if len(c.steps) == 0 {
 		return nil, errors.New("no exchange")
+	}
+	for over := range c.config.Skip {
+		if !slices.Contains([]string{"stdio", "http", "http-stateless"}, over) {
+			return nil, fmt.Errorf("config: skip names %q, no transport", over)
+		}
 	}
 	return c, nil
 }
@@ -944,7 +950,7 @@ func (c *httpConn) exchange(t *testing.T, st caseStep) error {
 			return fmt.Errorf("202 with a body: %q", body)
 		}
 	}
-	if want == http.StatusOK {
+	if want == http.StatusOK || strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		c.read(t, resp)
 	}
 	return nil
