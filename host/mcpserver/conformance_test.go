@@ -93,9 +93,14 @@ import (
 // initialize, which is waited for: its response's session id becomes the
 // user's current session. A > line that is no request (a notification, a
 // cancellation, a client's response) is waited for, so that it has taken
-// effect before the next line is sent, as over stdio. A > line's response must have status 200 (messages) or
-// 202 (none). Write a case so that it holds on every transport it runs
-// on: wait for an event (a message) before sending what depends on it.
+// effect before the next line is sent, as over stdio. A > line's response
+// must have status 200 (messages) or 202 (none). Write a case so that it
+// holds on every transport it runs on: wait for an event (a message)
+// before sending what depends on it, and have a script report progress
+// once at the most (how often notifications go out is the reporter's unit
+// tests' business). Every server reports the version "conformance" and
+// holds back the progress notifications between a call's first and its
+// last for an hour, so that the messages do not depend on the clock.
 //
 // Expected messages compare as JSON values, not bytes: members in any
 // order, numbers by value. In an expected message,
