@@ -24,6 +24,7 @@ require (
 	golang.org/x/term v0.43.0
 	golang.org/x/text v0.40.0
 	golang.org/x/time v0.15.0
+	golang.org/x/tools v0.47.0
 	sigs.k8s.io/yaml v1.6.0
 )
 

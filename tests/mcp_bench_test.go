@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,27 +71,9 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 func BenchmarkMCPThroughput8(b *testing.B) {
 	c := benchClient(b, "--max-concurrent", "8")
 	const inFlight = 8
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Pointer[error]
 	b.ResetTimer()
-	start := time.Now()
-	for range inFlight {
-		wg.Go(func() {
-			for next.Add(1) <= int64(b.N) {
-				if err := call1(c); err != nil {
-					failed.CompareAndSwap(nil, &err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := pipelined(b, c, inFlight, b.N)
 	b.StopTimer()
-	if err := failed.Load(); err != nil {
-		b.Fatal(*err)
-	}
 	perSecond := float64(b.N) / elapsed.Seconds()
 	b.ReportMetric(perSecond, "calls/s")
 	if b.N < 100 {

@@ -1,17 +1,11 @@
 package mcpserver
 
-// TrackedCalls returns how many tools/call handlers the HTTP transport
-// tracks: those running, or waiting for a slot.
+// TrackedCalls returns how many tools/call requests the core holds in its
+// table: received and not yet answered (waiting for a slot, or running).
 func (s *Server) TrackedCalls() int {
-	h, ok := s.transport.(*httpTransport)
-	if !ok {
+	if s.table == nil {
 		return 0
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, calls := range h.inflight {
-		n += len(calls)
-	}
-	return n
+	_, calls := s.table.len()
+	return calls
 }

@@ -2,64 +2,68 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
-// FuzzResponseID checks responseID against a full decoding: whatever it
-// calls a response has an id and a result or an error. (It stops reading
-// there: a method after them, which no message the server writes has, is
-// not seen.)
-func FuzzResponseID(f *testing.F) {
+// FuzzOutOfRange checks outOfRange against a full decoding: it finds the
+// number encoding/json cannot hold in a float64, and nothing in JSON that
+// decodes.
+func FuzzOutOfRange(f *testing.F) {
 	for _, seed := range []string{
-		`{"jsonrpc":"2.0","id":1,"result":{}}`,
-		`{"result":[1,{"id":2}],"id":"x"}`,
-		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3}}`,
-		`{"id":1,"error":{"code":1},"method":"m"}`,
-		`{"id":[1],"result":null}`,
-		`[]`, `{`, `"id"`,
+		`{"a":1e400}`, `[1,2,-1e999]`, `{"s":"1e400","n":1e308}`, `{"\"":"\\"}`, `0.5e-400`,
+		`{"big":` + strings.Repeat("9", 400) + `}`, `{"a":[1,{"b":1E+309}]}`, `-`, `1e`,
 	} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, msg []byte) {
-		id, ok := responseID(msg)
-		if !ok {
-			return
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(msg, &m); err != nil {
-			// responseID stops reading early: the rest may be malformed.
-			return
-		}
-		_, hasResult := m["result"]
-		_, hasError := m["error"]
-		if _, hasID := m["id"]; !hasID || !(hasResult || hasError) {
-			t.Errorf("%s: taken for a response with id %s", msg, id)
+	f.Fuzz(func(t *testing.T, v []byte) {
+		var x any
+		err := json.Unmarshal(v, &x)
+		number, found := outOfRange(v)
+		tooLarge, isRange := outOfRangeError(err)
+		switch {
+		case err == nil && found:
+			t.Errorf("%s decodes, yet %s was found out of range", v, number)
+		case isRange && (!found || "number "+number != tooLarge):
+			t.Errorf("%s: found %q %v, decoding says %q", v, number, found, tooLarge)
 		}
 	})
 }
 
-// FuzzAdmit checks that admit never panics and passes mcp-go either the
-// line as it was or a rewritten request that mcp-go can decode.
-func FuzzAdmit(f *testing.F) {
+// FuzzReceive checks that the core never panics on a line and that what
+// it writes is JSON.
+func FuzzReceive(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1","timeout_ms":1e400}}}`,
 		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"toolscript://x"}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"x","params":[1e999]}`,
-		"\n", `[`, `{"method":5}`,
+		"\n", `[`, `{"method":5}`, `{"jsonrpc":"2.0","id":4,"error":{}}`,
 	} {
 		f.Add([]byte(seed))
 	}
+	s, w, out := testStdio(f)
 	f.Fuzz(func(t *testing.T, line []byte) {
-		s, _ := testTransport()
-		got := s.admit(append([]byte(nil), line...))
-		if got == nil || string(got) == string(line) {
-			return
+		if c := handle(s, w, string(line)); c != nil {
+			s.run(c)
 		}
-		var v any
-		if err := json.Unmarshal(got, &v); err != nil {
-			t.Errorf("%s was rewritten into %s, which does not decode: %v", line, got, err)
+		for _, l := range out.Lines() {
+			if !json.Valid([]byte(l)) {
+				t.Errorf("%s: wrote %s", line, l)
+			}
 		}
+		out.Reset()
 	})
+}
+
+// outOfRangeError tells whether err, from decoding JSON, is a number out of
+// float64's range, and returns its value ("number 1e400").
+func outOfRangeError(err error) (string, bool) {
+	var tooLarge *json.UnmarshalTypeError
+	if errors.As(err, &tooLarge) && strings.HasPrefix(tooLarge.Value, "number ") {
+		return tooLarge.Value, true
+	}
+	return "", false
 }

@@ -1,19 +1,17 @@
 package mcpserver
 
 import (
-	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
+	"net"
 	"net/http"
-	"slices"
+	"net/netip"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -22,21 +20,25 @@ import (
 	"github.com/toolscript/toolscript/host/auth"
 )
 
-// The streamable HTTP transport (the hosted mode): mcp-go's streamable HTTP
-// server behind a handler of the transport's own, which
+// The streamable HTTP transport (the hosted mode). Each POST carries one
+// message, which it hands to the core; the answer is the POST's response:
+// a JSON body, or, once a call writes a progress notification, a stream of
+// server-sent events that ends with the call's response. The transport
 //
-//   - keeps each request on a session of its own inside mcp-go, so that a
-//     call's progress notifications go out on the response stream of that
-//     call, ahead of its response;
 //   - binds the sessions it issues (Mcp-Session-Id) to the user who opened
 //     them, and refuses them to anyone else;
-//   - cancels calls on notifications/cancelled by user, session and request
-//     id, so that no user can cancel another's call whatever ids they use;
-//   - caps the body at MaxRequestBytes.
+//   - gives the core the scope of request ids: the user and the session,
+//     or the user alone without a session, so that no user can cancel
+//     another's call whatever ids they use;
+//   - caps the body at MaxRequestBytes;
+//   - checks what mcp-go's streamable HTTP transport checks (its status
+//     codes and messages are kept): the Content-Type, the protocol version
+//     header, and under protocol 2026-07-28 its standard headers.
 //
-// It expects the hosted mode's handler (host/hosted) in front, which has
-// read the body within its deadline, after authentication: the body this
-// transport and mcp-go read is in memory.
+// It streams nothing on GET (405), which the protocol allows: toolscript
+// sends nothing outside a call. It expects the hosted mode's handler
+// (host/hosted) in front, which has read the body within its deadline,
+// after authentication: the body this transport reads is in memory.
 //
 // Who the user is, it learns from the request's context (auth.UserFrom),
 // where the hosted mode's authentication put it.
@@ -65,7 +67,8 @@ type HTTPConfig struct {
 	// rebound page gets nothing, and a proxy on the same machine may keep
 	// the public Host.
 	CheckLoopbackHost bool
-	// Logger receives the transport's diagnostics. Default: a logger on
+	// Logger receives the transport's diagnostics (a response it could
+	// not write: the client went away). Default: a logger on
 	// Config.ErrorLog.
 	Logger *slog.Logger
 }
@@ -77,375 +80,315 @@ func (s *Server) HTTPHandler(cfg HTTPConfig) (http.Handler, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(s.cfg.ErrorLog, nil))
 	}
-	h := &httpTransport{
-		Server:    s,
-		stateless: cfg.Stateless,
-		inflight:  map[string][]*httpCall{},
-		sessions:  newSessions(),
-	}
-	// mcp-go is stateless whatever the mode: the sessions are the
-	// transport's (above). It streams nothing on GET (405), which the
-	// protocol allows: toolscript sends nothing outside a call.
-	h.mcp = server.NewStreamableHTTPServer(s.mcp,
-		server.WithStateLess(true),
-		server.WithDisableStreaming(true),
-		server.WithDisableLocalhostProtection(!cfg.CheckLoopbackHost),
-		server.WithStreamableHTTPLogger(logger),
-	)
-	if err := s.setTransport(h); err != nil {
+	if err := s.setTransport(0); err != nil {
 		return nil, err
 	}
-	return h, nil
+	return &httpTransport{Server: s, cfg: cfg, logger: logger, sessions: newSessions()}, nil
 }
 
 // httpTransport is the Server on the streamable HTTP transport.
 type httpTransport struct {
 	*Server
-	mcp       *server.StreamableHTTPServer
-	stateless bool
-	sessions  *sessions
-
-	mu sync.Mutex
-	// inflight are the running tools/call handlers by callKey.
-	inflight map[string][]*httpCall
-}
-
-// httpCall is what the transport knows of a tools/call request, in its
-// context.
-type httpCall struct {
-	key      string    // callKey
-	progress *delivery // the progress notifications written on its response
-	// stop stops the handler, once it runs.
-	stop context.CancelFunc
-	// cancelled is set by the client's notifications/cancelled: the
-	// request gets no response then (the protocol says so, and clients
-	// report one for a request they no longer know as an error).
-	cancelled atomic.Bool
-}
-
-type httpCallKey struct{}
-
-// envelope is what the transport reads of a JSON-RPC message.
-type envelope struct {
-	Method string          `json:"method"`
-	ID     json.RawMessage `json:"id"`
-	Params struct {
-		RequestID json.RawMessage `json:"requestId"` // of notifications/cancelled
-		URI       string          `json:"uri"`       // of resources/read
-		Meta      *mcp.Meta       `json:"_meta"`
-	} `json:"params"`
+	cfg      HTTPConfig
+	logger   *slog.Logger
+	sessions *sessions
 }
 
 func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	user, _ := auth.UserFrom(r.Context())
-	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
-	sessionID := r.Header.Get(server.HeaderKeySessionID)
-	switch r.Method {
-	case http.MethodPost:
-	case http.MethodDelete:
-		if h.stateless || modern {
-			h.mcp.ServeHTTP(w, r)
-			return
-		}
-		if !h.sessions.close(sessionID, user) {
-			http.Error(w, "session not found", http.StatusNotFound)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-		return
-	default:
-		h.mcp.ServeHTTP(w, r)
+	if h.cfg.CheckLoopbackHost && rejectDNSRebinding(w, r) {
 		return
 	}
+	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet, http.MethodDelete:
+		switch {
+		case modern:
+			// Protocol 2026-07-28 has neither: server-to-client messages
+			// use subscriptions/listen (405 needs an Allow header).
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, r.Method+" is not supported in protocol version "+mcp.ProtocolVersion20260728+
+				": server-to-client messages use subscriptions/listen", http.StatusMethodNotAllowed)
+		case r.Method == http.MethodDelete && !h.cfg.Stateless:
+			user, _ := auth.UserFrom(r.Context())
+			if !h.sessions.close(r.Header.Get(server.HeaderKeySessionID), user) {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		case rejectUnsupportedProtocolVersion(w, r.Header.Get(mcp.HeaderProtocolVersion)):
+		case r.Method == http.MethodDelete:
+			w.WriteHeader(http.StatusOK) // stateless: nothing to end
+		default:
+			http.Error(w, "Streaming is disabled on this server", http.StatusMethodNotAllowed)
+		}
+	case http.MethodHead:
+		w.WriteHeader(http.StatusOK)
+	default:
+		http.NotFound(w, r)
+	}
+}
 
+// post handles a POST: one message.
+func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	max := h.MaxRequestBytes()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.cfg.MaxScriptBytes),
+			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
 				http.StatusRequestEntityTooLarge)
 			return
 		}
 		http.Error(w, "reading the request body failed", http.StatusBadRequest)
 		return
 	}
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
+		return
+	}
 	var msg envelope
-	_ = json.Unmarshal(body, &msg) // mcp-go answers what is not JSON-RPC
-	modern = modern || mcp.IsModernProtocol(msg.Params.Meta.ProtocolVersion())
+	if json.Unmarshal(body, &msg) != nil {
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "request body is not valid json", nil))
+		return
+	}
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	var meta struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	_ = json.Unmarshal(msg.Params, &meta)
+	metaVersion := meta.Meta.ProtocolVersion()
+	modern := mcp.IsModernProtocol(version) || mcp.IsModernProtocol(metaVersion)
+	initialize := msg.Method == string(mcp.MethodInitialize) && !modern
 
-	// The scope of request ids: the session when there is one (issued by
-	// this server to this user), else the user alone.
-	scope := ""
-	if !h.stateless && !modern && sessionID != "" && msg.Method != string(mcp.MethodInitialize) {
+	user, _ := auth.UserFrom(r.Context())
+	scope := user.DirName()
+	sessionID := r.Header.Get(server.HeaderKeySessionID)
+	if !h.cfg.Stateless && !modern && sessionID != "" && !initialize {
 		if !h.sessions.check(sessionID, user) {
 			http.Error(w, "session not found: start a new one with initialize", http.StatusNotFound)
 			return
 		}
-		scope = sessionID
+		scope += "\x00" + sessionID // DirName holds no NUL
 	}
-
-	// A number out of range gets the same answer as over stdio.
-	var probe inbound
-	if tooLarge, ok := outOfRangeNumber(json.Unmarshal(body, &probe)); ok && probe.Method != "" && idKey(probe.ID) != "" {
-		rewritten, refusal := outOfRange(body, probe.Method, tooLarge)
-		if refusal != "" {
-			resp := rpcError{JSONRPC: mcp.JSONRPC_VERSION, ID: probe.ID}
-			resp.Error.Code = mcp.INVALID_PARAMS
-			resp.Error.Message = refusal
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(resp)
+	switch {
+	case !modern && !initialize && rejectUnsupportedProtocolVersion(w, version):
+		return
+	case msg.isResponse() || msg.Method == "" && msg.ID != nil && isEmpty(msg.Result) && isEmpty(msg.Error):
+		if modern {
+			writeJSON(w, http.StatusBadRequest, rpcError(msg.ID, mcp.INVALID_REQUEST, "client-to-server responses are not supported in protocol version "+
+				mcp.ProtocolVersion20260728+": server-initiated requests were replaced by multi round-trip requests", nil))
 			return
 		}
-		body = rewritten
-	}
-
-	ctx := r.Context()
-	switch {
-	case msg.Method == string(mcp.MethodNotificationCancelled) && msg.ID == nil:
-		h.cancel(callKey(user, scope, msg.Params.RequestID))
+		h.deliver(scope, &msg)
 		w.WriteHeader(http.StatusAccepted)
 		return
-	case msg.Method == string(mcp.MethodToolsCall) && msg.ID != nil:
-		c := &httpCall{key: callKey(user, scope, msg.ID), progress: &delivery{}}
-		ctx = context.WithValue(ctx, httpCallKey{}, c)
-		w = &callWriter{ResponseWriter: w, call: c}
-	case msg.Method == string(mcp.MethodInitialize) && !h.stateless && !modern:
-		w = &sessionWriter{ResponseWriter: w, open: func() string { return h.sessions.open(user) }}
-	case msg.Method == string(mcp.MethodResourcesRead) && !h.isDocURI(msg.Params.URI):
-		w = &unknownResourceWriter{ResponseWriter: w, uri: msg.Params.URI}
+	case modern && !h.validModern(w, r, &msg, version, metaVersion):
+		return
 	}
-	r = r.WithContext(ctx)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	h.mcp.ServeHTTP(w, r)
+
+	out := &httpConn{w: w, modern: modern, logger: h.logger}
+	if initialize && !h.cfg.Stateless {
+		out.open = func() string { return h.sessions.open(user) }
+	}
+	if c := h.receive(incoming{ctx: r.Context(), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
+		h.run(c)
+	}
+	out.end()
 }
 
-// callKey names a request by its user, the scope of its id (a session, or
-// none) and its id. DirName tells users apart and holds no NUL; the scope
-// is a session id of the transport's own.
-func callKey(u auth.User, scope string, id json.RawMessage) string {
-	return u.DirName() + "\x00" + scope + "\x00" + idKey(id)
-}
-
-// track is transport.track.
-func (h *httpTransport) track(ctx context.Context, _ mcp.CallToolRequest, stop context.CancelFunc) (func(), bool) {
-	c, _ := ctx.Value(httpCallKey{}).(*httpCall)
-	if c == nil {
-		return func() {}, true
+// validModern checks a request of protocol 2026-07-28 as mcp-go's
+// transport does (streamable_http_modern.go, validateModernRequest): the
+// version stated in the header and in _meta alike, and the standard
+// headers (Mcp-Method, Mcp-Name) matching the body, which
+// MCPServer.HandleMessage checks only for mcp-go's own transport. It
+// answers a request that fails with 400.
+func (h *httpTransport) validModern(w http.ResponseWriter, r *http.Request, msg *envelope, version, metaVersion string) bool {
+	id := msg.ID
+	if id == nil {
+		id = json.RawMessage("null")
 	}
-	h.mu.Lock()
-	c.stop = stop
-	h.inflight[c.key] = append(h.inflight[c.key], c)
-	h.mu.Unlock()
-	return func() {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		calls := slices.DeleteFunc(h.inflight[c.key], func(other *httpCall) bool { return other == c })
-		if len(calls) == 0 {
-			delete(h.inflight, c.key)
-		} else {
-			h.inflight[c.key] = calls
+	var failed mcp.JSONRPCError
+	switch {
+	case r.Header.Get(mcp.HeaderLastEventID) != "":
+		failed = rpcError(id, mcp.HEADER_MISMATCH, "Last-Event-ID is not supported in protocol version "+mcp.ProtocolVersion20260728+
+			": streams are not resumable, re-issue the request with a new ID", nil)
+	case version == "":
+		failed = rpcError(id, mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header is required for requests carrying "+mcp.MetaKeyProtocolVersion, nil)
+	case metaVersion == "":
+		failed = rpcError(id, mcp.INVALID_PARAMS, "missing or invalid _meta field "+mcp.MetaKeyProtocolVersion, nil)
+	case version != metaVersion:
+		failed = rpcError(id, mcp.HEADER_MISMATCH, mcp.HeaderProtocolVersion+" header "+version+" does not match request "+
+			mcp.MetaKeyProtocolVersion+" "+metaVersion, nil)
+	case !mcp.IsValidProtocolVersion(metaVersion):
+		failed = mcp.UnsupportedProtocolVersionError{Version: metaVersion, Supported: mcp.ValidProtocolVersions}.JSONRPCError()
+		failed.ID = mcp.NewRequestId(id)
+	case msg.ID != nil && msg.Method != "":
+		if err := mcp.ValidateStandardHeaders(r.Header.Get, metaVersion, mcp.MCPMethod(msg.Method), msg.Params); err != nil {
+			failed = rpcError(id, mcp.HEADER_MISMATCH, err.Error(), nil)
 		}
-	}, true
-}
-
-// cancel stops the running calls with this key. A cancellation of a call
-// that is not running (it ended, or has not started) is ignored, as the
-// protocol allows.
-func (h *httpTransport) cancel(key string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, c := range h.inflight[key] {
-		c.cancelled.Store(true)
-		c.stop()
 	}
+	if failed.Error.Code == 0 {
+		return true
+	}
+	writeJSON(w, http.StatusBadRequest, failed)
+	return false
 }
 
-// delivery is transport.delivery: the count of the call's own response.
-func (h *httpTransport) delivery(ctx context.Context) *delivery {
-	if hc, _ := ctx.Value(httpCallKey{}).(*httpCall); hc != nil {
-		return hc.progress
+// httpConn is the conn of one POST: its response. The first notification
+// makes it a stream of server-sent events; a response alone is a JSON
+// body; a POST that gets neither (a notification, a cancelled call) is
+// answered 202 Accepted by end.
+type httpConn struct {
+	w      http.ResponseWriter
+	modern bool
+	logger *slog.Logger
+	// open, for an initialize, opens the session its response names.
+	open func() string
+
+	mu      sync.Mutex
+	started bool // the status is written
+	stream  bool
+}
+
+// write is conn.write. A failure is the transport's to report: the core
+// can do nothing about a client that went away.
+func (c *httpConn) write(msg any) error {
+	if err := c.send(msg); err != nil {
+		c.logger.Warn("writing a response failed", "err", err)
 	}
 	return nil
 }
 
-// callWriter is the response writer of a tools/call: it counts the
-// progress notifications written (mcp-go writes each server-sent event
-// with one Write), and leaves out the response of a request the client
-// cancelled: on a stream of events the stream ends without it, and a
-// response not begun becomes 202 Accepted with no body.
-type callWriter struct {
-	http.ResponseWriter
-	call    *httpCall
-	started bool
-	noBody  bool
-}
-
-func (w *callWriter) WriteHeader(status int) {
-	if !w.started && w.call.cancelled.Load() {
-		status, w.noBody = http.StatusAccepted, true
+func (c *httpConn) send(msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message: %w", err)
 	}
-	w.started = true
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *callWriter) Write(p []byte) (int, error) {
-	if !w.started {
-		w.WriteHeader(http.StatusOK)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !isResponse(msg) && !c.stream {
+		if c.started {
+			return errors.New("a notification after the response")
+		}
+		h := c.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		h.Set("Cache-Control", "no-cache")
+		c.w.WriteHeader(http.StatusOK)
+		c.started, c.stream = true, true
 	}
-	if w.noBody {
-		return len(p), nil
+	if c.stream {
+		if _, err := fmt.Fprintf(c.w, "event: message\ndata: %s\n\n", b); err != nil {
+			return fmt.Errorf("writing an event: %w", err)
+		}
+		return http.NewResponseController(c.w).Flush()
 	}
-	if isProgress(bytes.TrimPrefix(p, []byte("event: message\ndata: "))) {
-		defer w.call.progress.wrote()
-	} else if w.call.cancelled.Load() {
-		return len(p), nil
+	if c.started {
+		return errors.New("a second response")
 	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *callWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *callWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// unknownResourceWriter words the error response to a resources/read of a
-// URI the server does not have in the protocol's terms, as stdio does
-// (resourceNotFound). mcp-go writes the response with one Write.
-type unknownResourceWriter struct {
-	http.ResponseWriter
-	uri string
-}
-
-func (w *unknownResourceWriter) Write(p []byte) (int, error) {
-	if _, err := w.ResponseWriter.Write(resourceNotFound(p, w.uri)); err != nil {
-		return 0, err
+	c.started = true
+	status := http.StatusOK
+	if e, ok := msg.(mcp.JSONRPCError); ok && c.modern {
+		status = httpStatusForJSONRPCError(e.Error.Code)
 	}
-	return len(p), nil
-}
-
-func (w *unknownResourceWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// sessionWriter gives a successful initialize response a new session id.
-type sessionWriter struct {
-	http.ResponseWriter
-	open        func() string
-	wroteHeader bool
-}
-
-func (w *sessionWriter) WriteHeader(status int) {
-	if !w.wroteHeader {
-		w.wroteHeader = true
-		if status == http.StatusOK {
-			if id := w.open(); id != "" {
-				w.Header().Set(server.HeaderKeySessionID, id)
-			}
+	if c.open != nil && status == http.StatusOK {
+		if id := c.open(); id != "" {
+			c.w.Header().Set(server.HeaderKeySessionID, id)
 		}
 	}
-	w.ResponseWriter.WriteHeader(status)
+	c.w.Header().Set("Content-Type", "application/json")
+	c.w.WriteHeader(status)
+	_, err = c.w.Write(append(b, '\n'))
+	return err
 }
 
-func (w *sessionWriter) Write(p []byte) (int, error) {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
+// end answers 202 Accepted if nothing was written.
+func (c *httpConn) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		c.started = true
+		c.w.WriteHeader(http.StatusAccepted)
 	}
-	return w.ResponseWriter.Write(p)
 }
 
-func (w *sessionWriter) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *sessionWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// sessions are the sessions the HTTP transport issued, each bound to the
-// user who opened it. It is safe for concurrent use.
-type sessions struct {
-	mu      sync.Mutex
-	byID    map[string]*session
-	perUser map[auth.User]int
-	sweptAt time.Time
-	now     func() time.Time
-}
-
-type session struct {
-	user auth.User
-	seen time.Time
-}
-
-func newSessions() *sessions {
-	return &sessions{byID: map[string]*session{}, perUser: map[auth.User]int{}, now: time.Now}
-}
-
-// open returns a new session of u, or "" when u or the server has as many
-// sessions as it may.
-func (t *sessions) open(u auth.User) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	t.sweep(now)
-	if len(t.byID) >= MaxSessions || t.perUser[u] >= MaxSessionsPerUser {
-		return ""
-	}
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	id := "ts-" + hex.EncodeToString(b[:])
-	t.byID[id] = &session{user: u, seen: now}
-	t.perUser[u]++
-	return id
-}
-
-// check tells whether id is a live session of u, and keeps it alive.
-func (t *sessions) check(id string, u auth.User) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	t.sweep(now)
-	s := t.byID[id]
-	if s == nil || s.user != u {
+// isResponse tells whether msg, written by the core, is a response (the
+// last message of a POST) rather than a notification or a request of the
+// server's, which go on a stream of events.
+func isResponse(msg any) bool {
+	switch msg.(type) {
+	case notification, outbound, mcp.JSONRPCNotification:
 		return false
 	}
-	if now.Sub(s.seen) > SessionIdleTimeout {
-		t.remove(id, s)
-		return false
-	}
-	s.seen = now
 	return true
 }
 
-// close ends a session of u; it returns false if id is none of u's.
-func (t *sessions) close(id string, u auth.User) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.byID[id]
-	if s == nil || s.user != u {
+// writeJSON writes a message as a JSON body with the status given.
+func writeJSON(w http.ResponseWriter, status int, msg any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(msg)
+}
+
+func isEmpty(v json.RawMessage) bool {
+	s := strings.TrimSpace(string(v))
+	return s == "" || s == "null"
+}
+
+// httpStatusForJSONRPCError maps a JSON-RPC error code to the HTTP status
+// protocol 2026-07-28 prescribes for it (as mcp-go's transport does,
+// streamable_http_modern.go).
+func httpStatusForJSONRPCError(code int) int {
+	switch code {
+	case mcp.METHOD_NOT_FOUND:
+		return http.StatusNotFound
+	case mcp.HEADER_MISMATCH, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION,
+		mcp.INVALID_REQUEST, mcp.INVALID_PARAMS, mcp.PARSE_ERROR:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// rejectUnsupportedProtocolVersion answers 400 to a request whose
+// Mcp-Protocol-Version header names a version mcp-go does not implement,
+// and reports whether it did; a missing header is accepted (clients of
+// 2025-03-26 send none). From mcp-go's streamable_http_modern.go.
+func rejectUnsupportedProtocolVersion(w http.ResponseWriter, version string) bool {
+	if version == "" || mcp.IsValidProtocolVersion(version) {
 		return false
 	}
-	t.remove(id, s)
+	http.Error(w, "Unsupported protocol version: "+version, http.StatusBadRequest)
 	return true
 }
 
-func (t *sessions) remove(id string, s *session) {
-	delete(t.byID, id)
-	if t.perUser[s.user]--; t.perUser[s.user] <= 0 {
-		delete(t.perUser, s.user)
+// rejectDNSRebinding refuses, with 403, a request that arrived on a
+// loopback address with a Host header that is not a loopback one: a page
+// whose domain was rebound to 127.0.0.1 driving a browser against a local
+// server. It reports whether it did. From mcp-go's http_localhost.go.
+func rejectDNSRebinding(w http.ResponseWriter, r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
 	}
+	if isLoopbackHost(local.String()) && !isLoopbackHost(r.Host) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return true
+	}
+	return false
 }
 
-// sweep forgets, at most once a minute, the sessions idle for longer than
-// SessionIdleTimeout.
-func (t *sessions) sweep(now time.Time) {
-	if now.Sub(t.sweptAt) < time.Minute {
-		return
+// isLoopbackHost reports whether addr, a host or host:port, names a
+// loopback interface.
+func isLoopbackHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
 	}
-	t.sweptAt = now
-	for id, s := range t.byID {
-		if now.Sub(s.seen) > SessionIdleTimeout {
-			t.remove(id, s)
-		}
+	if strings.EqualFold(host, "localhost") {
+		return true
 	}
-}
-
-// len returns the number of sessions.
-func (t *sessions) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byID)
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

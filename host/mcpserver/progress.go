@@ -1,9 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
-	"context"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -28,98 +25,6 @@ func (u progressUpdate) params(token mcp.ProgressToken) map[string]any {
 		p["message"] = u.Message
 	}
 	return p
-}
-
-// notifyProgress sends one notifications/progress message to the client of
-// the call in ctx, through mcp-go's session, and counts it in d (which may
-// be nil).
-func (s *Server) notifyProgress(ctx context.Context, d *delivery, token mcp.ProgressToken, u progressUpdate) error {
-	d.queued()
-	if err := s.mcp.SendNotificationToClient(ctx, string(mcp.MethodNotificationProgress), u.params(token)); err != nil {
-		d.wrote() // it never will be
-		return fmt.Errorf("progress notification: %w", err)
-	}
-	return nil
-}
-
-// progressMethod is how a progress notification names its method, as
-// encoding/json writes it.
-var progressMethod = []byte(`"method":"` + string(mcp.MethodNotificationProgress) + `"`)
-
-// isProgress tells whether a message written to a client is a progress
-// notification. mcp-go writes the method right after the version, so the
-// start of the message is enough.
-func isProgress(msg []byte) bool {
-	return bytes.Contains(msg[:min(len(msg), 80)], progressMethod)
-}
-
-// deliveryWait bounds how long a call's response waits for its progress
-// notifications to be written.
-const deliveryWait = 2 * time.Second
-
-// delivery counts the progress notifications queued for a client (mcp-go
-// sends a session's notifications from a channel, on a goroutine of its
-// own) and those written to it, so that a call's response can wait until
-// its last notification is out: a notification that follows the response
-// reaches a client that no longer knows its token. All methods do nothing
-// on a nil *delivery.
-type delivery struct {
-	mu      sync.Mutex
-	queue   int           // queued, all calls together
-	done    int           // written, or failed
-	changed chan struct{} // closed, and replaced, when done changes
-}
-
-// queued counts one notification handed to mcp-go.
-func (d *delivery) queued() {
-	if d == nil {
-		return
-	}
-	d.mu.Lock()
-	d.queue++
-	d.mu.Unlock()
-}
-
-// wrote counts one notification written, or one that never will be.
-func (d *delivery) wrote() {
-	if d == nil {
-		return
-	}
-	d.mu.Lock()
-	d.done++
-	if d.changed != nil {
-		close(d.changed)
-		d.changed = nil
-	}
-	d.mu.Unlock()
-}
-
-// flush waits until every notification queued so far is written, ctx ends
-// or deliveryWait has passed.
-func (d *delivery) flush(ctx context.Context) {
-	if d == nil {
-		return
-	}
-	timer := time.NewTimer(deliveryWait)
-	defer timer.Stop()
-	d.mu.Lock()
-	target := d.queue
-	for d.done < target {
-		if d.changed == nil {
-			d.changed = make(chan struct{})
-		}
-		changed := d.changed
-		d.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-			return
-		}
-		d.mu.Lock()
-	}
-	d.mu.Unlock()
 }
 
 // progressReporter turns a script's progress() calls into notifications:

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"math"
 	"sync"
 	"testing"
@@ -74,46 +73,4 @@ func TestProgressReporterFirstAtOnce(t *testing.T) {
 	if u := <-got; u.Progress != 2 {
 		t.Errorf("final update %+v", u)
 	}
-}
-
-func TestIsProgress(t *testing.T) {
-	for msg, want := range map[string]bool{
-		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`:   true,
-		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`:                                  false,
-		`{"jsonrpc":"2.0","id":1,"result":{"text":"\"method\":\"notifications/progress\""}}`:              false,
-		`event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}`: true,
-		``: false,
-	} {
-		if got := isProgress([]byte(msg)); got != want {
-			t.Errorf("isProgress(%s) = %v", msg, got)
-		}
-	}
-}
-
-// TestDelivery: flush returns once what was queued is written; an ended
-// context stops the wait; a nil delivery does nothing.
-func TestDelivery(t *testing.T) {
-	d := &delivery{}
-	d.queued()
-	d.queued()
-	go func() {
-		d.wrote()
-		d.wrote()
-	}()
-	d.flush(context.Background())
-	d.mu.Lock()
-	if d.done != 2 {
-		t.Errorf("flush returned with %d of 2 notifications written", d.done)
-	}
-	d.mu.Unlock()
-
-	d.queued() // never written
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	d.flush(ctx)
-
-	var none *delivery
-	none.queued()
-	none.wrote()
-	none.flush(context.Background())
 }

@@ -11,14 +11,16 @@
 // model: a Luau overview and one page per toolscript built-in, matching
 // what is enabled. Calls run concurrently, up to a limit overall and per
 // user; a script's progress() calls become rate-limited progress
-// notifications, sent through mcp-go's session API, when the client asked
+// notifications, written on the call's own connection, when the client asked
 // for them; a call the client cancels stops its script.
 //
-// Each transport adds what it must (the transport interface): stdio reads
-// every message before mcp-go does (messages.go) to track requests
-// (requests.go), answers what mcp-go would not, and keeps standard output
-// for protocol messages only; HTTP keeps cancellations apart per user and
-// session, and binds sessions to the user who opened them.
+// The transports (stdio.go, http.go) only frame messages and say which
+// scope their request ids live in; the core (core.go, table.go) decodes
+// each message once, keeps the requests in one table (cancellation, the
+// responses owed), answers what mcp-go cannot, and has mcp-go's
+// MCPServer.HandleMessage dispatch the rest. A request reaches its handler
+// with its connection in the context, so that a call's progress
+// notifications are written on the connection its response will take.
 package mcpserver
 
 import (
@@ -29,13 +31,11 @@ import (
 	"io"
 	"log"
 	"math"
-	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/auth"
@@ -61,8 +61,7 @@ type Config struct {
 	PerUserIO bool
 	// MaxConcurrent is how many scripts run at once; later calls wait for
 	// a slot (and can be cancelled while they wait). Default 4. Under
-	// stdio, at most 100 calls are handled at once whatever it says
-	// (mcp-go's workers).
+	// stdio, at most 256 requests are read ahead of their responses.
 	MaxConcurrent int
 	// MaxConcurrentPerUser is how many scripts one user runs at once.
 	// Default (0): MaxConcurrent.
@@ -136,25 +135,14 @@ type Server struct {
 	// sdkMu serialises SetSDKDocs.
 	sdkDocs atomic.Pointer[sdkdocs.Docs]
 	sdkMu   sync.Mutex
-	// transport is the transport the server is served on, set once before
-	// any call is handled; nil for calls made in-process.
-	transport transport
+	// table holds the requests received and not yet answered; it is made
+	// when the server is served (setTransport), and nil before.
+	table *table
+	// relays are the server's requests to clients awaiting their answer.
+	relays relays
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
-}
-
-// transport is what a transport adds to the core's handling of a
-// tools/call.
-type transport interface {
-	// track registers the handler of a tools/call, which stop stops if the
-	// client cancels the request. It returns the function that unregisters
-	// it, and false if the request was cancelled already: the handler must
-	// not run then.
-	track(ctx context.Context, req mcp.CallToolRequest, stop context.CancelFunc) (end func(), ok bool)
-	// delivery returns the count of the progress notifications written to
-	// the client the call in ctx answers to, nil if there is none.
-	delivery(ctx context.Context) *delivery
 }
 
 // New returns a Server for cfg.
@@ -181,18 +169,7 @@ func New(cfg Config) (*Server, error) {
 		docURIs: map[string]bool{},
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
-	// The stdio transport learns a tools/call request's id from a header
-	// this hook sets (mcp-go does not hand it to the tool handler): it
-	// needs it to find the request's cancellation (stdio.track).
-	hooks := &server.Hooks{}
-	hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
-		if req.Header == nil {
-			req.Header = http.Header{}
-		}
-		req.Header.Set(requestKeyHeader, keyOf(id))
-	})
 	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
-		server.WithHooks(hooks),
 		server.WithTitle("toolscript"),
 		server.WithDescription("Runs Luau scripts in a sandbox and returns one structured result"),
 		server.WithInstructions(s.instructions()),
@@ -281,13 +258,13 @@ func (cfg Config) withDefaults() Config {
 // mode calls it when the grace period of its shutdown is over.
 func (s *Server) Stop() { s.stop() }
 
-// setTransport records the transport the server is served on; a Server is
-// served once.
-func (s *Server) setTransport(t transport) error {
-	if s.transport != nil {
+// setTransport makes the request table of the transport the server is
+// served on, whose bound is max (0 for none); a Server is served once.
+func (s *Server) setTransport(max int) error {
+	if s.table != nil {
 		return errors.New("mcpserver: the server is served already: a Server serves one transport, once")
 	}
-	s.transport = t
+	s.table = newTable(max)
 	return nil
 }
 

@@ -2,286 +2,222 @@ package mcpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
-// The stdio transport: one client, on standard input and output.
+// The stdio transport: one client, on standard input and output. It
+// frames messages (one a line) and hands them to the core; the core's
+// request ids all live in one scope.
 
-// maxWorkers is the number of mcp-go stdio workers: tools/call requests
-// beyond it wait in mcp-go's queue, where a cancellation cannot reach them
-// yet. Executions are limited by Config.MaxConcurrent, not by this.
-const maxWorkers = 100
-
-// stdio is the Server on one stdio connection.
-type stdio struct {
-	*Server
-	// requests are the requests read and not yet answered (requests.go).
-	requests *requests
-	// out is the protocol output, shared with mcp-go so that the messages
-	// the server writes itself (errors) never interleave with mcp-go's.
-	out *lineWriter
-	// done is closed when Serve's context is: a signal, or the client gone.
-	done <-chan struct{}
-}
+// maxPending is how many requests may await their response: reading the
+// input waits beyond it, which bounds the request table and the goroutines
+// of the requests.
+const maxPending = 256
 
 // Serve speaks MCP over in and out until in ends, ctx is cancelled (on
-// SIGINT or SIGTERM, say) or out fails (the client is gone). At the end of
+// SIGINT or SIGTERM, say) or the client is gone (out fails, or, for a
+// pipe or a socket, its reader closed it). At the end of
 // in, the requests already read run to their end and are answered first;
 // otherwise the running scripts are cancelled. Serve returns once they have
-// stopped; each way is a clean shutdown and returns nil. mcp-go keeps its
-// stdio session in a package variable, so a process serves one connection
-// at a time.
+// stopped; each way is a clean shutdown and returns nil.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	t := &stdio{Server: s, requests: newRequests(maxPending), done: ctx.Done()}
-	t.out = &lineWriter{w: out, requests: t.requests, progress: &delivery{}, failed: func(err error) {
-		s.log.Printf("writing to the client failed (%v): stopping", err)
-		stop()
-	}}
-	if err := s.setTransport(t); err != nil {
+	if err := s.setTransport(maxPending); err != nil {
 		return err
 	}
-	srv := server.NewStdioServer(s.mcp)
-	srv.SetErrorLogger(s.log)
-	server.WithWorkerPoolSize(maxWorkers)(srv)
-	server.WithQueueSize(10 * maxWorkers)(srv)
-
-	err := srv.Listen(ctx, newRequestReader(in, int(s.MaxRequestBytes()), t), t.out)
-	if err != nil && !errors.Is(err, context.Canceled) {
+	w := &lineWriter{w: out, failed: func(err error) {
+		s.log.Printf("the client is gone (writing to it failed: %v): stopping", err)
+		stop()
+	}}
+	watchHangup(ctx, out, func() {
+		s.log.Printf("the client is gone (its end of standard output is closed): stopping")
+		stop()
+	})
+	// mcp-go tells the sessions it knows of changes (the sdk's tools and
+	// resources, after SetSDKDocs): this connection is one.
+	session := &stdioSession{notifications: make(chan mcp.JSONRPCNotification, 100)}
+	if err := s.mcp.RegisterSession(ctx, session); err != nil {
 		return fmt.Errorf("mcpserver: %w", err)
 	}
+	defer s.mcp.UnregisterSession(ctx, session.SessionID())
+	go func() {
+		for {
+			select {
+			case n := <-session.notifications:
+				_ = w.write(n)
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	read := make(chan error, 1)
+	go func() { read <- s.readLines(s.mcp.WithContext(ctx, session), in, w) }()
+	select {
+	case err := <-read:
+		if errors.Is(err, io.EOF) || err == nil {
+			if n, _ := s.table.len(); n > 0 {
+				noun := map[bool]string{true: "request", false: "requests"}[n == 1]
+				s.log.Printf("end of input: finishing %d %s", n, noun)
+			}
+			s.table.wait(ctx.Done())
+		} else if ctx.Err() == nil {
+			s.log.Printf("reading the input: %v", err)
+		}
+	case <-ctx.Done():
+	}
+	stop()
+	s.table.wait(nil) // the requests still running stop, with ctx
 	return nil
 }
 
-// track is transport.track: the request is found by the id the hook put
-// in its header (requestKeyHeader).
-func (t *stdio) track(_ context.Context, req mcp.CallToolRequest, stop context.CancelFunc) (func(), bool) {
-	key := req.Header.Get(requestKeyHeader)
-	c, ok := t.requests.start(key, stop)
-	if !ok {
-		return nil, false
+// readLines hands every line of in to the core until in ends or ctx is
+// cancelled. It keeps host memory bounded: a line longer than
+// MaxRequestBytes is never buffered whole but skipped while a small
+// scanner looks for its JSON-RPC id (idFinder), and refused, so that the
+// client gets an error instead of silence. A last line without a newline
+// is read as well.
+func (s *Server) readLines(ctx context.Context, in io.Reader, w *lineWriter) error {
+	src := bufio.NewReaderSize(in, 64<<10)
+	max := int(s.MaxRequestBytes())
+	var line []byte
+	for ctx.Err() == nil {
+		line = line[:0]
+		var finder *idFinder // set once the line is too long
+		var err error
+		for {
+			var chunk []byte
+			chunk, err = src.ReadSlice('\n')
+			switch {
+			case finder != nil:
+				finder.write(chunk)
+			case len(line)+len(chunk) > max:
+				finder = &idFinder{}
+				finder.write(line)
+				finder.write(chunk)
+				line = line[:0]
+			default:
+				line = append(line, chunk...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if finder != nil {
+			s.refuse(w, finder)
+		} else if len(line) > 0 {
+			s.handleLine(ctx, line, w)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return func() { t.requests.end(key, c) }, true
+	return ctx.Err()
 }
 
-// delivery is transport.delivery: the one output's.
-func (t *stdio) delivery(context.Context) *delivery { return t.out.progress }
+// handleLine hands one line to the core.
+func (s *Server) handleLine(ctx context.Context, line []byte, w *lineWriter) {
+	// The line's buffer is reused for the next: the message is a copy.
+	raw := append(json.RawMessage(nil), line...)
+	var msg envelope
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		switch {
+		case isBlank(raw):
+		case !json.Valid(raw):
+			s.answer(w, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "Parse error", nil))
+		default: // not an object, or members of the wrong types: mcp-go answers
+			s.answer(w, s.mcp.HandleMessage(ctx, raw))
+		}
+		return
+	}
+	if c := s.receive(incoming{ctx: ctx, msg: &msg, raw: raw, conn: w, done: ctx.Done()}); c != nil {
+		go s.run(c)
+	}
+}
 
-// lineWriter serialises whole-message writes to the protocol output. mcp-go
-// writes each message with one Write call, and so does writeJSON.
-//
-// Every response passes through requests.answer on its way out: the
-// response to a request the client cancelled is dropped (the protocol says
-// such a request gets none, and clients report one for an id they no longer
-// know as an error; mcp-go answers every request), and the id is forgotten.
-// The first failed write (the client is gone) is reported to failed. The
-// progress notifications written are counted in progress.
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// refuse answers a line too long to read: a request gets an Invalid
+// Request error with its id (null when none could be read), a
+// notification nothing.
+func (s *Server) refuse(w *lineWriter, f *idFinder) {
+	limit := s.MaxRequestBytes()
+	s.log.Printf("refused a message of more than %d bytes", limit)
+	id, isRequest := f.result()
+	if !isRequest {
+		return
+	}
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	s.writeError(w, id, mcp.INVALID_REQUEST, fmt.Sprintf("request too large: more than %d bytes (a script may be at most %d bytes)",
+		limit, s.cfg.MaxScriptBytes))
+}
+
+// lineWriter writes whole messages to the protocol output, one a line,
+// one at a time. The first failed write (the client is gone) is reported
+// to failed; nothing is written after it.
 type lineWriter struct {
-	mu       sync.Mutex
-	w        io.Writer
-	requests *requests
-	progress *delivery
-	failed   func(error)
-	broken   bool
+	mu     sync.Mutex
+	w      io.Writer
+	buf    []byte
+	failed func(error)
+	broken bool
 }
 
-func (l *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if isProgress(p) {
-		defer l.progress.wrote()
-	} else if id, ok := responseID(p); ok {
-		drop, unknownURI := l.requests.answer(idKey(id))
-		if drop {
-			return n, nil
-		}
-		if unknownURI != "" {
-			p = resourceNotFound(p, unknownURI)
-		}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, err := l.w.Write(p); err != nil {
-		if !l.broken && l.failed != nil {
-			l.broken = true
-			l.failed(err)
-		}
-		return 0, err
-	}
-	return n, nil
-}
+var errBroken = errors.New("the protocol output failed before")
 
-// responseID returns the id of a JSON-RPC response, a message with an id
-// and a result or an error but no method. It reads no further into the
-// message than the members before the result when, as mcp-go writes them,
-// the id comes first.
-func responseID(msg []byte) (json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(msg))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	var id json.RawMessage
-	answered := false
-	for dec.More() {
-		t, err := dec.Token()
-		name, ok := t.(string)
-		if err != nil || !ok {
-			return nil, false
-		}
-		switch name {
-		case "method":
-			return nil, false
-		case "id":
-			if dec.Decode(&id) != nil {
-				return nil, false
-			}
-			if answered {
-				return id, true
-			}
-		case "result", "error":
-			if id != nil {
-				return id, true
-			}
-			answered = true
-			fallthrough
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil, false
-			}
-		}
-	}
-	return nil, false
-}
-
-// idKey writes a JSON-RPC id the way mcp-go writes it back (numbers go
-// through float64), or "" if it is not a string or a number.
-func idKey(id json.RawMessage) string {
-	var v any
-	if json.Unmarshal(id, &v) != nil {
-		return ""
-	}
-	return keyOf(v)
-}
-
-// keyOf is idKey for an id mcp-go has decoded.
-func keyOf(id any) string {
-	switch id.(type) {
-	case string, float64:
-		b, _ := json.Marshal(id)
-		return string(b)
-	}
-	return ""
-}
-
-// writeJSON writes v as one line of JSON.
-func (l *lineWriter) writeJSON(v any) error {
-	b, err := json.Marshal(v)
+// write is conn.write.
+func (l *lineWriter) write(msg any) error {
+	b, err := json.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	if _, err := l.Write(append(b, '\n')); err != nil {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.broken {
+		return errBroken
+	}
+	l.buf = append(append(l.buf[:0], b...), '\n')
+	if _, err := l.w.Write(l.buf); err != nil {
+		l.broken = true
+		if l.failed != nil {
+			l.failed(err)
+		}
 		return fmt.Errorf("writing a message: %w", err)
 	}
 	return nil
 }
 
-// lineHandler is what a requestReader hands lines to.
-type lineHandler interface {
-	// admit sees every line of the input that is not too long and returns
-	// what mcp-go is to read for it: the line, another, or nil for nothing.
-	admit(line []byte) []byte
-	// refuse sees each line too long to read, with the id found in it
-	// (nil if none could be read) and whether it is a request.
-	refuse(id json.RawMessage, isRequest bool)
-	// drain is called at the end of the input, before mcp-go reads it.
-	drain()
+// stdioSession is the stdio connection as mcp-go's server.ClientSession:
+// mcp-go queues its notifications to the client (tools/list_changed) on
+// it, and Serve writes them.
+type stdioSession struct {
+	notifications chan mcp.JSONRPCNotification
+	initialized   atomic.Bool
 }
 
-// requestReader hands the protocol input to mcp-go line by line, keeping
-// host memory bounded: a line longer than max is never buffered whole but
-// skipped while a small scanner looks for its JSON-RPC id, and refused, so
-// that the client gets an error instead of silence. Every other line goes
-// through the handler's admit. A last line without a newline gets one, so
-// that it is not lost at end of input, and the end of input waits for the
-// handler's drain.
-type requestReader struct {
-	src     *bufio.Reader
-	max     int
-	handler lineHandler
-
-	line    []byte // the line being handed out
-	off     int
-	err     error // the input's error, returned once line is used up
-	drained bool
-}
-
-func newRequestReader(src io.Reader, max int, handler lineHandler) *requestReader {
-	return &requestReader{src: bufio.NewReaderSize(src, 64<<10), max: max, handler: handler}
-}
-
-func (r *requestReader) Read(p []byte) (int, error) {
-	for r.off >= len(r.line) {
-		if r.err != nil {
-			if r.err == io.EOF && !r.drained {
-				r.drained = true
-				r.handler.drain()
-			}
-			return 0, r.err
-		}
-		r.next()
-	}
-	n := copy(p, r.line[r.off:])
-	r.off += n
-	return n, nil
-}
-
-// next reads the next line of the input into r.line (empty if it was
-// refused or the handler kept it), or records the input's error.
-func (r *requestReader) next() {
-	r.line, r.off = r.line[:0], 0
-	var finder *idFinder // set once the line is too long
-	for {
-		chunk, err := r.src.ReadSlice('\n')
-		switch {
-		case finder != nil:
-			finder.write(chunk)
-		case len(r.line)+len(chunk) > r.max:
-			finder = &idFinder{}
-			finder.write(r.line)
-			finder.write(chunk)
-			r.line = r.line[:0]
-		default:
-			r.line = append(r.line, chunk...)
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			r.err = err
-			if finder == nil && len(r.line) > 0 {
-				r.line = append(r.line, '\n')
-			}
-		}
-		break
-	}
-	if finder != nil {
-		id, isRequest := finder.result()
-		r.handler.refuse(id, isRequest)
-		return
-	}
-	if len(r.line) > 0 {
-		r.line = r.handler.admit(r.line)
-	}
+func (s *stdioSession) SessionID() string { return "stdio" }
+func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.notifications
 }
 
 // idFinder scans a JSON-RPC message byte by byte, without keeping it, for

@@ -158,11 +158,6 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 	if raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
 		return args, argumentErrorf(`arguments must be an object such as {"script": "return 1"}`)
 	}
-	if reason, ok := fields[invalidArgumentsKey]; ok {
-		var msg string
-		_ = json.Unmarshal(reason, &msg)
-		return args, argumentErrorf("%s", msg)
-	}
 	var unknown []string
 	for name := range fields {
 		if name != "script" && name != "timeout_ms" {
@@ -257,12 +252,8 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 	if s.stopped != nil {
 		defer context.AfterFunc(s.stopped, stop)()
 	}
-	if s.transport != nil {
-		end, ok := s.transport.track(ctx, req, stop)
-		if !ok {
-			return cancelled(), nil
-		}
-		defer end()
+	if ctx.Err() != nil {
+		return cancelled(), nil
 	}
 	user, _ := auth.UserFrom(ctx)
 	release, err := s.slots.Acquire(ctx, user)
@@ -291,20 +282,16 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	script := *call.Script
 	var progress *progressReporter
-	var sent *delivery
-	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+	if c := callFrom(ctx); c != nil && req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 		token := req.Params.Meta.ProgressToken
-		if s.transport != nil {
-			sent = s.transport.delivery(ctx)
-		}
 		failed := false // only the first failure of a call is logged
 		progress = newProgressReporter(s.cfg.ProgressInterval, func(u progressUpdate) {
 			if ctx.Err() != nil { // a cancelled call's token is forgotten by the client
 				return
 			}
-			if err := s.notifyProgress(ctx, sent, token, u); err != nil && !failed {
+			if err := c.notify(string(mcp.MethodNotificationProgress), u.params(token)); err != nil && !failed {
 				failed = true
-				s.log.Printf("%v", err)
+				s.log.Printf("progress notification: %v", err)
 			}
 		})
 		script.OnProgress = progress.report
@@ -321,15 +308,15 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 		record.SetOutcome(metrics.OutcomeOK, "")
 	}
 	if progress != nil {
-		// The response waits until the last notification is written: the
-		// client forgets the token with the response. A notification and
+		// The last notification is written before finish returns, and
+		// so before the response: the client forgets the token with the
+		// response. Still, a notification and
 		// the response that follows it at once can still reach a client in
 		// one read, and the TypeScript SDK then handles the response first
 		// and reports the notification as one for an unknown token
 		// (modelcontextprotocol/typescript-sdk#2580). A short pause after
 		// the last notification keeps them apart.
 		last := progress.finish()
-		sent.flush(ctx)
 		if wait := progressSettle - time.Since(last); wait > 0 && ctx.Err() == nil {
 			time.Sleep(wait)
 		}
