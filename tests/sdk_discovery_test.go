@@ -260,9 +260,9 @@ func TestSDKDiscoveryFitsContext(t *testing.T) {
 	if again := ok("list_functions", map[string]any{"api": "gh", "limit": 5}); again != first {
 		t.Error("the same page twice differs")
 	}
-	// (The transports word a failed read of an sdk resource as "Resource
-	// not found", naming the URI.)
-	if _, err := read("sdk://gh/functions?cursor=garbage"); err == nil || !strings.Contains(err.Error(), "not found") {
+	// A failed read of an sdk resource is "Resource not found", naming the
+	// URI and what is wrong.
+	if _, err := read("sdk://gh/functions?cursor=garbage"); err == nil || !strings.Contains(err.Error(), "Resource not found: sdk://gh/functions?cursor=garbage (invalid cursor") {
 		t.Errorf("a resource with a bad cursor: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/accesslog"
 	"github.com/toolscript/toolscript/host/auth"
@@ -220,12 +221,19 @@ func rpcError(id json.RawMessage, code int, message string, data any) mcp.JSONRP
 	}
 }
 
-// resourceNotFound words mcp-go's error for a resources/read of a URI the
-// server does not have ("handler not found for resource URI") in the
-// protocol's terms: "Resource not found", the URI in data. mcp-go chose the
-// code for the request's protocol revision, and it is kept.
+// resourceNotFound words the error of a resources/read of a URI the
+// server does not have in the protocol's terms: "Resource not found", the
+// URI in data. mcp-go's own error ("handler not found for resource URI")
+// says nothing more and gets a pointer to resources/list; a resource
+// handler's error (ErrResourceNotFound: an sdk:// URI naming no function,
+// a bad cursor) keeps what it says after the URI. mcp-go chose the code for
+// the request's protocol revision, and it is kept.
 func resourceNotFound(e mcp.JSONRPCError, uri string) mcp.JSONRPCError {
-	e.Error.Message = "Resource not found: " + echo(uri) + " (resources/list gives the resources of this server)"
+	detail := "resources/list gives the resources of this server"
+	if rest, ok := strings.CutPrefix(e.Error.Message, server.ErrResourceNotFound.Error()+": "); ok && rest != "" {
+		detail = echo(rest)
+	}
+	e.Error.Message = "Resource not found: " + echo(uri) + " (" + detail + ")"
 	e.Error.Data = nil
 	if len(uri) <= maxEchoBytes {
 		e.Error.Data = map[string]string{"uri": uri}

@@ -336,3 +336,24 @@ func TestIDKey(t *testing.T) {
 		}
 	}
 }
+
+// TestResourceNotFound: mcp-go's error for a URI without a handler points to
+// resources/list; a handler's ErrResourceNotFound keeps what it says.
+func TestResourceNotFound(t *testing.T) {
+	cases := []struct{ message, uri, want string }{
+		{"handler not found for resource URI 'x://y': resource not found", "x://y",
+			"Resource not found: x://y (resources/list gives the resources of this server)"},
+		{"resource not found: invalid cursor \"q\": not one this server gave", "sdk://gh/functions?cursor=q",
+			"Resource not found: sdk://gh/functions?cursor=q (invalid cursor \"q\": not one this server gave)"},
+		{"resource not found: ", "sdk://a", "Resource not found: sdk://a (resources/list gives the resources of this server)"},
+	}
+	for _, c := range cases {
+		e := resourceNotFound(rpcError(json.RawMessage("1"), mcp.RESOURCE_NOT_FOUND, c.message, nil), c.uri)
+		if e.Error.Message != c.want || e.Error.Code != mcp.RESOURCE_NOT_FOUND {
+			t.Errorf("%q: %d %q, want %q", c.message, e.Error.Code, e.Error.Message, c.want)
+		}
+		if data, _ := e.Error.Data.(map[string]string); data["uri"] != c.uri {
+			t.Errorf("%q: data %v", c.message, e.Error.Data)
+		}
+	}
+}

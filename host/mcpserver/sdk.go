@@ -110,7 +110,7 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 func (s *Server) readSDKResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	text, err := s.sdkDocs.Load().Resource(req.Params.URI)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", server.ErrResourceNotFound, req.Params.URI, err)
+		return nil, fmt.Errorf("%w: %v", server.ErrResourceNotFound, err)
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}, nil
 }
