@@ -33,8 +33,11 @@ const (
 	// StartTimeout bounds starting a server: spawning or connecting, the
 	// initialize handshake and listing its tools.
 	StartTimeout = 60 * time.Second
-	// MaxBackoff is the longest wait before restarting a server that keeps
-	// failing.
+	// DefaultBackoffUnit is the first wait before a background attempt to
+	// restart a server that keeps failing; each failure doubles it.
+	DefaultBackoffUnit = time.Second
+	// MaxBackoff is the longest wait before a background attempt to
+	// restart a server that keeps failing.
 	MaxBackoff = 30 * time.Second
 	// MaxTools caps the tools one server may offer.
 	MaxTools = 4096
@@ -82,7 +85,32 @@ type Options struct {
 	// credentials: stdio servers are started without them, unless their
 	// own Env sets them.
 	WithheldEnv []string
+	// BackoffUnit is the first wait between background attempts to start
+	// a server that keeps failing (doubled after each failure, up to
+	// MaxBackoff); zero means DefaultBackoffUnit.
+	BackoffUnit time.Duration
+
+	// background is set by Launch: the servers start while the Set is in
+	// use, and a server's first tools (or its failure) are a change.
+	background bool
 }
+
+func (o Options) backoffUnit() time.Duration {
+	if o.BackoffUnit > 0 {
+		return o.BackoffUnit
+	}
+	return DefaultBackoffUnit
+}
+
+// The states of a server whose tools are not known yet (catalog.API.State).
+const (
+	// StateStarting is a server whose first start is in progress.
+	StateStarting = "starting"
+	// StateDown is a server that could not be started yet; the next call
+	// that needs it tries again at once, and the background does after a
+	// backoff.
+	StateDown = "down"
+)
 
 // Set is the upstream servers of one process. Its methods are safe for
 // concurrent use.
@@ -102,6 +130,44 @@ type Set struct {
 // tools. A server that cannot be started, or whose tools cannot be listed,
 // is an error naming it; the servers already started are stopped.
 func Start(ctx context.Context, cfgs []Config, opts Options) (*Set, error) {
+	s, err := newSet(cfgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	err = s.each(func(srv *server) error {
+		_, err := srv.connection(ctx)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("mcp server %s: starting %s: %w", srv.cfg.Name, srv.describe(), err)
+		}
+		return err
+	})
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Launch starts every server of cfgs in the background and returns at
+// once: until a server's tools are listed its API has no functions and
+// the State StateStarting (or StateDown once its start failed), and
+// OnToolsChanged is called when its tools arrive. Wait waits for one
+// server. Only a configuration that is wrong is an error.
+func Launch(cfgs []Config, opts Options) (*Set, error) {
+	opts.background = true
+	s, err := newSet(cfgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, srv := range s.servers {
+		srv.mu.Lock()
+		srv.begin(true)
+		srv.mu.Unlock()
+	}
+	return s, nil
+}
+
+func newSet(cfgs []Config, opts Options) (*Set, error) {
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
@@ -119,19 +185,26 @@ func Start(ctx context.Context, cfgs []Config, opts Options) (*Set, error) {
 		if c.Timeout <= 0 {
 			c.Timeout = DefaultTimeout
 		}
-		srv := &server{cfg: c, set: s}
+		srv := &server{cfg: c, set: s, up: make(chan struct{})}
 		s.servers = append(s.servers, srv)
 		s.byName[c.Name] = srv
 	}
-	err := s.each(func(srv *server) error {
-		_, err := srv.connect(ctx)
-		return err
-	})
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
 	return s, nil
+}
+
+// Wait waits until the tools of the server named name are known (at once
+// when they are), starting it now when it is down; it fails when ctx ends
+// first, or with the error of the start it waited for.
+func (s *Set) Wait(ctx context.Context, name string) error {
+	srv := s.byName[name]
+	if srv == nil {
+		return fmt.Errorf("no upstream MCP server is named %s", name)
+	}
+	if srv.tools.Load() != nil {
+		return nil
+	}
+	_, err := srv.connection(ctx)
+	return err
 }
 
 func (c Config) check() error {
@@ -158,7 +231,22 @@ func (c Config) check() error {
 func (s *Set) APIs() []*catalog.API {
 	out := make([]*catalog.API, len(s.servers))
 	for i, srv := range s.servers {
-		out[i] = srv.tools.Load().api.Clone()
+		if ts := srv.tools.Load(); ts != nil {
+			out[i] = ts.api.Clone()
+			continue
+		}
+		state, why := srv.state()
+		api := &catalog.API{Name: srv.cfg.Name, Kind: catalog.MCP, Title: srv.cfg.Name, State: state}
+		switch state {
+		case StateStarting:
+			api.Description = fmt.Sprintf("The MCP server %s is starting: its tools are listed here once it answers "+
+				"(clients are sent notifications/tools/list_changed). A script that names sdk.%s waits for it, within its timeout.",
+				srv.cfg.Name, srv.cfg.Name)
+		default:
+			api.Description = fmt.Sprintf("The MCP server %s could not be started (%s). A script that names sdk.%s tries it again at once.",
+				srv.cfg.Name, capText(why, maxErrorText), srv.cfg.Name)
+		}
+		out[i] = api
 	}
 	return out
 }
