@@ -41,6 +41,9 @@ type APIInfo struct {
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 	Functions   int    `json:"functions"`
+	// State is "starting" or "down" for an MCP server whose tools are not
+	// listed yet (Description says what to expect).
+	State string `json:"state,omitempty"`
 }
 
 // ListAPIs lists the APIs and servers with their number of functions.
@@ -48,7 +51,7 @@ func (d *Docs) ListAPIs() []APIInfo {
 	out := make([]APIInfo, 0, len(d.cat.APIs))
 	for _, api := range d.cat.APIs {
 		out = append(out, APIInfo{Name: api.Name, Kind: string(api.Kind), Title: api.Title,
-			Description: firstParagraph(api.Description, 300), Functions: len(api.Functions)})
+			Description: firstParagraph(api.Description, 300), Functions: len(api.Functions), State: api.State})
 	}
 	return out
 }
