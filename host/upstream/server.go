@@ -34,6 +34,11 @@ type server struct {
 	cfg   Config
 	set   *Set
 	tools atomic.Pointer[toolset]
+	// stderr receives the lines of a stdio server's standard error, nil
+	// when they are discarded; notes receives toolscript's own lines
+	// about the server.
+	stderr sink
+	notes  sink
 
 	mu   sync.Mutex
 	conn *conn
@@ -109,7 +114,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	c := &conn{dead: make(chan struct{})}
 	var tr transport.Interface
 	if s.cfg.Command != "" {
-		proc, err := startProcess(s.cfg, s.set.opts.WithheldEnv, newLineWriter("["+name+"] ", s.set.stderr))
+		var stderr *lineWriter
+		if s.stderr != nil {
+			stderr = newLineWriter(s.stderr)
+		}
+		proc, err := startProcess(s.cfg, s.set.opts.WithheldEnv, stderr)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 		}
@@ -120,7 +129,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		stdout := newLineGuard(proc.stdout, max, func(id []byte, why overKind) []byte {
 			line := c.refusals.line(id, why)
 			if line == nil {
-				fmt.Fprintf(s.set.stderr, "[%s] toolscript: dropped a message that answers no call: %v\n", name, s.refusedError(why))
+				s.note(fmt.Sprintf("dropped a message that answers no call: %v", s.refusedError(why)))
 			}
 			return line
 		})
@@ -128,7 +137,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	} else {
 		// The transport's own diagnostics: warnings and errors only,
 		// marked with the server's name like a stdio server's stderr.
-		logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		logger := slog.New(noteHandler{s: s})
 		// Headers are held whole before any cap on the body applies: they
 		// get one of their own (net/http's default is 10 MiB).
 		base := http.DefaultTransport.(*http.Transport).Clone()
@@ -280,7 +289,7 @@ func (s *server) relist(c *conn) {
 		ctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
 		defer cancel()
 		if err := s.list(ctx, c); err != nil && !c.isDead() && s.set.ctx.Err() == nil {
-			fmt.Fprintf(s.set.stderr, "toolscript: warning: %v\n", err)
+			s.note(fmt.Sprintf("warning: %v", err))
 		}
 	}()
 }

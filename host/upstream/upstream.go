@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -61,6 +62,9 @@ type Config struct {
 	Headers map[string]string
 	// Timeout is per call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Stderr is where a stdio server's standard error goes: StderrInherit
+	// (also when empty), StderrDiscard or the path of a file.
+	Stderr string
 	// Secrets are what the configuration put into the server's URL,
 	// headers and environment from the process's environment, and the
 	// headers' values: credentials, which the sdk redacts from everything
@@ -71,8 +75,14 @@ type Config struct {
 // Options are what every server of a Set shares.
 type Options struct {
 	// Stderr receives the servers' standard error, each line prefixed with
-	// "[name] "; nil means os.Stderr. Never standard output.
+	// "[name] ", and toolscript's own lines about them; nil means
+	// os.Stderr. Never standard output.
 	Stderr io.Writer
+	// Logger, when set, replaces Stderr: each line is a record (level
+	// INFO, its text the message) with the attributes upstream (the
+	// server's name) and stream ("stderr"); toolscript's own lines are
+	// WARN records with upstream.
+	Logger *slog.Logger
 	// OnToolsChanged, when not nil, is called (on its own goroutine) after
 	// a server's tools were re-listed and differ: the catalog APIs from
 	// APIs() have changed.
@@ -124,6 +134,8 @@ type Set struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	once   sync.Once
+	// files are the stderr files to close with the Set.
+	files []*fileSink
 }
 
 // Start connects to every server of cfgs (in parallel) and lists their
@@ -175,10 +187,12 @@ func newSet(cfgs []Config, opts Options) (*Set, error) {
 	s := &Set{opts: opts, byName: map[string]*server{}, stderr: &lockedWriter{w: opts.Stderr}, ctx: bg, cancel: cancel}
 	for _, c := range cfgs {
 		if err := c.check(); err != nil {
+			s.closeFiles()
 			cancel()
 			return nil, err
 		}
 		if s.byName[c.Name] != nil {
+			s.closeFiles()
 			cancel()
 			return nil, fmt.Errorf("mcp server %s: given twice", c.Name)
 		}
@@ -186,6 +200,11 @@ func newSet(cfgs []Config, opts Options) (*Set, error) {
 			c.Timeout = DefaultTimeout
 		}
 		srv := &server{cfg: c, set: s, up: make(chan struct{})}
+		if err := s.sinks(srv); err != nil {
+			s.closeFiles()
+			cancel()
+			return nil, err
+		}
 		s.servers = append(s.servers, srv)
 		s.byName[c.Name] = srv
 	}
@@ -207,6 +226,34 @@ func (s *Set) Wait(ctx context.Context, name string) error {
 	return err
 }
 
+// sinks sets where the standard error of srv goes.
+func (s *Set) sinks(srv *server) error {
+	var base sink = textSink{prefix: "[" + srv.cfg.Name + "] ", out: s.stderr}
+	if s.opts.Logger != nil {
+		base = logSink{log: s.opts.Logger, name: srv.cfg.Name}
+	}
+	srv.stderr, srv.notes = base, base
+	switch srv.cfg.Stderr {
+	case "", StderrInherit:
+	case StderrDiscard:
+		srv.stderr = nil
+	default:
+		f, err := openFileSink(srv.cfg.Stderr, base)
+		if err != nil {
+			return fmt.Errorf("mcp server %s: stderr: %w", srv.cfg.Name, err)
+		}
+		s.files = append(s.files, f)
+		srv.stderr, srv.notes = f, f
+	}
+	return nil
+}
+
+func (s *Set) closeFiles() {
+	for _, f := range s.files {
+		f.close()
+	}
+}
+
 func (c Config) check() error {
 	if !catalog.IsIdentifier(c.Name) {
 		return fmt.Errorf("mcp server %q: the name is not a Luau identifier (letters, digits and _, not starting with a digit)", c.Name)
@@ -222,6 +269,8 @@ func (c Config) check() error {
 		return fmt.Errorf("mcp server %s: args, env and cwd go with command, not url", c.Name)
 	case c.Command != "" && len(c.Headers) > 0:
 		return fmt.Errorf("mcp server %s: headers go with url, not command", c.Name)
+	case c.URL != "" && c.Stderr != "":
+		return fmt.Errorf("mcp server %s: stderr goes with command, not url", c.Name)
 	}
 	return nil
 }
@@ -304,5 +353,6 @@ func (s *Set) Close() {
 			srv.close()
 			return nil
 		})
+		s.closeFiles()
 	})
 }
