@@ -36,10 +36,12 @@ const (
 	// line is dropped (and the line says how many bytes were).
 	MaxStderrLine = 16 << 10
 	// StderrRate and StderrBurst bound the bytes per second passed on
-	// from one server; past them lines are dropped, and a line then says
-	// how many were.
-	StderrRate  = 64 << 10
-	StderrBurst = 1 << 20
+	// from one server, each line counting StderrLineCost bytes more than
+	// its text (what a JSON record adds to it); past them lines are
+	// dropped, and a line then says how many were.
+	StderrRate     = 64 << 10
+	StderrBurst    = 1 << 20
+	StderrLineCost = 128
 	// MaxStderrFileBytes is the size past which a stderr file is renamed
 	// to its name with ".1" appended (replacing the previous one) and
 	// started again.
@@ -209,10 +211,13 @@ func (l *lineWriter) emit() {
 	if l.cut > 0 {
 		line = fmt.Appendf(line, "... (%d more bytes of this line dropped)", l.cut)
 	}
-	size := len(line) + 1
+	size := len(line) + 1 + StderrLineCost
 	if !l.limit.AllowN(time.Now(), size) {
+		if l.dropped == 0 {
+			l.out.note(fmt.Sprintf("dropping lines of its standard error: more than %d bytes a second (how many follows)", StderrRate))
+		}
 		l.dropped++
-		l.dropB += int64(size)
+		l.dropB += int64(len(line) + 1)
 	} else {
 		l.sayDropped()
 		l.out.line(line)
