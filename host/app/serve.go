@@ -356,9 +356,13 @@ func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointe
 			docs := sdkdocs.New(next.Catalog())
 			srv.SetSDKDocs(docs)
 			published(next)
-			if api := next.Catalog().API(server); api != nil && api.State != "" {
+			was := prev.Catalog().API(server)
+			switch api := next.Catalog().API(server); {
+			case api != nil && api.State != "":
 				logf("mcp server %s: %s", server, api.Description)
-			} else {
+			case was != nil && was.State != "":
+				logf("mcp server %s: ready; the sdk now has %d functions", server, docs.Count())
+			default:
 				logf("mcp server %s: its tools changed; the sdk now has %d functions", server, docs.Count())
 			}
 		}
