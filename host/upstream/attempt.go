@@ -121,8 +121,7 @@ func (s *server) finish(a *attempt, c *conn, err error) {
 		s.conn = c
 		close(s.up)
 		s.up = make(chan struct{})
-		changed = s.failed && s.tools.Load() == nil
-		s.failed = false
+		s.failed = false // the tools it listed are the change (list)
 		for _, other := range []*attempt{s.callerAttempt, s.bgAttempt} {
 			if other != nil {
 				other.cancel()

@@ -7,8 +7,11 @@
 // into sdkcall.Response values, reads no message from a server past a cap derived
 // from max_response_bytes (nor past a nesting depth or a number of content
 // blocks: a stdio server's message past one fails the call it answers,
-// and that call alone), restarts a server that exited or hung (with
-// backoff) and stops the processes it started, their whole process group.
+// and that call alone), restarts a server that exited or hung (at once
+// for a call that needs it, with backoff in the background), bounds what
+// a server's standard error costs (stderr.go) and stops the processes it
+// started, their whole process group. Start waits for every server;
+// Launch starts them in the background.
 package upstream
 
 import (
