@@ -59,6 +59,9 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 	if apis := listAPIs(); len(apis) != 1 || apis[0] != (apiInfo{Name: "slow", State: "starting"}) {
 		t.Errorf("list_apis while it starts: %+v", apis)
 	}
+	if text, isError := tool("list_functions", map[string]any{"api": "slow"}); !isError || !strings.HasPrefix(text, "starting: The MCP server slow is starting") {
+		t.Errorf("list_functions while it starts: %v %s", isError, text)
+	}
 	if _, out := callScript(t, ctx, c, map[string]any{"script": "return 6 * 7"}); string(out.Result) != "42" {
 		t.Errorf("a script that does not name it: %+v", out)
 	}

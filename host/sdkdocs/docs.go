@@ -76,6 +76,9 @@ func (d *Docs) ListFunctions(api, tag string) ([]FunctionInfo, error) {
 		if a == nil {
 			return nil, d.unknownAPI(api)
 		}
+		if a.State != "" { // an MCP server whose tools are not listed yet
+			return nil, fmt.Errorf("%s: %s", a.State, a.Description)
+		}
 		apis = []*catalog.API{a}
 	}
 	var out []FunctionInfo
