@@ -19,7 +19,8 @@ import (
 func TestHostedStderrIsJSONLines(t *testing.T) {
 	// Hosted mode's standard error is JSON lines only: an upstream's
 	// banners, a line of 100 KB and a 20 MB flood of its standard error,
-	// and a spec's warning, each come out as a record (the upstream's
+	// a spec's warning and an unusable io directory's, each come out as a
+	// record (the upstream's
 	// lines naming it), the long line cut, the flood dropped past the
 	// rate and counted.
 	dir := t.TempDir()
@@ -34,7 +35,11 @@ exec "$@"`
 	server := append([]string{"sh", "-c", banners, "sh"}, testupstreams.Python(t)...)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	start := time.Now()
-	p := startServe(t, dir, "--no-io", "--api=empty="+spec, "--mcp=py="+testupstreams.Shell(server))
+	notDir := filepath.Join(dir, "not-a-dir")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, dir, "--io-dir="+notDir, "--api=empty="+spec, "--mcp=py="+testupstreams.Shell(server))
 	p.stderr.wait(t, "banner two", p.exited)
 	p.stderr.wait(t, fmt.Sprintf("dropping lines of its standard error: more than %d bytes a second (how many follows)", upstream.StderrRate), p.exited)
 	// The count of dropped lines is said when the next line passes, or
@@ -71,9 +76,11 @@ exec "$@"`
 			seen["dropped"] = true
 		case rec["api"] == "empty" && rec["level"] == "WARN" && msg == "the spec defines no operations":
 			seen["spec warning"] = true
+		case rec["level"] == "WARN" && strings.Contains(msg, "not-a-dir") && strings.Contains(msg, "is not a directory"):
+			seen["io warning"] = true
 		}
 	}
-	for _, want := range []string{"banner one", "banner two", "long", "dropped", "spec warning"} {
+	for _, want := range []string{"banner one", "banner two", "long", "dropped", "spec warning", "io warning"} {
 		if !seen[want] {
 			t.Errorf("no record of %s", want)
 		}
