@@ -89,3 +89,25 @@ exec "$@"`
 		t.Logf("standard error (%d bytes), its start:\n%.3000s", len(out), out)
 	}
 }
+
+func TestHostedStartFailureIsJSON(t *testing.T) {
+	// The error that stops serve --http at start-up is a JSON record too,
+	// with the usual exit status.
+	_, stderr, status := toolscript(t, t.TempDir(), "", "serve", "--http", "127.0.0.1:0", "--no-io", "--api=ghost=/nonexistent/ghost.yaml")
+	if status != 2 {
+		t.Errorf("status %d", status)
+	}
+	found := false
+	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		if msg, _ := rec["msg"].(string); rec["level"] == "ERROR" && strings.Contains(msg, "api ghost") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no ERROR record naming the API: %s", stderr)
+	}
+}
