@@ -186,19 +186,6 @@ func TestUpstreamToolsChangeUnderServe(t *testing.T) {
 		}
 		return string(out.Result)
 	}
-	waitToolsChanged := func() {
-		t.Helper()
-		for {
-			select {
-			case m := <-notified:
-				if m == string(mcp.MethodNotificationToolsListChanged) {
-					return
-				}
-			case <-ctx.Done():
-				t.Fatal("no notifications/tools/list_changed from toolscript")
-			}
-		}
-	}
 	description := func() string {
 		t.Helper()
 		tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
@@ -213,11 +200,28 @@ func TestUpstreamToolsChangeUnderServe(t *testing.T) {
 		t.Fatal("no execute_script")
 		return ""
 	}
+	// waitToolsChanged waits for notifications/tools/list_changed until
+	// execute_script's description has (or lacks) a signature: the
+	// server's first tools arrive after initialize, with a notification
+	// of their own.
+	waitToolsChanged := func(signature string, has bool) {
+		t.Helper()
+		for {
+			select {
+			case m := <-notified:
+				if m == string(mcp.MethodNotificationToolsListChanged) && strings.Contains(description(), signature) == has {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no notifications/tools/list_changed from toolscript with %s in the description: %v", signature, has)
+			}
+		}
+	}
 
 	if got := script(`return { sdk.py.added == nil, (sdk.py.add_tool()) }`); got != `[true,{"result":"added"}]` {
 		t.Fatalf("before: %s", got)
 	}
-	waitToolsChanged()
+	waitToolsChanged("sdk.py.added(", true)
 	if got := script(`return sdk.py.added({ x = 3 })`); !strings.Contains(got, "added 3") {
 		t.Errorf("the added tool: %s", got)
 	}
@@ -232,7 +236,7 @@ func TestUpstreamToolsChangeUnderServe(t *testing.T) {
 	if got := script(`return (sdk.py.remove_tool())`); got != `{"result":"removed"}` {
 		t.Fatalf("remove_tool: %s", got)
 	}
-	waitToolsChanged()
+	waitToolsChanged("sdk.py.say_hello(", false)
 	if got := script(`return { sdk.py.say_hello == nil, sdk.py.added ~= nil }`); got != `[true,true]` {
 		t.Errorf("after the removal: %s", got)
 	}

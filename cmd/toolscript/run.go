@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -55,14 +56,19 @@ func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Setti
 	if err != nil {
 		return s, usagef("%v", err)
 	}
+	warn := func(w string) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", w) }
+	if mode == config.Hosted { // standard error is JSON lines only
+		logger := slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
+		warn = func(w string) { logger.Warn(w) }
+	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", w)
+		warn(w)
 	}
 	// An unusable io directory is not fatal: scripts that use no files
 	// still run, and those that do get the same message as their error.
 	if s.IO != nil {
 		if err := sandboxio.CheckDir(s.IO.Dir); err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err)
+			warn(err.Error())
 		}
 	}
 	return s, nil

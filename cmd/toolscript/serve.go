@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -105,10 +106,20 @@ func serve(c *cli.Context) error {
 			stop()
 		}()
 	}
-	return exitFor(app.Serve(ctx, app.ServeConfig{
+	err = app.Serve(ctx, app.ServeConfig{
 		File: file, Server: limits, Settings: s, Hosted: hostedFlags,
 		SDK:     sdkOptions(c),
 		Version: toolscriptVersion(),
 		Stdin:   c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter,
-	}))
+	})
+	if err != nil && limits.Mode() == config.Hosted {
+		// Standard error is JSON lines only, the error that ends serve
+		// included.
+		slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil)).Error(err.Error())
+		if app.IsUsage(err) {
+			return cli.Exit("", exitUsage)
+		}
+		return cli.Exit("", exitScriptError)
+	}
+	return exitFor(err)
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/toolscript/toolscript/host/config"
@@ -20,12 +21,18 @@ type SDKOptions struct {
 	Getenv func(string) string
 	// Stderr receives the upstream MCP servers' standard error.
 	Stderr io.Writer
+	// Logger, when set, receives it instead, as records naming each
+	// server (the hosted mode's JSON lines).
+	Logger *slog.Logger
 	// CacheVersion keys the on-disk cache of remote specs; a program built
 	// with another version does not reuse its entries.
 	CacheVersion string
 	// OnToolsChanged, when not nil, is told when an upstream MCP server's
 	// tools changed.
 	OnToolsChanged func(server string)
+	// StartUpstreamsInBackground returns the sdk before the upstream MCP
+	// servers answer (sdk.Config.StartUpstreamsInBackground).
+	StartUpstreamsInBackground bool
 }
 
 // OpenSDK loads the APIs and upstream MCP servers file and opts name; nil
@@ -45,7 +52,9 @@ func OpenSDK(ctx context.Context, file *config.File, opts SDKOptions) (*sdk.Clie
 		return nil, nil
 	}
 	cfg.Stderr = opts.Stderr
+	cfg.Logger = opts.Logger
 	cfg.OnToolsChanged = opts.OnToolsChanged
+	cfg.StartUpstreamsInBackground = opts.StartUpstreamsInBackground
 	if dir, err := openapi.DefaultCacheDir(); err == nil {
 		cfg.Cache = openapi.NewCache(dir, opts.CacheVersion)
 	}

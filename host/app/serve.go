@@ -57,6 +57,11 @@ type ServeConfig struct {
 // change rebuilds the sdk.
 func Serve(ctx context.Context, cfg ServeConfig) error {
 	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
+	if cfg.Server.Mode() == config.Hosted {
+		// Everything on standard error is a JSON line, the upstream
+		// servers' own lines and the specs' warnings included.
+		a.logger = slog.New(slog.NewJSONHandler(cfg.Stderr, nil))
+	}
 	err := a.open(ctx)
 	if a.rt != nil {
 		defer a.rt.Close(context.Background())
@@ -93,6 +98,12 @@ type assembly struct {
 	current atomic.Pointer[sdk.Client]
 	// changed names an upstream server whose tools changed.
 	changed chan string
+	// logger is the hosted mode's (JSON lines on standard error), nil
+	// under stdio.
+	logger *slog.Logger
+	// published is the sdk whose table the runtime has, and which the
+	// docs show; its next is closed when another replaces it.
+	published atomic.Pointer[publishedSDK]
 }
 
 // open compiles the module while the sdk loads (both take a second or more
@@ -109,6 +120,10 @@ func (a *assembly) open(ctx context.Context) error {
 		compiled <- newRuntime{rt, err}
 	}()
 	opts := a.cfg.SDK
+	// initialize is answered at once: the servers' tools come when they
+	// are ready, and the scripts that name one wait for it.
+	opts.StartUpstreamsInBackground = true
+	opts.Logger = a.logger
 	opts.OnToolsChanged = func(server string) {
 		select {
 		case a.changed <- server:
@@ -125,6 +140,7 @@ func (a *assembly) open(ctx context.Context) error {
 		return r.err
 	}
 	a.current.Store(client)
+	a.published.Store(&publishedSDK{client: client, next: make(chan struct{})})
 	if client != nil {
 		manifest := client.Manifest()
 		if err := a.rt.SetSDK(&manifest); err != nil {
@@ -132,7 +148,11 @@ func (a *assembly) open(ctx context.Context) error {
 		}
 		for _, api := range client.Catalog().APIs {
 			for _, w := range api.Warnings {
-				fmt.Fprintf(a.cfg.Stderr, "toolscript serve: api %s: %s\n", api.Name, w)
+				if a.logger != nil {
+					a.logger.Warn(w, "api", api.Name)
+				} else {
+					fmt.Fprintf(a.cfg.Stderr, "toolscript serve: api %s: %s\n", api.Name, w)
+				}
 			}
 		}
 	}
@@ -163,12 +183,15 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
 	m := cfg.Metrics
-	cfg.Prepare = func(_ context.Context, call *mcpserver.Call) error {
+	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) error {
 		creds, err := sdk.ParseMetaAuth(call.MetaAuth)
 		if err != nil {
 			return err
 		}
-		client := a.current.Load()
+		client, err := a.clientFor(ctx, call.Script)
+		if err != nil {
+			return err
+		}
 		call.Script.SDK = client.Session(creds)
 		if m != nil {
 			call.Script.SDK = client.Observed(call.Script.SDK, countUpstreamCall(m))
@@ -183,7 +206,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 // until ctx ends, when there is an sdk.
 func (a *assembly) watch(ctx context.Context, srv *mcpserver.Server, logf func(format string, args ...any)) {
 	if a.client != nil {
-		go watchSDK(ctx, a.changed, &a.current, a.rt, srv, logf)
+		go watchSDK(ctx, a.changed, &a.current, a.rt, srv, logf, a.publish)
 	}
 }
 
@@ -195,7 +218,7 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 	if err != nil {
 		return usage(err)
 	}
-	logger := slog.New(slog.NewJSONHandler(a.cfg.Stderr, nil))
+	logger := a.logger
 	for _, w := range h.Warnings {
 		logger.Warn(w)
 	}
@@ -311,7 +334,7 @@ func userIODir(io *luau.IO) string {
 // keep what they started with; function ids keep their meaning across
 // the change (sdk.Client.Refresh).
 func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointer[sdk.Client],
-	rt *luau.Runtime, srv *mcpserver.Server, logf func(format string, args ...any)) {
+	rt *luau.Runtime, srv *mcpserver.Server, logf func(format string, args ...any), published func(*sdk.Client)) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -332,7 +355,16 @@ func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointe
 			}
 			docs := sdkdocs.New(next.Catalog())
 			srv.SetSDKDocs(docs)
-			logf("mcp server %s: its tools changed; the sdk now has %d functions", server, docs.Count())
+			published(next)
+			was := prev.Catalog().API(server)
+			switch api := next.Catalog().API(server); {
+			case api != nil && api.State != "":
+				logf("mcp server %s: %s", server, api.Description)
+			case was != nil && was.State != "":
+				logf("mcp server %s: ready; the sdk now has %d functions", server, docs.Count())
+			default:
+				logf("mcp server %s: its tools changed; the sdk now has %d functions", server, docs.Count())
+			}
 		}
 	}
 }

@@ -60,6 +60,9 @@ type API struct {
 	// Warnings are problems of the spec that left it usable: an operation
 	// skipped, a reference that did not resolve, a parameter dropped.
 	Warnings []string `json:"warnings,omitempty"`
+	// State is, for an MCP server whose tools are not listed yet,
+	// "starting" or "down" (its Description says more); empty otherwise.
+	State string `json:"state,omitempty"`
 }
 
 // Server is one server of a spec.

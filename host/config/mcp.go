@@ -24,6 +24,10 @@ type MCPServer struct {
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"`
 	Timeout string            `toml:"timeout"`
+	// Stderr is where a stdio server's standard error goes:
+	// upstream.StderrInherit (the default), upstream.StderrDiscard, or a
+	// file's path (relative to the configuration file's directory).
+	Stderr string `toml:"stderr"`
 }
 
 func (f *File) checkMCPServers() error {
@@ -47,6 +51,8 @@ func (f *File) checkMCPServers() error {
 			return fmt.Errorf("%s: headers go with url, not with command", key)
 		case m.URL != "" && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://"):
 			return fmt.Errorf("%s.url: %q is not an http(s) URL", key, m.URL)
+		case m.URL != "" && m.Stderr != "":
+			return fmt.Errorf("%s: stderr goes with command, not with url", key)
 		}
 		if m.Timeout != "" {
 			if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {
@@ -122,6 +128,10 @@ func resolveMCPServers(f *File, flags []string, getenv func(string) string, with
 		}
 		if m.Timeout != "" {
 			c.Timeout, _ = time.ParseDuration(m.Timeout) // checked by Load
+		}
+		c.Stderr = m.Stderr
+		if c.Stderr != "" && c.Stderr != upstream.StderrInherit && c.Stderr != upstream.StderrDiscard && !filepath.IsAbs(c.Stderr) && f.dir != "" {
+			c.Stderr = filepath.Join(f.dir, c.Stderr)
 		}
 		byName[name] = c
 	}

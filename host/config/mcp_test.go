@@ -18,6 +18,11 @@ args = ["-y", "@modelcontextprotocol/server-filesystem", "${DATA}/in"]
 env = { HOME = "/tmp", KEY = "${SECRET}" }
 cwd = "work"
 timeout = "5s"
+stderr = "logs/files.log"
+
+[mcp_servers.quiet]
+command = "quiet-server"
+stderr = "discard"
 
 [mcp_servers.remote]
 url = "https://mcp.example.com/mcp"
@@ -35,7 +40,8 @@ headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 	want := []upstream.Config{
 		{Name: "files", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/data/in"},
 			Env: map[string]string{"HOME": "/tmp", "KEY": "s3"}, Dir: filepath.Join(filepath.Dir(path), "work"), Timeout: 5 * time.Second,
-			Secrets: []string{"s3"}},
+			Secrets: []string{"s3"}, Stderr: filepath.Join(filepath.Dir(path), "logs", "files.log")},
+		{Name: "quiet", Command: "quiet-server", Stderr: upstream.StderrDiscard},
 		{Name: "remote", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer tok"},
 			Secrets: []string{"tok", "Bearer tok"}},
 		{Name: "shell", Command: "my-server", Args: []string{"--name", "a b", "it's"}},
@@ -58,6 +64,7 @@ func TestMCPServersConfigErrors(t *testing.T) {
 		{"[mcp_servers.x]\n", "mcp_servers.x: give command (a stdio server) or url"},
 		{"[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"\n", "give command or url, not both"},
 		{"[mcp_servers.x]\nurl = \"ftp://h\"\n", "mcp_servers.x.url: \"ftp://h\" is not an http(s) URL"},
+		{"[mcp_servers.x]\nurl = \"http://h\"\nstderr = \"discard\"\n", "mcp_servers.x: stderr goes with command, not with url"},
 		{"[mcp_servers.x]\nurl = \"http://h\"\nargs = [\"a\"]\n", "args, env and cwd go with command"},
 		{"[mcp_servers.x]\ncommand = \"a\"\nheaders = { A = \"b\" }\n", "headers go with url"},
 		{"[mcp_servers.x]\ncommand = \"a\"\ntimeout = \"soon\"\n", "mcp_servers.x.timeout"},

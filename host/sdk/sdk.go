@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -89,6 +90,12 @@ type Config struct {
 	// Upstreams are the MCP servers ([mcp_servers.NAME], --mcp) whose
 	// tools are sdk.<server>.<tool>; Open starts them and Close stops them.
 	Upstreams []upstream.Config
+	// StartUpstreamsInBackground makes Open return without waiting for the
+	// MCP servers (upstream.Launch): a server's API has no functions and
+	// a State until its tools are listed, and OnToolsChanged is called
+	// then; WaitUpstream waits for one. Otherwise Open waits for every
+	// server, and one that cannot start is its error.
+	StartUpstreamsInBackground bool
 	// WithheldEnv names the environment variables credentials were read
 	// from (the APIs', and what ${VAR} put into an MCP server's URL,
 	// headers or env): the MCP servers toolscript starts do not inherit
@@ -97,6 +104,10 @@ type Config struct {
 	// Stderr receives the upstream servers' standard error, each line
 	// prefixed with the server's name; nil means os.Stderr.
 	Stderr io.Writer
+	// Logger, when set, takes the upstream servers' standard error instead
+	// of Stderr, each line a record naming its server
+	// (upstream.Options.Logger).
+	Logger *slog.Logger
 	// OnToolsChanged, when not nil, is called after an upstream server's
 	// tools changed (notifications/tools/list_changed, or a restart):
 	// Client.Refresh then gives a client with the current tools.
@@ -254,10 +265,15 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 			if max <= 0 {
 				max = DefaultMaxResponseBytes
 			}
-			set, setErr = upstream.Start(ctx, cfg.Upstreams, upstream.Options{
-				Stderr: cfg.Stderr, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
+			opts := upstream.Options{
+				Stderr: cfg.Stderr, Logger: cfg.Logger, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
 				WithheldEnv: cfg.WithheldEnv,
-			})
+			}
+			if cfg.StartUpstreamsInBackground {
+				set, setErr = upstream.Launch(cfg.Upstreams, opts)
+			} else {
+				set, setErr = upstream.Start(ctx, cfg.Upstreams, opts)
+			}
 		}()
 	}
 	for i, a := range cfg.APIs {
@@ -484,6 +500,17 @@ func (c *Client) Ready(ctx context.Context) error {
 		return nil
 	}
 	return c.upstreams.Ready(ctx)
+}
+
+// WaitUpstream waits until the tools of the upstream MCP server name are
+// listed (at once when they are), trying to start it now when it is down
+// (upstream.Set.Wait). The catalog of a Client made by Refresh afterwards
+// has them.
+func (c *Client) WaitUpstream(ctx context.Context, name string) error {
+	if c.upstreams == nil {
+		return fmt.Errorf("no upstream MCP server is named %s", name)
+	}
+	return c.upstreams.Wait(ctx, name)
 }
 
 // MaxParallel is how many calls one execution may have in flight at once:

@@ -62,6 +62,9 @@ type APIInfo struct {
 	Description string `json:"description,omitempty"`
 	Functions   int    `json:"functions"`
 	Schemas     int    `json:"schemas,omitempty"`
+	// State is "starting" or "down" for an MCP server whose tools are not
+	// listed yet (Description says what to expect).
+	State string `json:"state,omitempty"`
 }
 
 // ListAPIs lists the APIs and servers with their number of functions.
@@ -76,7 +79,7 @@ func (d *Docs) ListAPIs() []APIInfo {
 func apiInfo(api *catalog.API) APIInfo {
 	return APIInfo{Name: api.Name, Kind: string(api.Kind), Title: oneLine(api.Title, 120), Version: oneLine(api.Version, 40),
 		BaseURL: shownURL(api.BaseURL), Description: firstParagraph(api.Description, 300),
-		Functions: len(api.Functions), Schemas: len(api.Schemas)}
+		Functions: len(api.Functions), Schemas: len(api.Schemas), State: api.State}
 }
 
 // shownURL is a base URL as the docs show it: without user information,
@@ -116,6 +119,9 @@ func (d *Docs) ListFunctions(api, tag string) ([]FunctionInfo, error) {
 		a := d.cat.API(api)
 		if a == nil {
 			return nil, d.unknownAPI(api)
+		}
+		if a.State != "" { // an MCP server whose tools are not listed yet
+			return nil, fmt.Errorf("%s: %s", a.State, a.Description)
 		}
 		apis = []*catalog.API{a}
 	}

@@ -105,6 +105,9 @@ func (d *Docs) FunctionsPage(api, tag string, req PageRequest) (Page, error) {
 		if a == nil {
 			return Page{}, d.unknownAPI(api)
 		}
+		if a.State != "" { // an MCP server whose tools are not listed yet
+			return Page{}, fmt.Errorf("%s: %s", a.State, a.Description)
+		}
 		apis = []*catalog.API{a}
 	}
 	var fns []ref

@@ -38,7 +38,11 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	if srv == nil {
 		return argumentError(name, fmt.Errorf("no upstream MCP server is named %s", api.Name))
 	}
-	t := srv.tools.Load().byTool[fn.Tool]
+	ts := srv.tools.Load()
+	if ts == nil {
+		return argumentError(name, fmt.Errorf("the MCP server %s is not started yet (its tools are not listed)", api.Name))
+	}
+	t := ts.byTool[fn.Tool]
 	if t == nil {
 		return argumentError(name, fmt.Errorf("the MCP server %s no longer offers the tool %q (its tools changed; search_docs lists the current ones)", api.Name, fn.Tool))
 	}

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -29,13 +28,16 @@ type process struct {
 
 // startProcess starts the server of cfg with toolscript's environment,
 // less the variables withheld and with cfg.Env added; its standard error
-// goes to stderr.
-func startProcess(cfg Config, withheld []string, stderr io.Writer) (*process, error) {
+// goes to stderr (nowhere when nil), whose last line is flushed once the
+// process ended.
+func startProcess(cfg Config, withheld []string, stderr *lineWriter) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Env = environment(os.Environ(), withheld, cfg.Env)
 
 	cmd.Dir = cfg.Dir
-	cmd.Stderr = stderr
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	cmd.WaitDelay = time.Second // a grandchild holding stderr open cannot stall Wait
 	setProcessGroup(cmd)
 	// Pipes of our own, not cmd's: Wait closes those as soon as the
@@ -63,6 +65,9 @@ func startProcess(cfg Config, withheld []string, stderr io.Writer) (*process, er
 	p := &process{proc: cmd.Process, stdin: inW, stdout: outR, exited: make(chan struct{})}
 	go func() {
 		err := cmd.Wait()
+		if stderr != nil {
+			stderr.flush()
+		}
 		if cmd.ProcessState != nil {
 			p.how = cmd.ProcessState.String()
 		} else {

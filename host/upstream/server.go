@@ -28,20 +28,33 @@ const stopGrace = time.Second
 const discoverTimeout = 30 * time.Second
 
 // server is one upstream: its current connection (nil until started, or
-// after it died), the restart state and the current tools.
+// after it died), the attempts to start it, the restart state and the
+// current tools (nil until first listed).
 type server struct {
 	cfg   Config
 	set   *Set
 	tools atomic.Pointer[toolset]
+	// stderr receives the lines of a stdio server's standard error, nil
+	// when they are discarded; notes receives toolscript's own lines
+	// about the server.
+	stderr sink
+	notes  sink
 
-	mu       sync.Mutex
-	conn     *conn
-	starting chan struct{} // closed when the start in progress ends
-	startErr error         // the last start's error
-	deaths   int           // consecutive deaths and failed starts
-	retryAt  time.Time     // no restart before this
-	lastWhy  string        // why the last connection ended
-	closed   bool
+	mu   sync.Mutex
+	conn *conn
+	// up is closed when a connection becomes the current one (and then
+	// replaced): what callers waiting for any attempt to work wait on.
+	up chan struct{}
+	// callerAttempt is the start a caller waits for, bgAttempt the one
+	// the backoff timer made; either may be nil, and the first to work
+	// wins.
+	callerAttempt *attempt
+	bgAttempt     *attempt
+	retry         *time.Timer // the next background attempt, nil when none is due
+	deaths        int         // consecutive deaths and failed starts
+	lastWhy       string      // why the last connection ended, or the last start failed
+	failed        bool        // the last start failed and no connection worked since
+	closed        bool
 
 	relisting atomic.Bool
 }
@@ -92,102 +105,6 @@ func (c *conn) stop() {
 	})
 }
 
-// backoff is the wait before restart number n (n consecutive deaths):
-// none for the first, then 1s, 2s, 4s... up to MaxBackoff.
-func backoff(n int) time.Duration {
-	if n <= 1 {
-		return 0
-	}
-	d := time.Second << min(n-2, 10)
-	return min(d, MaxBackoff)
-}
-
-// connection returns the live connection, starting the server when it has
-// none (once, whoever asks; the others wait), after the backoff its
-// failures earned.
-func (s *server) connection(ctx context.Context) (*conn, error) {
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("upstream MCP server %s is shut down", s.cfg.Name)
-		}
-		if c := s.conn; c != nil && !c.isDead() {
-			s.mu.Unlock()
-			return c, nil
-		}
-		if ch := s.starting; ch != nil {
-			s.mu.Unlock()
-			select {
-			case <-ch:
-				s.mu.Lock()
-				err := s.startErr
-				s.mu.Unlock()
-				if err != nil {
-					return nil, err
-				}
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		wait := time.Until(s.retryAt)
-		if wait > 0 {
-			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-				why := s.lastWhy
-				s.mu.Unlock()
-				return nil, fmt.Errorf("upstream MCP server %s is down (%s); it is restarted in %s", s.cfg.Name, why, wait.Round(100*time.Millisecond))
-			}
-		}
-		ch := make(chan struct{})
-		s.starting = ch
-		s.mu.Unlock()
-		go func() {
-			if wait > 0 {
-				t := time.NewTimer(wait)
-				select {
-				case <-t.C:
-				case <-s.set.ctx.Done():
-				}
-				t.Stop()
-			}
-			sctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
-			_, err := s.connect(sctx)
-			cancel()
-			_ = err // recorded by connect
-			close(ch)
-		}()
-	}
-}
-
-// connect starts the server, initializes the session and lists the tools;
-// on success the connection becomes the server's current one. Errors name
-// the server.
-func (s *server) connect(ctx context.Context) (*conn, error) {
-	c, err := s.dial(ctx)
-	if err == nil {
-		err = s.list(ctx, c)
-		if err != nil {
-			c.stop()
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.starting, s.startErr = nil, err
-	if err != nil {
-		s.deaths++
-		s.retryAt = time.Now().Add(backoff(s.deaths + 1))
-		s.lastWhy = "failed to start: " + err.Error()
-		return nil, err
-	}
-	if s.closed {
-		go c.stop()
-		return nil, fmt.Errorf("upstream MCP server %s is shut down", s.cfg.Name)
-	}
-	s.conn = c
-	return c, nil
-}
-
 // dial starts the transport and performs the initialize handshake.
 func (s *server) dial(ctx context.Context) (*conn, error) {
 	name := s.cfg.Name
@@ -197,7 +114,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	c := &conn{dead: make(chan struct{})}
 	var tr transport.Interface
 	if s.cfg.Command != "" {
-		proc, err := startProcess(s.cfg, s.set.opts.WithheldEnv, newLineWriter("["+name+"] ", s.set.stderr))
+		var stderr *lineWriter
+		if s.stderr != nil {
+			stderr = newLineWriter(s.stderr)
+		}
+		proc, err := startProcess(s.cfg, s.set.opts.WithheldEnv, stderr)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 		}
@@ -208,7 +129,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		stdout := newLineGuard(proc.stdout, max, func(id []byte, why overKind) []byte {
 			line := c.refusals.line(id, why)
 			if line == nil {
-				fmt.Fprintf(s.set.stderr, "[%s] toolscript: dropped a message that answers no call: %v\n", name, s.refusedError(why))
+				s.note(fmt.Sprintf("dropped a message that answers no call: %v", s.refusedError(why)))
 			}
 			return line
 		})
@@ -216,7 +137,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	} else {
 		// The transport's own diagnostics: warnings and errors only,
 		// marked with the server's name like a stdio server's stderr.
-		logger := slog.New(slog.NewTextHandler(newLineWriter("["+name+"] toolscript: ", s.set.stderr), &slog.HandlerOptions{Level: slog.LevelWarn}))
+		logger := slog.New(noteHandler{s: s})
 		// Headers are held whole before any cap on the body applies: they
 		// get one of their own (net/http's default is 10 MiB).
 		base := http.DefaultTransport.(*http.Transport).Clone()
@@ -349,7 +270,9 @@ func (s *server) list(ctx context.Context, c *conn) error {
 	}
 	ts := newToolset(s.cfg.Name, res.Tools)
 	old := s.tools.Swap(ts)
-	if old != nil && old.key != ts.key && s.set.opts.OnToolsChanged != nil {
+	// A Set that Launch made has changed when the first tools arrive.
+	first := old == nil && s.set.opts.background
+	if (first || (old != nil && old.key != ts.key)) && s.set.opts.OnToolsChanged != nil {
 		go s.set.opts.OnToolsChanged(s.cfg.Name)
 	}
 	return nil
@@ -366,30 +289,9 @@ func (s *server) relist(c *conn) {
 		ctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
 		defer cancel()
 		if err := s.list(ctx, c); err != nil && !c.isDead() && s.set.ctx.Err() == nil {
-			fmt.Fprintf(s.set.stderr, "toolscript: warning: %v\n", err)
+			s.note(fmt.Sprintf("warning: %v", err))
 		}
 	}()
-}
-
-// died records that c ended (exited, hung, lost): it is stopped, and the
-// next call starts the server again after the backoff.
-func (s *server) died(c *conn, why string) {
-	s.mu.Lock()
-	if s.conn == c {
-		s.conn = nil
-		s.deaths++
-		s.retryAt = time.Now().Add(backoff(s.deaths))
-		s.lastWhy = why
-	}
-	s.mu.Unlock()
-	go c.stop()
-}
-
-// healthy resets the backoff after a call that worked.
-func (s *server) healthy() {
-	s.mu.Lock()
-	s.deaths = 0
-	s.mu.Unlock()
 }
 
 // checkHung asks c for its tools after a call timed out; a server that
@@ -401,16 +303,5 @@ func (s *server) checkHung(c *conn) {
 	defer cancel()
 	if _, err := c.client.ListTools(ctx, mcp.ListToolsRequest{}); err != nil && s.set.ctx.Err() == nil {
 		s.died(c, "it stopped answering")
-	}
-}
-
-func (s *server) close() {
-	s.mu.Lock()
-	s.closed = true
-	c := s.conn
-	s.conn = nil
-	s.mu.Unlock()
-	if c != nil {
-		c.stop()
 	}
 }

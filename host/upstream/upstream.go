@@ -7,8 +7,11 @@
 // into sdkcall.Response values, reads no message from a server past a cap derived
 // from max_response_bytes (nor past a nesting depth or a number of content
 // blocks: a stdio server's message past one fails the call it answers,
-// and that call alone), restarts a server that exited or hung (with
-// backoff) and stops the processes it started, their whole process group.
+// and that call alone), restarts a server that exited or hung (at once
+// for a call that needs it, with backoff in the background), bounds what
+// a server's standard error costs (stderr.go) and stops the processes it
+// started, their whole process group. Start waits for every server;
+// Launch starts them in the background.
 package upstream
 
 import (
@@ -16,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -33,8 +37,11 @@ const (
 	// StartTimeout bounds starting a server: spawning or connecting, the
 	// initialize handshake and listing its tools.
 	StartTimeout = 60 * time.Second
-	// MaxBackoff is the longest wait before restarting a server that keeps
-	// failing.
+	// DefaultBackoffUnit is the first wait before a background attempt to
+	// restart a server that keeps failing; each failure doubles it.
+	DefaultBackoffUnit = time.Second
+	// MaxBackoff is the longest wait before a background attempt to
+	// restart a server that keeps failing.
 	MaxBackoff = 30 * time.Second
 	// MaxTools caps the tools one server may offer.
 	MaxTools = 4096
@@ -58,6 +65,9 @@ type Config struct {
 	Headers map[string]string
 	// Timeout is per call; zero means DefaultTimeout.
 	Timeout time.Duration
+	// Stderr is where a stdio server's standard error goes: StderrInherit
+	// (also when empty), StderrDiscard or the path of a file.
+	Stderr string
 	// Secrets are what the configuration put into the server's URL,
 	// headers and environment from the process's environment, and the
 	// headers' values: credentials, which the sdk redacts from everything
@@ -68,8 +78,14 @@ type Config struct {
 // Options are what every server of a Set shares.
 type Options struct {
 	// Stderr receives the servers' standard error, each line prefixed with
-	// "[name] "; nil means os.Stderr. Never standard output.
+	// "[name] ", and toolscript's own lines about them; nil means
+	// os.Stderr. Never standard output.
 	Stderr io.Writer
+	// Logger, when set, replaces Stderr: each line is a record (level
+	// INFO, its text the message) with the attributes upstream (the
+	// server's name) and stream ("stderr"); toolscript's own lines are
+	// WARN records with upstream.
+	Logger *slog.Logger
 	// OnToolsChanged, when not nil, is called (on its own goroutine) after
 	// a server's tools were re-listed and differ: the catalog APIs from
 	// APIs() have changed.
@@ -82,7 +98,32 @@ type Options struct {
 	// credentials: stdio servers are started without them, unless their
 	// own Env sets them.
 	WithheldEnv []string
+	// BackoffUnit is the first wait between background attempts to start
+	// a server that keeps failing (doubled after each failure, up to
+	// MaxBackoff); zero means DefaultBackoffUnit.
+	BackoffUnit time.Duration
+
+	// background is set by Launch: the servers start while the Set is in
+	// use, and a server's first tools (or its failure) are a change.
+	background bool
 }
+
+func (o Options) backoffUnit() time.Duration {
+	if o.BackoffUnit > 0 {
+		return o.BackoffUnit
+	}
+	return DefaultBackoffUnit
+}
+
+// The states of a server whose tools are not known yet (catalog.API.State).
+const (
+	// StateStarting is a server whose first start is in progress.
+	StateStarting = "starting"
+	// StateDown is a server that could not be started yet; the next call
+	// that needs it tries again at once, and the background does after a
+	// backoff.
+	StateDown = "down"
+)
 
 // Set is the upstream servers of one process. Its methods are safe for
 // concurrent use.
@@ -96,35 +137,23 @@ type Set struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	once   sync.Once
+	// files are the stderr files to close with the Set.
+	files []*fileSink
 }
 
 // Start connects to every server of cfgs (in parallel) and lists their
 // tools. A server that cannot be started, or whose tools cannot be listed,
 // is an error naming it; the servers already started are stopped.
 func Start(ctx context.Context, cfgs []Config, opts Options) (*Set, error) {
-	if opts.Stderr == nil {
-		opts.Stderr = os.Stderr
+	s, err := newSet(cfgs, opts)
+	if err != nil {
+		return nil, err
 	}
-	bg, cancel := context.WithCancel(context.Background())
-	s := &Set{opts: opts, byName: map[string]*server{}, stderr: &lockedWriter{w: opts.Stderr}, ctx: bg, cancel: cancel}
-	for _, c := range cfgs {
-		if err := c.check(); err != nil {
-			cancel()
-			return nil, err
+	err = s.each(func(srv *server) error {
+		_, err := srv.connection(ctx)
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("mcp server %s: starting %s: %w", srv.cfg.Name, srv.describe(), err)
 		}
-		if s.byName[c.Name] != nil {
-			cancel()
-			return nil, fmt.Errorf("mcp server %s: given twice", c.Name)
-		}
-		if c.Timeout <= 0 {
-			c.Timeout = DefaultTimeout
-		}
-		srv := &server{cfg: c, set: s}
-		s.servers = append(s.servers, srv)
-		s.byName[c.Name] = srv
-	}
-	err := s.each(func(srv *server) error {
-		_, err := srv.connect(ctx)
 		return err
 	})
 	if err != nil {
@@ -132,6 +161,100 @@ func Start(ctx context.Context, cfgs []Config, opts Options) (*Set, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Launch starts every server of cfgs in the background and returns at
+// once: until a server's tools are listed its API has no functions and
+// the State StateStarting (or StateDown once its start failed), and
+// OnToolsChanged is called when its tools arrive. Wait waits for one
+// server. Only a configuration that is wrong is an error.
+func Launch(cfgs []Config, opts Options) (*Set, error) {
+	opts.background = true
+	s, err := newSet(cfgs, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, srv := range s.servers {
+		srv.mu.Lock()
+		srv.begin(true)
+		srv.mu.Unlock()
+	}
+	return s, nil
+}
+
+func newSet(cfgs []Config, opts Options) (*Set, error) {
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	bg, cancel := context.WithCancel(context.Background())
+	s := &Set{opts: opts, byName: map[string]*server{}, stderr: &lockedWriter{w: opts.Stderr}, ctx: bg, cancel: cancel}
+	for _, c := range cfgs {
+		if err := c.check(); err != nil {
+			s.closeFiles()
+			cancel()
+			return nil, err
+		}
+		if s.byName[c.Name] != nil {
+			s.closeFiles()
+			cancel()
+			return nil, fmt.Errorf("mcp server %s: given twice", c.Name)
+		}
+		if c.Timeout <= 0 {
+			c.Timeout = DefaultTimeout
+		}
+		srv := &server{cfg: c, set: s, up: make(chan struct{})}
+		if err := s.sinks(srv); err != nil {
+			s.closeFiles()
+			cancel()
+			return nil, err
+		}
+		s.servers = append(s.servers, srv)
+		s.byName[c.Name] = srv
+	}
+	return s, nil
+}
+
+// Wait waits until the tools of the server named name are known (at once
+// when they are), starting it now when it is down; it fails when ctx ends
+// first, or with the error of the start it waited for.
+func (s *Set) Wait(ctx context.Context, name string) error {
+	srv := s.byName[name]
+	if srv == nil {
+		return fmt.Errorf("no upstream MCP server is named %s", name)
+	}
+	if srv.tools.Load() != nil {
+		return nil
+	}
+	_, err := srv.connection(ctx)
+	return err
+}
+
+// sinks sets where the standard error of srv goes.
+func (s *Set) sinks(srv *server) error {
+	var base sink = textSink{prefix: "[" + srv.cfg.Name + "] ", out: s.stderr}
+	if s.opts.Logger != nil {
+		base = logSink{log: s.opts.Logger, name: srv.cfg.Name}
+	}
+	srv.stderr, srv.notes = base, base
+	switch srv.cfg.Stderr {
+	case "", StderrInherit:
+	case StderrDiscard:
+		srv.stderr = nil
+	default:
+		f, err := openFileSink(srv.cfg.Stderr, base)
+		if err != nil {
+			return fmt.Errorf("mcp server %s: stderr: %w", srv.cfg.Name, err)
+		}
+		s.files = append(s.files, f)
+		srv.stderr, srv.notes = f, f
+	}
+	return nil
+}
+
+func (s *Set) closeFiles() {
+	for _, f := range s.files {
+		f.close()
+	}
 }
 
 func (c Config) check() error {
@@ -149,6 +272,8 @@ func (c Config) check() error {
 		return fmt.Errorf("mcp server %s: args, env and cwd go with command, not url", c.Name)
 	case c.Command != "" && len(c.Headers) > 0:
 		return fmt.Errorf("mcp server %s: headers go with url, not command", c.Name)
+	case c.URL != "" && c.Stderr != "":
+		return fmt.Errorf("mcp server %s: stderr goes with command, not url", c.Name)
 	}
 	return nil
 }
@@ -158,7 +283,22 @@ func (c Config) check() error {
 func (s *Set) APIs() []*catalog.API {
 	out := make([]*catalog.API, len(s.servers))
 	for i, srv := range s.servers {
-		out[i] = srv.tools.Load().api.Clone()
+		if ts := srv.tools.Load(); ts != nil {
+			out[i] = ts.api.Clone()
+			continue
+		}
+		state, why := srv.state()
+		api := &catalog.API{Name: srv.cfg.Name, Kind: catalog.MCP, Title: srv.cfg.Name, State: state}
+		switch state {
+		case StateStarting:
+			api.Description = fmt.Sprintf("The MCP server %s is starting: its tools are listed here once it answers "+
+				"(clients are sent notifications/tools/list_changed). A script that names sdk.%s waits for it, within its timeout.",
+				srv.cfg.Name, srv.cfg.Name)
+		default:
+			api.Description = fmt.Sprintf("The MCP server %s could not be started (%s). A script that names sdk.%s tries it again at once.",
+				srv.cfg.Name, capText(why, maxErrorText), srv.cfg.Name)
+		}
+		out[i] = api
 	}
 	return out
 }
@@ -216,5 +356,6 @@ func (s *Set) Close() {
 			srv.close()
 			return nil
 		})
+		s.closeFiles()
 	})
 }

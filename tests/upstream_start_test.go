@@ -1,0 +1,100 @@
+//go:build unix
+
+package tests
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/internal/testupstreams"
+)
+
+func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
+	// An upstream held before it runs (standing for one that boots
+	// slowly) does not hold serve's initialize: it is answered while the
+	// upstream is provably still held. list_apis says the server is
+	// starting; a script that does not name it runs at once, one that
+	// names it waits within its own timeout; once the server runs, its
+	// tools join the sdk and the client is told (tools and resources
+	// list_changed).
+	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	ctl.Hold(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", "--mcp=slow="+testupstreams.Shell(ctl.Command))
+	ctx := testContext(t)
+	notified := make(chan string, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { notified <- n.Method })
+	for deadline := time.Now().Add(30 * time.Second); ctl.Starts() != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the upstream was never started")
+		}
+	}
+	tool := func(name string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return strings.Join(textsOf(res), ""), res.IsError
+	}
+
+	type apiInfo struct {
+		Name      string `json:"name"`
+		State     string `json:"state"`
+		Functions int    `json:"functions"`
+	}
+	listAPIs := func() []apiInfo {
+		t.Helper()
+		text, _ := tool("list_apis", nil)
+		var apis []apiInfo
+		if err := json.Unmarshal([]byte(text), &apis); err != nil {
+			t.Fatalf("list_apis: %v: %s", err, text)
+		}
+		return apis
+	}
+	if apis := listAPIs(); len(apis) != 1 || apis[0] != (apiInfo{Name: "slow", State: "starting"}) {
+		t.Errorf("list_apis while it starts: %+v", apis)
+	}
+	if text, isError := tool("list_functions", map[string]any{"api": "slow"}); !isError || !strings.HasPrefix(text, "starting: The MCP server slow is starting") {
+		t.Errorf("list_functions while it starts: %v %s", isError, text)
+	}
+	if _, out := callScript(t, ctx, c, map[string]any{"script": "return 6 * 7"}); string(out.Result) != "42" {
+		t.Errorf("a script that does not name it: %+v", out)
+	}
+	text, isError := tool("execute_script", map[string]any{"script": `return sdk.slow.say_hello({ name = "early" })`, "timeout_ms": 300})
+	if !isError || !strings.Contains(text, "the MCP server slow was not ready within the script's timeout") {
+		t.Errorf("a script that names it, with a short timeout: %v %s", isError, text)
+	}
+
+	waited := make(chan string, 1)
+	go func() {
+		_, out := callScript(t, ctx, c, map[string]any{"script": `return sdk.slow.say_hello({ name = "late" })`})
+		waited <- string(out.Result)
+	}()
+	ctl.Release(t)
+	if got := <-waited; got != `"Hello, late!"` {
+		t.Errorf("a script that names it, once it runs: %s", got)
+	}
+	seen := map[string]bool{}
+	for !seen[string(mcp.MethodNotificationToolsListChanged)] || !seen[string(mcp.MethodNotificationResourcesListChanged)] {
+		select {
+		case m := <-notified:
+			seen[m] = true
+		case <-ctx.Done():
+			t.Fatalf("notifications: %v", seen)
+		}
+	}
+	if apis := listAPIs(); len(apis) != 1 || apis[0].State != "" || apis[0].Functions == 0 {
+		t.Errorf("list_apis once it runs: %+v", apis)
+	}
+	if fns, _ := tool("list_functions", map[string]any{"api": "slow"}); !strings.Contains(fns, "sdk.slow.say_hello") {
+		t.Errorf("list_functions once it runs: %s", fns)
+	}
+	if ctl.Starts() != 1 {
+		t.Errorf("%d starts", ctl.Starts())
+	}
+}
