@@ -195,9 +195,12 @@ func (s *Server) sdkDescription() string {
 		writers += e.Writers
 	}
 	b.WriteString(". Scripts reach the network through these only.")
-	if writers == 0 {
+	switch {
+	case !sdkdocs.ReadOnly(effects) && writers == 0:
+		b.WriteString(" Some MCP servers' tools are not listed yet, and may create, change or delete data.")
+	case writers == 0:
 		b.WriteString(" Every sdk function only reads: OpenAPI operations of method GET, HEAD or OPTIONS, MCP tools their server marks read-only.")
-	} else {
+	default:
 		fmt.Fprintf(&b, " %d sdk functions can create, change or delete data (OpenAPI operations of other methods than GET, HEAD and OPTIONS; "+
 			"MCP tools their server does not mark read-only), so a script can too.", writers)
 	}
@@ -226,6 +229,8 @@ func (s *Server) sdkDescription() string {
 // writes says how many of an API's functions can change data.
 func writes(e sdkdocs.Effects) string {
 	switch {
+	case e.Pending:
+		return "tools not listed yet: they may change data"
 	case e.Writers == 0:
 		return "read-only"
 	case e.Writers == e.Functions:

@@ -11,6 +11,10 @@ type Effects struct {
 	// readOnlyHint: true.
 	Functions int `json:"functions"`
 	Writers   int `json:"writers"`
+	// Pending is set for an MCP server whose tools are not listed yet
+	// (starting or down): what they can do is not known, so they count as
+	// tools that may change data.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // Effects lists every API's Effects, in catalog order.
@@ -20,7 +24,7 @@ func (d *Docs) Effects() []Effects {
 	}
 	out := make([]Effects, 0, len(d.cat.APIs))
 	for _, api := range d.cat.APIs {
-		e := Effects{API: api.Name, Kind: string(api.Kind), Functions: len(api.Functions)}
+		e := Effects{API: api.Name, Kind: string(api.Kind), Functions: len(api.Functions), Pending: api.State != ""}
 		for _, f := range api.Functions {
 			if !f.ReadOnly() {
 				e.Writers++
@@ -31,10 +35,11 @@ func (d *Docs) Effects() []Effects {
 	return out
 }
 
-// ReadOnly reports whether no function of the sdk may change data.
+// ReadOnly reports whether no function of the sdk may change data: an API
+// whose functions are not known yet may.
 func ReadOnly(effects []Effects) bool {
 	for _, e := range effects {
-		if e.Writers > 0 {
+		if e.Writers > 0 || e.Pending {
 			return false
 		}
 	}

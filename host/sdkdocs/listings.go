@@ -60,7 +60,11 @@ func (d *Docs) APIsPage(req PageRequest) (Page, error) {
 			if a.Kind == string(catalog.MCP) {
 				kind, unit = "MCP server", "tools"
 			}
-			fmt.Fprintf(&b, "sdk.%s (%s, %d %s", a.Name, kind, a.Functions, unit)
+			fmt.Fprintf(&b, "sdk.%s (%s, ", a.Name, kind)
+			if a.State != "" { // an MCP server whose tools are not listed yet
+				b.WriteString(a.State + ", ")
+			}
+			fmt.Fprintf(&b, "%d %s", a.Functions, unit)
 			if a.Schemas > 0 {
 				fmt.Fprintf(&b, ", %d schemas", a.Schemas)
 			}
