@@ -28,11 +28,7 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 	ctx := testContext(t)
 	notified := make(chan string, 16)
 	c.OnNotification(func(n mcp.JSONRPCNotification) { notified <- n.Method })
-	for deadline := time.Now().Add(30 * time.Second); ctl.Starts() != 1; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the upstream was never started")
-		}
-	}
+	ctl.WaitHeld(t, 30*time.Second) // the upstream started, and waits at the gate
 	tool := func(name string, args map[string]any) (string, bool) {
 		t.Helper()
 		res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})

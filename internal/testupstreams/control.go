@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Control lets a test break, hold and count the starts of a stdio server
@@ -17,6 +18,9 @@ import (
 // and Release() a start waits, before the server runs, until Release.
 type Control struct {
 	dir string
+	// held is the gate opened for writing by WaitHeld: the start that
+	// opened it for reading waits there.
+	held *os.File
 	// Command is the server's command line wrapped in the control shell.
 	Command []string
 }
@@ -72,14 +76,45 @@ func (c *Control) Unhold(tb testing.TB) {
 	}
 }
 
+// WaitHeld returns once a start waits at the gate (Hold): opening the
+// FIFO for writing blocks until a start has opened it for reading. It
+// fails the test if none comes within watchdog.
+func (c *Control) WaitHeld(tb testing.TB, watchdog time.Duration) {
+	tb.Helper()
+	opened := make(chan *os.File, 1)
+	failed := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(filepath.Join(c.dir, "gate"), os.O_WRONLY, 0)
+		if err != nil {
+			failed <- err
+			return
+		}
+		opened <- f
+	}()
+	timer := time.NewTimer(watchdog)
+	defer timer.Stop()
+	select {
+	case c.held = <-opened:
+	case err := <-failed:
+		tb.Fatal(err)
+	case <-timer.C:
+		tb.Fatalf("no start of the server waited at the gate within %s", watchdog)
+	}
+}
+
 // Release lets the start held at the gate run the server (it blocks until
-// a start is waiting there), and removes the gate for later starts.
+// a start is waiting there, unless WaitHeld saw one), and removes the gate
+// for later starts.
 func (c *Control) Release(tb testing.TB) {
 	tb.Helper()
 	gate := filepath.Join(c.dir, "gate")
-	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
-	if err != nil {
-		tb.Fatal(err)
+	f := c.held
+	c.held = nil
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(gate, os.O_WRONLY, 0); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	defer f.Close()
 	if err := os.Remove(gate); err != nil {
