@@ -116,54 +116,15 @@ func (a *Server) serve(w http.ResponseWriter, r *http.Request) {
 			writeJSON(200, map[string]any{"id": n, "name": "Rex"})
 		}
 	case strings.HasPrefix(path, "/echo") || path == "/form" || path == "/upload" || path == "/public" || strings.HasPrefix(path, "/tenants/"):
-		e := Echo{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: map[string]string{}}
-		for k, v := range r.Header {
-			e.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
+		if e, ok := echo(w, r); ok {
+			writeJSON(200, e)
 		}
-		switch {
-		case strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/"):
-			if err := r.ParseMultipartForm(1 << 20); err != nil {
-				http.Error(w, err.Error(), 400)
-				return
-			}
-			e.Form = r.MultipartForm.Value
-			e.Files, e.FileType, e.FilesHex = map[string]string{}, map[string]string{}, map[string]string{}
-			for name, fhs := range r.MultipartForm.File {
-				f, _ := fhs[0].Open()
-				data, _ := io.ReadAll(f)
-				e.Files[name] = string(data)
-				e.FilesHex[name] = hex.EncodeToString(data)
-				e.FileType[name] = fhs[0].Header.Get("Content-Type")
-			}
-		case r.Header.Get("Content-Type") == "application/x-www-form-urlencoded":
-			data, _ := io.ReadAll(r.Body)
-			e.Form, _ = url.ParseQuery(string(data))
-			e.Body, e.BodyHex = string(data), hex.EncodeToString(data)
-		default:
-			data, _ := io.ReadAll(r.Body)
-			e.Body = string(data)
-			if len(data) > 0 {
-				e.BodyHex = hex.EncodeToString(data)
-			}
-		}
-		writeJSON(200, e)
 	case strings.HasPrefix(path, "/delay/"):
 		ms, _ := strconv.Atoi(strings.TrimPrefix(path, "/delay/"))
-		now := a.delays.Add(1)
-		defer a.delays.Add(-1)
-		for {
-			peak := a.DelayPeak.Load()
-			if now <= peak || a.DelayPeak.CompareAndSwap(peak, now) {
-				break
-			}
+		if a.delay(r, time.Duration(ms)*time.Millisecond) {
+			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+			writeJSON(200, map[string]any{"ms": ms, "n": n})
 		}
-		select {
-		case <-time.After(time.Duration(ms) * time.Millisecond):
-		case <-r.Context().Done():
-			return
-		}
-		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-		writeJSON(200, map[string]any{"ms": ms, "n": n})
 	case path == "/slow":
 		a.SlowStarted <- struct{}{}
 		<-r.Context().Done()
@@ -201,5 +162,60 @@ func (a *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		http.NotFound(w, r)
+	}
+}
+
+// echo describes the request r as an Echo; false when its form cannot be
+// read (w has the error then).
+func echo(w http.ResponseWriter, r *http.Request) (Echo, bool) {
+	e := Echo{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Headers: map[string]string{}}
+	for k, v := range r.Header {
+		e.Headers[strings.ToLower(k)] = strings.Join(v, ", ")
+	}
+	switch {
+	case strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/"):
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			http.Error(w, err.Error(), 400)
+			return e, false
+		}
+		e.Form = r.MultipartForm.Value
+		e.Files, e.FileType, e.FilesHex = map[string]string{}, map[string]string{}, map[string]string{}
+		for name, fhs := range r.MultipartForm.File {
+			f, _ := fhs[0].Open()
+			data, _ := io.ReadAll(f)
+			e.Files[name] = string(data)
+			e.FilesHex[name] = hex.EncodeToString(data)
+			e.FileType[name] = fhs[0].Header.Get("Content-Type")
+		}
+	case r.Header.Get("Content-Type") == "application/x-www-form-urlencoded":
+		data, _ := io.ReadAll(r.Body)
+		e.Form, _ = url.ParseQuery(string(data))
+		e.Body, e.BodyHex = string(data), hex.EncodeToString(data)
+	default:
+		data, _ := io.ReadAll(r.Body)
+		e.Body = string(data)
+		if len(data) > 0 {
+			e.BodyHex = hex.EncodeToString(data)
+		}
+	}
+	return e, true
+}
+
+// delay waits d, counting the requests waiting at once (DelayPeak); false
+// when the request ends first.
+func (a *Server) delay(r *http.Request, d time.Duration) bool {
+	now := a.delays.Add(1)
+	defer a.delays.Add(-1)
+	for {
+		peak := a.DelayPeak.Load()
+		if now <= peak || a.DelayPeak.CompareAndSwap(peak, now) {
+			break
+		}
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
