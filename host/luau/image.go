@@ -35,6 +35,10 @@ type image struct {
 	// clock is where the template's monotonic clock stood when the image
 	// was taken: restored instances' clocks start there.
 	clock int64
+	// template holds the whole memory, for instances to map copy-on-write
+	// instead of copying runs (Linux); nil elsewhere or when it could not
+	// be made.
+	template *memoryTemplate
 }
 
 // imageRun is a run of consecutive pages of an image.
@@ -99,8 +103,10 @@ func (img *image) restore(inst *instance, mod api.Module) error {
 	if !ok {
 		return fmt.Errorf("luau: reading %d bytes of a new instance's memory", img.size)
 	}
-	for _, run := range img.runs {
-		copy(buf[run.offset:], run.data)
+	if !inst.fromTemplate {
+		for _, run := range img.runs {
+			copy(buf[run.offset:], run.data)
+		}
 	}
 	if err := inst.lookup(mod); err != nil {
 		return err

@@ -41,6 +41,9 @@ type instance struct {
 	clock instanceClock
 
 	closed bool
+	// fromTemplate says that the memory started as a mapping of the
+	// image's template, holding the image already.
+	fromTemplate bool
 
 	// exec is the execution the instance is running: where print() lines,
 	// progress and file operations go.
