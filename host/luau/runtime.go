@@ -28,6 +28,7 @@ import (
 
 	"github.com/toolscript/toolscript/wasm"
 
+	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
@@ -403,10 +404,42 @@ func (r *Runtime) makeImage(ctx context.Context, v *sdkVariant, inst *instance, 
 		if mem, ok := mod.Memory().Read(0, img.size); ok {
 			img.template, _ = newMemoryTemplate(mem)
 		}
+		if img.template != nil {
+			r.learnHotPages(ctx, v, img)
+		}
 	}
 	v.image = img
 	inst.sdk = v
 	return inst, nil
+}
+
+// warmUpScript is what learnHotPages runs: the smallest script.
+const warmUpScript = "return 1"
+
+// learnHotPages runs warmUpScript, a script of the host's, on an instance
+// mapped from img's template, and notes which pages of the template it
+// wrote: every execution writes those (the Luau state it starts from, the
+// top of the C stack), and later instances copy them before they wait in
+// the pool (memoryTemplate.hot). The instance is then closed; nothing of
+// it but the page numbers is kept, and the scripts of users play no part.
+func (r *Runtime) learnHotPages(ctx context.Context, v *sdkVariant, img *image) {
+	inst, mod, err := r.instantiate(ctx, img.clock, img.template)
+	if err != nil {
+		return
+	}
+	defer inst.close()
+	if !inst.fromTemplate || img.restore(inst, mod) != nil {
+		return
+	}
+	inst.sdk = v
+	limits := Limits{}.WithDefaults()
+	exec := &execution{logs: logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes}, maxParallel: 1}
+	if e := r.run(ctx, inst, Script{Source: []byte(warmUpScript)}, limits, exec, &result.Result{}); e != nil {
+		return
+	}
+	if mem, ok := inst.mem.Read(0, inst.mem.Size()); ok {
+		img.template.hot = img.template.writtenPages(mem)
+	}
 }
 
 // instantiate instantiates the module, without initialising it, for a new

@@ -2,6 +2,7 @@ package luau
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime"
@@ -22,7 +23,13 @@ import (
 type memoryTemplate struct {
 	file *os.File
 	size uint64
+	// hot are the pages an execution writes in any case, which instances
+	// copy as soon as they map the template (learnHotPages).
+	hot []pageRange
 }
+
+// pageRange is a run of whole pages of a memory.
+type pageRange struct{ offset, length uint64 }
 
 // templatesSupported reports whether instances can start from a template.
 const templatesSupported = true
@@ -85,6 +92,13 @@ func (t *memoryTemplate) mapInto(reserved []byte) error {
 	if err != nil {
 		return fmt.Errorf("luau: mapping the memory template: %w", err)
 	}
+	// Copy the pages every execution writes now, in one call per run and
+	// while the instance waits in the pool, rather than one fault at a
+	// time during the execution. A kernel without MADV_POPULATE_WRITE
+	// (before 5.14) copies them on the first write instead.
+	for _, h := range t.hot {
+		_ = unix.Madvise(reserved[h.offset:h.offset+h.length], unix.MADV_POPULATE_WRITE)
+	}
 	return nil
 }
 
@@ -93,4 +107,41 @@ func (t *memoryTemplate) close() {
 	if t != nil {
 		_ = t.file.Close()
 	}
+}
+
+// writtenPages returns the pages of mem, a memory that started as a
+// mapping of t, that the instance has written since: those the kernel
+// has given the instance its own copy of, as /proc/self/pagemap says (a
+// present page that is not the file's). It returns nil if pagemap cannot
+// be read.
+func (t *memoryTemplate) writtenPages(mem []byte) []pageRange {
+	page := uint64(os.Getpagesize())
+	n := min(uint64(len(mem)), t.size) / page
+	if n == 0 {
+		return nil
+	}
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	entries := make([]byte, 8*n)
+	first := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))) / page
+	if _, err := f.ReadAt(entries, int64(first*8)); err != nil {
+		return nil
+	}
+	const present, fileOrShared = 1 << 63, 1 << 61
+	var ranges []pageRange
+	for i := range n {
+		e := binary.LittleEndian.Uint64(entries[8*i:])
+		if e&present == 0 || e&fileOrShared != 0 {
+			continue
+		}
+		if k := len(ranges); k > 0 && ranges[k-1].offset+ranges[k-1].length == i*page {
+			ranges[k-1].length += page
+		} else {
+			ranges = append(ranges, pageRange{offset: i * page, length: page})
+		}
+	}
+	return ranges
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -146,5 +147,33 @@ func TestExecutionLeavesNothingInTheTemplate(t *testing.T) {
 		if found {
 			t.Fatal("an execution's data is in a later instance's memory")
 		}
+	}
+}
+
+// TestHotPagesAreCopiedAhead checks that the warm-up found the pages an
+// execution writes, and that a new instance has its own copies of them
+// before it runs anything, the rest of its memory still the template's.
+func TestHotPagesAreCopiedAhead(t *testing.T) {
+	ctx := context.Background()
+	rt, img := templateRuntime(t)
+	hot := img.template.hot
+	var pages uint64
+	for _, h := range hot {
+		if h.offset+h.length > img.template.size || h.length == 0 {
+			t.Fatalf("a hot range %+v outside the template of %d bytes", h, img.template.size)
+		}
+		pages += h.length / 4096
+	}
+	t.Logf("%d hot pages in %d ranges, of %d", pages, len(hot), img.template.size/4096)
+	if pages == 0 || pages > img.template.size/4096/2 {
+		t.Fatalf("%d hot pages of %d", pages, img.template.size/4096)
+	}
+	inst, err := rt.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.close()
+	if got := img.template.writtenPages(memoryOf(t, inst)); !slices.Equal(got, hot) {
+		t.Fatalf("a new instance has its own copies of %v, want %v", got, hot)
 	}
 }

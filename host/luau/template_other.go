@@ -6,7 +6,10 @@ import "errors"
 
 // memoryTemplate exists on Linux only (template_linux.go): elsewhere every
 // instance gets its memory from the image by copying.
-type memoryTemplate struct{ size uint64 }
+type memoryTemplate struct {
+	size uint64
+	hot  []pageRange
+}
 
 const templatesSupported = false
 
@@ -19,3 +22,7 @@ func (t *memoryTemplate) mapInto([]byte) error {
 }
 
 func (t *memoryTemplate) close() {}
+
+type pageRange struct{ offset, length uint64 }
+
+func (t *memoryTemplate) writtenPages([]byte) []pageRange { return nil }
