@@ -16,7 +16,9 @@ import (
 // instead. That is the same state, byte for byte, at a fraction of the cost:
 // the template runs _initialize and ts_init (the C++ constructors, the Luau
 // state, the sandboxed libraries), an image only copies the pages they
-// wrote.
+// wrote. On Linux the image also has a template (template_linux.go): the
+// whole memory in a sealed file, which new instances map copy-on-write
+// instead of copying the runs.
 //
 // An image holds nothing from any execution: it is taken before the
 // template runs a script. What differs between instances is handled beside

@@ -5,7 +5,9 @@
 // compilation cache) and runs every script in a fresh instance that is
 // discarded afterwards: nothing survives from one execution to the next.
 // Only the first instance runs the module's initialisation; the others start
-// from an image of its memory taken before it ran anything (image.go).
+// from an image of its memory taken before it ran anything (image.go): on
+// Linux a private copy-on-write mapping of it (template_linux.go), elsewhere
+// a copy.
 // Executions are safe to run concurrently; a small pool of ready, never-used
 // instances keeps the latency of a warm process low.
 package luau
