@@ -183,6 +183,11 @@ func (r *Runtime) execute(ctx context.Context, script Script, limits Limits, exe
 		return internalError(err)
 	}
 	defer r.discard(inst)
+	return r.run(ctx, inst, script, limits, exec, res)
+}
+
+// run runs script on inst, a fresh instance.
+func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits Limits, exec *execution, res *result.Result) *result.Error {
 	inst.exec = exec
 	ctx = withInstance(ctx, inst)
 

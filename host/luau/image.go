@@ -16,7 +16,9 @@ import (
 // instead. That is the same state, byte for byte, at a fraction of the cost:
 // the template runs _initialize and ts_init (the C++ constructors, the Luau
 // state, the sandboxed libraries), an image only copies the pages they
-// wrote.
+// wrote. On Linux the image also has a template (template_linux.go): the
+// whole memory in a sealed file, which new instances map copy-on-write
+// instead of copying the runs.
 //
 // An image holds nothing from any execution: it is taken before the
 // template runs a script. What differs between instances is handled beside
@@ -35,6 +37,10 @@ type image struct {
 	// clock is where the template's monotonic clock stood when the image
 	// was taken: restored instances' clocks start there.
 	clock int64
+	// template holds the whole memory, for instances to map copy-on-write
+	// instead of copying runs (Linux); nil elsewhere or when it could not
+	// be made.
+	template *memoryTemplate
 }
 
 // imageRun is a run of consecutive pages of an image.
@@ -99,8 +105,10 @@ func (img *image) restore(inst *instance, mod api.Module) error {
 	if !ok {
 		return fmt.Errorf("luau: reading %d bytes of a new instance's memory", img.size)
 	}
-	for _, run := range img.runs {
-		copy(buf[run.offset:], run.data)
+	if !inst.fromTemplate {
+		for _, run := range img.runs {
+			copy(buf[run.offset:], run.data)
+		}
 	}
 	if err := inst.lookup(mod); err != nil {
 		return err

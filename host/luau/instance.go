@@ -41,6 +41,9 @@ type instance struct {
 	clock instanceClock
 
 	closed bool
+	// fromTemplate says that the memory started as a mapping of the
+	// image's template, holding the image already.
+	fromTemplate bool
 
 	// exec is the execution the instance is running: where print() lines,
 	// progress and file operations go.
@@ -73,12 +76,10 @@ func (inst *instance) lookup(mod api.Module) error {
 	if inst.run, err = exported(mod, "ts_run"); err != nil {
 		return err
 	}
-	if inst.malloc, err = exported(mod, "ts_malloc"); err != nil {
-		return err
-	}
-	if inst.sdkBuffer, err = exported(mod, "ts_sdk_buffer"); err != nil {
-		return err
-	}
+	// ts_malloc and ts_sdk_buffer are looked up when first called
+	// (function): most scripts call neither, and each function wazero makes
+	// has a stack of its own. A module of the host's ABI version exports
+	// them.
 	sp, ok := mod.ExportedGlobal("__stack_pointer").(api.MutableGlobal)
 	if !ok {
 		return errors.New("luau: the module does not export a mutable __stack_pointer")
@@ -163,6 +164,18 @@ func checkABI(ctx context.Context, mod api.Module) error {
 	return nil
 }
 
+// function returns *fn, the export name, looking it up the first time.
+func (inst *instance) function(fn *api.Function, name string) (api.Function, error) {
+	if *fn == nil {
+		f, err := exported(inst.mod, name)
+		if err != nil {
+			return nil, err
+		}
+		*fn = f
+	}
+	return *fn, nil
+}
+
 // trampoline returns the ts_trampoline function for nesting depth d.
 func (inst *instance) trampoline(d int) (api.Function, []uint64) {
 	for len(inst.trampolines) <= d {
@@ -181,7 +194,11 @@ func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 		}
 		return inst.inputAddr, nil
 	}
-	res, err := inst.malloc.Call(ctx, uint64(len(data)))
+	malloc, err := inst.function(&inst.malloc, "ts_malloc")
+	if err != nil {
+		return 0, err
+	}
+	res, err := malloc.Call(ctx, uint64(len(data)))
 	if err != nil {
 		return 0, fmt.Errorf("luau: allocating %d bytes in the module: %w", len(data), err)
 	}

@@ -9,19 +9,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// withMemoryAllocator makes instances created with ctx use mmap-backed linear
-// memory: the maximum is reserved once and committed as the module grows, so
-// growing never copies. With wazero's default slice-backed memory a fresh
-// instance that grows runs 2 to 7 times slower.
-func withMemoryAllocator(ctx context.Context) context.Context {
-	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(newMappedMemory))
+// withMemoryAllocator makes the instance inst created with ctx use
+// mmap-backed linear memory: the maximum is reserved once and committed as
+// the module grows, so growing never copies. With wazero's default
+// slice-backed memory a fresh instance that grows runs 2 to 7 times slower.
+//
+// With a template, the memory starts as a private copy-on-write mapping of
+// it (template_linux.go), and inst.fromTemplate says so: its pages are
+// shared with the template until the instance writes them. If the mapping
+// fails the memory starts zeroed, as without a template.
+func withMemoryAllocator(ctx context.Context, inst *instance, tmpl *memoryTemplate) context.Context {
+	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
+		m := newMappedMemory(max)
+		if tmpl != nil && cap(m.buf) > 0 && tmpl.mapInto(m.buf[:cap(m.buf)]) == nil {
+			m.usable = tmpl.size
+			inst.fromTemplate = true
+		}
+		return m
+	}))
 }
 
 type mappedMemory struct {
-	buf []byte // len: committed bytes; cap: reserved bytes
+	buf []byte // len: the memory's bytes; cap: reserved bytes
+	// usable is how many bytes from the start are readable and writable:
+	// at least len(buf), more when a template was mapped.
+	usable uint64
 }
 
-func newMappedMemory(_, max uint64) experimental.LinearMemory {
+func newMappedMemory(max uint64) *mappedMemory {
 	// Reserve address space only; pages are committed by Reallocate.
 	buf, err := unix.Mmap(-1, 0, int(max), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_NORESERVE)
 	if err != nil {
@@ -31,14 +46,16 @@ func newMappedMemory(_, max uint64) experimental.LinearMemory {
 }
 
 func (m *mappedMemory) Reallocate(size uint64) []byte {
-	committed := uint64(len(m.buf))
 	if size > uint64(cap(m.buf)) {
 		return nil
 	}
-	if size > committed {
-		if err := unix.Mprotect(m.buf[committed:size], unix.PROT_READ|unix.PROT_WRITE); err != nil {
+	if size > m.usable {
+		if err := unix.Mprotect(m.buf[m.usable:size], unix.PROT_READ|unix.PROT_WRITE); err != nil {
 			return nil
 		}
+		m.usable = size
+	}
+	if size > uint64(len(m.buf)) {
 		m.buf = m.buf[:size]
 	}
 	return m.buf

@@ -247,7 +247,11 @@ func sdkTake(ctx context.Context, mod api.Module, L, token uint32) uint32 {
 // size. Running out of memory there raises the script's memory error from
 // this host call.
 func (inst *instance) writeSDKBuffer(ctx context.Context, mod api.Module, L uint32, size int, fill func([]byte)) uint32 {
-	buf, err := inst.sdkBuffer.Call(ctx, uint64(L), uint64(size))
+	sdkBuffer, err := inst.function(&inst.sdkBuffer, "ts_sdk_buffer")
+	if err != nil {
+		panic(err)
+	}
+	buf, err := sdkBuffer.Call(ctx, uint64(L), uint64(size))
 	if err != nil {
 		var t *luaThrow
 		if errors.As(err, &t) {

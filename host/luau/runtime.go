@@ -5,7 +5,9 @@
 // compilation cache) and runs every script in a fresh instance that is
 // discarded afterwards: nothing survives from one execution to the next.
 // Only the first instance runs the module's initialisation; the others start
-// from an image of its memory taken before it ran anything (image.go).
+// from an image of its memory taken before it ran anything (image.go): on
+// Linux a private copy-on-write mapping of it (template_linux.go), elsewhere
+// a copy.
 // Executions are safe to run concurrently; a small pool of ready, never-used
 // instances keeps the latency of a warm process low.
 package luau
@@ -28,6 +30,7 @@ import (
 
 	"github.com/toolscript/toolscript/wasm"
 
+	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
@@ -75,6 +78,12 @@ type Runtime struct {
 	cache    wazero.CompilationCache
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
+	// liftedData says that the compiled module's active data segments were
+	// taken out of it (withoutActiveData): instantiating it writes nothing
+	// into memory, the first instance gets dataSegments written by the host
+	// and the later ones start from the image's memory template.
+	liftedData   bool
+	dataSegments []dataSegment
 	// sdk is the current sdk manifest and the image instances start from
 	// (Config.SDK, then SetSDK).
 	sdk atomic.Pointer[sdkVariant]
@@ -125,6 +134,11 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	module := cfg.Module
 	if module == nil {
 		module = wasm.Binary
+	}
+	if templatesSupported {
+		if stripped, segments, err := withoutActiveData(module); err == nil {
+			module, r.dataSegments, r.liftedData = stripped, segments, true
+		}
 	}
 	compiled, err := r.runtime.CompileModule(ctx, module)
 	if err != nil {
@@ -252,6 +266,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 			(<-r.pool).close()
 		}
 	}
+	if img := r.sdk.Load().image; img != nil {
+		img.template.close()
+	}
 	err := r.runtime.Close(ctx)
 	if r.cache != nil {
 		err = errors.Join(err, r.cache.Close(ctx))
@@ -344,7 +361,7 @@ func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
 	img := v.image
 	if img != nil {
 		v.mu.Unlock()
-		inst, mod, err := r.instantiate(ctx, img.clock)
+		inst, mod, err := r.instantiate(ctx, img.clock, img.template)
 		if err != nil {
 			return nil, err
 		}
@@ -356,30 +373,84 @@ func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
 		return inst, nil
 	}
 	defer v.mu.Unlock()
-	inst, mod, err := r.instantiate(ctx, 0)
+	inst, mod, err := r.instantiate(ctx, 0, nil)
 	if err != nil {
 		return nil, err
 	}
+	return r.makeImage(ctx, v, inst, mod)
+}
+
+// makeImage initialises inst, the first instance of v, and takes v's image.
+func (r *Runtime) makeImage(ctx context.Context, v *sdkVariant, inst *instance, mod api.Module) (*instance, error) {
 	fresh, _ := mod.Memory().Read(0, mod.Memory().Size())
 	fresh = bytes.Clone(fresh)
+	for _, seg := range r.dataSegments {
+		if !mod.Memory().Write(seg.offset, seg.data) {
+			mod.Close(ctx)
+			return nil, fmt.Errorf("luau: a data segment of %d bytes at %d is out of the memory's bounds", len(seg.data), seg.offset)
+		}
+	}
 	if err := inst.initialize(withInstance(ctx, inst), mod, v.manifest); err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}
-	if v.image, err = newImage(inst, fresh, inst.clock.last); err != nil {
+	img, err := newImage(inst, fresh, inst.clock.last)
+	if err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}
+	if r.liftedData {
+		// Without a template, instances copy the image's pages as
+		// elsewhere: the image is the difference from a memory without
+		// the data segments, so it holds them too.
+		if mem, ok := mod.Memory().Read(0, img.size); ok {
+			img.template, _ = newMemoryTemplate(mem)
+		}
+		if img.template != nil {
+			r.learnHotPages(ctx, v, img)
+		}
+	}
+	v.image = img
 	inst.sdk = v
 	return inst, nil
 }
 
+// warmUpScript is what learnHotPages runs: the smallest script.
+const warmUpScript = "return 1"
+
+// learnHotPages runs warmUpScript, a script of the host's, on an instance
+// mapped from img's template, and notes which pages of the template it
+// wrote: every execution writes those (the Luau state it starts from, the
+// top of the C stack), and later instances copy them before they wait in
+// the pool (memoryTemplate.hot). The instance is then closed; nothing of
+// it but the page numbers is kept, and the scripts of users play no part.
+func (r *Runtime) learnHotPages(ctx context.Context, v *sdkVariant, img *image) {
+	inst, mod, err := r.instantiate(ctx, img.clock, img.template)
+	if err != nil {
+		return
+	}
+	defer inst.close()
+	if !inst.fromTemplate || img.restore(inst, mod) != nil {
+		return
+	}
+	inst.sdk = v
+	limits := Limits{}.WithDefaults()
+	exec := &execution{logs: logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes}, maxParallel: 1}
+	if e := r.run(ctx, inst, Script{Source: []byte(warmUpScript)}, limits, exec, &result.Result{}); e != nil {
+		return
+	}
+	if mem, ok := inst.mem.Read(0, inst.mem.Size()); ok {
+		img.template.hot = img.template.writtenPages(mem)
+	}
+}
+
 // instantiate instantiates the module, without initialising it, for a new
-// instance whose monotonic clock starts at clockStart.
-func (r *Runtime) instantiate(ctx context.Context, clockStart int64) (*instance, api.Module, error) {
+// instance whose monotonic clock starts at clockStart and whose memory
+// starts as tmpl when it is not nil.
+func (r *Runtime) instantiate(ctx context.Context, clockStart int64, tmpl *memoryTemplate) (*instance, api.Module, error) {
 	inst := &instance{clock: newInstanceClock(clockStart)}
 	config := r.config.WithNanotime(inst.clock.nanotime, 1)
-	mod, err := r.runtime.InstantiateModule(withInstance(withMemoryAllocator(ctx), inst), r.compiled, config)
+	mod, err := r.runtime.InstantiateModule(withInstance(withMemoryAllocator(ctx, inst, tmpl), inst), r.compiled, config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("luau: instantiating the Luau module: %w", err)
 	}

@@ -1,0 +1,147 @@
+package luau
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A memoryTemplate is the linear memory of an initialised instance (the
+// data segments, then what _initialize and ts_init wrote) in a sealed
+// memory file. Each later instance maps it privately, copy-on-write, as
+// the start of its memory: the kernel shares the template's pages until
+// the instance writes one, and then gives that instance its own copy. So
+// an instance costs no copy of the image and no write of the data
+// segments, and pages an execution never touches are never copied. Writes
+// never reach the file (the mapping is private and the file sealed
+// against writes), so no execution sees another's.
+type memoryTemplate struct {
+	file *os.File
+	size uint64
+	// hot are the pages an execution writes in any case, which instances
+	// copy as soon as they map the template (learnHotPages).
+	hot []pageRange
+}
+
+// pageRange is a run of whole pages of a memory.
+type pageRange struct{ offset, length uint64 }
+
+// templatesSupported reports whether instances can start from a template.
+const templatesSupported = true
+
+// newMemoryTemplate puts mem in a sealed memory file. Only the pages that
+// are not zero are written: the rest of the file reads as zeros.
+func newMemoryTemplate(mem []byte) (*memoryTemplate, error) {
+	if len(mem)%os.Getpagesize() != 0 {
+		return nil, fmt.Errorf("luau: a memory of %d bytes is not whole pages", len(mem))
+	}
+	fd, err := unix.MemfdCreate("toolscript-image", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("luau: creating the memory template: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "toolscript-image")
+	if err := fillTemplate(f, mem); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &memoryTemplate{file: f, size: uint64(len(mem))}, nil
+}
+
+func fillTemplate(f *os.File, mem []byte) error {
+	if err := f.Truncate(int64(len(mem))); err != nil {
+		return fmt.Errorf("luau: sizing the memory template: %w", err)
+	}
+	page := os.Getpagesize()
+	zero := make([]byte, page)
+	for off := 0; off < len(mem); {
+		if bytes.Equal(mem[off:off+page], zero) {
+			off += page
+			continue
+		}
+		end := off + page
+		for end < len(mem) && !bytes.Equal(mem[end:end+page], zero) {
+			end += page
+		}
+		if _, err := f.WriteAt(mem[off:end], int64(off)); err != nil {
+			return fmt.Errorf("luau: writing the memory template: %w", err)
+		}
+		off = end
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		return fmt.Errorf("luau: sealing the memory template: %w", err)
+	}
+	return nil
+}
+
+// mapInto maps the template, private, copy-on-write, readable and
+// writable, over the start of reserved, the address space of a memory.
+func (t *memoryTemplate) mapInto(reserved []byte) error {
+	if t.size == 0 || t.size > uint64(len(reserved)) {
+		return fmt.Errorf("luau: a template of %d bytes does not fit a memory of %d", t.size, len(reserved))
+	}
+	addr := unsafe.Pointer(unsafe.SliceData(reserved))
+	_, err := unix.MmapPtr(int(t.file.Fd()), 0, addr, uintptr(t.size),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_FIXED)
+	runtime.KeepAlive(t)
+	if err != nil {
+		return fmt.Errorf("luau: mapping the memory template: %w", err)
+	}
+	// Copy the pages every execution writes now, in one call per run and
+	// while the instance waits in the pool, rather than one fault at a
+	// time during the execution. A kernel without MADV_POPULATE_WRITE
+	// (before 5.14) copies them on the first write instead.
+	for _, h := range t.hot {
+		_ = unix.Madvise(reserved[h.offset:h.offset+h.length], unix.MADV_POPULATE_WRITE)
+	}
+	return nil
+}
+
+// close releases the file; instances mapped from it keep their mappings.
+func (t *memoryTemplate) close() {
+	if t != nil {
+		_ = t.file.Close()
+	}
+}
+
+// writtenPages returns the pages of mem, a memory that started as a
+// mapping of t, that the instance has written since: those the kernel
+// has given the instance its own copy of, as /proc/self/pagemap says (a
+// present page that is not the file's). It returns nil if pagemap cannot
+// be read.
+func (t *memoryTemplate) writtenPages(mem []byte) []pageRange {
+	page := uint64(os.Getpagesize())
+	n := min(uint64(len(mem)), t.size) / page
+	if n == 0 {
+		return nil
+	}
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	entries := make([]byte, 8*n)
+	first := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))) / page
+	if _, err := f.ReadAt(entries, int64(first*8)); err != nil {
+		return nil
+	}
+	const present, fileOrShared = 1 << 63, 1 << 61
+	var ranges []pageRange
+	for i := range n {
+		e := binary.LittleEndian.Uint64(entries[8*i:])
+		if e&present == 0 || e&fileOrShared != 0 {
+			continue
+		}
+		if k := len(ranges); k > 0 && ranges[k-1].offset+ranges[k-1].length == i*page {
+			ranges[k-1].length += page
+		} else {
+			ranges = append(ranges, pageRange{offset: i * page, length: page})
+		}
+	}
+	return ranges
+}
