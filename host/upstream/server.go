@@ -177,8 +177,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 	}
 	cl.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == mcp.MethodNotificationToolsListChanged {
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged:
 			s.relist(c)
+		case string(mcp.MethodNotificationProgress):
+			s.set.progress.deliver(n)
 		}
 	})
 	cl.OnConnectionLost(func(error) { s.died(c, "the connection was lost") })

@@ -139,6 +139,9 @@ type Set struct {
 	once   sync.Once
 	// files are the stderr files to close with the Set.
 	files []*fileSink
+	// progress routes the servers' progress notifications to the calls
+	// in flight (progress.go).
+	progress progressRoutes
 }
 
 // Start connects to every server of cfgs (in parallel) and lists their
