@@ -189,10 +189,23 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	out := &httpConn{w: w, modern: modern, logger: h.logger}
-	if initialize && !h.cfg.Stateless {
-		out.open = func() string { return h.sessions.open(user) }
+	// What the client declared at initialize lives with its session:
+	// without one (stateless, or protocol 2026-07-28) it is unknown.
+	var client *peer
+	switch {
+	case initialize && !h.cfg.Stateless:
+		client = &peer{}
+		out.open = func() string {
+			id := h.sessions.open(user)
+			if id != "" {
+				h.sessions.setPeer(id, client)
+			}
+			return id
+		}
+	case !h.cfg.Stateless && !modern && sessionID != "":
+		client = h.sessions.peer(sessionID)
 	}
-	if c := h.receive(incoming{ctx: r.Context(), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
+	if c := h.receive(incoming{ctx: withPeer(r.Context(), client), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
 		h.run(c)
 	}
 	out.end()

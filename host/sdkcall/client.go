@@ -40,3 +40,12 @@ func ClientFrom(ctx context.Context) *Client {
 	c, _ := ctx.Value(clientKey{}).(*Client)
 	return c
 }
+
+// RelayError is a JSON-RPC error to answer an upstream's request with: the
+// client's own error answer, or toolscript's refusal to relay it.
+type RelayError struct {
+	Code    int
+	Message string
+}
+
+func (e *RelayError) Error() string { return e.Message }

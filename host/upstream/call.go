@@ -261,6 +261,7 @@ func (s *server) call(ctx context.Context, tool, name string, args map[string]an
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	defer s.set.withProgress(ctx, &req, name)()
+	defer c.flights.track(cctx)()
 	res, err := callTool(ctx, cctx, c.client, req)
 	refused := s.refused(c, mark, err)
 	switch {
