@@ -67,10 +67,9 @@ type call struct {
 	// unknownURI is the URI of a resources/read the server has no
 	// resource for: its error is worded in the protocol's terms.
 	unknownURI string
-	// peer is what the client declared at initialize, nil when unknown;
-	// modern is set for a request of protocol 2026-07-28 (gateway.go).
-	peer   *peer
-	modern bool
+	// peer is what the client declared at initialize, nil when unknown
+	// (gateway.go).
+	peer *peer
 }
 
 type callKey struct{}
@@ -140,7 +139,7 @@ func (s *Server) receive(in incoming) *call {
 		return nil
 	}
 	c := &call{key: tableKey{in.scope, key}, method: m.Method, id: m.ID, raw: in.raw, user: in.user, conn: in.conn,
-		peer: peerFrom(in.ctx), modern: isModern(m.Params)}
+		peer: peerFrom(in.ctx)}
 	if m.Method == string(mcp.MethodInitialize) {
 		c.peer.declare(m.Params)
 	}

@@ -83,14 +83,17 @@ func (p *peer) capabilities() mcp.ClientCapabilities {
 	return mcp.ClientCapabilities{}
 }
 
-// isModern tells whether a request's params say protocol 2026-07-28 or
-// later in their _meta.
-func isModern(params json.RawMessage) bool {
-	var meta struct {
-		Meta *mcp.Meta `json:"_meta"`
+// isModern tells whether a request (the whole message) says protocol
+// 2026-07-28 or later in its params' _meta. It decodes the message again,
+// so it is asked only when an upstream makes a request.
+func isModern(raw json.RawMessage) bool {
+	var m struct {
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
 	}
-	_ = json.Unmarshal(params, &meta)
-	return mcp.IsModernProtocol(meta.Meta.ProtocolVersion())
+	_ = json.Unmarshal(raw, &m)
+	return mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion())
 }
 
 // gateway returns what upstreams reach of the client of the call whose
@@ -106,13 +109,12 @@ func (s *Server) gateway(ctx context.Context, progress *progressReporter) *sdkca
 		return g
 	}
 	caps := c.peer.capabilities()
-	if !c.modern {
-		g.Sampling, g.Elicitation, g.Roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
-	}
+	g.Sampling, g.Elicitation, g.Roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	modern := sync.OnceValue(func() bool { return isModern(c.raw) })
 	var mu sync.Mutex
 	var relayed, running int
 	g.Request = func(rctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		if err := relayable(g, c.modern, method, len(params)); err != nil {
+		if err := relayable(g, modern(), method, len(params)); err != nil {
 			return nil, err
 		}
 		mu.Lock()
