@@ -33,6 +33,9 @@ type SDKOptions struct {
 	// StartUpstreamsInBackground returns the sdk before the upstream MCP
 	// servers answer (sdk.Config.StartUpstreamsInBackground).
 	StartUpstreamsInBackground bool
+	// Gateway relays the upstream MCP servers' requests to a client to the
+	// client of the call they serve (sdk.Config.Gateway).
+	Gateway bool
 }
 
 // OpenSDK loads the APIs and upstream MCP servers file and opts name; nil
@@ -55,6 +58,7 @@ func OpenSDK(ctx context.Context, file *config.File, opts SDKOptions) (*sdk.Clie
 	cfg.Logger = opts.Logger
 	cfg.OnToolsChanged = opts.OnToolsChanged
 	cfg.StartUpstreamsInBackground = opts.StartUpstreamsInBackground
+	cfg.Gateway = opts.Gateway
 	if dir, err := openapi.DefaultCacheDir(); err == nil {
 		cfg.Cache = openapi.NewCache(dir, opts.CacheVersion)
 	}

@@ -123,6 +123,9 @@ func (a *assembly) open(ctx context.Context) error {
 	// initialize is answered at once: the servers' tools come when they
 	// are ready, and the scripts that name one wait for it.
 	opts.StartUpstreamsInBackground = true
+	// The servers' sampling, elicitation and roots requests reach the
+	// client whose call they serve.
+	opts.Gateway = true
 	opts.Logger = a.logger
 	opts.OnToolsChanged = func(server string) {
 		select {

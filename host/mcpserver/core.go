@@ -67,6 +67,9 @@ type call struct {
 	// unknownURI is the URI of a resources/read the server has no
 	// resource for: its error is worded in the protocol's terms.
 	unknownURI string
+	// peer is what the client declared at initialize, nil when unknown
+	// (gateway.go).
+	peer *peer
 }
 
 type callKey struct{}
@@ -135,7 +138,11 @@ func (s *Server) receive(in incoming) *call {
 		s.answer(in.conn, s.mcp.HandleMessage(in.ctx, in.raw))
 		return nil
 	}
-	c := &call{key: tableKey{in.scope, key}, method: m.Method, id: m.ID, raw: in.raw, user: in.user, conn: in.conn}
+	c := &call{key: tableKey{in.scope, key}, method: m.Method, id: m.ID, raw: in.raw, user: in.user, conn: in.conn,
+		peer: peerFrom(in.ctx)}
+	if m.Method == string(mcp.MethodInitialize) {
+		c.peer.declare(m.Params)
+	}
 	if m.Method == string(mcp.MethodResourcesRead) {
 		var p struct {
 			URI string `json:"uri"`

@@ -189,13 +189,32 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	}
 
 	out := &httpConn{w: w, modern: modern, logger: h.logger}
-	if initialize && !h.cfg.Stateless {
-		out.open = func() string { return h.sessions.open(user) }
-	}
-	if c := h.receive(incoming{ctx: r.Context(), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
+	client := h.peer(out, user, initialize, modern, sessionID)
+	if c := h.receive(incoming{ctx: withPeer(r.Context(), client), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
 		h.run(c)
 	}
 	out.end()
+}
+
+// peer returns what the client of a request declared at initialize, which
+// lives with its session: nil without one (stateless, or protocol
+// 2026-07-28). An initialize gets a new one, and out opens its session.
+func (h *httpTransport) peer(out *httpConn, user auth.User, initialize, modern bool, sessionID string) *peer {
+	switch {
+	case initialize && !h.cfg.Stateless:
+		client := &peer{}
+		out.open = func() string {
+			id := h.sessions.open(user)
+			if id != "" {
+				h.sessions.setPeer(id, client)
+			}
+			return id
+		}
+		return client
+	case !h.cfg.Stateless && !modern && sessionID != "":
+		return h.sessions.peer(sessionID)
+	}
+	return nil
 }
 
 // validModern checks a request of protocol 2026-07-28 as mcp-go's

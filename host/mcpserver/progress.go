@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -42,6 +43,7 @@ type progressReporter struct {
 	pending  *progressUpdate // the latest update not yet sent
 	accepted bool
 	last     float64   // the progress of the latest accepted update
+	total    *float64  // the total of the script's latest accepted update
 	sentAt   time.Time // when the latest notification was sent
 
 	wake chan struct{}
@@ -78,13 +80,43 @@ func (p *progressReporter) report(done float64, total *float64, message string) 
 		p.mu.Unlock()
 		return
 	}
-	p.accepted, p.last = true, done
+	p.accepted, p.last, p.total = true, done, total
 	p.pending = &progressUpdate{Progress: done, Total: total, Message: message}
 	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *progressReporter) signal() {
 	select {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// upstream records the progress of an upstream tool the script called
+// (name: "sdk.ev.long_op"). The call's progress stays the script's own: the
+// update carries the script's latest progress and total, moved up by the
+// least step a float64 takes so that it still increases (0 while the script
+// reported none), and a message saying what the upstream reported:
+// "sdk.ev.long_op: 2/5" or "sdk.ev.long_op: <its message> (2/5)". It goes
+// through the same rate limit as the script's own updates.
+func (p *progressReporter) upstream(name string, progress float64, total *float64, message string) {
+	what := strconv.FormatFloat(progress, 'g', -1, 64)
+	if total != nil {
+		what += "/" + strconv.FormatFloat(*total, 'g', -1, 64)
+	}
+	if message != "" {
+		what = message + " (" + what + ")"
+	}
+	p.mu.Lock()
+	done := 0.0
+	if p.accepted {
+		done = math.Nextafter(p.last, math.Inf(1))
+	}
+	p.accepted, p.last = true, done
+	p.pending = &progressUpdate{Progress: done, Total: p.total, Message: name + ": " + what}
+	p.mu.Unlock()
+	p.signal()
 }
 
 func (p *progressReporter) run() {

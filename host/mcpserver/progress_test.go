@@ -74,3 +74,30 @@ func TestProgressReporterFirstAtOnce(t *testing.T) {
 		t.Errorf("final update %+v", u)
 	}
 }
+
+func TestProgressReporterUpstream(t *testing.T) {
+	// An upstream's progress keeps the call's progress increasing and the
+	// script's total, and says what the upstream reported; the script's
+	// own later progress is still taken.
+	got := make(chan progressUpdate, 10)
+	p := newProgressReporter(time.Nanosecond, func(u progressUpdate) { got <- u })
+	five := 5.0
+	p.upstream("sdk.ev.op", 1, &five, "") // before the script reported anything: 0
+	u := <-got
+	if u.Progress != 0 || u.Total != nil || u.Message != "sdk.ev.op: 1/5" {
+		t.Errorf("first upstream update %+v", u)
+	}
+	ten := 10.0
+	p.report(3, &ten, "mine")
+	<-got
+	p.upstream("sdk.ev.op", 2, nil, "half")
+	u = <-got
+	if u.Progress <= 3 || u.Progress >= 3.000001 || u.Total == nil || *u.Total != 10 || u.Message != "sdk.ev.op: half (2)" {
+		t.Errorf("upstream update after the script's %+v", u)
+	}
+	p.report(4, &ten, "mine again")
+	if u := <-got; u.Progress != 4 {
+		t.Errorf("the script's next update %+v", u)
+	}
+	p.finish()
+}

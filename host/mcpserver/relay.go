@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
 // Requests of the server to the client (sampling, elicitation, roots), made
@@ -58,7 +60,7 @@ func (s *Server) request(ctx context.Context, c *call, method string, params any
 		if m.Error != nil && string(m.Error) != "null" {
 			var e mcp.JSONRPCErrorDetails
 			_ = json.Unmarshal(m.Error, &e)
-			return nil, fmt.Errorf("the client answered %s with error %d: %s", method, e.Code, e.Message)
+			return nil, &sdkcall.RelayError{Code: e.Code, Message: fmt.Sprintf("the client answered %s with error %d: %s", method, e.Code, e.Message)}
 		}
 		return m.Result, nil
 	case <-ctx.Done():

@@ -22,6 +22,8 @@ type sessions struct {
 type session struct {
 	user auth.User
 	seen time.Time
+	// peer is what its client declared at initialize (gateway.go).
+	peer *peer
 }
 
 func newSessions() *sessions {
@@ -102,4 +104,23 @@ func (t *sessions) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.byID)
+}
+
+// setPeer records what the client of session id declared.
+func (t *sessions) setPeer(id string, p *peer) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[id]; s != nil {
+		s.peer = p
+	}
+}
+
+// peer returns what the client of session id declared, nil if unknown.
+func (t *sessions) peer(id string) *peer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.byID[id]; s != nil {
+		return s.peer
+	}
+	return nil
 }

@@ -61,7 +61,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}()
 
 	read := make(chan error, 1)
-	go func() { read <- s.readLines(s.mcp.WithContext(ctx, session), in, w) }()
+	// What the client declares at initialize holds for the connection.
+	go func() { read <- s.readLines(withPeer(s.mcp.WithContext(ctx, session), &peer{}), in, w) }()
 	select {
 	case err := <-read:
 		if errors.Is(err, io.EOF) || err == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/sdkdocs"
 )
 
@@ -297,7 +298,7 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 		script.OnProgress = progress.report
 	}
 	done := s.cfg.Metrics.Start()
-	res := s.cfg.Runtime.Execute(ctx, script)
+	res := s.cfg.Runtime.Execute(sdkcall.WithClient(ctx, s.gateway(ctx, progress)), script)
 	done(res)
 	if s.cfg.IO == nil {
 		explainDisabledIO(res, script.Source)

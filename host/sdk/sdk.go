@@ -96,6 +96,10 @@ type Config struct {
 	// then; WaitUpstream waits for one. Otherwise Open waits for every
 	// server, and one that cannot start is its error.
 	StartUpstreamsInBackground bool
+	// Gateway relays the MCP servers' requests to a client (sampling,
+	// elicitation, roots) to the client of the execution whose call they
+	// serve (upstream.Options.Gateway).
+	Gateway bool
 	// WithheldEnv names the environment variables credentials were read
 	// from (the APIs', and what ${VAR} put into an MCP server's URL,
 	// headers or env): the MCP servers toolscript starts do not inherit
@@ -267,7 +271,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 			}
 			opts := upstream.Options{
 				Stderr: cfg.Stderr, Logger: cfg.Logger, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
-				WithheldEnv: cfg.WithheldEnv,
+				WithheldEnv: cfg.WithheldEnv, Gateway: cfg.Gateway,
 			}
 			if cfg.StartUpstreamsInBackground {
 				set, setErr = upstream.Launch(cfg.Upstreams, opts)

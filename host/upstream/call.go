@@ -53,7 +53,7 @@ func (s *Set) CallTool(ctx context.Context, api *catalog.API, fn *catalog.Functi
 	if err != nil {
 		return argumentError(name, err)
 	}
-	res, err := srv.call(ctx, fn.Tool, args)
+	res, err := srv.call(ctx, fn.Tool, name, args)
 	if err != nil {
 		fail := sdkcall.Upstream
 		var le *limitError
@@ -243,9 +243,10 @@ func contains(list []string, s string) bool {
 }
 
 // call makes one tools/call on the server's connection (starting it when
-// needed), within ctx and the server's timeout. Its errors are messages
-// for the script (without the function's name).
-func (s *server) call(ctx context.Context, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+// needed), within ctx and the server's timeout; name is the function the
+// script called. Its errors are messages for the script (without the
+// function's name).
+func (s *server) call(ctx context.Context, tool, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	c, err := s.connection(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -259,6 +260,8 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*m
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
+	defer s.set.withProgress(ctx, &req, name)()
+	defer c.flights.track(cctx)()
 	res, err := callTool(ctx, cctx, c.client, req)
 	refused := s.refused(c, mark, err)
 	switch {

@@ -66,6 +66,8 @@ type conn struct {
 	// refusals are the errors its guard answers refused messages with
 	// (stdio).
 	refusals refusals
+	// flights are its tools/call requests in flight (gateway.go).
+	flights flights
 	// unlisten ends the subscriptions/listen stream (protocol 2026-07-28),
 	// nil without one.
 	unlisten func()
@@ -133,7 +135,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			}
 			return line
 		})
-		tr = transport.NewIO(stdout, proc.stdin, nil)
+		tr = transport.NewIO(stdout, &closingStdin{WriteCloser: proc.stdin}, nil)
 	} else {
 		// The transport's own diagnostics: warnings and errors only,
 		// marked with the server's name like a stdio server's stderr.
@@ -168,6 +170,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		// answers server/discover with an error at once.
 		opts = append(opts, client.WithDiscoverTimeout(discoverTimeout))
 	}
+	opts = append(opts, s.gatewayOptions(c)...)
 	cl := client.NewClient(tr, opts...)
 	c.client = cl
 	// The transport lives as long as the Set (its context), not as long as
@@ -176,9 +179,17 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		c.stop()
 		return nil, fmt.Errorf("mcp server %s: starting %s: %w", name, s.describe(), err)
 	}
+	// The server's requests to its client are relayed, or refused, as they
+	// were sent (gateway.go); Start gave the transport mcp-go's handler.
+	if b, ok := tr.(transport.BidirectionalInterface); ok {
+		b.SetRequestHandler(s.serveRequest(c))
+	}
 	cl.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == mcp.MethodNotificationToolsListChanged {
+		switch n.Method {
+		case mcp.MethodNotificationToolsListChanged:
 			s.relist(c)
+		case string(mcp.MethodNotificationProgress):
+			s.set.progress.deliver(n)
 		}
 	})
 	cl.OnConnectionLost(func(error) { s.died(c, "the connection was lost") })

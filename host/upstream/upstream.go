@@ -98,6 +98,11 @@ type Options struct {
 	// credentials: stdio servers are started without them, unless their
 	// own Env sets them.
 	WithheldEnv []string
+	// Gateway relays the servers' requests to a client (sampling,
+	// elicitation, roots) to the client of the execution whose call they
+	// serve (gateway.go): serve sets it. The servers are told toolscript
+	// can answer them.
+	Gateway bool
 	// BackoffUnit is the first wait between background attempts to start
 	// a server that keeps failing (doubled after each failure, up to
 	// MaxBackoff); zero means DefaultBackoffUnit.
@@ -139,6 +144,9 @@ type Set struct {
 	once   sync.Once
 	// files are the stderr files to close with the Set.
 	files []*fileSink
+	// progress routes the servers' progress notifications to the calls
+	// in flight (progress.go).
+	progress progressRoutes
 }
 
 // Start connects to every server of cfgs (in parallel) and lists their

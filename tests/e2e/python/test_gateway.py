@@ -1,0 +1,69 @@
+"""The gateway, end to end with the official MCP Python SDK as the client and
+server-everything (tests/mcp-upstreams) as the upstream: its progress reaches
+the client, and its sampling requests are answered by the client."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mcp import Client, types
+
+from test_toolscript import server
+
+pytestmark = pytest.mark.anyio
+
+EVERYTHING = (Path(__file__).resolve().parents[2] / "mcp-upstreams" / "node_modules" / "@modelcontextprotocol"
+              / "server-everything" / "dist" / "index.js")
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture
+def everything() -> str:
+    node = shutil.which("node")
+    if not node or not EVERYTHING.exists():
+        pytest.skip("server-everything is not installed (npm ci --prefix tests/mcp-upstreams)")
+    return f"--mcp=ev={node} {EVERYTHING} stdio"
+
+
+async def test_upstream_progress(tmp_path, everything):
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    script = "return sdk.ev.trigger_long_running_operation({ duration = 0.4, steps = 4 })"
+    async with Client(server(tmp_path, "--no-io", everything), mode="legacy", read_timeout_seconds=60) as client:
+        result = await client.call_tool("execute_script", {"script": script}, progress_callback=on_progress)
+        assert not result.is_error, result
+        assert seen, "no progress notification"
+        assert seen[-1][2] == "sdk.ev.trigger_long_running_operation: 4/4"
+        assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})
+
+
+async def test_upstream_sampling(tmp_path, everything):
+    asked = []
+
+    async def sample(context, params: types.CreateMessageRequestParams):
+        asked.append(params)
+        return types.CreateMessageResult(role="assistant", model="e2e-model",
+                                         content=types.TextContent(type="text", text="sampled by the Python SDK"))
+
+    script = 'return sdk.ev.trigger_sampling_request({ prompt = "hi" })'
+    async with Client(server(tmp_path, "--no-io", everything), mode="legacy", read_timeout_seconds=60,
+                      sampling_callback=sample) as client:
+        result = await client.call_tool("execute_script", {"script": script})
+        assert not result.is_error, result
+        assert "sampled by the Python SDK" in result.structured_content["result"]
+        assert len(asked) == 1
+
+
+async def test_upstream_sampling_without_the_capability(tmp_path, everything):
+    script = 'local ok, err = pcall(sdk.ev.trigger_sampling_request, { prompt = "hi" }) return tostring(err)'
+    async with Client(server(tmp_path, "--no-io", everything), mode="legacy", read_timeout_seconds=60) as client:
+        result = await client.call_tool("execute_script", {"script": script})
+        assert "the client of this call does not support sampling" in result.structured_content["result"]

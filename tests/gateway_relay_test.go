@@ -1,0 +1,203 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testupstreams"
+)
+
+// gatewayClient starts `toolscript serve ARGS` (over stdio, or hosted
+// HTTP) and returns an initialized mcp-go client made with opts, on
+// protocol 2025-11-25: the last revision with requests from server to
+// client.
+func gatewayClient(t *testing.T, over string, opts []client.ClientOption, args ...string) *client.Client {
+	t.Helper()
+	opts = append(opts, client.WithProtocolVersion("2025-11-25"))
+	var tr transport.Interface
+	stderr := &syncbuf.Buffer{}
+	if over == "stdio" {
+		tr = transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
+			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+				cmd := exec.CommandContext(ctx, command, args...)
+				cmd.Dir = t.TempDir()
+				cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
+				return cmd, nil
+			}),
+			transport.WithCommandStderrWriter(stderr))
+	} else {
+		var err error
+		tr, err = transport.NewStreamableHTTP(startServe(t, t.TempDir(), args...).url)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := client.NewClient(tr, opts...)
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		if t.Failed() && stderr.String() != "" {
+			t.Logf("server stderr:\n%s", stderr.String())
+		}
+	})
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ClientInfo: mcp.Implementation{Name: "toolscript-tests", Version: "1"},
+	}}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// sampler answers sampling requests like a client with a model would,
+// repeating the prompt it got, and counts them.
+type sampler struct{ calls atomic.Int32 }
+
+func (s *sampler) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	s.calls.Add(1)
+	prompt := ""
+	if len(req.Messages) > 0 {
+		if tc, ok := req.Messages[0].Content.(mcp.TextContent); ok {
+			prompt = tc.Text
+		}
+	}
+	return &mcp.CreateMessageResult{
+		SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("the test client sampled: " + prompt)},
+		Model:           "test-model",
+		StopReason:      "endTurn",
+	}, nil
+}
+
+type elicitor struct{}
+
+func (elicitor) Elicit(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+		Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada Lovelace"}}}, nil
+}
+
+type rooter struct{}
+
+func (rooter) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///srv/toolscript-test-root", Name: "test root"}}}, nil
+}
+
+// relayScript runs a script through execute_script and returns its result
+// or error message.
+func relayScript(t *testing.T, c *client.Client, script string) (result, errMessage string) {
+	t.Helper()
+	_, out := callScript(t, testContext(t), c, map[string]any{"script": script})
+	if out.Error != nil {
+		return "", out.Error.Message
+	}
+	return string(out.Result), ""
+}
+
+// TestGatewayRelaysRequests: server-everything's sampling, elicitation and
+// roots tools are listed under serve, and their requests reach the client
+// whose execute_script call runs the tool, which answers them: the
+// upstream's result carries the client's answer. Over stdio and hosted
+// HTTP, from a stdio upstream and a streamable HTTP one (whose requests
+// arrive on the stream of the tools/call they serve).
+func TestGatewayRelaysRequests(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, tc := range []struct{ over, upstream string }{{"stdio", "stdio"}, {"http", "stdio"}, {"stdio", "http"}} {
+		t.Run(tc.over+" client, "+tc.upstream+" upstream", func(t *testing.T) {
+			over := tc.over
+			ev := "--mcp=ev=" + testupstreams.Shell(testupstreams.Everything(t))
+			if tc.upstream == "http" {
+				ev = "--mcp=ev=" + testupstreams.EverythingHTTP(t)
+			}
+			s := &sampler{}
+			c := gatewayClient(t, over, []client.ClientOption{
+				client.WithSamplingHandler(s), client.WithElicitationHandler(elicitor{}), client.WithRootsHandler(rooter{}),
+			}, "--no-io", ev)
+			res, msg := relayScript(t, c, `return sdk.ev.trigger_sampling_request({ prompt = "hello from a script" })`)
+			if !strings.Contains(res, "the test client sampled: Resource trigger-sampling-request context: hello from a script") {
+				t.Errorf("sampling: result %s, error %q", res, msg)
+			}
+			if s.calls.Load() != 1 {
+				t.Errorf("the client was asked %d times for sampling", s.calls.Load())
+			}
+			res, msg = relayScript(t, c, `return sdk.ev.trigger_elicitation_request()`)
+			if !strings.Contains(res, "Ada Lovelace") {
+				t.Errorf("elicitation: result %s, error %q", res, msg)
+			}
+			res, msg = relayScript(t, c, `return sdk.ev.get_roots_list()`)
+			if !strings.Contains(res, "file:///srv/toolscript-test-root") {
+				t.Errorf("roots: result %s, error %q", res, msg)
+			}
+		})
+	}
+}
+
+// TestGatewayClientWithoutCapabilities: a client that declared none of
+// sampling, elicitation and roots gets a clear error in the script, at
+// once, not a hang.
+func TestGatewayClientWithoutCapabilities(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ev := "--mcp=ev=" + testupstreams.Shell(testupstreams.Everything(t))
+	for _, over := range []string{"stdio", "http"} {
+		t.Run(over, func(t *testing.T) {
+			c := gatewayClient(t, over, nil, "--no-io", ev)
+			for fn, want := range map[string]string{
+				"trigger_sampling_request":    "the client of this call does not support sampling",
+				"trigger_elicitation_request": "the client of this call does not support elicitation",
+			} {
+				res, msg := relayScript(t, c, `local ok, err = pcall(sdk.ev.`+fn+`, {`+map[bool]string{true: `prompt = "x"`}[fn == "trigger_sampling_request"]+`}) return { ok, tostring(err) }`)
+				if !strings.Contains(res, `[false,`) || !strings.Contains(res, want) {
+					t.Errorf("%s: result %s, error %q; want an error saying %q", fn, res, msg, want)
+				}
+			}
+		})
+	}
+}
+
+// TestGatewayUnattributableRequest: over a stdio upstream nothing in a
+// request says which call it serves. While a call of another execution is
+// in flight on the same server, a sampling request is refused with an
+// error saying why, and the client is not asked: toolscript does not
+// guess.
+func TestGatewayUnattributableRequest(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ev := "--mcp=ev=" + testupstreams.Shell(testupstreams.Everything(t))
+	s := &sampler{}
+	c := gatewayClient(t, "stdio", []client.ClientOption{client.WithSamplingHandler(s)}, "--no-io", ev)
+	ctx := testContext(t)
+	// A long operation, in flight on the upstream once the upstream has
+	// reported its first step.
+	longCtx, stopLong := context.WithCancel(ctx)
+	defer stopLong()
+	stepped := make(chan struct{})
+	var once sync.Once
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if m, _ := n.Params.AdditionalFields["message"].(string); strings.HasPrefix(m, "sdk.ev.trigger_long_running_operation: ") {
+			once.Do(func() { close(stepped) })
+		}
+	})
+	go c.CallTool(longCtx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_script", Meta: &mcp.Meta{ProgressToken: "long"},
+		Arguments: map[string]any{"script": `return sdk.ev.trigger_long_running_operation({ duration = 60, steps = 60 })`, "timeout_ms": 120000}}})
+	select {
+	case <-stepped:
+	case <-ctx.Done():
+		t.Fatal("the long operation reported no step")
+	}
+	res, msg := relayScript(t, c, `local ok, err = pcall(sdk.ev.trigger_sampling_request, { prompt = "x" }) return { ok, tostring(err) }`)
+	if !strings.Contains(res, "[false,") || !strings.Contains(res, "calls of different scripts are in flight on its stdio connection") {
+		t.Errorf("result %s, error %q: want a refusal", res, msg)
+	}
+	if n := s.calls.Load(); n != 0 {
+		t.Errorf("the client was asked %d times", n)
+	}
+}
