@@ -86,6 +86,9 @@ import (
 //	                 tools/call handlers (running or waiting for a slot);
 //	                 over stdio the input is read in order, and the line
 //	                 is skipped.
+//	wait-idle        wait until the server holds no tools/call request
+//	                 (every handler has returned, every slot is free):
+//	                 after a cancellation, which has no response.
 //
 // A line starting with a space or a tab continues the line before it (for
 // long JSON). Over HTTP, a > line that is a request is sent without
@@ -145,6 +148,7 @@ const (
 	stepExpect
 	stepHTTP
 	stepWaitTracked
+	stepWaitIdle
 	stepEnd
 )
 
@@ -339,6 +343,9 @@ func parseExchange(text string, first int) ([]caseStep, error) {
 				block = len(steps) - 1
 			}
 			steps[block].expect = append(steps[block].expect, expected{line: l.n, text: strings.TrimPrefix(s, "< "), value: v})
+		case s == "wait-idle":
+			block = -1
+			steps = append(steps, caseStep{kind: stepWaitIdle, line: l.n})
 		case strings.HasPrefix(s, "wait-tracked "):
 			block = -1
 			n, err := strconv.Atoi(strings.TrimPrefix(s, "wait-tracked "))
@@ -507,6 +514,8 @@ type caseConn interface {
 	do(t *testing.T, st caseStep)
 	// waitTracked waits until the server tracks n tools/call handlers.
 	waitTracked(t *testing.T, n int)
+	// server is the server the connection reaches.
+	server() *mcpserver.Server
 	// end ends the input and returns once the server has sent all it
 	// will; the messages channel is then closed.
 	end(t *testing.T)
@@ -555,6 +564,8 @@ func runCase(t *testing.T, env *caseEnv, c *conformanceCase, over string) {
 			conn.do(t, st)
 		case stepWaitTracked:
 			conn.waitTracked(t, st.tracked)
+		case stepWaitIdle:
+			waitCalls(t, conn.server(), "no call", func(n int) bool { return n == 0 })
 		case stepEnd:
 			conn.end(t)
 		case stepExpect:
@@ -665,6 +676,7 @@ func parseMessage(t *testing.T, raw []byte) received {
 
 // stdioConn is Server.Serve on pipes.
 type stdioConn struct {
+	srv    *mcpserver.Server
 	ended  bool
 	in     *io.PipeWriter
 	out    chan received
@@ -677,7 +689,7 @@ func startStdioConn(t *testing.T, env *caseEnv, cfg caseConfig, log io.Writer) *
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, stop := context.WithCancel(context.Background())
-	c := &stdioConn{in: inW, out: make(chan received, 1000), served: make(chan error, 1), stop: stop}
+	c := &stdioConn{srv: srv, in: inW, out: make(chan received, 1000), served: make(chan error, 1), stop: stop}
 	go func() {
 		err := srv.Serve(ctx, inR, outW)
 		outW.Close()
@@ -963,10 +975,23 @@ func (c *httpConn) exchange(t *testing.T, st caseStep) error {
 
 func (c *httpConn) waitTracked(t *testing.T, n int) {
 	t.Helper()
+	waitCalls(t, c.srv, fmt.Sprintf("%d calls", n), func(tracked int) bool { return tracked >= n })
+}
+
+func (c *httpConn) server() *mcpserver.Server { return c.srv }
+
+func (c *stdioConn) server() *mcpserver.Server { return c.srv }
+
+// waitCalls waits until the number of tools/call requests srv holds (its
+// table: waiting for a slot or running) satisfies done, for at most
+// watchdog. A request leaves the table after its handler has returned, so
+// "no call" also means every slot is free again.
+func waitCalls(t *testing.T, srv *mcpserver.Server, what string, done func(tracked int) bool) {
+	t.Helper()
 	deadline := time.Now().Add(watchdog)
-	for c.srv.TrackedCalls() < n {
+	for !done(srv.TrackedCalls()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the transport never tracked %d calls (%d)", n, c.srv.TrackedCalls())
+			t.Fatalf("the server never held %s (it holds %d)", what, srv.TrackedCalls())
 		}
 		time.Sleep(2 * time.Millisecond) // polling the count: the event has no signal
 	}
