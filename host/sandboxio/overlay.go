@@ -127,19 +127,9 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 			return 0, err
 		}
 	}
-	info, err := s.stat(name)
-	exists := err == nil
-	switch {
-	case err == nil:
-		if why := notRegular(info); why != "" {
-			return 0, refuse(op, p, errors.New(why))
-		}
-	case !create || !errors.Is(err, fs.ErrNotExist):
-		return 0, ioError(op, p, err)
-	default:
-		if err := s.mayCreate(op, p, 1); err != nil {
-			return 0, err
-		}
+	exists, err := s.openTarget(op, p, create)(s.stat(name))
+	if err != nil {
+		return 0, err
 	}
 	var f *os.File
 	staged := writable
@@ -156,7 +146,8 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 	if err != nil {
 		return 0, ioError(op, p, withoutPath(err))
 	}
-	if info, err = f.Stat(); err != nil {
+	info, err := f.Stat()
+	if err != nil {
 		f.Close()
 		return 0, ioError(op, p, withoutPath(err))
 	}

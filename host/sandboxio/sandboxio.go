@@ -288,21 +288,9 @@ func (s *FS) Open(p, mode string) (int32, error) {
 			return 0, err
 		}
 	}
-	// Anything but a regular file is refused before it is opened: opening
-	// a device can have effects, and opening a FIFO waits for its other end.
-	info, err := s.root.Stat(name)
-	exists := err == nil
-	switch {
-	case err == nil:
-		if why := notRegular(info); why != "" {
-			return 0, refuse(op, p, errors.New(why))
-		}
-	case !create || !errors.Is(err, fs.ErrNotExist):
-		return 0, ioError(op, p, err)
-	default:
-		if err := s.mayCreate(op, p, 1); err != nil {
-			return 0, err
-		}
+	exists, err := s.openTarget(op, p, create)(s.root.Stat(name))
+	if err != nil {
+		return 0, err
 	}
 	// It may have been swapped since: open without blocking (openFlags)
 	// and check what was opened.
@@ -310,7 +298,7 @@ func (s *FS) Open(p, mode string) (int32, error) {
 	if err != nil {
 		return 0, ioError(op, p, err)
 	}
-	info, err = f.Stat()
+	info, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return 0, ioError(op, p, err)
@@ -707,4 +695,25 @@ func (s *FS) touchedStaged(name string) result.FileTouched {
 		}
 	}
 	return entry
+}
+
+// openTarget checks what an open finds at a path, given the result of its
+// stat (the real directory's, or the dry run's overlay's): anything but a
+// regular file is refused before it is opened (opening a device can have
+// effects, and opening a FIFO waits for its other end); a missing file is
+// an error unless create, when it counts against the files the execution
+// may create. It says whether the file exists.
+func (s *FS) openTarget(op, p string, create bool) func(fs.FileInfo, error) (bool, error) {
+	return func(info fs.FileInfo, err error) (bool, error) {
+		switch {
+		case err == nil:
+			if why := notRegular(info); why != "" {
+				return false, refuse(op, p, errors.New(why))
+			}
+			return true, nil
+		case !create || !errors.Is(err, fs.ErrNotExist):
+			return false, ioError(op, p, err)
+		}
+		return false, s.mayCreate(op, p, 1)
+	}
 }
