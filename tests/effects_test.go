@@ -288,10 +288,16 @@ func TestDryRunChangesNothing(t *testing.T) {
 func TestDryRunMCPTool(t *testing.T) {
 	shared := t.TempDir()
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
-	source := `local out, resp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
-		return { out = out, dry = resp.dry_run == true }`
+	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// read_text_file is annotated readOnlyHint: true, so it runs for real
+	// in a dry run; write_file is not, so it is held.
+	source := `local old = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
+		local out, resp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+		return { out = out, dry = resp.dry_run == true, read = string.find(json.encode(old), "from before", 1, true) ~= nil }`
 	res, stderr := runUpstreamScript(t, source, "", nil, fsServer, "--dry-run")
-	if res.Error != nil || string(res.Value) != `{"dry":true,"out":{"dry_run":true}}` {
+	if res.Error != nil || string(res.Value) != `{"dry":true,"out":{"dry_run":true},"read":true}` {
 		t.Fatalf("result %s error %+v\nstderr %s", res.Value, res.Error, stderr)
 	}
 	if len(res.Effects) != 1 || res.Effects[0].Function != "sdk.files.write_file" || res.Effects[0].Method != "" ||
