@@ -4,6 +4,7 @@ package tests
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
@@ -26,6 +29,36 @@ func alive(pid int) bool {
 	}
 	rest := string(b[bytes.LastIndexByte(b, ')')+2:])
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// exits reports whether the process pid ends within watchdog. Its pidfd
+// becomes readable when it exits (a zombie has exited): the wait is an
+// event, not a poll of /proc.
+func exits(t *testing.T, pid int, watchdog time.Duration) bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return true // gone, and reaped already
+	}
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", pid, err)
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(watchdog)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
+		switch {
+		case errors.Is(err, unix.EINTR):
+		case err != nil:
+			t.Fatalf("poll on the pidfd of %d: %v", pid, err)
+		case n > 0:
+			return true
+		}
+	}
 }
 
 func TestUpstreamStoppedWithServe(t *testing.T) {
@@ -62,13 +95,9 @@ func TestUpstreamStoppedWithServe(t *testing.T) {
 			}
 			cmd.Process.Signal(sig)
 			cmd.Wait()
-			// No event tells a process outside this one ended: poll, with a
-			// minute's watchdog.
-			for deadline := time.Now().Add(time.Minute); alive(pid); time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					syscall.Kill(pid, syscall.SIGKILL)
-					t.Fatalf("the upstream %d outlived serve (%s)", pid, sig)
-				}
+			if !exits(t, pid, time.Minute) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("the upstream %d outlived serve (%s)", pid, sig)
 			}
 		})
 	}

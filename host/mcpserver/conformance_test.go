@@ -984,16 +984,15 @@ func (c *stdioConn) server() *mcpserver.Server { return c.srv }
 
 // waitCalls waits until the number of tools/call requests srv holds (its
 // table: waiting for a slot or running) satisfies done, for at most
-// watchdog. A request leaves the table after its handler has returned, so
-// "no call" also means every slot is free again.
+// watchdog, woken by each change of its table. A request leaves the table
+// after its handler has returned, so "no call" also means every slot is
+// free again.
 func waitCalls(t *testing.T, srv *mcpserver.Server, what string, done func(tracked int) bool) {
 	t.Helper()
-	deadline := time.Now().Add(watchdog)
-	for !done(srv.TrackedCalls()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server never held %s (it holds %d)", what, srv.TrackedCalls())
-		}
-		time.Sleep(2 * time.Millisecond) // polling the count: the event has no signal
+	ctx, cancel := context.WithTimeout(context.Background(), watchdog)
+	defer cancel()
+	if err := srv.WaitTrackedCalls(ctx, done); err != nil {
+		t.Fatalf("the server never held %s: %v", what, err)
 	}
 }
 

@@ -1,11 +1,30 @@
 package mcpserver
 
-// TrackedCalls returns how many tools/call requests the core holds in its
-// table: received and not yet answered (waiting for a slot, or running).
-func (s *Server) TrackedCalls() int {
+import (
+	"context"
+	"fmt"
+)
+
+// WaitTrackedCalls returns once the number of tools/call requests the core
+// holds satisfies done, or with ctx's error. It wakes at each change of
+// the table: no polling.
+func (s *Server) WaitTrackedCalls(ctx context.Context, done func(calls int) bool) error {
 	if s.table == nil {
-		return 0
+		if done(0) {
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
 	}
-	_, calls := s.table.len()
-	return calls
+	for {
+		calls, changed := s.table.watch()
+		if done(calls) {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%w (the core holds %d calls)", ctx.Err(), calls)
+		}
+	}
 }

@@ -543,12 +543,11 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 		}
 		waiting <- resp
 	}()
-	// Cancel the second once it is found running (waiting for its slot):
-	// poll the server's count, with a minute's watchdog.
-	for deadline := time.Now().Add(time.Minute); h.srv.TrackedCalls() < 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second call was never tracked")
-		}
+	// Cancel the second once the core holds it (waiting for its slot).
+	ctx, cancelWait := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelWait()
+	if err := h.srv.WaitTrackedCalls(ctx, func(calls int) bool { return calls >= 2 }); err != nil {
+		t.Fatalf("the second call was never tracked: %v", err)
 	}
 	h.post(t, "alice", "", cancel("second"))
 	resp := <-waiting

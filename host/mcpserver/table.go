@@ -37,13 +37,17 @@ type table struct {
 	freed chan struct{} // closed, and replaced, when owed decreases while waited for
 	// waited is set while add or wait waits for freed.
 	waited bool
+	// changed is closed, and replaced, at each add and release while
+	// watched (watch): what waits for a count to change waits on it.
+	changed chan struct{}
+	watched bool
 }
 
 // tableKey names a request: the scope of its id, and the id (idKey).
 type tableKey struct{ scope, id string }
 
 func newTable(max int) *table {
-	return &table{max: max, byKey: map[tableKey][]*call{}, freed: make(chan struct{})}
+	return &table{max: max, byKey: map[tableKey][]*call{}, freed: make(chan struct{}), changed: make(chan struct{})}
 }
 
 // add records a call received. While max requests are owed a response it
@@ -66,6 +70,7 @@ func (t *table) add(c *call, done <-chan struct{}) bool {
 	}
 	t.byKey[c.key] = append(t.byKey[c.key], c)
 	t.owed++
+	t.notify()
 	return true
 }
 
@@ -105,6 +110,24 @@ func (t *table) release() {
 		close(t.freed)
 		t.freed, t.waited = make(chan struct{}), false
 	}
+	t.notify()
+}
+
+// notify wakes what watches the table; t.mu is held.
+func (t *table) notify() {
+	if t.watched {
+		close(t.changed)
+		t.changed, t.watched = make(chan struct{}), false
+	}
+}
+
+// watch returns the number of tools/call requests held and a channel
+// closed at the next change (a request added, or one answered).
+func (t *table) watch() (calls int, changed <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watched = true
+	return t.calls(), t.changed
 }
 
 // wait returns once no request is owed a response, or when done is closed.
@@ -130,12 +153,18 @@ func (t *table) wait(done <-chan struct{}) {
 func (t *table) len() (owed, calls int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.owed, t.calls()
+}
+
+// calls counts the tools/call requests held; t.mu is held.
+func (t *table) calls() int {
+	n := 0
 	for _, same := range t.byKey {
 		for _, c := range same {
 			if c.method == "tools/call" {
-				calls++
+				n++
 			}
 		}
 	}
-	return t.owed, calls
+	return n
 }
