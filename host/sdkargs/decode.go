@@ -296,18 +296,12 @@ func (d *jsonDecoder) array(depth int) (any, error) {
 			return nil, err
 		}
 		list = append(list, v)
-		d.space()
-		if d.pos >= len(d.data) {
-			return nil, errJSON
+		done, err := d.separator(']')
+		if err != nil {
+			return nil, err
 		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
+		if done {
 			return list, nil
-		default:
-			return nil, errJSON
 		}
 	}
 }
@@ -343,18 +337,30 @@ func (d *jsonDecoder) object(depth int) (any, error) {
 			return nil, err
 		}
 		m[k] = v
-		d.space()
-		if d.pos >= len(d.data) {
-			return nil, errJSON
+		done, err := d.separator('}')
+		if err != nil {
+			return nil, err
 		}
-		switch d.data[d.pos] {
-		case ',':
-			d.pos++
-		case '}':
-			d.pos++
+		if done {
 			return m, nil
-		default:
-			return nil, errJSON
 		}
 	}
+}
+
+// separator reads what follows an element or a member: a comma (more
+// follow) or close (the array or object ends).
+func (d *jsonDecoder) separator(close byte) (done bool, err error) {
+	d.space()
+	if d.pos >= len(d.data) {
+		return false, errJSON
+	}
+	switch d.data[d.pos] {
+	case ',':
+		d.pos++
+		return false, nil
+	case close:
+		d.pos++
+		return true, nil
+	}
+	return false, errJSON
 }
