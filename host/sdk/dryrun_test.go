@@ -1,8 +1,12 @@
 package sdk
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/effects"
@@ -80,5 +84,71 @@ func TestRealRunSession(t *testing.T) {
 		if r := call(t, s, "delete_pet", `[{"petId":7}]`); r.DryRun || a.requests.Load() != before+1 {
 			t.Errorf("a real run: %+v", r)
 		}
+	}
+}
+
+// A Swagger 2.0 spec read over HTTP: a dry run of its POST is not sent,
+// and answers with the example its response gives for application/json;
+// its GET is sent.
+func TestDryRunSwagger2Example(t *testing.T) {
+	const spec = `swagger: "2.0"
+info: { title: things, version: "1" }
+basePath: /v1
+produces: [application/json]
+consumes: [application/json]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses:
+        "200": { description: ok, schema: { type: array, items: { type: object } } }
+    post:
+      operationId: createThing
+      parameters:
+        - { name: body, in: body, required: true, schema: { type: object, properties: { name: { type: string } } } }
+      responses:
+        "201":
+          description: created
+          schema:
+            type: object
+            required: [id, name]
+            properties: { id: { type: integer }, name: { type: string } }
+          examples:
+            application/json: { id: 42, name: "the example" }
+`
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/spec.yaml":
+			w.Write([]byte(spec))
+		case "/v1/things":
+			sent.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			if r.Method == http.MethodPost {
+				w.WriteHeader(http.StatusCreated)
+				w.Write([]byte(`{"id":1,"name":"real"}`))
+				return
+			}
+			w.Write([]byte(`[]`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := Open(context.Background(), Config{APIs: []APIConfig{{Name: "sw", Spec: srv.URL + "/spec.yaml"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	s := c.Session(nil).WithEffects(effects.New(effects.DryRun))
+	r := call(t, s, "create_thing", `[{"name":"x"}]`)
+	if r.Fail != sdkcall.OK || !r.DryRun || r.Status != 201 || string(r.JSON) != `{"id":42,"name":"the example"}` {
+		t.Errorf("the dry run's POST: %+v %s", r, r.JSON)
+	}
+	if n := sent.Load(); n != 0 {
+		t.Errorf("%d requests reached the API in a dry run of a POST", n)
+	}
+	if r := call(t, s, "list_things", `[]`); r.Fail != sdkcall.OK || r.DryRun || sent.Load() != 1 {
+		t.Errorf("the dry run's GET: %+v, %d requests", r, sent.Load())
 	}
 }
