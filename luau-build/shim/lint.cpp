@@ -1053,8 +1053,14 @@ struct EffectsFinder : Luau::AstVisitor
         return false;
     }
 
+    // What was recorded already: each thing once, where first met, so
+    // that a script naming one function a million times costs one record.
+    std::unordered_set<std::string> seen;
+
     void record(const Location& location, const char* kind, std::string message)
     {
+        if (!seen.insert(std::string(kind) + '\0' + message).second)
+            return;
         out.push_back(Diagnostic{location, kind, std::move(message)});
     }
 
