@@ -423,3 +423,30 @@ return { created = created.text, cdry = cresp.dry_run == true, n = #list, ldry =
 		t.Errorf("an unknown name: %d %s %s", status, out, errOut)
 	}
 }
+
+// TestDryRunMCPToolOverrides: [mcp_servers.NAME] safe and unsafe, with
+// the filesystem server: in a dry run the write_file declared safe runs for
+// real (the file exists after), the read_text_file declared unsafe is held.
+func TestDryRunMCPToolOverrides(t *testing.T) {
+	shared := t.TempDir()
+	args := testupstreams.Filesystem(t, shared)
+	list, _ := json.Marshal(args[1:])
+	config := "[mcp_servers.files]\ncommand = " + quoteTOML(args[0]) + "\nargs = " + string(list) +
+		"\nsafe = [\"write_file\"]\nunsafe = [\"read_text_file\"]\n"
+	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	source := `local old, oresp = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
+		local _, wresp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+		return { old = old, odry = oresp.dry_run == true, wdry = wresp.dry_run == true }`
+	res, stderr := runUpstreamScript(t, source, config, nil, "--dry-run")
+	if res.Error != nil || string(res.Value) != `{"odry":true,"old":{"dry_run":true},"wdry":false}` {
+		t.Fatalf("result %s error %+v\nstderr %s", res.Value, res.Error, stderr)
+	}
+	if len(res.Effects) != 1 || res.Effects[0].Function != "sdk.files.read_text_file" {
+		t.Errorf("effects: %+v", res.Effects)
+	}
+	if data, err := os.ReadFile(filepath.Join(shared, "new.txt")); err != nil || string(data) != "hi" {
+		t.Errorf("write_file, declared safe, did not run: %q %v", data, err)
+	}
+}
