@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/effects"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
@@ -50,8 +51,8 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 }
 
 // sdkFunctions says, for lint --effects, whether each function of cat is
-// unsafe (the configuration's safe and unsafe applied: the client's
-// catalog has them) and what a call does.
+// unsafe as a dry run classifies it (effects.OfFunction: the client's
+// catalog has the configuration's safe and unsafe) and what a call does.
 func sdkFunctions(cat *catalog.Catalog) func(string) (lint.Function, bool) {
 	byName := map[string]lint.Function{}
 	for _, api := range cat.APIs {
@@ -60,7 +61,7 @@ func sdkFunctions(cat *catalog.Catalog) func(string) (lint.Function, bool) {
 			if f.Kind == catalog.MCP {
 				does = "MCP tool " + f.Tool
 			}
-			byName["sdk."+api.Name+"."+f.Name] = lint.Function{Unsafe: !f.ReadOnly(), Does: does}
+			byName["sdk."+api.Name+"."+f.Name] = lint.Function{Unsafe: effects.OfFunction(f) == effects.Unsafe, Does: does}
 		}
 	}
 	return func(name string) (lint.Function, bool) {

@@ -32,21 +32,9 @@ func (s *Session) WithEffects(run *effects.Run) *Session {
 	return s
 }
 
-// classify is whether f's calls are safe: as the configuration says
-// ([apis.NAME] safe and unsafe), else by their method or annotation.
+// classify is whether f's calls are safe (effects.OfFunction).
 func classify(f *catalog.Function) effects.Safety {
-	override := effects.Unknown
-	if f.Configured != nil {
-		override = effects.Unsafe
-		if *f.Configured {
-			override = effects.Safe
-		}
-	}
-	if f.Kind == catalog.MCP {
-		// A tool is safe when its server annotates it readOnlyHint: true.
-		return effects.Classify(effects.Call{ReadOnly: f.ReadOnly(), Override: override})
-	}
-	return effects.Classify(effects.Call{Method: f.Method, Override: override})
+	return effects.OfFunction(f)
 }
 
 // override applies the configured classification of api's functions
