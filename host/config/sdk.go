@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // API is one [apis.NAME] section: an OpenAPI spec scripts call as
@@ -230,14 +231,7 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 		return cfg, err
 	}
 	cfg.Upstreams = upstreams
-	for _, u := range upstreams {
-		if m, ok := f.MCPServers[u.Name]; ok && (len(m.Safe) > 0 || len(m.Unsafe) > 0) {
-			if cfg.ToolSafety == nil {
-				cfg.ToolSafety = map[string]sdk.Safety{}
-			}
-			cfg.ToolSafety[u.Name] = sdk.Safety{Safe: m.Safe, Unsafe: m.Unsafe}
-		}
-	}
+	cfg.ToolSafety = toolSafety(f, upstreams)
 	for _, u := range upstreams {
 		if _, ok := apis[u.Name]; ok {
 			return cfg, fmt.Errorf("%s is the name of an API and of an MCP server: rename one", u.Name)
@@ -249,6 +243,23 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	// The host memory budgets are [limits]; zero leaves the sdk's default.
 	cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
 	return cfg, nil
+}
+
+// toolSafety is the safe and unsafe lists of the [mcp_servers.NAME]
+// sections of the servers started, by server; nil when none has any. Like
+// --api for an API's spec, a --mcp flag replaces how its server starts and
+// keeps the section's lists.
+func toolSafety(f *File, upstreams []upstream.Config) map[string]sdk.Safety {
+	var out map[string]sdk.Safety
+	for _, u := range upstreams {
+		if m, ok := f.MCPServers[u.Name]; ok && (len(m.Safe) > 0 || len(m.Unsafe) > 0) {
+			if out == nil {
+				out = map[string]sdk.Safety{}
+			}
+			out[u.Name] = sdk.Safety{Safe: m.Safe, Unsafe: m.Unsafe}
+		}
+	}
+	return out
 }
 
 // fileCredential reads an API's auth, auth_env or auth table.

@@ -172,31 +172,35 @@ func (b *builder) operation2(doc *v2.Swagger, method, path string, item *v2.Path
 		return nil
 	}
 	if op.Responses != nil {
-		resp := func(code string, r *v2.Response) *catalog.Response {
-			out := &catalog.Response{Status: code, Description: strings.TrimSpace(r.Description)}
-			var schema *catalog.Schema
-			if r.Schema != nil {
-				schema = b.schemas.proxy(r.Schema, 0)
-			}
-			for _, mt := range produces {
-				media := &catalog.MediaType{Type: mt, Schema: schema}
-				if strings.HasPrefix(code, "2") {
-					media.Example = example2(r.Examples, mt)
-				}
-				if schema != nil || media.Example != nil {
-					out.Content = append(out.Content, media)
-				}
-			}
-			return out
-		}
 		for code, r := range op.Responses.Codes.FromOldest() {
-			f.Responses = append(f.Responses, resp(strings.ToUpper(code), r))
+			f.Responses = append(f.Responses, b.response2(strings.ToUpper(code), r, produces))
 		}
 		if op.Responses.Default != nil {
-			f.Responses = append(f.Responses, resp("default", op.Responses.Default))
+			f.Responses = append(f.Responses, b.response2("default", op.Responses.Default, produces))
 		}
 	}
 	return f
+}
+
+// response2 is a Swagger 2.0 response as OpenAPI 3 describes it: its
+// schema under each media type the operation produces, with a success
+// response's example for that media type (also when it has no schema).
+func (b *builder) response2(code string, r *v2.Response, produces []string) *catalog.Response {
+	out := &catalog.Response{Status: code, Description: strings.TrimSpace(r.Description)}
+	var schema *catalog.Schema
+	if r.Schema != nil {
+		schema = b.schemas.proxy(r.Schema, 0)
+	}
+	for _, mt := range produces {
+		media := &catalog.MediaType{Type: mt, Schema: schema}
+		if strings.HasPrefix(code, "2") {
+			media.Example = example2(r.Examples, mt)
+		}
+		if schema != nil || media.Example != nil {
+			out.Content = append(out.Content, media)
+		}
+	}
+	return out
 }
 
 // emptySecurity2 reports whether the operation of item for method says
