@@ -245,7 +245,9 @@ safe = ["write_note"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := ResolveSDK(f, SDKFlags{APIs: []string{"p=other.yaml"}}, func(string) string { return "" })
+	// --api and --mcp replace how an API or server is reached, and keep
+	// the section's lists.
+	cfg, err := ResolveSDK(f, SDKFlags{APIs: []string{"p=other.yaml"}, MCP: []string{"m=other-server --flag"}}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
