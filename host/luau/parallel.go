@@ -233,6 +233,7 @@ func sdkWait(ctx context.Context, mod api.Module, _, tokensPtr, count uint32) ui
 // coroutine.
 func sdkTake(ctx context.Context, mod api.Module, L, token uint32) uint32 {
 	inst := instanceFrom(ctx)
+	inst.checkEffects() // a call the plan does not hold stops the script
 	resp := inst.callsOf(ctx).take(token)
 	if resp == nil {
 		panic(fmt.Errorf("luau: sdk_take of request %d, which has not completed", token))

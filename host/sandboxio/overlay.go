@@ -55,6 +55,9 @@ func (s *FS) WithEffects(run *effects.Run) *FS {
 	if run.Stages() {
 		s.ov = newOverlay()
 	}
+	if run.Mode() == effects.Plan {
+		s.apply, s.applied = true, map[string]bool{}
+	}
 	return s
 }
 
@@ -248,7 +251,7 @@ func (s *FS) writeEffect(h *handle, file *os.File) effects.Effect {
 	n += more
 	e.Bytes = &n
 	e.SHA256 = hex.EncodeToString(hash.Sum(nil))
-	if n <= effects.MaxDiffBytes && effects.IsText(small) {
+	if n <= effects.MaxDiffBytes && effects.IsText(small) && s.fx.Mode() == effects.DryRun {
 		if old, ok := s.realSmall(h.name); ok {
 			e.Diff = s.fx.Diff(h.name, old, small)
 		}
