@@ -281,7 +281,7 @@ func differs(want Effect, wantBody []byte, got Effect) string {
 	case want.Path != got.Path || want.To != got.To:
 		return "another path"
 	case want.Op == OpWrite && want.SHA256 != got.SHA256:
-		return fmt.Sprintf("other content (sha256 %s, planned %s)", got.SHA256, want.SHA256)
+		return "other content"
 	case want.Op != OpCall:
 		return ""
 	case want.Function != got.Function:
@@ -289,7 +289,7 @@ func differs(want Effect, wantBody []byte, got Effect) string {
 	case !strings.EqualFold(want.Method, got.Method):
 		return "another method"
 	case want.URL != got.URL:
-		return fmt.Sprintf("another URL (%s, planned %s)", cut(got.URL, 200), cut(want.URL, 200))
+		return "another URL"
 	}
 	switch {
 	case want.BodySHA256 != "" || got.BodySHA256 != "":

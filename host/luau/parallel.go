@@ -201,6 +201,7 @@ func sdkSubmit(ctx context.Context, mod api.Module, _, batchPtr, batchLen, limit
 		// before any is sent; only the sending is concurrent.
 		if out, send := begin(exec.sdk, id, args); out != nil {
 			c.finish(token, out)
+			inst.checkEffects() // a call the plan does not hold: nothing after it is sent
 		} else {
 			c.start(send, slots, token)
 		}
