@@ -219,7 +219,7 @@ func TestPlanUnused(t *testing.T) {
 	os.WriteFile(filepath.Join(ioDir, "keep.txt"), []byte("line1\nline2\n"), 0o644)
 	os.RemoveAll(filepath.Join(ioDir, "reports"))
 	_, errOut, status := toolscript(t, dir, "", "run", "--plan", "plan.json", "script.luau")
-	if status != 0 || !strings.Contains(errOut, "plan: 4 entries not carried out:\n  1. remove old.txt\n") {
+	if status != 0 || !strings.Contains(errOut, "plan: 4 entries not carried out:\n  4. remove old.txt\n") {
 		t.Errorf("text mode: %d %s", status, errOut)
 	}
 }
