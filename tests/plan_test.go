@@ -152,6 +152,7 @@ func TestPlanStopsBeforeTheEffect(t *testing.T) {
 			name: "a call the plan does not hold, caught",
 			edit: func(s string) string {
 				return strings.Replace(s, `local created, resp =`, `pcall(sdk.notes.delete_note, { id = 7 })
+					sdk.notes.list_notes()
 					io.open("after.txt", "w"):close()
 					local created, resp =`, 1)
 			},
@@ -182,7 +183,9 @@ func TestPlanStopsBeforeTheEffect(t *testing.T) {
 			}
 			// Nothing past the stop: no unsafe request reached the server,
 			// and the new file does not exist.
-			if api.count("POST")+api.count("DELETE")+api.count("PATCH") != 0 {
+			// The script did not run on after the stop: no GET but the
+			// dry run's and the plan run's first.
+			if api.count("POST")+api.count("DELETE")+api.count("PATCH") != 0 || api.count("GET") != 2 {
 				t.Errorf("requests at the server: %v", api.requests)
 			}
 			for _, name := range []string{"after.txt", "reports/new.txt"} {
