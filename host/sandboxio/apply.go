@@ -51,8 +51,9 @@ func (s *FS) applyRemove(name string) error {
 
 // applyWrite carries a plan run's write out: the overlay's content of
 // name is copied to a new file beside the real one, synced, and renamed
-// over it (the real file keeps its permissions). Nothing is left behind
-// on failure. A file removed since it was written is left alone: the
+// over it (the real file keeps its permissions; a symbolic link is
+// written through, as a real run does). Nothing is left behind on
+// failure. A file removed since it was written is left alone: the
 // write left nothing.
 func (s *FS) applyWrite(name string) error {
 	staged, ok := s.ov.files[name]
@@ -68,6 +69,11 @@ func (s *FS) applyWrite(name string) error {
 		return withoutPath(err)
 	}
 	defer in.Close()
+	if info, err := s.root.Lstat(name); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		// A real run writes through a link (one that stays inside): so
+		// does this, in place, rather than replace the link with a file.
+		return s.writeThrough(name, in)
+	}
 	perm, existed := fs.FileMode(0o644), false // a new file's, as a real run's
 	if info, err := s.root.Stat(name); err == nil && info.Mode().IsRegular() {
 		perm, existed = info.Mode().Perm(), true
@@ -97,6 +103,24 @@ func (s *FS) applyWrite(name string) error {
 		return withoutPath(err)
 	}
 	return nil
+}
+
+// writeThrough writes the content of in to the file name links to, in
+// place.
+func (s *FS) writeThrough(name string, in io.Reader) error {
+	out, err := s.root.OpenFile(name, os.O_WRONLY|os.O_TRUNC|openFlags, 0)
+	if err != nil {
+		return withoutPath(err)
+	}
+	if info, err := out.Stat(); err != nil || !info.Mode().IsRegular() {
+		out.Close()
+		return errors.New("not a regular file")
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	return errors.Join(withoutPath(err), out.Close())
 }
 
 // appliedOnly keeps of names those a plan run changed in the real

@@ -244,3 +244,46 @@ func TestPlanWriteFailsCleanly(t *testing.T) {
 		t.Errorf("left behind:\n%s", got)
 	}
 }
+
+// A write through a symbolic link (one that stays inside the directory)
+// changes the file it links to, in a plan run as in a real run; the link
+// stays a link.
+func TestPlanWritesThroughALink(t *testing.T) {
+	var want string
+	for _, mode := range []string{"real", "plan"} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "target.txt"), []byte("before\n"), 0o644)
+		if err := os.Symlink("target.txt", filepath.Join(dir, "link.txt")); err != nil {
+			t.Fatal(err)
+		}
+		s := New(dir, Limits{MaxBytes: 1 << 20})
+		if mode == "plan" {
+			dry := effects.New(effects.DryRun)
+			ds := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(dry)
+			write(t, ds, "link.txt", "w", "after\n")
+			ds.CloseAll()
+			ds.Touched()
+			log, _ := dry.Effects()
+			text, _ := json.Marshal(log)
+			plan, err := effects.ParsePlan(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s = s.WithEffects(effects.NewPlan(plan))
+		}
+		write(t, s, "link.txt", "w", "after\n")
+		s.CloseAll()
+		s.Touched()
+		got := contents(t, dir)
+		if mode == "real" {
+			want = got
+			continue
+		}
+		if got != want {
+			t.Errorf("after the plan run:\n%s\nafter a real run:\n%s", got, want)
+		}
+	}
+	if !strings.Contains(want, "link.txt Lrwxrwxrwx") || !strings.Contains(want, fmt.Sprintf("target.txt -rw-r--r-- 6 %x", sha256.Sum256([]byte("after\n")))) {
+		t.Errorf("a real run:\n%s", want)
+	}
+}
