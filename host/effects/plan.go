@@ -38,8 +38,8 @@ func (p *Approved) Entries() []Effect { return append([]Effect(nil), p.entries..
 
 // ParsePlan reads a plan: the JSON of a dry run's result (an object with
 // "effects") or of its effects alone (an array). Unknown ops, entries
-// missing what their op needs, unknown fields and plans past MaxPlanBytes
-// or MaxEffects entries are errors.
+// missing what their op needs, unknown fields, a result that left effects
+// out, and plans past MaxPlanBytes or MaxEffects entries are errors.
 func ParsePlan(data []byte) (*Approved, error) {
 	if len(data) > MaxPlanBytes {
 		return nil, fmt.Errorf("the plan is %d bytes, more than %d", len(data), MaxPlanBytes)
@@ -52,9 +52,13 @@ func ParsePlan(data []byte) (*Approved, error) {
 	if data[0] == '{' {
 		var whole struct {
 			Effects json.RawMessage `json:"effects"`
+			Omitted int             `json:"effects_omitted"`
 		}
 		if err := json.Unmarshal(data, &whole); err != nil {
 			return nil, fmt.Errorf("the plan is not valid JSON: %w", err)
+		}
+		if whole.Omitted > 0 {
+			return nil, fmt.Errorf("the dry run's result left %d effects out (past its bounds): a plan must hold every effect", whole.Omitted)
 		}
 		if len(whole.Effects) == 0 || string(whole.Effects) == "null" {
 			return nil, errors.New(`the plan is an object without "effects": give a dry run's JSON result (toolscript run --dry-run --json) or its "effects" array`)

@@ -40,6 +40,7 @@ func TestParsePlan(t *testing.T) {
 		{`nul`, "must be a dry run's JSON result"},
 		{`{"result":1}`, `without "effects"`},
 		{`{"effects":{}}`, `"effects" array`},
+		{`{"effects":[],"effects_omitted":3}`, "the dry run's result left 3 effects out (past its bounds)"},
 		{`{"effects":[`, "not valid JSON"},
 		{`[{"op":"write","path":"a"}]`, `entry 1: a write effect needs "sha256"`},
 		{`[{"op":"write","path":"a","sha256":"xyz"}]`, "64 hex digits"},
