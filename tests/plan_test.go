@@ -303,3 +303,35 @@ return #out
 		t.Errorf("%d POSTs reached the server, at most the 24 planned: %s", got, api.state())
 	}
 }
+
+// A file left open is written when the script ends: a write the plan does
+// not hold fails the execution then, though the script returned, and the
+// file is not written.
+func TestPlanStopsAtTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	write := func(content string) {
+		os.WriteFile(filepath.Join(dir, "script.luau"), []byte(`local f = io.open("a.txt", "w") f:write("`+content+`") return "returned"`), 0o644)
+	}
+	write("planned")
+	out, errOut, status := toolscript(t, dir, "", "run", "--io-dir", "files", "--json", "--dry-run", "script.luau")
+	if status != 0 {
+		t.Fatalf("dry run: %s %s", out, errOut)
+	}
+	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(out), 0o644)
+	write("changed")
+	res, out := runPlan(t, dir, "--io-dir", "files", "script.luau")
+	if res.Error == nil || res.Error.Kind != "plan" || !strings.Contains(res.Error.Message, "the script attempted write a.txt (7 bytes") ||
+		string(res.Result) != "null" || len(res.PlanUnused) != 1 {
+		t.Fatalf("plan run: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "files", "a.txt")); err == nil {
+		t.Error("a.txt was written")
+	}
+	write("planned")
+	if res, out := runPlan(t, dir, "--io-dir", "files", "script.luau"); res.Error != nil || string(res.Result) != `"returned"` {
+		t.Fatalf("plan run: %s", out)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "files", "a.txt")); string(data) != "planned" {
+		t.Errorf("a.txt: %q", data)
+	}
+}
