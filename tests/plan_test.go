@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
 // contentsOf is what a directory holds, times left out: each entry's
@@ -25,16 +28,8 @@ func contentsOf(t *testing.T, dir string) string {
 		fmt.Fprintf(&b, "%s %s\n", name, strings.Join(kept, " "))
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	sortStrings(lines)
+	slices.Sort(lines)
 	return strings.Join(lines, "\n")
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // planResult is the part of a plan run's result these tests read.
@@ -333,5 +328,39 @@ func TestPlanStopsAtTheEnd(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, "files", "a.txt")); string(data) != "planned" {
 		t.Errorf("a.txt: %q", data)
+	}
+}
+
+// An MCP tool's call the plan holds is made; one with other arguments is
+// not (the filesystem server would write the file).
+func TestPlanMCPTool(t *testing.T) {
+	shared := t.TempDir()
+	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
+	target := filepath.Join(shared, "new.txt")
+	source := func(content string) string {
+		return `local out, resp = sdk.files.write_file({ path = ` + quote(target) + `, content = "` + content + `" })
+			return resp.dry_run == true`
+	}
+	res, stderr := runUpstreamScript(t, source("hi"), "", nil, fsServer, "--dry-run")
+	if res.Error != nil || len(res.Effects) != 1 {
+		t.Fatalf("dry run: %+v %s", res, stderr)
+	}
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	if text, err := json.Marshal(res.Effects); err != nil || os.WriteFile(plan, text, 0o644) != nil {
+		t.Fatal(err)
+	}
+	res, stderr = runUpstreamScript(t, source("bye"), "", nil, fsServer, "--plan", plan)
+	if res.Error == nil || res.Error.Kind != "plan" || !strings.Contains(res.Error.Message, `attempted call sdk.files.write_file with body {"content":"bye"`) {
+		t.Fatalf("another content: %+v %s", res, stderr)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the tool ran: %v", err)
+	}
+	res, stderr = runUpstreamScript(t, source("hi"), "", nil, fsServer, "--plan", plan)
+	if res.Error != nil || string(res.Value) != "false" || len(res.Effects) != 1 {
+		t.Fatalf("plan run: %+v %s", res, stderr)
+	}
+	if data, err := os.ReadFile(target); err != nil || string(data) != "hi" {
+		t.Errorf("new.txt: %q %v", data, err)
 	}
 }
