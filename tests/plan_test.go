@@ -364,3 +364,23 @@ func TestPlanMCPTool(t *testing.T) {
 		t.Errorf("new.txt: %q %v", data, err)
 	}
 }
+
+// A script that fails otherwise with a file open keeps its error, which
+// also says that the file's write was stopped.
+func TestPlanStopAfterAnError(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.luau"), []byte(`local f = io.open("a.txt", "w") f:write("planned") return 1`), 0o644)
+	out, errOut, status := toolscript(t, dir, "", "run", "--io-dir", "files", "--json", "--dry-run", "script.luau")
+	if status != 0 {
+		t.Fatalf("dry run: %s %s", out, errOut)
+	}
+	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(out), 0o644)
+	os.WriteFile(filepath.Join(dir, "script.luau"), []byte(`local f = io.open("a.txt", "w") f:write("changed") error("boom")`), 0o644)
+	res, out := runPlan(t, dir, "--io-dir", "files", "script.luau")
+	if res.Error == nil || res.Error.Kind != "runtime" || !strings.HasPrefix(res.Error.Message, "script:1: boom; then, as its files were closed: the script attempted write a.txt (7 bytes") {
+		t.Fatalf("plan run: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "files", "a.txt")); err == nil {
+		t.Error("a.txt was written")
+	}
+}

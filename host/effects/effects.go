@@ -7,10 +7,11 @@
 //   - the classification of effects into safe (they observe) and unsafe
 //     (they change something): Classify for calls, and the io operations
 //     are unsafe by their op;
-//   - the Mode of an execution (a real run, or a dry run) and the decision
-//     every unsafe effect asks for before it happens (Run.Decide): proceed,
-//     or hold it and let the caller substitute (the io overlay, a
-//     synthesised response);
+//   - the Mode of an execution (a real run, a dry run, or a plan run: a
+//     real run held to a dry run's effects) and the decision every unsafe
+//     effect asks for before it happens (Run.Decide): proceed, hold it
+//     and let the caller substitute (the io overlay, a synthesised
+//     response), or stop it (an effect the plan does not hold, plan.go);
 //   - the ordered, bounded log of the effects an execution decided on,
 //     which the result reports.
 //

@@ -170,9 +170,15 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		}
 		res.PlanUnused = fx.Unused()
 		// An effect stopped when the script ended (a write whose handle
-		// was left open) fails the execution all the same.
+		// was left open) fails the execution all the same; a script that
+		// had failed otherwise keeps its error, which says so too.
 		if stop := fx.Err(); stop != nil {
-			res.Error = &result.Error{Kind: result.Kind(stop.Kind), Message: stop.Message}
+			switch {
+			case res.Error == nil:
+				res.Error = &result.Error{Kind: result.Kind(stop.Kind), Message: stop.Message}
+			case res.Error.Kind != result.Kind(stop.Kind):
+				res.Error.Message += "; then, as its files were closed: " + stop.Message
+			}
 		}
 	}
 	res.Bound(limits.MaxOutputBytes)

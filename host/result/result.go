@@ -103,9 +103,10 @@ type Result struct {
 	// FilesOmitted counts the files touched that FilesTouched leaves out,
 	// past its cap or to keep the result within its size bound.
 	FilesOmitted int `json:"files_touched_omitted,omitempty"`
-	// Effects are a dry run's unsafe effects in order (nil, and left out,
-	// in a real run); EffectsOmitted counts those left out past the
-	// log's bounds or the result's size bound.
+	// Effects are a dry run's unsafe effects in order, or those a plan
+	// run carried out (nil, and left out, in a real run); EffectsOmitted
+	// counts those left out past the log's bounds or the result's size
+	// bound.
 	Effects        []effects.Effect `json:"effects,omitzero"`
 	EffectsOmitted int              `json:"effects_omitted,omitempty"`
 	// PlanUnused are the entries of a plan run's plan that it did not
