@@ -178,7 +178,7 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 	}
 	if ov.tmp == "" {
 		if within(os.TempDir(), s.dir) {
-			return nil, errors.New("the dry run's overlay would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
+			return nil, errors.New("the overlay of a dry run or a plan run would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
 		}
 		dir, err := os.MkdirTemp("", "toolscript-dry-run-")
 		if err != nil {
