@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/progressbar"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
@@ -82,6 +83,7 @@ func runCommand() *cli.Command {
 		Flags: append(sharedFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
+			&cli.StringFlag{Name: "plan", Usage: "run for real, held to a dry run's effects: `FILE` holds a dry run's JSON result or its \"effects\"; the first unsafe effect not in it stops the script before it happens (error kind plan)"},
 		),
 		OnUsageError: usageError,
 		Action:       runScript,
@@ -103,6 +105,15 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return usagef("reading the script: %v", err)
 	}
+	var plan *effects.Approved
+	if name := c.String("plan"); name != "" {
+		if c.Bool("dry-run") {
+			return usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")
+		}
+		if plan, err = effects.ReadPlanFile(name); err != nil {
+			return usagef("reading the plan %s: %v", name, err)
+		}
+	}
 	file, err := loadConfig(c)
 	if err != nil {
 		return err
@@ -123,7 +134,7 @@ func runScript(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	out := c.App.Writer
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
-		DryRun: c.Bool("dry-run")}
+		DryRun: c.Bool("dry-run"), Plan: plan}
 	closeBar := func() {}
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
@@ -148,6 +159,9 @@ func runScript(c *cli.Context) error {
 		}
 		if cfg.DryRun {
 			printEffects(c.App.ErrWriter, res)
+		}
+		if cfg.Plan != nil {
+			printApplied(c.App.ErrWriter, res)
 		}
 	}
 	if res.Error != nil {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/effects"
@@ -26,6 +27,10 @@ type RunConfig struct {
 	// overlay, unsafe calls are not sent, and the result lists them
 	// (host/effects).
 	DryRun bool
+	// Plan, when set, runs the script for real held to a dry run's
+	// effects: the first unsafe effect the plan does not hold stops it
+	// (host/effects). Not with DryRun.
+	Plan *effects.Approved
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
@@ -40,8 +45,13 @@ func Run(ctx context.Context, cfg RunConfig) (*result.Result, error) {
 	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
 	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: s.Limits, IO: s.IO,
 		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
-	if cfg.DryRun {
+	switch {
+	case cfg.DryRun && cfg.Plan != nil:
+		return nil, usage(errors.New("a dry run and a plan cannot be given together"))
+	case cfg.DryRun:
 		script.Effects = effects.New(effects.DryRun)
+	case cfg.Plan != nil:
+		script.Effects = effects.NewPlan(cfg.Plan)
 	}
 	if client != nil {
 		defer client.Close()

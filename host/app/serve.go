@@ -195,7 +195,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		if err != nil {
 			return err
 		}
-		call.Script.SDK = client.Session(creds)
+		call.Script.SDK = client.Session(creds).WithEffects(call.Script.Effects)
 		if m != nil {
 			call.Script.SDK = client.Observed(call.Script.SDK, countUpstreamCall(m))
 		}

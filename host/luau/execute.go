@@ -126,6 +126,8 @@ type execution struct {
 	maxParallel int
 	// calls are the requests parallel made, nil before the first.
 	calls *calls
+	// fx is the execution's effects layer, nil in a real run.
+	fx *effects.Run
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -137,6 +139,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		logs:       logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes, onLine: script.OnLog},
 		onProgress: script.OnProgress,
 		sdk:        script.SDK,
+		fx:         script.Effects,
 	}
 	exec.maxParallel = script.MaxParallel
 	if exec.maxParallel <= 0 {
@@ -160,10 +163,22 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		exec.fs.CloseAll()
 		res.FilesTouched, res.FilesOmitted = exec.fs.Touched()
 	}
-	if script.Effects.Mode() == effects.DryRun {
-		res.Effects, res.EffectsOmitted = script.Effects.Effects()
+	if fx := script.Effects; fx.Mode() != effects.Real {
+		res.Effects, res.EffectsOmitted = fx.Effects()
 		if res.Effects == nil {
 			res.Effects = []effects.Effect{}
+		}
+		res.PlanUnused = fx.Unused()
+		// An effect stopped when the script ended (a write whose handle
+		// was left open) fails the execution all the same; a script that
+		// had failed otherwise keeps its error, which says so too.
+		if stop := fx.Err(); stop != nil {
+			switch {
+			case res.Error == nil:
+				res.Error = &result.Error{Kind: result.Kind(stop.Kind), Message: stop.Message}
+			case res.Error.Kind != result.Kind(stop.Kind):
+				res.Error.Message += "; then, as its files were closed: " + stop.Message
+			}
 		}
 	}
 	res.Bound(limits.MaxOutputBytes)
@@ -284,6 +299,9 @@ func unwoundError(inst *instance, err error, limits Limits) *result.Error {
 		// pushing the arguments.
 		return &result.Error{Kind: result.Memory, Message: fmt.Sprintf(
 			"not enough memory: the script and its arguments exceed the memory limit of %d bytes", limits.HeapBytes)}
+	case errors.Is(err, errEffectsStopped):
+		stop := inst.exec.fx.Err()
+		return &result.Error{Kind: result.Kind(stop.Kind), Message: stop.Message}
 	case errors.Is(err, errStopRequested):
 		if inst.stopReason == stoppedByCancellation {
 			return &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}
