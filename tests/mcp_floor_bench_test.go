@@ -39,8 +39,8 @@ import (
 //
 //	go test ./tests -run '^$' -bench MCPFloor -benchtime 3000x
 func BenchmarkMCPFloor(b *testing.B) {
-	ts, _ := mcpClient(b, b.TempDir(), "")
-	floor := floorClient(b)
+	ts, _, tsProcess := mcpClientProcess(b, b.TempDir(), "")
+	floor, floorProcess := floorClient(b)
 	// Warm up (the compilation cache, the instance pool, the goroutines),
 	// and check that both answer the same.
 	for _, c := range []*client.Client{ts, floor} {
@@ -88,16 +88,30 @@ func BenchmarkMCPFloor(b *testing.B) {
 			// Alternating batches, so that a change of the machine's load
 			// falls on both.
 			const batch = 500
-			var tsTime, floorTime time.Duration
+			var tsTime, floorTime, tsCPU, floorCPU time.Duration
+			cpuKnown := true
 			for done := 0; done < b.N; done += batch {
 				n := min(batch, b.N-done)
-				tsTime += pipelined(b, ts, inFlight, n)
-				floorTime += pipelined(b, floor, inFlight, n)
+				for _, s := range []struct {
+					c        *client.Client
+					pid      int
+					wall, cp *time.Duration
+				}{{ts, tsProcess.Process.Pid, &tsTime, &tsCPU}, {floor, floorProcess.Process.Pid, &floorTime, &floorCPU}} {
+					before, err := processCPU(s.pid)
+					*s.wall += pipelined(b, s.c, inFlight, n)
+					after, err2 := processCPU(s.pid)
+					cpuKnown = cpuKnown && err == nil && err2 == nil
+					*s.cp += after - before
+				}
 			}
 			tsRate, floorRate := float64(b.N)/tsTime.Seconds(), float64(b.N)/floorTime.Seconds()
 			b.ReportMetric(tsRate, "toolscript-calls/s")
 			b.ReportMetric(floorRate, "floor-calls/s")
 			b.ReportMetric(floorRate/tsRate, "x-floor")
+			if cpuKnown {
+				b.ReportMetric(float64(tsCPU.Microseconds())/float64(b.N), "toolscript-cpu-µs/call")
+				b.ReportMetric(float64(floorCPU.Microseconds())/float64(b.N), "floor-cpu-µs/call")
+			}
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -146,8 +160,8 @@ var (
 
 // floorClient starts the floor server (internal/testmcpfloor, built once
 // per run beside the toolscript binary) and returns an initialized client
-// of it.
-func floorClient(b *testing.B) *client.Client {
+// of it, and its process.
+func floorClient(b *testing.B) (*client.Client, *exec.Cmd) {
 	b.Helper()
 	floorOnce.Do(func() {
 		floorBinary = filepath.Join(filepath.Dir(binary), "testmcpfloor")
@@ -162,7 +176,14 @@ func floorClient(b *testing.B) *client.Client {
 		b.Fatal(floorErr)
 	}
 	stderr := &syncbuf.Buffer{}
-	c := client.NewClient(transport.NewStdioWithOptions(floorBinary, os.Environ(), nil, transport.WithCommandStderrWriter(stderr)))
+	var floor *exec.Cmd
+	c := client.NewClient(transport.NewStdioWithOptions(floorBinary, os.Environ(), nil,
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			floor = exec.CommandContext(ctx, command, args...)
+			floor.Env = env
+			return floor, nil
+		}),
+		transport.WithCommandStderrWriter(stderr)))
 	if err := c.Start(context.Background()); err != nil {
 		b.Fatalf("starting the floor server: %v", err)
 	}
@@ -174,5 +195,5 @@ func floorClient(b *testing.B) *client.Client {
 	}}); err != nil {
 		b.Fatalf("initialize: %v (stderr %s)", err, stderr.String())
 	}
-	return c
+	return c, floor
 }

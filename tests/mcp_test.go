@@ -39,13 +39,21 @@ const errorPrefix = "Script execution error: "
 // negotiate the newest).
 func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult) {
 	t.Helper()
+	c, init, _ := mcpClientProcess(t, dir, version, args...)
+	return c, init
+}
+
+// mcpClientProcess is mcpClient, and returns the server's process too.
+func mcpClientProcess(t testing.TB, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult, *exec.Cmd) {
+	t.Helper()
 	stderr := &syncbuf.Buffer{}
+	var serve *exec.Cmd
 	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
 		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
-			return cmd, nil
+			serve = exec.CommandContext(ctx, command, args...)
+			serve.Dir = dir
+			serve.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
+			return serve, nil
 		}),
 		transport.WithCommandStderrWriter(stderr))
 	var opts []client.ClientOption
@@ -71,7 +79,7 @@ func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Clien
 	if err != nil {
 		t.Fatalf("initialize: %v (stderr %s)", err, stderr.String())
 	}
-	return c, init
+	return c, init, serve
 }
 
 // transports are those the suites that take one run over.

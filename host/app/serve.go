@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/heapfloor"
 	"github.com/toolscript/toolscript/host/hosted"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
@@ -23,6 +24,12 @@ import (
 
 // PoolSize is how many ready instances the server keeps.
 const PoolSize = 4
+
+// HeapFloor is how much the server's Go heap may always grow between two
+// collections (package heapfloor): each execution makes and drops a wasm
+// instance, and with the few megabytes a server keeps live the collector
+// would otherwise run dozens of times a second.
+const HeapFloor = 32 << 20
 
 // ServeConfig is what `toolscript serve` serves, resolved.
 type ServeConfig struct {
@@ -56,6 +63,8 @@ type ServeConfig struct {
 // module compiles while the sdk opens; an upstream MCP server whose tools
 // change rebuilds the sdk.
 func Serve(ctx context.Context, cfg ServeConfig) error {
+	floor := heapfloor.Start(HeapFloor)
+	defer floor.Stop()
 	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
