@@ -29,7 +29,7 @@ type Writer struct {
 	// been written; waiting holds filled entries not yet written, by
 	// number.
 	next, written int
-	waiting      map[int]*Entry
+	waiting       map[int]*Entry
 }
 
 // Slot is the place of a reserved entry.
