@@ -165,13 +165,20 @@ const (
 	// DryRun: unsafe effects are held (the caller substitutes: an overlay,
 	// a synthesised response) and logged; safe ones happen.
 	DryRun
-	// Later modes: a plan (a real run held to a dry run's effects) and a
-	// replay (everything substituted from a trace) decide here too.
+	// Replay: every sdk response, io outcome, clock reading and the seed
+	// come from a recorded trace, and nothing reaches the world
+	// (replay.go).
+	Replay
+	// Later modes: a plan (a real run held to a dry run's effects) decides
+	// here too.
 )
 
 func (m Mode) String() string {
-	if m == DryRun {
+	switch m {
+	case DryRun:
 		return "dry run"
+	case Replay:
+		return "replay"
 	}
 	return "real"
 }
@@ -202,6 +209,9 @@ const (
 // *Run is a real run that logs nothing.
 type Run struct {
 	mode Mode
+	// tr is the trace the run records to or replays from (replay.go),
+	// nil when there is none.
+	tr *traced
 
 	mu      sync.Mutex
 	log     []Effect
