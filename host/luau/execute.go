@@ -126,6 +126,9 @@ type execution struct {
 	maxParallel int
 	// calls are the requests parallel made, nil before the first.
 	calls *calls
+	// fx is the execution's effects layer (nil: a real run): the clocks,
+	// the seed and io pass through it when it records or replays.
+	fx *effects.Run
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -137,6 +140,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		logs:       logSink{maxLines: limits.MaxLogLines, maxBytes: limits.MaxLogBytes, onLine: script.OnLog},
 		onProgress: script.OnProgress,
 		sdk:        script.SDK,
+		fx:         script.Effects,
 	}
 	exec.maxParallel = script.MaxParallel
 	if exec.maxParallel <= 0 {
@@ -150,6 +154,13 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
 	}
 	res := &result.Result{}
+	if script.Effects.Replaying() {
+		// A divergence from the trace stops the script.
+		var stop context.CancelFunc
+		ctx, stop = context.WithCancel(ctx)
+		defer stop()
+		script.Effects.OnDiverge(stop)
+	}
 	res.Error = r.execute(ctx, script, limits, exec, res)
 	// No request outlives its execution.
 	exec.calls.close()
@@ -159,6 +170,9 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		// left on disk is reported.
 		exec.fs.CloseAll()
 		res.FilesTouched, res.FilesOmitted = exec.fs.Touched()
+	}
+	if script.Effects.Traced() {
+		endTrace(script.Effects, res)
 	}
 	if script.Effects.Mode() == effects.DryRun {
 		res.Effects, res.EffectsOmitted = script.Effects.Effects()
@@ -218,13 +232,16 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),
-		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec), uint64(rand.Uint32()))
+		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec), exec.fx.Seed(randomSeed))
 
 	if err != nil {
 		return unwoundError(inst, err, limits)
 	}
 	return readOutcome(inst, res)
 }
+
+// randomSeed is a new execution's random seed (math.random's).
+func randomSeed() uint64 { return uint64(rand.Uint32()) }
 
 // runFlags are ts_run's flags: which optional libraries the script gets.
 func runFlags(exec *execution) uint64 {

@@ -23,11 +23,12 @@ const (
 	IO       Kind = "io"       // a sandbox refusal or I/O failure escaped the script
 	Upstream Kind = "upstream" // an sdk call's HTTP error, transport failure or MCP tool error escaped the script
 	Internal Kind = "internal" // a fault of toolscript itself
+	Replay   Kind = "replay"   // a replay left its trace (the script did otherwise), or the trace cannot be read
 )
 
 // Kinds lists every Kind, in the documented order: the one list that
 // schemas, docs and tests take the kinds from.
-var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Internal}
+var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Internal, Replay}
 
 // Error describes a failed execution.
 type Error struct {
