@@ -313,3 +313,60 @@ func TestDryRunMCPTool(t *testing.T) {
 		t.Errorf("real run: %v %+v %s", err, res, stderr)
 	}
 }
+
+// The calls of a parallel batch are decided in the batch's order, before
+// any is sent: a dry run lists them in the order the script made them,
+// whatever order their goroutines run in, and between the io effects the
+// script caused before and after the batch.
+func TestDryRunParallelOrder(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir, _ := setupEffects(t, api)
+	script := `
+local f = io.open("before.txt", "w"); f:write("x"); f:close()
+local fns = {}
+for i = 1, 24 do
+	fns[i] = function() return sdk.notes.create_note({ text = "note " .. i }) end
+end
+local out = parallel(fns, 24)
+local g = io.open("after.txt", "w"); g:write("y"); g:close()
+return #out
+`
+	if err := os.WriteFile(filepath.Join(dir, "par.luau"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "par.luau")
+		if status != 0 {
+			t.Fatalf("dry run: %d %s %s", status, out, errOut)
+		}
+		var res struct {
+			Effects []map[string]any `json:"effects"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if len(res.Effects) != 26 {
+			t.Fatalf("effects: %v", res.Effects)
+		}
+		var got []string
+		for _, e := range res.Effects {
+			if body, ok := e["body"].(map[string]any); ok {
+				got = append(got, fmt.Sprint(body["text"]))
+			} else {
+				got = append(got, fmt.Sprint(e["path"]))
+			}
+		}
+		want := []string{"before.txt"}
+		for i := 1; i <= 24; i++ {
+			want = append(want, fmt.Sprintf("note %d", i))
+		}
+		want = append(want, "after.txt")
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("round %d: effects in the order %v, want %v", round, got, want)
+		}
+	}
+	if api.count("POST") != 0 {
+		t.Errorf("a held call reached the server: %v", api.requests)
+	}
+}

@@ -21,8 +21,9 @@ import (
 const DefaultMaxParallel = sdkcall.DefaultMaxParallel
 
 // The host side of parallel (luau-build/shim/parallel.cpp). The shim hands
-// over the requests its coroutines yielded, in one batch (sdk_submit); they
-// run concurrently here, at most the batch's limit at once and at most
+// over the requests its coroutines yielded, in one batch (sdk_submit); each
+// is begun (checked, counted, decided by the effects layer) in the batch's
+// order, and those left to send run concurrently here, at most the batch's limit at once and at most
 // MaxParallel for the whole execution; sdk_wait says which have completed,
 // and each coroutine then takes its own response (sdk_take) into its own
 // stack, so that a response the memory limit has no room for is that
@@ -48,27 +49,42 @@ type calls struct {
 	ready chan struct{}
 }
 
-// start begins one request of a batch whose slots bound its concurrency.
-func (c *calls) start(sdk sdkcall.Caller, batch chan struct{}, token, id uint32, args []byte) {
+// start sends one request of a batch whose slots bound its concurrency.
+func (c *calls) start(send sdkcall.Send, batch chan struct{}, token uint32) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		var resp *sdkcall.Response
 		if acquire(c.ctx, batch) && acquire(c.ctx, c.slots) {
-			resp = sdk.Call(c.ctx, id, args)
+			resp = send(c.ctx)
 			<-c.slots
 			<-batch
 		} else {
 			resp = &sdkcall.Response{Fail: sdkcall.Upstream, Message: "sdk: the execution ended before the call was made"}
 		}
-		c.mu.Lock()
-		c.done[token] = resp
-		c.mu.Unlock()
-		select {
-		case c.ready <- struct{}{}:
-		default:
-		}
+		c.finish(token, resp)
 	}()
+}
+
+// finish hands over the response of token.
+func (c *calls) finish(token uint32, resp *sdkcall.Response) {
+	c.mu.Lock()
+	c.done[token] = resp
+	c.mu.Unlock()
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+}
+
+// begin decides one call of a batch now, in the batch's order
+// (sdkcall.Beginner): its response when nothing is to be sent, else how
+// to send it. A Caller that is no Beginner only sends.
+func begin(sdk sdkcall.Caller, id uint32, args []byte) (*sdkcall.Response, sdkcall.Send) {
+	if b, ok := sdk.(sdkcall.Beginner); ok {
+		return b.Begin(id, args, false)
+	}
+	return nil, func(ctx context.Context) *sdkcall.Response { return sdk.Call(ctx, id, args) }
 }
 
 func acquire(ctx context.Context, slots chan struct{}) bool {
@@ -178,12 +194,16 @@ func sdkSubmit(ctx context.Context, mod api.Module, _, batchPtr, batchLen, limit
 		args := bytes.Clone(batch[batchHeader : batchHeader+n])
 		batch = batch[batchHeader+n:]
 		if exec.sdk == nil {
-			c.mu.Lock()
-			c.done[token] = noSDK
-			c.mu.Unlock()
+			c.finish(token, noSDK)
 			continue
 		}
-		c.start(exec.sdk, slots, token, id, args)
+		// Every call of the batch is decided here, in the script's order,
+		// before any is sent; only the sending is concurrent.
+		if out, send := begin(exec.sdk, id, args); out != nil {
+			c.finish(token, out)
+		} else {
+			c.start(send, slots, token)
+		}
 	}
 }
 

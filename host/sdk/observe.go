@@ -15,7 +15,7 @@ import (
 // response, "ok" or "tool_error" (isError) for an MCP tool's result, and
 // "error" when no response came (a transport failure, a timeout, a
 // cancellation). Calls refused before anything was sent (bad arguments,
-// max_calls) are not reported. This is what the hosted mode's metrics
+// max_calls) and calls a dry run held are not reported. This is what the hosted mode's metrics
 // count.
 func (c *Client) Observed(caller sdkcall.Caller, observe func(source, status string)) sdkcall.Caller {
 	return &observed{c: c, caller: caller, observe: observe}
@@ -39,6 +39,25 @@ func (o *observed) CallData(ctx context.Context, id uint32, args json.RawMessage
 	return o.report(id, o.caller.Call(ctx, id, args))
 }
 
+// Begin is the caller's Begin when it has one (sdkcall.Beginner), the
+// sending reported as Call's is; else the call is only sent, later.
+func (o *observed) Begin(id uint32, args json.RawMessage, dataOnly bool) (*sdkcall.Response, sdkcall.Send) {
+	b, ok := o.caller.(sdkcall.Beginner)
+	if !ok {
+		return nil, func(ctx context.Context) *sdkcall.Response {
+			if dataOnly {
+				return o.CallData(ctx, id, args)
+			}
+			return o.Call(ctx, id, args)
+		}
+	}
+	out, send := b.Begin(id, args, dataOnly)
+	if out != nil {
+		return o.report(id, out), nil
+	}
+	return nil, func(ctx context.Context) *sdkcall.Response { return o.report(id, send(ctx)) }
+}
+
 func (o *observed) report(id uint32, resp *sdkcall.Response) *sdkcall.Response {
 	if int(id) >= len(o.c.funcs) || o.c.funcs[id] == nil {
 		return resp
@@ -54,7 +73,7 @@ func (o *observed) report(id uint32, resp *sdkcall.Response) *sdkcall.Response {
 // call reached the upstream at all.
 func callStatus(kind catalog.Kind, resp *sdkcall.Response) (string, bool) {
 	switch {
-	case resp.Fail != sdkcall.OK && resp.Fail != sdkcall.Upstream:
+	case resp.Fail != sdkcall.OK && resp.Fail != sdkcall.Upstream, resp.DryRun:
 		return "", false
 	case resp.Status > 0:
 		return strconv.Itoa(resp.Status), true

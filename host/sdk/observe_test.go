@@ -24,6 +24,8 @@ func TestCallStatus(t *testing.T) {
 		{"a tool's result", catalog.MCP, sdkcall.Response{Text: []byte("x")}, "ok", true},
 		{"isError", catalog.MCP, sdkcall.Response{Fail: sdkcall.Upstream, Content: json.RawMessage(`[]`)}, "tool_error", true},
 		{"a server gone", catalog.MCP, sdkcall.Response{Fail: sdkcall.Upstream}, "error", true},
+		{"held by a dry run", catalog.OpenAPI, sdkcall.Response{Status: 201, DryRun: true}, "", false},
+		{"a tool held by a dry run", catalog.MCP, sdkcall.Response{JSON: json.RawMessage(`{"dry_run":true}`), DryRun: true}, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			status, sent := callStatus(c.kind, &c.resp)

@@ -90,34 +90,48 @@ func (s *Session) CallData(ctx context.Context, id uint32, args json.RawMessage)
 }
 
 func (s *Session) call(ctx context.Context, id uint32, args json.RawMessage, dataOnly bool) *sdkcall.Response {
+	out, send := s.Begin(id, args, dataOnly)
+	if out != nil {
+		return out
+	}
+	return send(ctx)
+}
+
+// Begin checks a call of function id, counts it against max_calls and
+// passes it through the session's effects layer, when the script makes
+// it (sdkcall.Beginner); what is left is sending it, which waits for one
+// of the session's slots.
+func (s *Session) Begin(id uint32, args json.RawMessage, dataOnly bool) (*sdkcall.Response, sdkcall.Send) {
 	if int(id) >= len(s.c.funcs) || s.c.funcs[id] == nil {
 		return &sdkcall.Response{Fail: sdkcall.Argument, Message: fmt.Sprintf(
-			"sdk: function %d is no longer available (an MCP server's tools changed since this script started)", id)}
+			"sdk: function %d is no longer available (an MCP server's tools changed since this script started)", id)}, nil
 	}
 	f := s.c.funcs[id]
 	k := f.kind()
 	req, err := k.check(s, f, args)
 	if err != nil {
-		return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.string(f.name + ": " + err.Error())}
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.string(f.name + ": " + err.Error())}, nil
 	}
 	if n := s.calls.Add(1); n > s.maxCall {
 		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
-			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}
+			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}, nil
 	}
 	if out := s.held(f, k, args); out != nil {
-		return out
+		return out, nil
 	}
-	select {
-	case s.slots <- struct{}{}: // the common case, without waiting
-	default:
+	return nil, func(ctx context.Context) *sdkcall.Response {
 		select {
-		case s.slots <- struct{}{}:
-		case <-ctx.Done():
-			return s.cancelled(f, ctx)
+		case s.slots <- struct{}{}: // the common case, without waiting
+		default:
+			select {
+			case s.slots <- struct{}{}:
+			case <-ctx.Done():
+				return s.cancelled(f, ctx)
+			}
 		}
+		defer func() { <-s.slots }()
+		return k.make(ctx, s, f, req, args, dataOnly)
 	}
-	defer func() { <-s.slots }()
-	return k.make(ctx, s, f, req, args, dataOnly)
 }
 
 // hold counts a tool's result against the host memory budgets until the

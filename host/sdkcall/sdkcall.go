@@ -79,6 +79,27 @@ type DataCaller interface {
 	CallData(ctx context.Context, id uint32, args json.RawMessage) *Response
 }
 
+// Send sends a call Begin decided on. It returns when the response is
+// complete, or at once when ctx ends.
+type Send func(ctx context.Context) *Response
+
+// Beginner is a Caller whose calls are decided when the script makes them
+// and sent later. The runtime begins every call in the script's order,
+// including each call of a parallel batch, in the batch's order, before
+// any of them is sent; only the sending is concurrent. So whatever a
+// call's decision depends on (the count of calls, a dry run holding it, a
+// plan or a trace it must match) sees the calls in an order the script
+// alone determines.
+type Beginner interface {
+	Caller
+	// Begin checks, counts and decides one call of function id (dataOnly:
+	// as CallData). It returns the call's response when there is nothing
+	// to send (an argument error, a call held or substituted), else the
+	// function that sends it, which the runtime calls at most once (not at
+	// all when the execution ends first).
+	Begin(id uint32, args json.RawMessage, dataOnly bool) (*Response, Send)
+}
+
 // Response is the outcome of one call as the script sees it.
 type Response struct {
 	// Fail says how the call failed; OK for a response the script gets as
