@@ -66,7 +66,7 @@ func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Setti
 	}
 	// An unusable io directory is not fatal: scripts that use no files
 	// still run, and those that do get the same message as their error.
-	if s.IO != nil {
+	if s.IO != nil && c.String("replay") == "" { // a replay does not use the directory
 		if err := sandboxio.CheckDir(s.IO.Dir); err != nil {
 			warn(err.Error())
 		}
@@ -82,6 +82,8 @@ func runCommand() *cli.Command {
 		Flags: append(sharedFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
+			&cli.StringFlag{Name: "record", Usage: "record the run's trace to `FILE` (JSON Lines: every sdk call with its response, io, clock readings, the random seed)"},
+			&cli.StringFlag{Name: "replay", Usage: "replay the trace in `FILE`: responses, reads, clock and seed come from it, nothing is sent or written, no credential is needed"},
 		),
 		OnUsageError: usageError,
 		Action:       runScript,
@@ -123,7 +125,11 @@ func runScript(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	out := c.App.Writer
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
-		DryRun: c.Bool("dry-run")}
+		DryRun: c.Bool("dry-run"), Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
+		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err) }}
+	if n := countTrue(cfg.DryRun, cfg.Record != "", cfg.Replay != ""); n > 1 {
+		return usagef("give one of --dry-run, --record and --replay")
+	}
 	closeBar := func() {}
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
@@ -157,6 +163,16 @@ func runScript(c *cli.Context) error {
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // describe renders an execution error for a person: runtime errors as

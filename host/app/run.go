@@ -26,23 +26,54 @@ type RunConfig struct {
 	// overlay, unsafe calls are not sent, and the result lists them
 	// (host/effects).
 	DryRun bool
+	// Record, when set, is a file the run records its trace to
+	// (host/effects/trace); Version goes in its header.
+	Record  string
+	Version string
+	// Replay, when set, is a trace the run replays: every sdk response, io
+	// outcome, clock reading and the seed come from it, and nothing is
+	// sent or written. No credential is read.
+	Replay string
+	// OnRecordError, when set, is told that the recording could not be
+	// written whole (the run's result is unchanged).
+	OnRecordError func(error)
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
 // runs the script once. The error is the host's (a UsageError when the
 // sdk cannot be opened); the script's own failure is in the result.
 func Run(ctx context.Context, cfg RunConfig) (*result.Result, error) {
+	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: cfg.Settings.Limits, IO: cfg.Settings.IO,
+		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
+	switch {
+	case cfg.DryRun:
+		script.Effects = effects.New(effects.DryRun)
+	case cfg.Replay != "":
+		fx, closer, failed, err := openReplay(cfg.Replay)
+		if err != nil || failed != nil {
+			return failed, err
+		}
+		defer closer.Close()
+		script.Effects = fx
+		cfg.SDK.Flags.WithoutCredentials = true
+	case cfg.Record != "":
+		rec, err := startRecording(cfg.Record, false, header(cfg.Version, cfg.Source, cfg.File))
+		if err != nil {
+			return nil, usage(err)
+		}
+		script.Effects = effects.NewRecording(rec.w)
+		defer func() {
+			if err := rec.finish(); err != nil && cfg.OnRecordError != nil {
+				cfg.OnRecordError(err)
+			}
+		}()
+	}
 	client, err := OpenSDK(ctx, cfg.File, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
 	s := cfg.Settings
 	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
-	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: s.Limits, IO: s.IO,
-		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
-	if cfg.DryRun {
-		script.Effects = effects.New(effects.DryRun)
-	}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

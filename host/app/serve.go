@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/hosted"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
@@ -57,12 +59,17 @@ type ServeConfig struct {
 // change rebuilds the sdk.
 func Serve(ctx context.Context, cfg ServeConfig) error {
 	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
+	dir, err := cfg.File.RecordDir(os.Getenv)
+	if err != nil {
+		return usage(err)
+	}
+	a.recordDir = dir
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
 		// servers' own lines and the specs' warnings included.
 		a.logger = slog.New(slog.NewJSONHandler(cfg.Stderr, nil))
 	}
-	err := a.open(ctx)
+	err = a.open(ctx)
 	if a.rt != nil {
 		defer a.rt.Close(context.Background())
 	}
@@ -104,6 +111,9 @@ type assembly struct {
 	// published is the sdk whose table the runtime has, and which the
 	// docs show; its next is closed when another replaces it.
 	published atomic.Pointer[publishedSDK]
+	// recordDir is [effects] record_dir: where each execution's trace is
+	// recorded ("": none are).
+	recordDir string
 }
 
 // open compiles the module while the sdk loads (both take a second or more
@@ -181,12 +191,27 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
 	}
-	if a.client == nil {
+	recordDir := a.recordDir
+	if a.client == nil && recordDir == "" {
 		return cfg
 	}
-	cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+	if a.client != nil {
+		cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) error {
+		if recordDir != "" {
+			// The operator's choice: every execution is recorded, to a file
+			// of its own; the trace's Close at the execution's end closes it.
+			rec, err := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
+			if err != nil {
+				return err
+			}
+			call.Script.Effects = effects.NewRecording(rec.w)
+		}
+		if a.client == nil {
+			return nil
+		}
 		creds, err := sdk.ParseMetaAuth(call.MetaAuth)
 		if err != nil {
 			return err
@@ -195,9 +220,10 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		if err != nil {
 			return err
 		}
-		call.Script.SDK = client.Session(creds)
+		session := client.Session(creds).WithEffects(call.Script.Effects)
+		call.Script.SDK = session
 		if m != nil {
-			call.Script.SDK = client.Observed(call.Script.SDK, countUpstreamCall(m))
+			call.Script.SDK = client.Observed(session, countUpstreamCall(m))
 		}
 		call.Script.MaxParallel = client.MaxParallel()
 		return nil

@@ -24,6 +24,8 @@ type Writer struct {
 	enc *json.Encoder
 	cw  *countingWriter
 	err error
+	// closed: Close has closed the underlying writer.
+	closed bool
 
 	// next is the number of the next reservation; written how many have
 	// been written; waiting holds filled entries not yet written, by
@@ -90,7 +92,7 @@ func (w *Writer) drain() {
 }
 
 func (w *Writer) write(e *Entry) {
-	if w.err != nil {
+	if w.err != nil || w.closed {
 		return
 	}
 	if err := w.enc.Encode(e); err != nil {
@@ -110,19 +112,28 @@ func (w *Writer) Err() error {
 }
 
 // Close writes the filled entries still waiting, in order (a slot never
-// filled is left out), and flushes. It does not close the underlying
-// writer.
+// filled is left out), flushes, and closes the underlying writer when it
+// is an io.Closer. Later calls return the same error and do nothing.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return w.err
+	}
 	for ; w.written < w.next; w.written++ {
 		if e, ok := w.waiting[w.written]; ok {
 			delete(w.waiting, w.written)
 			w.write(e)
 		}
 	}
+	w.closed = true
 	if err := w.buf.Flush(); err != nil && w.err == nil {
 		w.err = fmt.Errorf("trace: %w", err)
+	}
+	if c, ok := w.cw.w.(io.Closer); ok {
+		if err := c.Close(); err != nil && w.err == nil {
+			w.err = fmt.Errorf("trace: %w", err)
+		}
 	}
 	return w.err
 }
