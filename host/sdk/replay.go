@@ -56,4 +56,3 @@ func replayed(f *function, r *trace.Response) *sdkcall.Response {
 	}
 	return out
 }
-
