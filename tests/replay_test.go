@@ -210,3 +210,61 @@ func TestReplayDiverges(t *testing.T) {
 }
 
 func lineNo(n int) string { return strconv.Itoa(n) }
+
+// TestHostedRecordDir: under hosted serve, [effects] record_dir records
+// every execution to a file of its own (per-user io included), with no
+// credential; each trace replays with `toolscript run --replay` to the
+// result its caller got.
+func TestHostedRecordDir(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	iss, args := issuerArgs(t)
+	dir := t.TempDir()
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[effects]\nrecord_dir = \"traces\"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\nauth = \"s3cret-token\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	script := `local f = io.open("mine.txt", "w") f:write("written at ", os.time()) f:close()
+		local created = sdk.notes.create_note({ text = "hosted" })
+		return { id = created.id, back = io.open("mine.txt"):read("a"), r = math.random(1, 1e9), files = io.list() }`
+	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, dir, append(args, "--io-dir", "files")...)
+	ctx := testContext(t)
+	got := map[string]bool{}
+	for _, user := range []string{"alice", "bob"} {
+		c := connectHTTP(t, p.url, iss.Token(t, "ES256", user))
+		_, out := callScript(t, ctx, c, map[string]any{"script": script})
+		if out.Error != nil {
+			t.Fatalf("%s: %+v", user, out.Error)
+		}
+		got[string(out.Result)] = true
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "traces"))
+	if err != nil || len(entries) != 2 || entries[0].Name() == entries[1].Name() {
+		t.Fatalf("traces: %v %v", entries, err)
+	}
+	api.Close()
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".trace.jsonl") {
+			t.Errorf("trace name %s", e.Name())
+		}
+		path := filepath.Join(dir, "traces", e.Name())
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), "s3cret-token") {
+			t.Errorf("%s holds the credential", e.Name())
+		}
+		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--replay", path, "script.luau")
+		var res execResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || status != 0 || res.Error != nil {
+			t.Fatalf("replay of %s: %d %s %s", e.Name(), status, out, errOut)
+		}
+		if !got[string(res.Result)] {
+			t.Errorf("replay of %s gave %s, which no caller got (%v)", e.Name(), res.Result, got)
+		}
+		delete(got, string(res.Result))
+		if len(res.FilesTouched) != 1 || res.FilesTouched[0].Name != "mine.txt" {
+			t.Errorf("files touched %+v", res.FilesTouched)
+		}
+	}
+}
