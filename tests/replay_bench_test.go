@@ -95,4 +95,3 @@ func BenchmarkRecordReplay(b *testing.B) {
 		})
 	}
 }
-
