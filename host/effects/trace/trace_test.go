@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -78,6 +79,28 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !bytes.Contains(data, []byte(`"base64":`)) || !bytes.Contains(data, []byte(`a<b>`)) {
 		t.Errorf("binary bytes are not base64, or HTML is escaped:\n%s", data)
+	}
+}
+
+// TestRealTrace: a trace `toolscript run --record` wrote reads whole, and
+// writes back the same, byte for byte.
+func TestRealTrace(t *testing.T) {
+	data, err := os.ReadFile("testdata/real.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, entries, err := readAll(data, MaxLineBytes, MaxBytes)
+	if err != nil || len(entries) < 20 || entries[len(entries)-1].Op != OpEnd {
+		t.Fatalf("%d entries, %v", len(entries), err)
+	}
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, h)
+	for _, e := range entries {
+		w.Add(e)
+	}
+	w.Close()
+	if !bytes.Equal(buf.Bytes(), data) {
+		t.Errorf("written back:\n%s\nwant\n%s", buf.Bytes(), data)
 	}
 }
 
@@ -199,6 +222,17 @@ func (c *countOnly) Write(p []byte) (int, error) { *c += countOnly(len(p)); retu
 func FuzzReader(f *testing.F) {
 	good := record(f, sampleEntries())
 	f.Add(good)
+	// A real trace: `toolscript run --record` of a script that reads,
+	// writes, removes, lists, calls an API (a parallel batch included) and
+	// reads the clocks.
+	real, err := os.ReadFile("testdata/real.trace")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(real)
+	for _, line := range bytes.SplitAfter(real, []byte("\n"))[1:] {
+		f.Add(append(bytes.SplitAfter(real, []byte("\n"))[0], line...))
+	}
 	lines := bytes.SplitAfter(good, []byte("\n"))
 	for i := range lines {
 		f.Add(bytes.Join(lines[:i], nil))
