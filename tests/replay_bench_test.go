@@ -44,7 +44,8 @@ func BenchmarkRecordReplay(b *testing.B) {
 			real := func() time.Duration { return execute(nil) }
 			record := func() time.Duration {
 				start := time.Now()
-				f, err := os.Create(tracePath)
+				os.Remove(tracePath)
+				f, err := os.OpenFile(tracePath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -34,13 +34,17 @@ type recorder struct {
 	w    *trace.Writer
 }
 
-// startRecording creates path and writes a trace's header to it.
+// startRecording creates path and writes a trace's header to it. Unless
+// exclusive, a file already at path is replaced: removed, then created
+// again (truncating it instead would cost a flush of the new content when
+// it is closed, on file systems that guard a rewritten file so).
 func startRecording(path string, exclusive bool, h trace.Header) (*recorder, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if exclusive {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if !exclusive {
+		if info, err := os.Lstat(path); err == nil && !info.IsDir() {
+			_ = os.Remove(path) // if it stays, the create below says why
+		}
 	}
-	f, err := os.OpenFile(path, flags, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
