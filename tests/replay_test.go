@@ -3,10 +3,14 @@ package tests
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/effects/trace"
@@ -266,5 +270,61 @@ func TestHostedRecordDir(t *testing.T) {
 		if len(res.FilesTouched) != 1 || res.FilesTouched[0].Name != "mine.txt" {
 			t.Errorf("files touched %+v", res.FilesTouched)
 		}
+	}
+}
+
+// TestRecordReplayParallelOutOfOrder: a parallel batch whose responses
+// come back in the reverse of the script's order (the server answers the
+// first call only once it has answered the last) is recorded in the
+// script's order, and replays to the same result.
+func TestRecordReplayParallelOutOfOrder(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	const n = 4
+	last := make(chan struct{})
+	var mu sync.Mutex
+	created := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var note struct{ Text string }
+		json.NewDecoder(r.Body).Decode(&note)
+		if note.Text == "note 1" {
+			<-last // answered after the last one
+		}
+		mu.Lock()
+		created++
+		id := created
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"id":%d,"text":%q,"created":"2024-01-01T00:00:00Z","owner":"a@example.com","state":"open"}`, id, note.Text)
+		if note.Text == fmt.Sprintf("note %d", n) {
+			close(last)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(srv.URL)+"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	script := `local fns = {}
+		for i = 1, ` + strconv.Itoa(n) + ` do fns[i] = function() return sdk.notes.create_note({ text = "note " .. i }).id end end
+		return parallel(fns)`
+	os.WriteFile(filepath.Join(dir, "par.luau"), []byte(script), 0o644)
+	recorded, errOut, status := toolscript(t, dir, "", "run", "--json", "--record", "par.trace", "par.luau")
+	if status != 0 {
+		t.Fatalf("recording: %d %s %s", status, recorded, errOut)
+	}
+	var res struct{ Result []int }
+	if err := json.Unmarshal([]byte(recorded), &res); err != nil || len(res.Result) != n || res.Result[0] != n {
+		t.Fatalf("the first call was not answered last: %s", recorded)
+	}
+	path := filepath.Join(dir, "par.trace")
+	for i := 1; i < n; i++ {
+		if a, b := traceLine(t, path, fmt.Sprintf(`"text":"note %d"`, i)), traceLine(t, path, fmt.Sprintf(`"text":"note %d"`, i+1)); a > b {
+			t.Errorf("note %d at line %d, after note %d at line %d", i, a, i+1, b)
+		}
+	}
+	srv.Close()
+	replayed, errOut, status := toolscript(t, dir, "", "run", "--json", "--replay", "par.trace", "par.luau")
+	if status != 0 || replayed != recorded {
+		t.Fatalf("replay: %d %s\n%s\nrecording:\n%s", status, errOut, replayed, recorded)
 	}
 }
