@@ -313,8 +313,8 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 		t.Fatalf("recording: %d %s %s", status, recorded, errOut)
 	}
 	var res struct{ Result []int }
-	if err := json.Unmarshal([]byte(recorded), &res); err != nil || len(res.Result) != n || res.Result[0] != n {
-		t.Fatalf("the first call was not answered last: %s", recorded)
+	if err := json.Unmarshal([]byte(recorded), &res); err != nil || len(res.Result) != n || res.Result[0] < res.Result[n-1] {
+		t.Fatalf("the first call was not answered after the last: %s", recorded)
 	}
 	path := filepath.Join(dir, "par.trace")
 	for i := 1; i < n; i++ {
