@@ -63,6 +63,12 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if err != nil {
 		return usage(err)
 	}
+	if dir != "" {
+		// An unusable directory is the operator's to fix before any call.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return usage(fmt.Errorf("effects.record_dir: %w", err))
+		}
+	}
 	a.recordDir = dir
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
