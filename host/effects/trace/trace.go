@@ -169,6 +169,14 @@ type IO struct {
 	Data Bytes `json:"data,omitzero"`
 }
 
+// The ranges of outcomes a trace may hold: a response's fail (the host's
+// failure kinds), and an io result's failure statuses (the io host
+// functions').
+const (
+	MaxFail   = 3
+	MinResult = -2
+)
+
 // Bytes are bytes in a trace: valid UTF-8 as a JSON string, other bytes
 // as {"base64": "..."}. Nil and empty are the same (left out).
 type Bytes []byte
@@ -260,8 +268,11 @@ func (e *Entry) check() error {
 		if e.Response == nil {
 			return fmt.Errorf("a call without a response")
 		}
-		if e.Response.Fail < 0 || e.Response.Fail > 255 {
-			return fmt.Errorf("a response's fail is out of range")
+		if e.Response.Fail < 0 || e.Response.Fail > MaxFail {
+			return fmt.Errorf("a response's fail %d is not one of 0 to %d", e.Response.Fail, MaxFail)
+		}
+		if e.Response.Status < 0 || e.Response.Status > 999 {
+			return fmt.Errorf("a response's status %d is not an HTTP status", e.Response.Status)
 		}
 	case OpIO:
 		if e.IO == nil {
@@ -275,8 +286,20 @@ func (e *Entry) check() error {
 		if e.IO.Len < 0 {
 			return fmt.Errorf("an io entry's len is negative")
 		}
+		if e.IO.Result < MinResult {
+			return fmt.Errorf("an io result %d is below %d", e.IO.Result, MinResult)
+		}
 		if e.IO.Op == IORead && int64(len(e.IO.Data)) > e.IO.Len {
 			return fmt.Errorf("a read's data (%d bytes) is more than it asked for (%d)", len(e.IO.Data), e.IO.Len)
+		}
+		if e.IO.Op == IORead && e.IO.Result >= 0 && e.IO.Result != int64(len(e.IO.Data)) {
+			return fmt.Errorf("a read's result %d is not the size of its data (%d bytes)", e.IO.Result, len(e.IO.Data))
+		}
+		if e.IO.Op == IOList && e.IO.Result >= 0 && e.IO.Result != int64(len(e.IO.Pending)) {
+			return fmt.Errorf("a listing's result %d is not its size (%d bytes)", e.IO.Result, len(e.IO.Pending))
+		}
+		if e.IO.Op != IOSeek && e.IO.Result > 1<<31-1 {
+			return fmt.Errorf("an io result %d is out of range", e.IO.Result)
 		}
 	default:
 		return fmt.Errorf("unknown op %q", e.Op)
