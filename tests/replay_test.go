@@ -173,7 +173,8 @@ func TestReplayDiverges(t *testing.T) {
 	}{
 		{"another body", strings.Replace(replayScript, `{ text = "edited" }`, `{ text = "EDITED" }`, 1), "run.trace", []string{
 			"diverged from the trace at line " + lineNo(traceLine(t, path, `"text":"edited"`)),
-			`expected call sdk.notes.edit_note PATCH http://`, `body {"text":"edited"}`, `got call sdk.notes.edit_note PATCH`, `body {"text":"EDITED"}`}},
+			`expected call sdk.notes.edit_note PATCH http://`, `body {"text":"edited"}`, `got call sdk.notes.edit_note PATCH`, `body {"text":"EDITED"}`,
+			"(the script is not the one the trace recorded: its sha256 is "}},
 		{"another URL", strings.Replace(replayScript, `edit_note({ id = 1 }`, `edit_note({ id = 2 }`, 1), "run.trace", []string{
 			"at line " + lineNo(traceLine(t, path, `"text":"edited"`)), "/{team}/notes/1", "got call sdk.notes.edit_note PATCH http://", "/{team}/notes/2"}},
 		{"another path", strings.Replace(replayScript, `io.open("keep.txt", "a")`, `io.open("other.txt", "a")`, 1), "run.trace", []string{
@@ -181,7 +182,7 @@ func TestReplayDiverges(t *testing.T) {
 		{"another parallel batch", strings.Replace(replayScript, `text = "p3"`, `text = "p4"`, 1), "run.trace", []string{
 			"at line " + lineNo(traceLine(t, path, `"text":"p3"`)), `body {"text":"p3"}`, `body {"text":"p4"}`}},
 		{"truncated", replayScript, write("cut.trace", strings.Join(lines[:6], "")+lines[6][:len(lines[6])/2]), []string{
-			"the trace cannot be replayed: line 7: the line has no end"}},
+			"the trace cannot be replayed: line 7: the line has no end (the trace was cut short)"}},
 		{"garbage", replayScript, write("garbage.trace", "\x7fELF\x00\x01 not a trace\n"), []string{
 			"the trace cannot be replayed: line 1: not a trace header"}},
 		{"garbage entry", replayScript, write("entry.trace", lines[0]+`{"op":"seed","seed":-1}`+"\n"), []string{
@@ -203,6 +204,9 @@ func TestReplayDiverges(t *testing.T) {
 				if !strings.Contains(res.Error.Message, w) {
 					t.Errorf("message %q lacks %q", res.Error.Message, w)
 				}
+			}
+			if c.script == replayScript && strings.Contains(res.Error.Message, "not the one the trace recorded") {
+				t.Errorf("the recorded script is said to differ: %s", res.Error.Message)
 			}
 		})
 	}

@@ -42,18 +42,19 @@ type RunConfig struct {
 // Run opens the sdk, compiles the module with the sdk's functions and
 // runs the script once. The error is the host's (a UsageError when the
 // sdk cannot be opened); the script's own failure is in the result.
-func Run(ctx context.Context, cfg RunConfig) (*result.Result, error) {
+func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: cfg.Settings.Limits, IO: cfg.Settings.IO,
 		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
 	switch {
 	case cfg.DryRun:
 		script.Effects = effects.New(effects.DryRun)
 	case cfg.Replay != "":
-		fx, closer, failed, err := openReplay(cfg.Replay)
+		fx, closer, h, failed, err := openReplay(cfg.Replay)
 		if err != nil || failed != nil {
 			return failed, err
 		}
 		defer closer.Close()
+		defer func() { explainDivergence(res, h, cfg.Source) }()
 		script.Effects = fx
 		cfg.SDK.Flags.WithoutCredentials = true
 	case cfg.Record != "":

@@ -68,16 +68,16 @@ func (r *recorder) finish() error {
 // openReplay opens the trace at path for a replay. A trace that cannot be
 // replayed (no header, another format, too large) is an execution result
 // of kind replay, as a divergence is.
-func openReplay(path string) (*effects.Run, io.Closer, *result.Result, error) {
+func openReplay(path string) (*effects.Run, io.Closer, *trace.Header, *result.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, usage(fmt.Errorf("replay: %w", err))
+		return nil, nil, nil, nil, usage(fmt.Errorf("replay: %w", err))
 	}
 	if info, err := f.Stat(); err == nil && info.Size() > trace.MaxBytes {
 		f.Close()
-		return nil, nil, replayFailure(fmt.Sprintf("the trace %s is %d bytes, more than %d", path, info.Size(), trace.MaxBytes)), nil
+		return nil, nil, nil, replayFailure(fmt.Sprintf("the trace %s is %d bytes, more than %d", path, info.Size(), trace.MaxBytes)), nil
 	}
-	r, _, err := trace.NewReader(f)
+	r, h, err := trace.NewReader(f)
 	if err != nil {
 		f.Close()
 		msg := err.Error()
@@ -85,9 +85,21 @@ func openReplay(path string) (*effects.Run, io.Closer, *result.Result, error) {
 		if errors.As(err, &te) {
 			msg = (&effects.Divergence{Line: te.Line, Got: te.Reason}).Error()
 		}
-		return nil, nil, replayFailure(msg), nil
+		return nil, nil, nil, replayFailure(msg), nil
 	}
-	return effects.NewReplay(r), f, nil, nil
+	return effects.NewReplay(r), f, &h, nil, nil
+}
+
+// explainDivergence adds to a replay's divergence that the script is not
+// the one the trace recorded, when its digest says so.
+func explainDivergence(res *result.Result, h *trace.Header, source []byte) {
+	if res == nil || res.Error == nil || res.Error.Kind != result.Replay {
+		return
+	}
+	sum := sha256.Sum256(source)
+	if got := hex.EncodeToString(sum[:]); got != h.ScriptSHA256 {
+		res.Error.Message += " (the script is not the one the trace recorded: its sha256 is " + got + ", the trace's " + h.ScriptSHA256 + ")"
+	}
 }
 
 func replayFailure(msg string) *result.Result {
