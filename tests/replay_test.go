@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/effects/trace"
+	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
 // replayScript reads, writes, appends, removes, lists, calls (a parallel
@@ -330,5 +331,38 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 	replayed, errOut, status := toolscript(t, dir, "", "run", "--json", "--replay", "par.trace", "par.luau")
 	if status != 0 || replayed != recorded {
 		t.Fatalf("replay: %d %s\n%s\nrecording:\n%s", status, errOut, replayed, recorded)
+	}
+}
+
+// TestRecordReplayMCPTool: calls of an upstream MCP server's tools (the
+// filesystem reference server's) are recorded with their results and
+// replayed without being made: the file the tool wrote is removed before
+// the replay and stays removed, and the result is the recording's.
+func TestRecordReplayMCPTool(t *testing.T) {
+	shared := t.TempDir()
+	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
+	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	source := `local old = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
+		local out = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+		return { old = old, out = out }`
+	os.WriteFile(filepath.Join(dir, "mcp.luau"), []byte(source), 0o644)
+	recorded, errOut, status := toolscript(t, dir, "", "run", "--json", "--no-io", fsServer, "--record", "mcp.trace", "mcp.luau")
+	if status != 0 || !strings.Contains(recorded, "from before") {
+		t.Fatalf("recording: %d %s %s", status, recorded, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(shared, "new.txt")); err != nil || string(b) != "hi" {
+		t.Fatalf("the recording's tool call did not write: %q %v", b, err)
+	}
+	os.Remove(filepath.Join(shared, "new.txt"))
+	os.WriteFile(filepath.Join(shared, "old.txt"), []byte("changed since"), 0o644)
+	replayed, errOut, status := toolscript(t, dir, "", "run", "--json", "--no-io", fsServer, "--replay", "mcp.trace", "mcp.luau")
+	if status != 0 || replayed != recorded {
+		t.Fatalf("replay: %d %s\n%s\nrecording:\n%s", status, errOut, replayed, recorded)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("the replay called write_file: %v", err)
 	}
 }
