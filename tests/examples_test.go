@@ -150,10 +150,11 @@ type exampleSession struct {
 	serve string // the test's address for docServe
 	iss   string // the test's address for docIssuer
 	pet   string // the test's address for docPetstore
+	tmp   string // the examples' TMPDIR (mktemp -d), removed with the page's test
 }
 
 func newExampleSession(t *testing.T, root string) *exampleSession {
-	s := &exampleSession{page: t, root: root, bin: filepath.Dir(binary)}
+	s := &exampleSession{page: t, root: root, bin: filepath.Dir(binary), tmp: t.TempDir()}
 	if filepath.Base(binary) != "toolscript" {
 		t.Fatalf("the test binary %s is not named toolscript", binary)
 	}
@@ -187,11 +188,12 @@ func (s *exampleSession) run(t *testing.T, b exampleBlock) {
 }
 
 // env is the environment the examples run in: the test's toolscript first
-// on PATH, no io directory from the caller's environment.
+// on PATH, no io directory from the caller's environment, and a temporary
+// directory of the test's own (what an example's mktemp makes goes with it).
 func (s *exampleSession) env(extra ...string) []string {
-	env := []string{"PATH=" + s.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "TOOLSCRIPT_IO_DIR="}
+	env := []string{"PATH=" + s.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "TOOLSCRIPT_IO_DIR=", "TMPDIR=" + s.tmp}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TOOLSCRIPT_IO_DIR=") {
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TOOLSCRIPT_IO_DIR=") && !strings.HasPrefix(kv, "TMPDIR=") {
 			env = append(env, kv)
 		}
 	}

@@ -31,6 +31,29 @@ func printEffects(w io.Writer, res *result.Result) {
 	}
 }
 
+// printApplied writes what a plan run carried out for a person: the
+// effects applied, in order, and the plan's entries left over, numbered
+// as in the plan (the applied ones are its first entries).
+func printApplied(w io.Writer, res *result.Result) {
+	n := len(res.Effects) + res.EffectsOmitted
+	fmt.Fprintf(w, "plan: %s applied:\n", result.Plural(n, "effect", "effects"))
+	for i, e := range res.Effects {
+		fmt.Fprintf(w, "%3d. %s\n", i+1, describeEffect(e))
+	}
+	if res.EffectsOmitted > 0 {
+		fmt.Fprintf(w, "     ... %s more left out\n", result.Plural(res.EffectsOmitted, "effect", "effects"))
+	}
+	if unused := len(res.PlanUnused) + res.PlanUnusedOmitted; unused > 0 {
+		fmt.Fprintf(w, "plan: %s not carried out:\n", result.Plural(unused, "entry", "entries"))
+		for i, e := range res.PlanUnused {
+			fmt.Fprintf(w, "%3d. %s\n", n+i+1, describeEffect(e))
+		}
+		if res.PlanUnusedOmitted > 0 {
+			fmt.Fprintf(w, "     ... %s more left out\n", result.Plural(res.PlanUnusedOmitted, "entry", "entries"))
+		}
+	}
+}
+
 // describeEffect is one effect on one line.
 func describeEffect(e effects.Effect) string {
 	switch e.Op {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/progressbar"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
@@ -82,6 +83,7 @@ func runCommand() *cli.Command {
 		Flags: append(sharedFlags(),
 			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
+			&cli.StringFlag{Name: "plan", Usage: "run for real, held to a dry run's effects: `FILE` holds a dry run's JSON result or its \"effects\"; the first unsafe effect not in it stops the script before it happens (error kind plan)"},
 			&cli.StringFlag{Name: "record", Usage: "record the run's trace to `FILE` (JSON Lines: every sdk call with its response, io, clock readings, the random seed)"},
 			&cli.StringFlag{Name: "replay", Usage: "replay the trace in `FILE`: responses, reads, clock and seed come from it, nothing is sent or written, no credential is needed"},
 		),
@@ -105,6 +107,18 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return usagef("reading the script: %v", err)
 	}
+	if c.String("plan") != "" && c.Bool("dry-run") {
+		return usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")
+	}
+	if n := countTrue(c.Bool("dry-run"), c.String("plan") != "", c.String("record") != "", c.String("replay") != ""); n > 1 {
+		return usagef("give one of --dry-run, --plan, --record and --replay")
+	}
+	var plan *effects.Approved
+	if name := c.String("plan"); name != "" {
+		if plan, err = effects.ReadPlanFile(name); err != nil {
+			return usagef("reading the plan %s: %v", name, err)
+		}
+	}
 	file, err := loadConfig(c)
 	if err != nil {
 		return err
@@ -125,11 +139,8 @@ func runScript(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	out := c.App.Writer
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
-		DryRun: c.Bool("dry-run"), Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
+		DryRun: c.Bool("dry-run"), Plan: plan, Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
 		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err) }}
-	if n := countTrue(cfg.DryRun, cfg.Record != "", cfg.Replay != ""); n > 1 {
-		return usagef("give one of --dry-run, --record and --replay")
-	}
 	closeBar := func() {}
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
@@ -154,6 +165,9 @@ func runScript(c *cli.Context) error {
 		}
 		if cfg.DryRun {
 			printEffects(c.App.ErrWriter, res)
+		}
+		if cfg.Plan != nil {
+			printApplied(c.App.ErrWriter, res)
 		}
 	}
 	if res.Error != nil {

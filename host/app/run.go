@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/effects"
@@ -26,6 +27,10 @@ type RunConfig struct {
 	// overlay, unsafe calls are not sent, and the result lists them
 	// (host/effects).
 	DryRun bool
+	// Plan, when set, runs the script for real held to a dry run's
+	// effects: the first unsafe effect the plan does not hold stops it
+	// (host/effects). Not with DryRun.
+	Plan *effects.Approved
 	// Record, when set, is a file the run records its trace to
 	// (host/effects/trace); Version goes in its header.
 	Record  string
@@ -45,9 +50,19 @@ type RunConfig struct {
 func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: cfg.Settings.Limits, IO: cfg.Settings.IO,
 		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
+	modes := 0
+	for _, given := range []bool{cfg.DryRun, cfg.Plan != nil, cfg.Record != "", cfg.Replay != ""} {
+		if given {
+			modes++
+		}
+	}
 	switch {
+	case modes > 1:
+		return nil, usage(errors.New("give one of a dry run, a plan, a recording and a replay"))
 	case cfg.DryRun:
 		script.Effects = effects.New(effects.DryRun)
+	case cfg.Plan != nil:
+		script.Effects = effects.NewPlan(cfg.Plan)
 	case cfg.Replay != "":
 		fx, closer, h, failed, err := openReplay(cfg.Replay)
 		if err != nil || failed != nil {

@@ -206,9 +206,11 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) error {
-		if recordDir != "" {
-			// The operator's choice: every execution is recorded, to a file
-			// of its own; the trace's Close at the execution's end closes it.
+		if recordDir != "" && call.Script.Effects == nil {
+			// The operator's choice: every real execution is recorded, to a
+			// file of its own (a dry run or a plan run, which the caller
+			// asked for, is not); the trace's Close at the execution's end
+			// closes it.
 			rec, err := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
 			if err != nil {
 				return err

@@ -7,10 +7,11 @@
 //   - the classification of effects into safe (they observe) and unsafe
 //     (they change something): Classify for calls, and the io operations
 //     are unsafe by their op;
-//   - the Mode of an execution (a real run, or a dry run) and the decision
-//     every unsafe effect asks for before it happens (Run.Decide): proceed,
-//     or hold it and let the caller substitute (the io overlay, a
-//     synthesised response);
+//   - the Mode of an execution (a real run, a dry run, or a plan run: a
+//     real run held to a dry run's effects) and the decision every unsafe
+//     effect asks for before it happens (Run.Decide): proceed, hold it
+//     and let the caller substitute (the io overlay, a synthesised
+//     response), or stop it (an effect the plan does not hold, plan.go);
 //   - the ordered, bounded log of the effects an execution decided on,
 //     which the result reports.
 //
@@ -165,18 +166,22 @@ const (
 	// DryRun: unsafe effects are held (the caller substitutes: an overlay,
 	// a synthesised response) and logged; safe ones happen.
 	DryRun
+	// Plan: a real run held to a dry run's effects (plan.go): each unsafe
+	// effect proceeds, and is logged, when it is the plan's next entry;
+	// the first one that is not stops the run.
+	Plan
 	// Replay: every sdk response, io outcome, clock reading and the seed
 	// come from a recorded trace, and nothing reaches the world
 	// (replay.go).
 	Replay
-	// Later modes: a plan (a real run held to a dry run's effects) decides
-	// here too.
 )
 
 func (m Mode) String() string {
 	switch m {
 	case DryRun:
 		return "dry run"
+	case Plan:
+		return "plan"
 	case Replay:
 		return "replay"
 	}
@@ -193,6 +198,9 @@ const (
 	// Hold: the effect does not reach the world; the caller substitutes
 	// (the io overlay keeps the write, the sdk makes a response up).
 	Hold
+	// Stop: the effect must not happen, and the execution stops (Run.Err
+	// says why): a plan does not hold it.
+	Stop
 )
 
 // The bounds of the log.
@@ -219,6 +227,8 @@ type Run struct {
 	omitted int
 	// diffWork is what the run's diffs have cost (Diff).
 	diffWork int64
+	// plan is a plan run's plan and progress (nil in other modes).
+	plan *planState
 }
 
 // New returns the effects of an execution in mode m.
@@ -236,16 +246,21 @@ func (r *Run) Mode() Mode {
 
 // Stages reports whether unsafe io is to be kept apart from the real
 // directory until it is decided (an overlay): in a dry run it never
-// reaches it.
-func (r *Run) Stages() bool { return r.Mode() == DryRun }
+// reaches it; in a plan run a write reaches it once its content is known
+// (when its handle closes) and the plan holds it.
+func (r *Run) Stages() bool { m := r.Mode(); return m == DryRun || m == Plan }
 
 // Decide is the point every unsafe effect passes before it happens. In a
 // real run it proceeds, and effect is not called (a real run pays for
 // nothing); in a dry run the effect effect() describes is logged, in
-// order, and held.
+// order, and held; in a plan run it is checked against the plan (check):
+// it proceeds and is logged, or is stopped.
 func (r *Run) Decide(effect func() Effect) Decision {
-	if r.Mode() == Real {
+	switch r.Mode() {
+	case Real:
 		return Proceed
+	case Plan:
+		return r.check(effect())
 	}
 	r.add(effect())
 	return Hold

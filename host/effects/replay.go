@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolscript/toolscript/host/effects/trace"
 )
@@ -20,8 +21,9 @@ import (
 // what it gave; replaying, each point checks that the script asks what the
 // trace's next entry asked, and gives what it recorded, so nothing reaches
 // the world. The first request that differs (another function, URL, body,
-// path...) is the replay's divergence: it stops the script (the function
-// OnDiverge gives is called) and every later point fails too.
+// path...) is the replay's divergence: it stops the script (Err, which
+// the runtime checks after each host call and at its safepoints, says
+// why, kind replay) and every later point fails too.
 //
 // A run that neither records nor replays pays one nil check per point.
 
@@ -33,10 +35,15 @@ type traced struct {
 	mu sync.Mutex
 	// unanswered are the calls recorded whose response has not come.
 	unanswered map[trace.Slot]*trace.Entry
-	// diverged is the replay's first divergence; onDiverge is told of it.
-	diverged  *Divergence
-	onDiverge func()
+	// diverged is the replay's first divergence; stopped (Run.Err) holds
+	// it for the runtime to stop the script at its next host call or
+	// safepoint, uncatchably.
+	diverged *Divergence
+	stopped  atomic.Pointer[StopError]
 }
+
+// KindReplay is the error kind of a replay's divergence.
+const KindReplay = "replay"
 
 // NewRecording returns the effects of a real run that records each of its
 // effects (safe ones too), its clock readings and its seed to w.
@@ -73,15 +80,6 @@ func (d *Divergence) Error() string {
 		return fmt.Sprintf("the trace cannot be replayed: line %d: %s", d.Line, d.Got)
 	}
 	return fmt.Sprintf("the script diverged from the trace at line %d: expected %s, got %s", d.Line, d.Expected, d.Got)
-}
-
-// OnDiverge sets what stops the script when the replay diverges.
-func (r *Run) OnDiverge(stop func()) {
-	if r.Replaying() {
-		r.tr.mu.Lock()
-		r.tr.onDiverge = stop
-		r.tr.mu.Unlock()
-	}
 }
 
 // Diverged is the replay's divergence, nil while it follows its trace.
@@ -129,9 +127,7 @@ func (t *traced) mismatch(e *trace.Entry, got string) {
 
 func (t *traced) diverge(d *Divergence) {
 	t.diverged = d
-	if t.onDiverge != nil {
-		go t.onDiverge() // not under the lock: the stop may wait for it
-	}
+	t.stopped.Store(&StopError{Kind: KindReplay, Message: d.Error()})
 }
 
 // Seed is the execution's random seed: real() recorded, or the trace's.
@@ -383,12 +379,4 @@ func describeIO(o *trace.IO) string {
 		return fmt.Sprintf("a seek of handle %d (whence %d, offset %d)", o.Handle, o.Whence, o.Offset)
 	}
 	return fmt.Sprintf("io %s of handle %d", o.Op, o.Handle)
-}
-
-// cut is s cut to about n bytes, valid UTF-8.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "..."
 }

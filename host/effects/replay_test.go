@@ -40,8 +40,6 @@ func TestRecordThenReplay(t *testing.T) {
 		return NewReplay(r), r
 	}
 	rp, _ := replay()
-	stopped := make(chan struct{})
-	rp.OnDiverge(func() { close(stopped) })
 	if got := rp.Seed(func() uint64 { t.Fatal("the seed is read in a replay"); return 0 }); got != seed {
 		t.Errorf("seed %d, want %d", got, seed)
 	}
@@ -97,22 +95,20 @@ func TestRecordThenReplay(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := replay()
-			stop := make(chan struct{})
-			r.OnDiverge(func() { close(stop) })
 			c.run(r)
-			<-stop // the divergence stops the script
 			d := r.Diverged()
 			if d == nil || !strings.Contains(d.Error(), c.want) {
 				t.Fatalf("divergence %v, want %q", d, c.want)
+			}
+			if stop := r.Err(); stop == nil || stop.Kind != KindReplay || stop.Message != d.Error() {
+				t.Errorf("the divergence does not stop the run: %+v", stop)
 			}
 			if _, _, again := r.Call(Effect{Function: "sdk.t.get"}); again != d {
 				t.Errorf("after a divergence a call got %v", again)
 			}
 		})
 	}
-	select {
-	case <-stopped:
-		t.Error("the replay that followed its trace was stopped")
-	default:
+	if rp.Err() != nil {
+		t.Errorf("the replay that followed its trace was stopped: %v", rp.Err())
 	}
 }

@@ -126,7 +126,7 @@ type execution struct {
 	maxParallel int
 	// calls are the requests parallel made, nil before the first.
 	calls *calls
-	// fx is the execution's effects layer (nil: a real run): the clocks,
+	// fx is the execution's effects layer, nil in a real run: the clocks,
 	// the seed and io pass through it when it records or replays.
 	fx *effects.Run
 }
@@ -154,13 +154,6 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
 	}
 	res := &result.Result{}
-	if script.Effects.Replaying() {
-		// A divergence from the trace stops the script.
-		var stop context.CancelFunc
-		ctx, stop = context.WithCancel(ctx)
-		defer stop()
-		script.Effects.OnDiverge(stop)
-	}
 	res.Error = r.execute(ctx, script, limits, exec, res)
 	// No request outlives its execution.
 	exec.calls.close()
@@ -174,10 +167,24 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 	if script.Effects.Traced() {
 		endTrace(script.Effects, res)
 	}
-	if script.Effects.Mode() == effects.DryRun {
-		res.Effects, res.EffectsOmitted = script.Effects.Effects()
+	// A dry run and a plan run report their effects; a replay's result is
+	// the recording's, which had none.
+	if fx := script.Effects; fx.Mode() == effects.DryRun || fx.Mode() == effects.Plan {
+		res.Effects, res.EffectsOmitted = fx.Effects()
 		if res.Effects == nil {
 			res.Effects = []effects.Effect{}
+		}
+		res.PlanUnused = fx.Unused()
+		// An effect stopped when the script ended (a write whose handle
+		// was left open) fails the execution all the same; a script that
+		// had failed otherwise keeps its error, which says so too.
+		if stop := fx.Err(); stop != nil {
+			switch {
+			case res.Error == nil:
+				res.Error = &result.Error{Kind: result.Kind(stop.Kind), Message: stop.Message}
+			case res.Error.Kind != result.Kind(stop.Kind):
+				res.Error.Message += "; then, as its files were closed: " + stop.Message
+			}
 		}
 	}
 	res.Bound(limits.MaxOutputBytes)
@@ -301,6 +308,9 @@ func unwoundError(inst *instance, err error, limits Limits) *result.Error {
 		// pushing the arguments.
 		return &result.Error{Kind: result.Memory, Message: fmt.Sprintf(
 			"not enough memory: the script and its arguments exceed the memory limit of %d bytes", limits.HeapBytes)}
+	case errors.Is(err, errEffectsStopped):
+		stop := inst.exec.fx.Err()
+		return &result.Error{Kind: result.Kind(stop.Kind), Message: stop.Message}
 	case errors.Is(err, errStopRequested):
 		if inst.stopReason == stoppedByCancellation {
 			return &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}

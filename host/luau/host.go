@@ -107,6 +107,7 @@ func tick(ctx context.Context, _ api.Module) {
 // checkStop stops the execution, by unwinding it through the host, when
 // its caller cancelled it or its deadline passed.
 func (inst *instance) checkStop() {
+	inst.checkEffects()
 	select {
 	case <-inst.done:
 		inst.stopReason = stoppedByCancellation
@@ -124,6 +125,7 @@ func (inst *instance) checkStop() {
 // without reading the clock on every call (tick reads it anyway, a few
 // thousand safepoints later).
 func (inst *instance) checkStopAfterCall(ctx context.Context) {
+	inst.checkEffects()
 	select {
 	case <-inst.done:
 		inst.stopReason = stoppedByCancellation
@@ -133,6 +135,28 @@ func (inst *instance) checkStopAfterCall(ctx context.Context) {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		inst.stopReason = stoppedByDeadline
 		panic(errStopRequested)
+	}
+}
+
+// checkEffects stops the execution once its effects layer stopped an
+// effect. In a real run it costs a nil check.
+func (inst *instance) checkEffects() {
+	if exec := inst.exec; exec != nil {
+		exec.checkEffects()
+	}
+}
+
+// errEffectsStopped unwinds a script whose effects layer stopped an
+// effect (a plan run's effect the plan does not hold): effects.Run.Err
+// says why. Like a stop it passes every protected call: a script must
+// not catch it (pcall) and run on.
+var errEffectsStopped = errors.New("luau: an effect was stopped")
+
+// checkEffects unwinds the execution once its effects layer stopped an
+// effect.
+func (e *execution) checkEffects() {
+	if e.fx != nil && e.fx.Err() != nil {
+		panic(errEffectsStopped)
 	}
 }
 

@@ -56,6 +56,7 @@ func (e *execution) status(n int32, err error) int32 {
 // fail leaves err's message pending and returns its status code.
 func (e *execution) fail(err error) int32 {
 	e.pending = []byte(err.Error())
+	e.checkEffects()
 	var se *sandboxio.Error
 	if errors.As(err, &se) && se.Kind == sandboxio.KindLimit {
 		return ioOverLimit

@@ -201,6 +201,7 @@ func sdkSubmit(ctx context.Context, mod api.Module, _, batchPtr, batchLen, limit
 		// before any is sent; only the sending is concurrent.
 		if out, send := begin(exec.sdk, id, args); out != nil {
 			c.finish(token, out)
+			inst.checkEffects() // a call the plan does not hold: nothing after it is sent
 		} else {
 			c.start(send, slots, token)
 		}
@@ -253,6 +254,7 @@ func sdkWait(ctx context.Context, mod api.Module, _, tokensPtr, count uint32) ui
 // coroutine.
 func sdkTake(ctx context.Context, mod api.Module, L, token uint32) uint32 {
 	inst := instanceFrom(ctx)
+	inst.checkEffects() // a call the plan does not hold stops the script
 	resp := inst.callsOf(ctx).take(token)
 	if resp == nil {
 		panic(fmt.Errorf("luau: sdk_take of request %d, which has not completed", token))

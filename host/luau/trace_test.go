@@ -126,6 +126,8 @@ func TestReplayDivergesOnIO(t *testing.T) {
 			"expected a write of 5 bytes"},
 		{"an early end", strings.Replace(source, `local out`, `do return text end local out`, 1),
 			"expected io.open(\"o.txt\", \"w\"), got the end of the script"},
+		{"caught by pcall", strings.Replace(source, `local f = io.open("in.txt")`, `pcall(io.open, "other.txt") print("ran on") local f = io.open("in.txt")`, 1),
+			`expected io.open("in.txt", "r"), got io.open("other.txt", "r")`},
 		{"more than the trace", strings.Replace(source, `return text`, `io.open("in.txt") return text`, 1),
 			"expected the end of the script, got io.open(\"in.txt\", \"r\")"},
 	}
@@ -134,6 +136,9 @@ func TestReplayDivergesOnIO(t *testing.T) {
 			res := replayRun(t, c.source, dir, tr)
 			if res.Error == nil || res.Error.Kind != result.Replay || !strings.Contains(res.Error.Message, c.want) {
 				t.Fatalf("result %s, want kind replay with %q", res.JSON(), c.want)
+			}
+			if len(res.Logs) > 0 {
+				t.Errorf("the script ran on after its divergence: %q", res.Logs)
 			}
 		})
 	}

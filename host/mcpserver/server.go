@@ -106,7 +106,8 @@ type Call struct {
 	// object keyed by API name holding that user's upstream credentials
 	// (docs/sdk.md, "Credentials"), or nil. It is read from this request only.
 	MetaAuth json.RawMessage
-	// Script is what will run.
+	// Script is what will run. Its Effects are the call's (dry_run,
+	// plan): the sdk session Prepare makes passes its calls through them.
 	Script *luau.Script
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/accesslog"
 	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/metrics"
@@ -44,6 +45,15 @@ const inputSchema = `{
 			"type": "integer",
 			"minimum": 1,
 			"description": "Wall-clock limit in milliseconds. Optional; values above the server's maximum are capped to it."
+		},
+		"dry_run": {
+			"type": "boolean",
+			"description": "Run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the result lists the effects."
+		},
+		"plan": {
+			"type": "array",
+			"items": {"type": "object"},
+			"description": "A dry run's effects: run for real, stopping (error kind plan) at the first unsafe effect not in this list, in order."
 		}
 	},
 	"required": ["script"],
@@ -82,6 +92,16 @@ const outputSchemaTemplate = `{
 				},
 				"required": ["name", "op"]
 			}
+		},
+		"effects": {
+			"type": "array",
+			"items": {"type": "object"},
+			"description": "A dry run's unsafe effects in order, or those a plan run carried out."
+		},
+		"plan_unused": {
+			"type": "array",
+			"items": {"type": "object"},
+			"description": "The plan's entries a plan run did not carry out."
 		},
 		"error": {
 			"type": "object",
@@ -128,6 +148,22 @@ func (s *Server) tool() mcp.Tool {
 type arguments struct {
 	script  string
 	timeout time.Duration // 0 when not given
+	// dryRun and plan are how the script treats its unsafe effects: a dry
+	// run, or a real run held to plan (nil: a real run).
+	dryRun bool
+	plan   *effects.Approved
+}
+
+// effects is the effects layer of an execution with args (nil: a real
+// run).
+func (args arguments) effects() *effects.Run {
+	switch {
+	case args.dryRun:
+		return effects.New(effects.DryRun)
+	case args.plan != nil:
+		return effects.NewPlan(args.plan)
+	}
+	return nil
 }
 
 // argumentError is a missing, mistyped or unknown argument.
@@ -161,13 +197,13 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 	}
 	var unknown []string
 	for name := range fields {
-		if name != "script" && name != "timeout_ms" {
+		if name != "script" && name != "timeout_ms" && name != "dry_run" && name != "plan" {
 			unknown = append(unknown, fmt.Sprintf("%q", name))
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return args, argumentErrorf("unknown argument %s: execute_script takes \"script\" and, optionally, \"timeout_ms\"",
+		return args, argumentErrorf("unknown argument %s: execute_script takes \"script\" and, optionally, \"timeout_ms\", \"dry_run\" and \"plan\"",
 			strings.Join(unknown, ", "))
 	}
 
@@ -193,7 +229,33 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 			args.timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
-	return args, nil
+	return args, parseEffects(fields, &args)
+}
+
+// parseEffects reads the arguments dry_run and plan.
+func parseEffects(fields map[string]json.RawMessage, args *arguments) error {
+	if d, ok := fields["dry_run"]; ok && string(d) != "null" {
+		if err := json.Unmarshal(d, &args.dryRun); err != nil {
+			return argumentErrorf(`argument "dry_run" must be a boolean, not %s`, jsonType(d))
+		}
+	}
+	p, ok := fields["plan"]
+	if !ok || string(p) == "null" {
+		return nil
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(p, &entries); err != nil {
+		return argumentErrorf(`argument "plan" must be an array: the "effects" of a dry run's result, not %s`, jsonType(p))
+	}
+	if args.dryRun {
+		return argumentErrorf(`arguments "dry_run" and "plan" cannot be given together: a dry run makes a plan, "plan" applies one`)
+	}
+	plan, err := effects.PlanOf(entries)
+	if err != nil {
+		return argumentErrorf(`argument "plan": %v`, err)
+	}
+	args.plan = plan
+	return nil
 }
 
 // jsonType names the type of a JSON value for an error message.
@@ -274,7 +336,8 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 	}
 	defer release()
 
-	call := &Call{User: user, MetaAuth: metaAuth(req), Script: &luau.Script{Source: []byte(args.script), Limits: limits, IO: s.ioFor(user)}}
+	call := &Call{User: user, MetaAuth: metaAuth(req), Script: &luau.Script{Source: []byte(args.script), Limits: limits, IO: s.ioFor(user),
+		Effects: args.effects()}}
 	if s.cfg.Prepare != nil {
 		if err := s.cfg.Prepare(ctx, call); err != nil {
 			record.SetOutcome(outcomeInvalid, "")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
 )
@@ -49,11 +50,32 @@ func TestParseArguments(t *testing.T) {
 		{`{"script":"x","timeout_ms":0}`, "positive integer"},
 		{`{"script":"x","timeout_ms":2.5}`, "positive integer"},
 		{`{"script":"x","b":1,"a":2}`, `unknown argument "a", "b"`},
+		{`{"script":"x","dry_run":"yes"}`, `argument "dry_run" must be a boolean, not a string`},
+		{`{"script":"x","plan":{"effects":[]}}`, `argument "plan" must be an array: the "effects" of a dry run's result, not an object`},
+		{`{"script":"x","plan":[],"dry_run":true}`, `"dry_run" and "plan" cannot be given together`},
+		{`{"script":"x","plan":[{"op":"write","path":"a"}]}`, `argument "plan": the plan's entry 1: a write effect needs "sha256"`},
+		{`{"script":"x","plan":[{"op":"format","path":"/"}]}`, `unknown op "format"`},
 	}
 	for _, c := range bad {
 		_, err := parseArguments(request(c.args))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.args, err, c.want)
+		}
+	}
+	// dry_run and plan give the execution its effects layer.
+	for _, c := range []struct {
+		args string
+		mode effects.Mode
+	}{
+		{`{"script":"x"}`, effects.Real},
+		{`{"script":"x","dry_run":false,"plan":null}`, effects.Real},
+		{`{"script":"x","dry_run":true}`, effects.DryRun},
+		{`{"script":"x","dry_run":false,"plan":[]}`, effects.Plan},
+		{`{"script":"x","plan":[{"op":"remove","path":"a"},{"op":"call","function":"sdk.a.b","body":{"x":1}}]}`, effects.Plan},
+	} {
+		got, err := parseArguments(request(c.args))
+		if err != nil || got.effects().Mode() != c.mode {
+			t.Errorf("%s: %v, %v; want %s", c.args, got.effects().Mode(), err, c.mode)
 		}
 	}
 	// An in-process call carries Arguments, not their JSON.

@@ -22,13 +22,14 @@ const (
 	Limit    Kind = "limit"    // a configured budget: write bytes, handles, result size...
 	IO       Kind = "io"       // a sandbox refusal or I/O failure escaped the script
 	Upstream Kind = "upstream" // an sdk call's HTTP error, transport failure or MCP tool error escaped the script
-	Internal Kind = "internal" // a fault of toolscript itself
+	Plan     Kind = "plan"     // an unsafe effect the plan of a plan run does not hold was stopped before it happened
 	Replay   Kind = "replay"   // a replay left its trace (the script did otherwise), or the trace cannot be read
+	Internal Kind = "internal" // a fault of toolscript itself
 )
 
 // Kinds lists every Kind, in the documented order: the one list that
 // schemas, docs and tests take the kinds from.
-var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Internal, Replay}
+var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Plan, Replay, Internal}
 
 // Error describes a failed execution.
 type Error struct {
@@ -103,18 +104,25 @@ type Result struct {
 	// FilesOmitted counts the files touched that FilesTouched leaves out,
 	// past its cap or to keep the result within its size bound.
 	FilesOmitted int `json:"files_touched_omitted,omitempty"`
-	// Effects are a dry run's unsafe effects in order (nil, and left out,
-	// in a real run); EffectsOmitted counts those left out past the
-	// log's bounds or the result's size bound.
+	// Effects are a dry run's unsafe effects in order, or those a plan
+	// run carried out (nil, and left out, in a real run); EffectsOmitted
+	// counts those left out past the log's bounds or the result's size
+	// bound.
 	Effects        []effects.Effect `json:"effects,omitzero"`
 	EffectsOmitted int              `json:"effects_omitted,omitempty"`
-	Error          *Error           `json:"error,omitempty"`
+	// PlanUnused are the entries of a plan run's plan that it did not
+	// carry out (left out when there are none); PlanUnusedOmitted counts
+	// those left out to keep the result within its size bound.
+	PlanUnused        []effects.Effect `json:"plan_unused,omitempty"`
+	PlanUnusedOmitted int              `json:"plan_unused_omitted,omitempty"`
+	Error             *Error           `json:"error,omitempty"`
 }
 
 // Bound keeps the result's JSON text within about maxBytes, so that no
 // surface has to carry an unbounded answer: entries of FilesTouched are
-// left out from the end (and counted in FilesOmitted), then effects from
-// the end (counted in EffectsOmitted), then log lines from the end (a last
+// left out from the end (and counted in FilesOmitted), then a plan's
+// unused entries from the end (PlanUnusedOmitted), then effects from the
+// end (counted in EffectsOmitted), then log lines from the end (a last
 // line says how many). The value and the error are capped where they are
 // made.
 func (r *Result) Bound(maxBytes int) {
@@ -128,6 +136,15 @@ func (r *Result) Bound(maxBytes int) {
 		size -= len(b) + 1
 		r.FilesTouched = r.FilesTouched[:len(r.FilesTouched)-1]
 		r.FilesOmitted++
+	}
+	if size <= maxBytes {
+		return
+	}
+	for len(r.PlanUnused) > 0 && size > maxBytes {
+		b, _ := json.Marshal(r.PlanUnused[len(r.PlanUnused)-1])
+		size -= len(b) + 1
+		r.PlanUnused = r.PlanUnused[:len(r.PlanUnused)-1]
+		r.PlanUnusedOmitted++
 	}
 	if size <= maxBytes {
 		return

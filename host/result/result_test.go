@@ -2,7 +2,11 @@ package result
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/effects"
 )
 
 // TestFileTouchedBytes checks that bytes is present, 0 included, for every
@@ -46,5 +50,22 @@ func TestJSONLeavesHTMLCharacters(t *testing.T) {
 	res = Result{Logs: []string{}, Error: &Error{Kind: Runtime, Message: "x < y"}}
 	if got, want := string(res.JSON()), `{"result":null,"logs":[],"files_touched":[],"error":{"kind":"runtime","message":"x < y"}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// TestBoundPlanUnused: past the size bound, a plan's unused entries are
+// left out from the end and counted, before any effect applied is.
+func TestBoundPlanUnused(t *testing.T) {
+	r := &Result{Value: json.RawMessage("1"), Effects: []effects.Effect{{Op: effects.OpMkdir, Path: "applied"}}}
+	for i := range 100 {
+		r.PlanUnused = append(r.PlanUnused, effects.Effect{Op: effects.OpRemove, Path: fmt.Sprintf("unused/%03d", i)})
+	}
+	r.Bound(len(r.JSON()) - 500)
+	if len(r.Effects) != 1 || r.PlanUnusedOmitted == 0 || len(r.PlanUnused)+r.PlanUnusedOmitted != 100 ||
+		r.PlanUnused[0].Path != "unused/000" {
+		t.Errorf("bound to %d effects, %d unused (+%d omitted)", len(r.Effects), len(r.PlanUnused), r.PlanUnusedOmitted)
+	}
+	if !strings.Contains(string(r.JSON()), `"plan_unused_omitted":`) {
+		t.Errorf("the result does not say how many were left out: %s", r.JSON())
 	}
 }

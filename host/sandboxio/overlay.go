@@ -55,6 +55,9 @@ func (s *FS) WithEffects(run *effects.Run) *FS {
 	if run.Stages() {
 		s.ov = newOverlay()
 	}
+	if run.Mode() == effects.Plan {
+		s.apply, s.applied = true, map[string]bool{}
+	}
 	return s
 }
 
@@ -175,7 +178,7 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 	}
 	if ov.tmp == "" {
 		if within(os.TempDir(), s.dir) {
-			return nil, errors.New("the dry run's overlay would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
+			return nil, errors.New("the overlay of a dry run or a plan run would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
 		}
 		dir, err := os.MkdirTemp("", "toolscript-dry-run-")
 		if err != nil {
@@ -248,7 +251,7 @@ func (s *FS) writeEffect(h *handle, file *os.File) effects.Effect {
 	n += more
 	e.Bytes = &n
 	e.SHA256 = hex.EncodeToString(hash.Sum(nil))
-	if n <= effects.MaxDiffBytes && effects.IsText(small) {
+	if n <= effects.MaxDiffBytes && effects.IsText(small) && s.fx.Mode() == effects.DryRun {
 		if old, ok := s.realSmall(h.name); ok {
 			e.Diff = s.fx.Diff(h.name, old, small)
 		}

@@ -103,9 +103,15 @@ type FS struct {
 	order   []string
 
 	// fx decides the unsafe effects (nil: a real run); ov is the overlay
-	// they go to in a dry run (nil otherwise).
+	// they go to in a dry run, or are staged in until decided in a plan
+	// run (nil otherwise).
 	fx *effects.Run
 	ov *overlay
+	// apply is set in a plan run: an effect that proceeds is carried out
+	// in the real directory (apply.go); applied names the files it
+	// wrote or removed there.
+	apply   bool
+	applied map[string]bool
 }
 
 type handle struct {
@@ -386,10 +392,18 @@ func (s *FS) makeParents(op, p, name string) error {
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		d := missing[i]
-		if s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpMkdir, Path: d} }) == effects.Hold {
+		switch s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpMkdir, Path: d} }) {
+		case effects.Hold:
 			s.ov.dirs[d] = true
-		} else if err := s.root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return ioError(op, p, err)
+		case effects.Stop:
+			return s.stopped(op, p)
+		default:
+			if err := s.openRoot(true); err != nil { // a plan run's first change may make it
+				return refuse(op, p, err)
+			}
+			if err := s.root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return ioError(op, p, err)
+			}
 		}
 		s.created++
 	}
@@ -515,11 +529,21 @@ func (s *FS) Close(id int32) error {
 	if h.writer != nil {
 		flushErr = h.writer.Flush()
 	}
+	var applyErr error
 	if flushErr == nil && h.staged && h.changed {
-		s.fx.Decide(func() effects.Effect { return s.writeEffect(h, h.file) })
+		switch s.fx.Decide(func() effects.Effect { return s.writeEffect(h, h.file) }) {
+		case effects.Proceed: // a plan run's write the plan holds
+			applyErr = s.applyWrite(h.name)
+		case effects.Stop:
+			h.file.Close()
+			return s.stopped("close", h.name)
+		}
 	}
 	if err := errors.Join(flushErr, h.file.Close()); err != nil {
 		return ioError("close", h.name, err)
+	}
+	if applyErr != nil {
+		return ioError("close", h.name, applyErr)
 	}
 	return nil
 }
@@ -616,10 +640,15 @@ func (s *FS) Remove(p string) error {
 	if info.IsDir() {
 		return refuse(op, p, errors.New("is a directory: os.remove deletes files only"))
 	}
-	if s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpRemove, Path: name} }) == effects.Hold {
+	switch s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpRemove, Path: name} }) {
+	case effects.Hold:
 		s.removeStaged(name)
-	} else if err := removeFile(s.root, name); err != nil {
-		return ioError(op, p, err)
+	case effects.Stop:
+		return s.stopped(op, p)
+	default:
+		if err := s.applyRemove(name); err != nil {
+			return ioError(op, p, err)
+		}
 	}
 	if _, seen := s.touched[name]; !seen {
 		s.touched[name] = &touch{}
@@ -645,6 +674,9 @@ func (s *FS) CloseAll() {
 // them, and how many more there were. Call it after CloseAll.
 func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 	names := append([]string(nil), s.order...)
+	if s.apply {
+		names = s.appliedOnly(names)
+	}
 	sort.Strings(names)
 	if len(names) > MaxTouchedReported {
 		omitted = len(names) - MaxTouchedReported
@@ -653,7 +685,7 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 	out := make([]result.FileTouched, 0, len(names))
 	for _, name := range names {
 		entry := result.FileTouched{Name: name, Op: result.OpRemove}
-		if s.ov != nil {
+		if s.ov != nil && !s.apply {
 			out = append(out, s.touchedStaged(name))
 			continue
 		}

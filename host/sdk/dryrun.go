@@ -40,13 +40,19 @@ func classify(f *catalog.Function) effects.Safety {
 }
 
 // held decides an unsafe call: it returns the response that stands for it
-// when the effects layer holds it, nil when it is to be made.
+// when the effects layer holds it (a dry run) or stops it (a plan run's
+// call the plan does not hold: it is never sent), nil when it is to be
+// made.
 func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkcall.Response {
 	if f.safety != effects.Unsafe || s.fx.Mode() == effects.Real {
 		return nil
 	}
-	if s.fx.Decide(func() effects.Effect { return k.effect(s, f, args) }) != effects.Hold {
+	switch s.fx.Decide(func() effects.Effect { return k.effect(s, f, args) }) {
+	case effects.Proceed:
 		return nil
+	case effects.Stop:
+		// The runtime stops the script on it (effects.Run.Err).
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": " + s.fx.Err().Message}
 	}
 	return k.substitute(f)
 }

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,5 +81,76 @@ func TestRealRunSession(t *testing.T) {
 		if r := call(t, s, "delete_pet", `[{"petId":7}]`); r.DryRun || a.requests.Load() != before+1 {
 			t.Errorf("a real run: %+v", r)
 		}
+	}
+}
+
+// In a plan run, an unsafe call the plan holds is sent, and one it does
+// not hold is not: the test API never receives it, the session answers
+// with the plan's reason, and every later unsafe call is refused too.
+func TestPlanSession(t *testing.T) {
+	a := newTestAPI(t)
+	c := newClient(t, a, Config{}, APIConfig{Auth: &Credential{Token: "sekrit-token"}})
+	dry := effects.New(effects.DryRun)
+	ds := c.Session(nil).WithEffects(dry)
+	call(t, ds, "create_pet", `[{"name":"Rex","status":"sold"}]`)
+	call(t, ds, "delete_pet", `[{"petId":7}]`)
+	log, _ := dry.Effects()
+	text, _ := json.Marshal(log)
+	plan, err := effects.ParsePlan(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name  string
+		calls [][2]string // function, arguments
+		sent  int64       // requests the API receives
+		stop  string      // "" when the run is not stopped, else a part of its reason
+	}{
+		{"the plan", [][2]string{{"create_pet", `[{"status":"sold","name":"Rex"}]`}, {"delete_pet", `[{"petId":7}]`}}, 2, ""},
+		{"a safe call between", [][2]string{{"create_pet", `[{"name":"Rex","status":"sold"}]`}, {"get_pet", `[{"petId":7}]`}, {"delete_pet", `[{"petId":7}]`}}, 3, ""},
+		{"another body", [][2]string{{"create_pet", `[{"name":"Max","status":"sold"}]`}, {"delete_pet", `[{"petId":7}]`}}, 0,
+			`sdk.pets.create_pet: the script attempted call sdk.pets.create_pet (POST ` + a.srv.URL + `/pets) with body {"name":"Max","status":"sold"}, which the plan does not hold`},
+		{"another URL", [][2]string{{"create_pet", `[{"name":"Rex","status":"sold"}]`}, {"delete_pet", `[{"petId":8}]`}}, 1, "another URL"},
+		{"past the plan", [][2]string{{"create_pet", `[{"name":"Rex","status":"sold"}]`}, {"delete_pet", `[{"petId":7}]`}, {"delete_pet", `[{"petId":7}]`}}, 2,
+			"the plan has no more entries (all 2 were applied)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := effects.NewPlan(plan)
+			s := c.Session(nil).WithEffects(run)
+			before := a.requests.Load()
+			var last *sdkcall.Response
+			for _, fc := range tt.calls {
+				last = call(t, s, fc[0], fc[1])
+				if run.Err() != nil {
+					break
+				}
+				if last.Fail != sdkcall.OK || last.DryRun {
+					t.Fatalf("%s: %+v", fc[0], last)
+				}
+			}
+			if got := a.requests.Load() - before; got != tt.sent {
+				t.Errorf("%d requests reached the API, want %d", got, tt.sent)
+			}
+			switch {
+			case tt.stop == "" && run.Err() != nil:
+				t.Errorf("stopped: %v", run.Err())
+			case tt.stop != "" && (run.Err() == nil || last.Fail == sdkcall.OK || !strings.Contains(last.Message, tt.stop)):
+				t.Errorf("stop %v; last response %+v; want %q", run.Err(), last, tt.stop)
+			}
+			if tt.stop != "" {
+				// Nothing unsafe after the stop is sent, even the plan's.
+				if r := call(t, s, "create_pet", `[{"name":"Rex","status":"sold"}]`); r.Fail == sdkcall.OK {
+					t.Errorf("a call after the stop: %+v", r)
+				}
+				if got := a.requests.Load() - before; got != tt.sent {
+					t.Errorf("%d requests reached the API after the stop, want %d", got, tt.sent)
+				}
+			}
+			if strings.Contains(fmt.Sprint(run.Err()), "sekrit") {
+				t.Errorf("the credential is in the reason: %v", run.Err())
+			}
+		})
 	}
 }
