@@ -370,3 +370,83 @@ return #out
 		t.Errorf("a held call reached the server: %v", api.requests)
 	}
 }
+
+// TestDryRunOverrides: `toolscript run --dry-run` with [apis.notes] safe
+// and unsafe: the POST declared safe reaches the real API and is no
+// effect; the GET declared unsafe does not reach it, is an effect, and the
+// script gets a made-up list.
+func TestDryRunOverrides(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir := t.TempDir()
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[io]\nenabled = false\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\nsafe = [\"createNote\"]\nunsafe = [\"list_notes\"]\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	script := `
+local created, cresp = sdk.notes.create_note({ text = "searched" })
+local list, lresp = sdk.notes.list_notes()
+return { created = created.text, cdry = cresp.dry_run == true, n = #list, ldry = lresp.dry_run == true }
+`
+	if err := os.WriteFile(filepath.Join(dir, "o.luau"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "o.luau")
+	if status != 0 {
+		t.Fatalf("dry run: %d %s %s", status, out, errOut)
+	}
+	var res struct {
+		Result struct {
+			Created string `json:"created"`
+			CDry    bool   `json:"cdry"`
+			N       int    `json:"n"`
+			LDry    bool   `json:"ldry"`
+		} `json:"result"`
+		Effects []map[string]any `json:"effects"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.Result.Created != "searched" || res.Result.CDry || !res.Result.LDry || res.Result.N != 0 {
+		t.Errorf("result %+v", res.Result)
+	}
+	if len(res.Effects) != 1 || res.Effects[0]["function"] != "sdk.notes.list_notes" || res.Effects[0]["method"] != "GET" {
+		t.Errorf("effects %v", res.Effects)
+	}
+	if api.count("POST") != 1 || api.count("GET") != 0 {
+		t.Errorf("requests %v: want the POST declared safe, not the GET declared unsafe", api.requests)
+	}
+
+	// A name the spec does not have stops the run before the script.
+	writeConfig(t, dir, "[io]\nenabled = false\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+"\nsafe = [\"createNotes\"]\n")
+	out, errOut, status = toolscript(t, dir, "", "run", "--dry-run", "o.luau")
+	if status != 2 || !strings.Contains(errOut, `api notes: [apis.notes] safe: "createNotes" is not an operation of notes (close: "createNote", "create_note")`) {
+		t.Errorf("an unknown name: %d %s %s", status, out, errOut)
+	}
+}
+
+// TestDryRunMCPToolOverrides: [mcp_servers.NAME] safe and unsafe, with
+// the filesystem server: in a dry run the write_file declared safe runs for
+// real (the file exists after), the read_text_file declared unsafe is held.
+func TestDryRunMCPToolOverrides(t *testing.T) {
+	shared := t.TempDir()
+	args := testupstreams.Filesystem(t, shared)
+	list, _ := json.Marshal(args[1:])
+	config := "[mcp_servers.files]\ncommand = " + quoteTOML(args[0]) + "\nargs = " + string(list) +
+		"\nsafe = [\"write_file\"]\nunsafe = [\"read_text_file\"]\n"
+	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	source := `local old, oresp = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
+		local _, wresp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+		return { old = old, odry = oresp.dry_run == true, wdry = wresp.dry_run == true }`
+	res, stderr := runUpstreamScript(t, source, config, nil, "--dry-run")
+	if res.Error != nil || string(res.Value) != `{"odry":true,"old":{"dry_run":true},"wdry":false}` {
+		t.Fatalf("result %s error %+v\nstderr %s", res.Value, res.Error, stderr)
+	}
+	if len(res.Effects) != 1 || res.Effects[0].Function != "sdk.files.read_text_file" {
+		t.Errorf("effects: %+v", res.Effects)
+	}
+	if data, err := os.ReadFile(filepath.Join(shared, "new.txt")); err != nil || string(data) != "hi" {
+		t.Errorf("write_file, declared safe, did not run: %q %v", data, err)
+	}
+}

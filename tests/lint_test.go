@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/internal/testapi"
 )
 
 // sarifSchemaPath is the official SARIF 2.1.0 JSON schema (OASIS standard,
@@ -319,5 +320,62 @@ func TestLintListRules(t *testing.T) {
 		if !strings.Contains(stdout, r.Name+" ") || !strings.Contains(stdout, r.Summary) {
 			t.Errorf("--list-rules does not list %s", r.Name)
 		}
+	}
+}
+
+// TestLintEffectsCLI: `toolscript lint --effects` against the test API's
+// spec, as a reviewer runs it: one block per script in text, the same in
+// JSON beside the diagnostics, and only those two formats.
+func TestLintEffectsCLI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"toolscript.toml": "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = \"http://127.0.0.1:9\"\nsafe = [\"echoBody\"]\n",
+		"a_reads.luau":    "return sdk.pets.list_pets(), sdk.echo_body({}, {x = 1})\n",
+		"b_writes.luau":   "sdk.pets.create_pet({name = 'Rex'})\nlocal f = io.open('out.txt', 'w')\nf:close()\n",
+		"c_dynamic.luau":  "local name = ...\nreturn sdk.pets[name]()\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := "XDG_CACHE_HOME=" + t.TempDir()
+	stdout, stderr, status := toolscriptEnv(t, dir, []string{cache}, "lint", "--effects", "a_reads.luau", "b_writes.luau", "c_dynamic.luau")
+	want := "a_reads.luau: no unsafe sdk calls\n" +
+		"b_writes.luau: can change the world through sdk.pets.create_pet (POST /pets)\n" +
+		"b_writes.luau: writes files: io.open(..., \"w\") (2:11)\n" +
+		"c_dynamic.luau: no unsafe sdk calls\n" +
+		"c_dynamic.luau: calls it cannot name: sdk.pets[...] (2:8)\n"
+	if status != 0 || stdout != want {
+		t.Errorf("exit status %d, stdout:\n%s\nwant:\n%s\nstderr: %s", status, stdout, want, stderr)
+	}
+
+	stdout, stderr, status = toolscriptEnv(t, dir, []string{cache}, "lint", "--effects", "--format", "json", "b_writes.luau")
+	var got struct {
+		Diagnostics []lintDiag `json:"diagnostics"`
+		Effects     []struct {
+			File   string `json:"file"`
+			Unsafe []struct {
+				What string `json:"what"`
+				Does string `json:"does"`
+				Line int    `json:"line"`
+			} `json:"unsafe"`
+			IO []struct {
+				What string `json:"what"`
+			} `json:"io"`
+		} `json:"effects"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); status != 0 || err != nil {
+		t.Fatalf("exit status %d, %v: %s %s", status, err, stdout, stderr)
+	}
+	if len(got.Effects) != 1 || got.Effects[0].File != "b_writes.luau" || len(got.Effects[0].Unsafe) != 1 ||
+		got.Effects[0].Unsafe[0].What != "sdk.pets.create_pet" || got.Effects[0].Unsafe[0].Does != "POST /pets" || got.Effects[0].Unsafe[0].Line != 1 ||
+		len(got.Effects[0].IO) != 1 || got.Effects[0].IO[0].What != `io.open(..., "w")` || got.Diagnostics == nil {
+		t.Errorf("json: %s", stdout)
+	}
+
+	if _, stderr, status := toolscriptEnv(t, dir, []string{cache}, "lint", "--effects", "--format", "sarif", "a_reads.luau"); status != 2 || !strings.Contains(stderr, "--effects writes the text or json format") {
+		t.Errorf("--effects with sarif: status %d, %s", status, stderr)
 	}
 }

@@ -36,6 +36,24 @@ paths:
       responses: { "200": { description: exists } }
 `
 
+// searchSpec is an API whose one POST only searches: declared safe in the
+// configuration ([apis.NAME] safe), the API is read-only.
+const searchSpec = `openapi: 3.0.0
+info: { title: Search, version: "1" }
+paths:
+  /pets/search:
+    post:
+      operationId: searchPets
+      requestBody: { content: { application/json: { schema: { type: object } } } }
+      responses: { "200": { description: found } }
+  /pets/{petId}:
+    get:
+      operationId: getPet
+      parameters:
+        - { name: petId, in: path, required: true, schema: { type: integer } }
+      responses: { "200": { description: a pet } }
+`
+
 // annotations are execute_script's annotations as a client receives them.
 type annotations struct {
 	ReadOnly    *bool `json:"readOnlyHint"`
@@ -148,6 +166,15 @@ func TestToolAnnotationsFollowTheSDK(t *testing.T) {
 		}
 		return "[apis.ro]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(api.URL) + "\n"
 	}
+	searchAPI := func(safe string) func(dir string) string {
+		return func(dir string) string {
+			spec := filepath.Join(dir, "search.yaml")
+			if err := os.WriteFile(spec, []byte(searchSpec), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return "[apis.search]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(api.URL) + "\n" + safe
+		}
+	}
 	unsafeAPI := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\n"
 
 	readOnly := annotations{hint(true), hint(false), hint(true), hint(false)}
@@ -176,6 +203,12 @@ func TestToolAnnotationsFollowTheSDK(t *testing.T) {
 		{name: "unsafe API", config: func(string) string { return unsafeAPI }, args: []string{"--no-io"}, want: writesOpen,
 			has:   []string{"network access other than through sdk", "can change data)", "sdk functions can create, change or delete data"},
 			lacks: []string{"Every sdk function only reads"}},
+		{name: "a POST declared safe", config: searchAPI("safe = [\"searchPets\"]\n"), args: []string{"--no-io"}, want: readOnlyOpen,
+			has: []string{"sdk.search (openapi, 2 functions, read-only)", "Every sdk function only reads"}},
+		{name: "a POST not declared safe", config: searchAPI(""), args: []string{"--no-io"}, want: writesOpen,
+			has: []string{"sdk.search (openapi, 2 functions, 1 can change data)"}},
+		{name: "a GET declared unsafe", config: searchAPI("safe = [\"search_pets\"]\nunsafe = [\"getPet\"]\n"), args: []string{"--no-io"}, want: writesOpen,
+			has: []string{"sdk.search (openapi, 2 functions, 1 can change data)"}},
 		{name: "read-only upstream tools", config: func(string) string { return pythonTOML("py") }, args: []string{"--no-io"}, want: readOnlyOpen,
 			has: []string{"sdk.py (mcp,", "read-only)", "Every sdk function only reads"}},
 		{name: "upstream tools not marked read-only", args: []string{"--no-io", "--mcp=py=" + python}, want: writesOpen,

@@ -28,7 +28,9 @@ func lintCommand() *cli.Command {
 			"toolscript sandbox (unknown globals, writes to read-only library tables, io when it is\n" +
 			"disabled) and for unused or shadowed locals, unreachable code and assignment count\n" +
 			"mismatches. PATHS are files, directories (searched for *.luau and *.lua) and - for\n" +
-			"standard input. `toolscript lint --list-rules` lists the rules.\n\n" +
+			"standard input. `toolscript lint --list-rules` lists the rules. With --effects, lint also\n" +
+			"lists per script the unsafe sdk functions it names, its io writes and what it reaches\n" +
+			"without naming it, so a reviewer sees which scripts can change the world.\n\n" +
 			"Exit status: 0 clean, 1 errors found (or warnings, with --strict), 2 usage error.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
@@ -40,6 +42,7 @@ func lintCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
 			&cli.StringFlag{Name: "stdin-filename", Value: lint.DefaultStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
+			&cli.BoolFlag{Name: "effects", Usage: "also list, per script, what it can change: the unsafe sdk functions it names, its io writes, and what it reaches without naming it (text and json formats)"},
 		}, sdkFlags()...),
 		OnUsageError: usageError,
 		Action:       runLint,
@@ -80,6 +83,12 @@ func runLint(c *cli.Context) error {
 	s, err := config.ResolveLint(file, flags)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if c.Bool("effects") {
+		if format != lint.FormatText && format != lint.FormatJSON {
+			return usagef("lint: --effects writes the text or json format, not %s", format)
+		}
+		s.Options.Effects = true
 	}
 
 	sources, err := lint.Collect(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))

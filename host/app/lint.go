@@ -3,6 +3,9 @@ package app
 import (
 	"context"
 
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/effects"
+
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/luau"
@@ -31,6 +34,9 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 		defer client.Close()
 		manifest := client.Manifest()
 		rtConfig.SDK = &manifest
+		if cfg.Options.Effects {
+			cfg.Options.Functions = sdkFunctions(client.Catalog())
+		}
 	}
 	rt, err := luau.New(ctx, rtConfig)
 	if err != nil {
@@ -42,4 +48,24 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 		return nil, usage(err)
 	}
 	return report, nil
+}
+
+// sdkFunctions says, for lint --effects, whether each function of cat is
+// unsafe as a dry run classifies it (effects.OfFunction: the client's
+// catalog has the configuration's safe and unsafe) and what a call does.
+func sdkFunctions(cat *catalog.Catalog) func(string) (lint.Function, bool) {
+	byName := map[string]lint.Function{}
+	for _, api := range cat.APIs {
+		for _, f := range api.Functions {
+			does := f.Method + " " + f.Path
+			if f.Kind == catalog.MCP {
+				does = "MCP tool " + f.Tool
+			}
+			byName["sdk."+api.Name+"."+f.Name] = lint.Function{Unsafe: effects.OfFunction(f) == effects.Unsafe, Does: does}
+		}
+	}
+	return func(name string) (lint.Function, bool) {
+		f, ok := byName[name]
+		return f, ok
+	}
 }

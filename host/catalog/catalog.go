@@ -130,6 +130,13 @@ type Function struct {
 	// Hints are the tool's annotations as its server gave them (what
 	// calling it may do); nil when it gave none.
 	Hints *Hints `json:"hints,omitempty"`
+
+	// Configured is the configuration's classification of the function
+	// (API.Override: [apis.NAME] or [mcp_servers.NAME] safe and unsafe):
+	// true when it is declared safe, false unsafe, nil when the
+	// configuration says nothing. Like Frozen, it is set after the spec is
+	// loaded, never read from a spec or kept in a cache.
+	Configured *bool `json:"configured_safe,omitempty"`
 }
 
 // Hints are an MCP tool's behaviour annotations; nil fields were not
@@ -141,11 +148,15 @@ type Hints struct {
 	OpenWorld   *bool `json:"openWorldHint,omitempty"`
 }
 
-// ReadOnly reports whether calling f leaves what it reaches unchanged: an
+// ReadOnly reports whether calling f leaves what it reaches unchanged:
+// what the configuration says when it classifies f (Configured), else an
 // OpenAPI operation of a safe HTTP method (GET, HEAD, OPTIONS), or an MCP
 // tool its server annotated readOnlyHint: true. Anything else may write:
 // an MCP tool without the annotation is taken to (the protocol's default).
 func (f *Function) ReadOnly() bool {
+	if f.Configured != nil {
+		return *f.Configured
+	}
 	switch f.Kind {
 	case OpenAPI:
 		return SafeMethod(f.Method)

@@ -28,6 +28,10 @@ type MCPServer struct {
 	// upstream.StderrInherit (the default), upstream.StderrDiscard, or a
 	// file's path (relative to the configuration file's directory).
 	Stderr string `toml:"stderr"`
+	// Safe and Unsafe classify tools (by name) against their readOnlyHint
+	// annotation.
+	Safe   []string `toml:"safe"`
+	Unsafe []string `toml:"unsafe"`
 }
 
 func (f *File) checkMCPServers() error {
@@ -58,6 +62,9 @@ func (f *File) checkMCPServers() error {
 			if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {
 				return fmt.Errorf("%s.timeout: %q is not a positive duration such as \"30s\"", key, m.Timeout)
 			}
+		}
+		if err := checkSafety(key, m.Safe, m.Unsafe); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // API is one [apis.NAME] section: an OpenAPI spec scripts call as
@@ -25,6 +26,32 @@ type API struct {
 	AuthEnv      string         `toml:"auth_env"`
 	Timeout      string         `toml:"timeout"`
 	FrozenParams map[string]any `toml:"frozen_params"`
+	// Safe and Unsafe classify operations (by operationId or sdk function
+	// name) against their HTTP method: a POST that only searches is safe.
+	Safe   []string `toml:"safe"`
+	Unsafe []string `toml:"unsafe"`
+}
+
+// checkSafety checks a section's safe and unsafe lists as far as they can
+// be without the spec or the server's tools (sdk.New checks the names
+// against those): no empty name, none in both lists.
+func checkSafety(key string, safe, unsafe []string) error {
+	inSafe := map[string]bool{}
+	for _, n := range safe {
+		if strings.TrimSpace(n) == "" {
+			return fmt.Errorf("%s.safe: an empty name", key)
+		}
+		inSafe[n] = true
+	}
+	for _, n := range unsafe {
+		if strings.TrimSpace(n) == "" {
+			return fmt.Errorf("%s.unsafe: an empty name", key)
+		}
+		if inSafe[n] {
+			return fmt.Errorf("%s: %q is in both safe and unsafe: name it in one", key, n)
+		}
+	}
+	return nil
 }
 
 // APIAuth is an API's `auth`: a literal secret, or a table with a type.
@@ -89,6 +116,9 @@ func (f *File) checkSDK() error {
 		}
 		if a.BaseURL != "" && !strings.HasPrefix(a.BaseURL, "http://") && !strings.HasPrefix(a.BaseURL, "https://") {
 			return fmt.Errorf("%s.base_url: %q is not an http(s) URL", key, a.BaseURL)
+		}
+		if err := checkSafety(key, a.Safe, a.Unsafe); err != nil {
+			return err
 		}
 	}
 	for key, v := range map[string]*int{"sdk.max_calls": f.SDK.MaxCalls, "sdk.max_parallel": f.SDK.MaxParallel} {
@@ -155,7 +185,8 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	apis := map[string]*sdk.APIConfig{}
 	for _, name := range sortedNames(f.APIs) {
 		a := f.APIs[name]
-		ac := &sdk.APIConfig{Name: name, Spec: a.Spec, Dir: f.dir, BaseURL: a.BaseURL, Frozen: frozenValues(a.FrozenParams)}
+		ac := &sdk.APIConfig{Name: name, Spec: a.Spec, Dir: f.dir, BaseURL: a.BaseURL, Frozen: frozenValues(a.FrozenParams),
+			Safety: sdk.Safety{Safe: a.Safe, Unsafe: a.Unsafe}}
 		if a.Timeout != "" {
 			ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
 		}
@@ -208,6 +239,7 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 		return cfg, err
 	}
 	cfg.Upstreams = upstreams
+	cfg.ToolSafety = toolSafety(f, upstreams)
 	for _, u := range upstreams {
 		if _, ok := apis[u.Name]; ok {
 			return cfg, fmt.Errorf("%s is the name of an API and of an MCP server: rename one", u.Name)
@@ -219,6 +251,23 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	// The host memory budgets are [limits]; zero leaves the sdk's default.
 	cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
 	return cfg, nil
+}
+
+// toolSafety is the safe and unsafe lists of the [mcp_servers.NAME]
+// sections of the servers started, by server; nil when none has any. Like
+// --api for an API's spec, a --mcp flag replaces how its server starts and
+// keeps the section's lists.
+func toolSafety(f *File, upstreams []upstream.Config) map[string]sdk.Safety {
+	var out map[string]sdk.Safety
+	for _, u := range upstreams {
+		if m, ok := f.MCPServers[u.Name]; ok && (len(m.Safe) > 0 || len(m.Unsafe) > 0) {
+			if out == nil {
+				out = map[string]sdk.Safety{}
+			}
+			out[u.Name] = sdk.Safety{Safe: m.Safe, Unsafe: m.Unsafe}
+		}
+	}
+	return out
 }
 
 // fileCredential reads an API's auth, auth_env or auth table.

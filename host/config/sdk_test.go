@@ -130,6 +130,11 @@ func TestSDKConfigErrors(t *testing.T) {
 		{"unknown sdk key", "[sdk]\nmax_call = 1\n", "unknown key sdk.max_call"},
 		{"max_host_bytes", "[limits]\nmax_host_bytes = -1\n", "limits.max_host_bytes: must not be negative"},
 		{"max_host_bytes_total", "[limits]\nmax_host_bytes_total = -5\n", "limits.max_host_bytes_total: must not be negative"},
+		{"safe and unsafe", "[apis.p]\nspec = \"x\"\nsafe = [\"search\", \"createThing\"]\nunsafe = [\"createThing\"]\n", `apis.p: "createThing" is in both safe and unsafe`},
+		{"empty safe name", "[apis.p]\nspec = \"x\"\nsafe = [\"\"]\n", "apis.p.safe: an empty name"},
+		{"empty unsafe name", "[apis.p]\nspec = \"x\"\nunsafe = [\" \"]\n", "apis.p.unsafe: an empty name"},
+		{"safe not a list", "[apis.p]\nspec = \"x\"\nsafe = \"search\"\n", "safe"},
+		{"tool safe and unsafe", "[mcp_servers.m]\ncommand = \"srv\"\nsafe = [\"write\"]\nunsafe = [\"write\"]\n", `mcp_servers.m: "write" is in both safe and unsafe`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Load(writeConfig(t, c.text))
@@ -221,5 +226,35 @@ env = { API_TOKEN = "${LOCAL_TOKEN}" }
 	sort.Strings(got)
 	if strings.Join(got, " ") != "LOCAL_TOKEN REMOTE_KEY REMOTE_TOKEN" {
 		t.Errorf("withheld %q (HOME, in args only, is no secret)", got)
+	}
+}
+
+// [apis.NAME] and [mcp_servers.NAME] safe and unsafe reach the sdk's
+// configuration as they are (sdk.New checks the names against the spec).
+func TestSafetyConfig(t *testing.T) {
+	f, err := Load(writeConfig(t, `
+[apis.p]
+spec = "x.yaml"
+safe = ["searchThings", "list_things"]
+unsafe = ["getToken"]
+
+[mcp_servers.m]
+command = "srv"
+safe = ["write_note"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// --api and --mcp replace how an API or server is reached, and keep
+	// the section's lists.
+	cfg, err := ResolveSDK(f, SDKFlags{APIs: []string{"p=other.yaml"}, MCP: []string{"m=other-server --flag"}}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.APIs) != 1 || strings.Join(cfg.APIs[0].Safety.Safe, " ") != "searchThings list_things" || strings.Join(cfg.APIs[0].Safety.Unsafe, " ") != "getToken" {
+		t.Errorf("apis: %+v", cfg.APIs)
+	}
+	if m := cfg.ToolSafety["m"]; strings.Join(m.Safe, " ") != "write_note" || len(m.Unsafe) != 0 || len(cfg.ToolSafety) != 1 {
+		t.Errorf("tool safety: %+v", cfg.ToolSafety)
 	}
 }

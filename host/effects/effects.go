@@ -156,6 +156,25 @@ func Classify(c Call) Safety {
 	return Unsafe
 }
 
+// OfFunction classifies the calls of an sdk function: as the
+// configuration declares it ([apis.NAME] or [mcp_servers.NAME] safe and
+// unsafe: catalog.Function.Configured), else an OpenAPI operation by its
+// method, an MCP tool by its readOnlyHint. The dry run and lint --effects
+// both ask it.
+func OfFunction(f *catalog.Function) Safety {
+	override := Unknown
+	if f.Configured != nil {
+		override = Unsafe
+		if *f.Configured {
+			override = Safe
+		}
+	}
+	if f.Kind == catalog.MCP {
+		return Classify(Call{ReadOnly: f.Hints != nil && f.Hints.ReadOnly != nil && *f.Hints.ReadOnly, Override: override})
+	}
+	return Classify(Call{Method: f.Method, Override: override})
+}
+
 // Mode is how an execution treats its unsafe effects.
 type Mode int
 

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/catalog"
 )
 
 func TestClassify(t *testing.T) {
@@ -29,6 +31,34 @@ func TestClassify(t *testing.T) {
 	for _, tt := range tests {
 		if got := Classify(tt.call); got != tt.want {
 			t.Errorf("Classify(%+v) = %s, want %s", tt.call, got, tt.want)
+		}
+	}
+}
+
+// OfFunction classifies a catalog function as its configuration declares,
+// else by its method or readOnlyHint.
+func TestOfFunction(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		f    catalog.Function
+		want Safety
+	}{
+		{catalog.Function{Kind: catalog.OpenAPI, Method: "GET"}, Safe},
+		{catalog.Function{Kind: catalog.OpenAPI, Method: "POST"}, Unsafe},
+		{catalog.Function{Kind: catalog.OpenAPI, Method: "POST", Configured: &yes}, Safe},
+		{catalog.Function{Kind: catalog.OpenAPI, Method: "GET", Configured: &no}, Unsafe},
+		{catalog.Function{Kind: catalog.MCP}, Unsafe},
+		{catalog.Function{Kind: catalog.MCP, Hints: &catalog.Hints{ReadOnly: &yes}}, Safe},
+		{catalog.Function{Kind: catalog.MCP, Hints: &catalog.Hints{ReadOnly: &no}}, Unsafe},
+		{catalog.Function{Kind: catalog.MCP, Hints: &catalog.Hints{ReadOnly: &yes}, Configured: &no}, Unsafe},
+		{catalog.Function{Kind: catalog.MCP, Configured: &yes}, Safe},
+	}
+	for i, tt := range tests {
+		if got := OfFunction(&tt.f); got != tt.want {
+			t.Errorf("%d: OfFunction(%+v) = %s, want %s", i, tt.f, got, tt.want)
+		}
+		if ro := tt.f.ReadOnly(); ro != (tt.want == Safe) {
+			t.Errorf("%d: catalog's ReadOnly %v disagrees with OfFunction %s", i, ro, tt.want)
 		}
 	}
 }

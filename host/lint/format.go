@@ -75,13 +75,20 @@ func Write(w io.Writer, f Format, report *Report, tool Tool) error {
 	return nil
 }
 
+// writeText writes the diagnostics, then, with --effects, each script's
+// effects (writeEffectsText).
 func writeText(w *bufio.Writer, report *Report) error {
 	for _, d := range report.Diagnostics {
 		fmt.Fprintf(w, "%s:%d:%d: %s: %s [%s]\n", d.File, d.Line, d.Column, d.Severity, oneLine(d.Message), d.Rule)
 	}
+	if report.Effects != nil {
+		writeEffectsText(w, report.Effects)
+	}
 	return nil
 }
 
+// writeJSON writes the array of diagnostics; with --effects, an object
+// {"diagnostics": [...], "effects": [...]}.
 func writeJSON(w *bufio.Writer, report *Report) error {
 	diags := report.Diagnostics
 	if diags == nil {
@@ -89,6 +96,12 @@ func writeJSON(w *bufio.Writer, report *Report) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	if report.Effects != nil {
+		return enc.Encode(struct {
+			Diagnostics []Diagnostic `json:"diagnostics"`
+			Effects     []Effects    `json:"effects"`
+		}{diags, report.Effects})
+	}
 	return enc.Encode(diags)
 }
 

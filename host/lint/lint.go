@@ -25,6 +25,14 @@ type Options struct {
 	// Workers is how many scripts are linted at once, each worker in its
 	// own module instance. Zero means GOMAXPROCS.
 	Workers int
+	// Effects also finds what each script can change (Report.Effects):
+	// the sdk functions it names, its io writes, and what it reaches
+	// without naming it.
+	Effects bool
+	// Functions says, for Effects, whether an sdk function (by its
+	// qualified name, sdk.api.fn) is unsafe and what it does; a function
+	// it does not know counts as unsafe.
+	Functions func(name string) (Function, bool)
 }
 
 // Validate checks that Disable names existing rules that may be disabled.
@@ -61,6 +69,9 @@ type Report struct {
 	// Diagnostics are ordered by file (in the order the scripts were
 	// given), then by position.
 	Diagnostics []Diagnostic
+	// Effects are, with Options.Effects, what each script can change, in
+	// the order the scripts were given.
+	Effects []Effects
 }
 
 // Count returns the number of errors and of warnings.
@@ -102,6 +113,10 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 	workers = min(workers, len(sources))
 
 	results := make([][]Diagnostic, len(sources))
+	var effects []Effects
+	if opts.Effects {
+		effects = make([]Effects, len(sources))
+	}
 	jobs := make(chan int)
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -114,7 +129,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			linter := rt.NewLinter(luau.LintOptions{IO: opts.IO})
+			linter := rt.NewLinter(luau.LintOptions{IO: opts.IO, Effects: opts.Effects})
 			defer linter.Close()
 			for i := range jobs {
 				diags, err := linter.Lint(ctx, sources[i].Text)
@@ -124,6 +139,9 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 						cancel()
 					})
 					continue // drain the remaining jobs
+				}
+				if opts.Effects {
+					effects[i] = effectsOf(sources[i], diags, opts.Functions)
 				}
 				results[i] = convert(sources[i], diags, rules, disabled)
 			}
@@ -146,7 +164,7 @@ feed:
 	if failure != nil {
 		return nil, failure
 	}
-	report := &Report{Files: len(sources)}
+	report := &Report{Files: len(sources), Effects: effects}
 	for _, diags := range results {
 		report.Diagnostics = append(report.Diagnostics, diags...)
 	}
@@ -162,7 +180,7 @@ func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map
 	lines := lineStarts(src.Text)
 	out := make([]Diagnostic, 0, len(diags))
 	for _, d := range diags {
-		if disabled[d.Rule] {
+		if disabled[d.Rule] || isEffect(d.Rule) {
 			continue
 		}
 		severity := Error

@@ -24,6 +24,10 @@ const (
 // flagIO is ts_run's and ts_lint's flag for the io library (TS_FLAG_IO).
 const flagIO = 1
 
+// flagEffects is ts_lint's flag for the records of lint --effects
+// (TS_FLAG_EFFECTS).
+const flagEffects = 2
+
 // outSize is the size of ts_run's outcome: ptr, len, line, kind, each a
 // little-endian 32-bit word (TS_OUT_SIZE).
 const outSize = 16

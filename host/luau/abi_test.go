@@ -39,6 +39,7 @@ var abiConstants = []struct {
 	{"TS_KIND_INTERNAL", "kindInternal", kindInternal},
 	{"TS_KIND_UPSTREAM", "kindUpstream", kindUpstream},
 	{"TS_FLAG_IO", "flagIO", flagIO},
+	{"TS_FLAG_EFFECTS", "flagEffects", flagEffects},
 	{"TS_OUT_SIZE", "outSize", outSize},
 	{"TS_INPUT_SIZE", "inputSize", inputSize},
 	{"TS_LUA_ERRMEM", "luaErrMem", luaErrMem},

@@ -14,7 +14,25 @@ type LintOptions struct {
 	// IO lints for an environment that has the io library (io, os.remove
 	// and file). Without it, using them is reported as io_disabled.
 	IO bool
+	// Effects adds, after the diagnostics, a record of each thing the
+	// script names that can change the world (lint --effects): its Rule is
+	// one of the Effects* kinds, and these are never disabled by --!nolint.
+	Effects bool
 }
+
+// The kinds of the records Effects adds (LintDiagnostic.Rule).
+const (
+	// EffectsSDK: the script names an sdk function (called or taken as a
+	// value); Message is its qualified name, sdk.api.fn.
+	EffectsSDK = "effects_sdk"
+	// EffectsIO: the script calls an io function that writes; Message is
+	// it ("os.remove", `io.open(..., "w")`).
+	EffectsIO = "effects_io"
+	// EffectsUnnamed: the script reaches the sdk or io in a way that names
+	// nothing (sdk[name], an API's table as a value, io.open with a mode
+	// that is not a literal); Message says how.
+	EffectsUnnamed = "effects_unnamed"
+)
 
 // LintDiagnostic is one problem the module's linter found in a script.
 type LintDiagnostic struct {
@@ -52,6 +70,9 @@ func (r *Runtime) NewLinter(opts LintOptions) *Linter {
 	l := &Linter{rt: r}
 	if opts.IO {
 		l.flags |= flagIO
+	}
+	if opts.Effects {
+		l.flags |= flagEffects
 	}
 	return l
 }

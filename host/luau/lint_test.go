@@ -189,3 +189,36 @@ func TestLintEmptyAndCancelled(t *testing.T) {
 		t.Fatal("Lint with a cancelled context succeeded")
 	}
 }
+
+// With LintOptions.Effects, the records of what a script can change come
+// after the diagnostics: each thing once, where first named, whatever
+// --!nolint says; without it, none.
+func TestLintEffectsRecords(t *testing.T) {
+	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	source := "--!nolint\n" + strings.Repeat("sdk.get_pet()\nsdk.store.shared()\nsdk[k]()\nos.remove('x')\n", 1000) + "io.open('a', 'w')\n"
+	l := rt.NewLinter(luau.LintOptions{IO: true, Effects: true})
+	defer l.Close()
+	var got []string
+	for _, d := range lintOne(t, l, source) {
+		got = append(got, fmt.Sprintf("%s %s @%d:%d", d.Rule, d.Message, d.Line, d.Column))
+	}
+	want := []string{
+		luau.EffectsSDK + " sdk.pets.get_pet @2:1",
+		luau.EffectsSDK + " sdk.store.shared @3:1",
+		luau.EffectsUnnamed + " sdk[...] @4:1",
+		luau.EffectsIO + " os.remove @5:1",
+		luau.EffectsIO + ` io.open(..., "w") @4002:1`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	plain := rt.NewLinter(luau.LintOptions{IO: true})
+	defer plain.Close()
+	if diags := lintOne(t, plain, source); len(diags) != 0 {
+		t.Errorf("without Effects: %v", diags)
+	}
+}

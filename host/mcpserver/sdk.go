@@ -199,10 +199,11 @@ func (s *Server) sdkDescription() string {
 	case !sdkdocs.ReadOnly(effects) && writers == 0:
 		b.WriteString(" Some MCP servers' tools are not listed yet, and may create, change or delete data.")
 	case writers == 0:
-		b.WriteString(" Every sdk function only reads: OpenAPI operations of method GET, HEAD or OPTIONS, MCP tools their server marks read-only.")
+		b.WriteString(" Every sdk function only reads: OpenAPI operations of method GET, HEAD or OPTIONS, MCP tools their server marks read-only, " +
+			"and those the configuration declares safe.")
 	default:
 		fmt.Fprintf(&b, " %d sdk functions can create, change or delete data (OpenAPI operations of other methods than GET, HEAD and OPTIONS; "+
-			"MCP tools their server does not mark read-only), so a script can too.", writers)
+			"MCP tools their server does not mark read-only; unless the configuration declares them safe), so a script can too.", writers)
 	}
 	b.WriteString(" Call them as sdk.<api>.<function>(params?, body?) (an MCP tool: sdk.<server>.<tool>(args?)); " +
 		"they return data, response ({status, headers}); an HTTP error raises a table {status, message, body, headers} " +

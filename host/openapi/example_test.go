@@ -75,3 +75,80 @@ components:
 		}
 	}
 }
+
+// A Swagger 2.0 response's examples, keyed by media type, reach the
+// catalog as that media type's example (a 2xx response's only, up to
+// catalog.MaxExampleBytes), also when the response gives no schema.
+func TestSwagger2ResponseExamples(t *testing.T) {
+	big := strings.Repeat("x", catalog.MaxExampleBytes)
+	spec := `swagger: "2.0"
+info: { title: ex, version: "1" }
+host: api.example
+produces: [application/json]
+paths:
+  /a:
+    post:
+      operationId: inline
+      responses:
+        "201":
+          description: ok
+          schema: { type: object }
+          examples: { application/json: { id: 1, tags: [a, b] } }
+        "400":
+          description: bad
+          schema: { type: object }
+          examples: { application/json: { error: bad } }
+  /b:
+    post:
+      operationId: noSchema
+      produces: ["application/json; charset=utf-8"]
+      responses:
+        "200":
+          description: ok
+          examples: { Application/JSON: { id: 2 } }
+  /c:
+    post:
+      operationId: otherType
+      responses:
+        "200":
+          description: ok
+          schema: { type: object }
+          examples: { text/plain: "hello" }
+  /d:
+    post:
+      operationId: tooBig
+      responses:
+        "200":
+          description: ok
+          schema: { type: string }
+          examples: { application/json: "` + big + `" }
+`
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644)
+	api, err := Load(context.Background(), Source{Name: "ex", Spec: "spec.yaml", Dir: dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		fn       string
+		response int
+		want     string
+	}{
+		{"inline", 0, `{"id":1,"tags":["a","b"]}`},
+		{"inline", 1, ``},
+		{"no_schema", 0, `{"id":2}`},
+		{"other_type", 0, ``},
+		{"too_big", 0, ``},
+	} {
+		r := mustFunc(t, api, tt.fn).Responses[tt.response]
+		if len(r.Content) == 0 {
+			if tt.want != "" {
+				t.Errorf("%s response %d: no content, want example %s", tt.fn, tt.response, tt.want)
+			}
+			continue
+		}
+		if got := string(r.Content[0].Example); got != tt.want {
+			t.Errorf("%s response %d: example %.80s, want %s", tt.fn, tt.response, got, tt.want)
+		}
+	}
+}

@@ -172,24 +172,35 @@ func (b *builder) operation2(doc *v2.Swagger, method, path string, item *v2.Path
 		return nil
 	}
 	if op.Responses != nil {
-		resp := func(code string, r *v2.Response) *catalog.Response {
-			out := &catalog.Response{Status: code, Description: strings.TrimSpace(r.Description)}
-			if r.Schema != nil {
-				schema := b.schemas.proxy(r.Schema, 0)
-				for _, mt := range produces {
-					out.Content = append(out.Content, &catalog.MediaType{Type: mt, Schema: schema})
-				}
-			}
-			return out
-		}
 		for code, r := range op.Responses.Codes.FromOldest() {
-			f.Responses = append(f.Responses, resp(strings.ToUpper(code), r))
+			f.Responses = append(f.Responses, b.response2(strings.ToUpper(code), r, produces))
 		}
 		if op.Responses.Default != nil {
-			f.Responses = append(f.Responses, resp("default", op.Responses.Default))
+			f.Responses = append(f.Responses, b.response2("default", op.Responses.Default, produces))
 		}
 	}
 	return f
+}
+
+// response2 is a Swagger 2.0 response as OpenAPI 3 describes it: its
+// schema under each media type the operation produces, with a success
+// response's example for that media type (also when it has no schema).
+func (b *builder) response2(code string, r *v2.Response, produces []string) *catalog.Response {
+	out := &catalog.Response{Status: code, Description: strings.TrimSpace(r.Description)}
+	var schema *catalog.Schema
+	if r.Schema != nil {
+		schema = b.schemas.proxy(r.Schema, 0)
+	}
+	for _, mt := range produces {
+		media := &catalog.MediaType{Type: mt, Schema: schema}
+		if strings.HasPrefix(code, "2") {
+			media.Example = example2(r.Examples, mt)
+		}
+		if schema != nil || media.Example != nil {
+			out.Content = append(out.Content, media)
+		}
+	}
+	return out
 }
 
 // emptySecurity2 reports whether the operation of item for method says
@@ -254,4 +265,34 @@ func firstNonEmpty(lists ...[]string) []string {
 		}
 	}
 	return nil
+}
+
+// example2 is a success response's example for the media type mt (a
+// Swagger 2 response's examples are keyed by media type, parameters and
+// case aside) as JSON; nil when none, or when larger than
+// catalog.MaxExampleBytes.
+func example2(examples *v2.Example, mt string) json.RawMessage {
+	if examples == nil || examples.Values == nil {
+		return nil
+	}
+	want := mediaBase(mt)
+	for key, node := range examples.Values.FromOldest() {
+		if mediaBase(key) != want || node == nil {
+			continue
+		}
+		data := nodeJSON(node)
+		if len(data) == 0 || len(data) > catalog.MaxExampleBytes {
+			return nil
+		}
+		return data
+	}
+	return nil
+}
+
+// mediaBase is a media type without its parameters, in lower case.
+func mediaBase(mt string) string {
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
 }

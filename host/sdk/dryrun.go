@@ -3,8 +3,10 @@ package sdk
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,13 +32,53 @@ func (s *Session) WithEffects(run *effects.Run) *Session {
 	return s
 }
 
-// classify is whether f's calls are safe.
+// classify is whether f's calls are safe (effects.OfFunction).
 func classify(f *catalog.Function) effects.Safety {
-	if f.Kind == catalog.MCP {
-		// A tool is safe when its server annotates it readOnlyHint: true.
-		return effects.Classify(effects.Call{ReadOnly: f.ReadOnly()})
+	return effects.OfFunction(f)
+}
+
+// override applies the configured classification of api's functions
+// (the API's own, or its MCP server's from ToolSafety) and checks its
+// names: one the API does not have is an error naming the closest ones,
+// except for an MCP server whose tools are not all known yet.
+func (c *Config) override(api *catalog.API, safety Safety) error {
+	what, key := "api "+api.Name, "[apis."+api.Name+"]"
+	kind, names, when := "an operation", "operations by operationId or sdk function name", "the spec is loaded"
+	if api.Kind == catalog.MCP {
+		safety = c.ToolSafety[api.Name]
+		what, key = "mcp server "+api.Name, "[mcp_servers."+api.Name+"]"
+		kind, names, when = "a tool", "tools by name", "the server lists its tools"
 	}
-	return effects.Classify(effects.Call{Method: f.Method})
+	unknown, err := api.Override(safety.Safe, safety.Unsafe)
+	if err != nil {
+		return fmt.Errorf("%s: %s safe and unsafe: %w", what, key, err)
+	}
+	if len(unknown) == 0 || (api.Kind == catalog.MCP && (c.StartUpstreamsInBackground || api.State != "")) {
+		return nil
+	}
+	known := api.NamesOf()
+	var problems []string
+	for _, n := range unknown {
+		list := "unsafe"
+		if slices.Contains(safety.Safe, n) {
+			list = "safe"
+		}
+		msg := fmt.Sprintf("%s %s: %q is not %s of %s", key, list, n, kind, api.Name)
+		if close := catalog.CloseMatches(n, known, 5); len(close) > 0 {
+			msg += fmt.Sprintf(" (close: %s)", quoteAll(close))
+		}
+		problems = append(problems, msg)
+	}
+	return fmt.Errorf("%s: %s; safe and unsafe name %s, checked when %s", what, strings.Join(problems, "; "), names, when)
+}
+
+// quoteAll quotes each name, comma-separated.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // held decides an unsafe call: it returns the response that stands for it

@@ -112,6 +112,9 @@ type Config struct {
 	// of Stderr, each line a record naming its server
 	// (upstream.Options.Logger).
 	Logger *slog.Logger
+	// ToolSafety are the MCP servers' configured classifications, by
+	// server name.
+	ToolSafety map[string]Safety
 	// OnToolsChanged, when not nil, is called after an upstream server's
 	// tools changed (notifications/tools/list_changed, or a restart):
 	// Client.Refresh then gives a client with the current tools.
@@ -141,6 +144,19 @@ type APIConfig struct {
 	// Auth is the configured credential (flag or file), nil for none.
 	Auth   *Credential
 	Frozen map[string]any
+	// Safety classifies operations against their HTTP method.
+	Safety Safety
+}
+
+// Safety is a configured classification of an API's functions ([apis.NAME]
+// or [mcp_servers.NAME] safe and unsafe): the functions named in Safe are
+// safe, those in Unsafe unsafe, whatever their HTTP method or annotations
+// say (catalog.API.Override). A name is an operationId or sdk function name
+// (an MCP tool's name). An OpenAPI spec's names are checked when the spec
+// is loaded; an MCP server's when its tools are listed, unless the servers
+// start in the background (serve), whose tools may come and change later.
+type Safety struct {
+	Safe, Unsafe []string
 }
 
 func (c *Config) withDefaults() {
@@ -403,6 +419,9 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 			if err := ac.Auth.check(); err != nil {
 				return nil, fmt.Errorf("api %s: auth: %w", api.Name, err)
 			}
+		}
+		if err := cfg.override(api, ac.Safety); err != nil {
+			return nil, err
 		}
 		c.apis[api.Name] = st
 	}

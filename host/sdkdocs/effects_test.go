@@ -15,6 +15,10 @@ func TestEffects(t *testing.T) {
 	readTool := &catalog.Function{Name: "read", Kind: catalog.MCP, Hints: &catalog.Hints{ReadOnly: &yes}}
 	writeTool := &catalog.Function{Name: "write", Kind: catalog.MCP, Hints: &catalog.Hints{ReadOnly: &no}}
 	plainTool := &catalog.Function{Name: "plain", Kind: catalog.MCP}
+	// Declared by the configuration ([apis.NAME] safe and unsafe).
+	safePost := &catalog.Function{Name: "search", Kind: catalog.OpenAPI, Method: "POST", Configured: &yes}
+	unsafeGet := &catalog.Function{Name: "token", Kind: catalog.OpenAPI, Method: "GET", Configured: &no}
+	safeTool := &catalog.Function{Name: "lookup", Kind: catalog.MCP, Configured: &yes}
 	cases := []struct {
 		name     string
 		apis     []*catalog.API
@@ -30,6 +34,9 @@ func TestEffects(t *testing.T) {
 			{Name: "a", Kind: catalog.OpenAPI, Functions: []*catalog.Function{get}},
 			{Name: "m", Kind: catalog.MCP, State: "starting"},
 		}, false, []int{0, 0}},
+		{"a POST declared safe", []*catalog.API{{Name: "a", Kind: catalog.OpenAPI, Functions: []*catalog.Function{get, safePost}}}, true, []int{0}},
+		{"a GET declared unsafe", []*catalog.API{{Name: "a", Kind: catalog.OpenAPI, Functions: []*catalog.Function{unsafeGet, safePost}}}, false, []int{1}},
+		{"a tool declared safe", []*catalog.API{{Name: "m", Kind: catalog.MCP, Functions: []*catalog.Function{readTool, safeTool}}}, true, []int{0}},
 		{"a server down", []*catalog.API{{Name: "m", Kind: catalog.MCP, State: "down"}}, false, []int{0}},
 	}
 	for _, c := range cases {

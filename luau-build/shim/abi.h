@@ -23,6 +23,10 @@
 
 // Flags of ts_run and ts_lint: the optional libraries a script gets.
 #define TS_FLAG_IO 1
+// ts_lint only: also report what the script can change (lint --effects),
+// as records of the kinds effects_sdk, effects_io and effects_unnamed after
+// the diagnostics.
+#define TS_FLAG_EFFECTS 2
 
 // The size of ts_run's outcome (ts_out_addr): ptr, len, line, kind, each a
 // little-endian 32-bit word.

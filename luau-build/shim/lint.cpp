@@ -1001,6 +1001,201 @@ bool knownRule(std::string_view name)
 // --!nolint: in the header (before any code) it disables the named rules,
 // or all of them, for the whole file; after code, for its own line only.
 // Syntax errors are never disabled.
+// The records of lint --effects (TS_FLAG_EFFECTS): not rules, never
+// disabled by --!nolint. The host reads them from the diagnostics' output.
+const char* const kEffectsSDK = "effects_sdk";         // message: the function's qualified name
+const char* const kEffectsIO = "effects_io";           // message: the io function and, for io.open, its mode
+const char* const kEffectsUnnamed = "effects_unnamed"; // message: what the script wrote
+
+// Finds what a script can change: the sdk functions it names (called or
+// not: a function taken as a value can be called), the io functions that
+// write it calls, and the places it reaches the sdk or io in a way that
+// names nothing (sdk[name], the sdk table or an API table as a value,
+// io.open with a mode that is not a literal). Only the names as written
+// count; a script that assigns the global sdk, io or os is its own.
+struct EffectsFinder : Luau::AstVisitor
+{
+    const SDK& sdk;
+    const std::unordered_set<AstName>& assigned;
+    std::vector<Diagnostic>& out;
+
+    EffectsFinder(const SDK& sdk, const std::unordered_set<AstName>& assigned, std::vector<Diagnostic>& out)
+        : sdk(sdk)
+        , assigned(assigned)
+        , out(out)
+    {
+    }
+
+    bool isGlobal(AstExpr* expr, const char* name) const
+    {
+        auto g = expr->as<Luau::AstExprGlobal>();
+        return g && g->name == name && !assigned.count(g->name);
+    }
+
+    // The field an index names: true with the key for x.k and x["k"].
+    static bool field(AstExpr* expr, AstExpr** base, std::string* key)
+    {
+        if (auto n = expr->as<Luau::AstExprIndexName>())
+        {
+            *base = n->expr;
+            *key = n->index.value;
+            return true;
+        }
+        if (auto i = expr->as<Luau::AstExprIndexExpr>())
+        {
+            *base = i->expr;
+            auto s = i->index->as<Luau::AstExprConstantString>();
+            if (!s)
+                return false;
+            *key = std::string(s->value.data, s->value.size);
+            return true;
+        }
+        return false;
+    }
+
+    // What was recorded already: each thing once, where first met, so
+    // that a script naming one function a million times costs one record.
+    std::unordered_set<std::string> seen;
+
+    void record(const Location& location, const char* kind, std::string message)
+    {
+        if (!seen.insert(std::string(kind) + '\0' + message).second)
+            return;
+        out.push_back(Diagnostic{location, kind, std::move(message)});
+    }
+
+    // An index whose base is sdk or sdk.api: a function it names, an API
+    // table taken as a value, or a key it cannot read. Returns false when
+    // the index is not about the sdk.
+    bool sdkIndex(AstExpr* expr)
+    {
+        AstExpr* base = nullptr;
+        std::string key;
+        bool named = field(expr, &base, &key);
+        if (!base)
+            return false;
+        if (isGlobal(base, "sdk"))
+        {
+            if (!named)
+            {
+                record(expr->location, kEffectsUnnamed, "sdk[...]");
+                return true;
+            }
+            if (sdk.apis.count(key))
+            {
+                record(expr->location, kEffectsUnnamed, "sdk." + key + " (the API's table as a value)");
+                return true;
+            }
+            auto it = sdk.flat.find(key);
+            if (it != sdk.flat.end())
+                record(expr->location, kEffectsSDK, it->second.qualified);
+            return true; // an unknown name is sdk_unknown_function's
+        }
+        AstExpr* root = nullptr;
+        std::string api;
+        if (!field(base, &root, &api) || !isGlobal(root, "sdk") || !sdk.apis.count(api))
+            return false;
+        if (!named)
+        {
+            record(expr->location, kEffectsUnnamed, "sdk." + api + "[...]");
+            return true;
+        }
+        const auto& fns = sdk.apis.at(api);
+        auto it = fns.find(key);
+        if (it != fns.end())
+            record(expr->location, kEffectsSDK, it->second.qualified);
+        return true;
+    }
+
+    bool visit(Luau::AstExprIndexName* node) override
+    {
+        if (sdkIndex(node))
+            return false;
+        ioReference(node);
+        return true;
+    }
+
+    bool visit(Luau::AstExprIndexExpr* node) override
+    {
+        if (sdkIndex(node))
+        {
+            node->index->visit(this);
+            return false;
+        }
+        ioReference(node);
+        return true;
+    }
+
+    bool visit(Luau::AstExprGlobal* node) override
+    {
+        // Reached only when sdk is not the base of an index (those stop
+        // above): the whole sdk as a value.
+        if (node->name == "sdk" && !assigned.count(node->name))
+            record(node->location, kEffectsUnnamed, "sdk (the whole sdk as a value)");
+        return false;
+    }
+
+    // The io function expr names: "io.open", "os.remove", "file.save", or "".
+    std::string ioFunction(AstExpr* expr) const
+    {
+        AstExpr* base = nullptr;
+        std::string key;
+        if (!field(expr, &base, &key))
+            return "";
+        for (const char* lib : {"io", "os", "file"})
+            if (isGlobal(base, lib))
+            {
+                std::string name = std::string(lib) + "." + key;
+                if (name == "io.open" || name == "os.remove" || name == "os.rename" || name == "file.save")
+                    return name;
+            }
+        return "";
+    }
+
+    // io.open, os.remove or file.save taken as a value (pcall(io.open, p,
+    // "w")): what it is called with is not known. Calls are handled at the
+    // call (visit AstExprCall), which does not visit its function.
+    void ioReference(AstExpr* expr)
+    {
+        std::string fn = ioFunction(expr);
+        if (fn == "io.open")
+            record(expr->location, kEffectsUnnamed, "io.open as a value (its mode is not known)");
+        else if (!fn.empty())
+            record(expr->location, kEffectsIO, fn + " (as a value)");
+    }
+
+    bool visit(Luau::AstExprCall* node) override
+    {
+        std::string fn = ioFunction(node->func);
+        if (fn.empty())
+            return true;
+        if (fn == "io.open")
+        {
+            if (node->args.size < 2)
+                return visitArgs(node); // read
+            auto mode = node->args.data[1]->as<Luau::AstExprConstantString>();
+            if (!mode)
+                record(node->location, kEffectsUnnamed, "io.open with a mode that is not a literal");
+            else
+            {
+                std::string m(mode->value.data, mode->value.size);
+                if (m != "r" && m != "rb")
+                    record(node->location, kEffectsIO, "io.open(..., \"" + m + "\")");
+            }
+            return visitArgs(node);
+        }
+        record(node->location, kEffectsIO, fn);
+        return visitArgs(node);
+    }
+
+    bool visitArgs(Luau::AstExprCall* node)
+    {
+        for (AstExpr* arg : node->args)
+            arg->visit(this);
+        return false;
+    }
+};
+
 struct Nolint
 {
     bool fileAll = false;
@@ -1169,6 +1364,16 @@ TS_EXPORT("ts_lint") uint32_t ts_lint(uint32_t len, uint32_t flags)
         if (!nolint.disabled(d))
             diagnostics.push_back(std::move(d));
     std::stable_sort(diagnostics.begin(), diagnostics.end(), before);
+    if ((flags & TS_FLAG_EFFECTS) != 0)
+    {
+        // After the diagnostics, in source order, whatever --!nolint says.
+        std::vector<Diagnostic> effects;
+        EffectsFinder finder(environments().sdk, checker.assigned.names, effects);
+        parsed.root->visit(&finder);
+        std::stable_sort(effects.begin(), effects.end(), before);
+        for (Diagnostic& d : effects)
+            diagnostics.push_back(std::move(d));
+    }
     publish(diagnostics);
 
     // Compile as ts_run does. A compile error unwinds through the host
