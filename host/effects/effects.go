@@ -13,7 +13,11 @@
 //     and let the caller substitute (the io overlay, a synthesised
 //     response), or stop it (an effect the plan does not hold, plan.go);
 //   - the ordered, bounded log of the effects an execution decided on,
-//     which the result reports.
+//     which the result reports;
+//   - recording a real run, and replaying one (mode Replay): every sdk
+//     call, safe or unsafe, every io operation, the clock readings and
+//     the random seed pass the run in order, and are written to a trace
+//     (host/effects/trace) or given back from one (replay.go).
 //
 // What happens to a held effect is the caller's: sandboxio keeps held
 // writes in an overlay, the sdk makes a response up. A capability added
