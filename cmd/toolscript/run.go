@@ -67,7 +67,7 @@ func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Setti
 	}
 	// An unusable io directory is not fatal: scripts that use no files
 	// still run, and those that do get the same message as their error.
-	if s.IO != nil {
+	if s.IO != nil && c.String("replay") == "" { // a replay does not use the directory
 		if err := sandboxio.CheckDir(s.IO.Dir); err != nil {
 			warn(err.Error())
 		}
@@ -84,6 +84,8 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
 			&cli.StringFlag{Name: "plan", Usage: "run for real, held to a dry run's effects: `FILE` holds a dry run's JSON result or its \"effects\"; the first unsafe effect not in it stops the script before it happens (error kind plan)"},
+			&cli.StringFlag{Name: "record", Usage: "record the run's trace to `FILE` (JSON Lines: every sdk call with its response, io, clock readings, the random seed)"},
+			&cli.StringFlag{Name: "replay", Usage: "replay the trace in `FILE`: responses, reads, clock and seed come from it, nothing is sent or written, no credential is needed"},
 		),
 		OnUsageError: usageError,
 		Action:       runScript,
@@ -105,11 +107,14 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return usagef("reading the script: %v", err)
 	}
+	if c.String("plan") != "" && c.Bool("dry-run") {
+		return usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")
+	}
+	if n := countTrue(c.Bool("dry-run"), c.String("plan") != "", c.String("record") != "", c.String("replay") != ""); n > 1 {
+		return usagef("give one of --dry-run, --plan, --record and --replay")
+	}
 	var plan *effects.Approved
 	if name := c.String("plan"); name != "" {
-		if c.Bool("dry-run") {
-			return usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")
-		}
 		if plan, err = effects.ReadPlanFile(name); err != nil {
 			return usagef("reading the plan %s: %v", name, err)
 		}
@@ -134,7 +139,8 @@ func runScript(c *cli.Context) error {
 	asJSON := c.Bool("json")
 	out := c.App.Writer
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
-		DryRun: c.Bool("dry-run"), Plan: plan}
+		DryRun: c.Bool("dry-run"), Plan: plan, Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
+		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err) }}
 	closeBar := func() {}
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
@@ -171,6 +177,16 @@ func runScript(c *cli.Context) error {
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
+}
+
+func countTrue(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // describe renders an execution error for a person: runtime errors as

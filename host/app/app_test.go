@@ -267,15 +267,17 @@ func TestServeUsage(t *testing.T) {
 		http   string
 		hosted config.HostedFlags
 		sdk    config.SDKFlags
+		record string
 		want   string
 	}{
 		{name: "tls cert without key", http: "127.0.0.1:0", hosted: config.HostedFlags{TLSCert: "cert.pem"}, want: "tls"},
 		{name: "public without auth", http: "0.0.0.0:0", want: "auth"},
 		{name: "missing spec", sdk: config.SDKFlags{APIs: []string{"ghost=" + filepath.Join(t.TempDir(), "none.yaml")}}, want: "ghost"},
+		{name: "unusable record dir", record: filepath.Join(notADir(t), "traces"), want: "effects.record_dir"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			file := &config.File{}
+			file := &config.File{Effects: config.Effects{RecordDir: c.record}}
 			server, err := config.ResolveServer(file, config.ServerFlags{HTTP: c.http})
 			if err != nil {
 				t.Fatal(err)
@@ -289,6 +291,15 @@ func TestServeUsage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// notADir is a file, where a directory is wanted.
+func notADir(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // TestLint: sdk calls are checked against the API's functions: a call to

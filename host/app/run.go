@@ -31,28 +31,65 @@ type RunConfig struct {
 	// effects: the first unsafe effect the plan does not hold stops it
 	// (host/effects). Not with DryRun.
 	Plan *effects.Approved
+	// Record, when set, is a file the run records its trace to
+	// (host/effects/trace); Version goes in its header.
+	Record  string
+	Version string
+	// Replay, when set, is a trace the run replays: every sdk response, io
+	// outcome, clock reading and the seed come from it, and nothing is
+	// sent or written. No credential is read.
+	Replay string
+	// OnRecordError, when set, is told that the recording could not be
+	// written whole (the run's result is unchanged).
+	OnRecordError func(error)
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
 // runs the script once. The error is the host's (a UsageError when the
 // sdk cannot be opened); the script's own failure is in the result.
-func Run(ctx context.Context, cfg RunConfig) (*result.Result, error) {
+func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
+	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: cfg.Settings.Limits, IO: cfg.Settings.IO,
+		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
+	modes := 0
+	for _, given := range []bool{cfg.DryRun, cfg.Plan != nil, cfg.Record != "", cfg.Replay != ""} {
+		if given {
+			modes++
+		}
+	}
+	switch {
+	case modes > 1:
+		return nil, usage(errors.New("give one of a dry run, a plan, a recording and a replay"))
+	case cfg.DryRun:
+		script.Effects = effects.New(effects.DryRun)
+	case cfg.Plan != nil:
+		script.Effects = effects.NewPlan(cfg.Plan)
+	case cfg.Replay != "":
+		fx, closer, h, failed, err := openReplay(cfg.Replay)
+		if err != nil || failed != nil {
+			return failed, err
+		}
+		defer closer.Close()
+		defer func() { explainDivergence(res, h, cfg.Source) }()
+		script.Effects = fx
+		cfg.SDK.Flags.WithoutCredentials = true
+	case cfg.Record != "":
+		rec, err := startRecording(cfg.Record, false, header(cfg.Version, cfg.Source, cfg.File))
+		if err != nil {
+			return nil, usage(err)
+		}
+		script.Effects = effects.NewRecording(rec.w)
+		defer func() {
+			if err := rec.finish(); err != nil && cfg.OnRecordError != nil {
+				cfg.OnRecordError(err)
+			}
+		}()
+	}
 	client, err := OpenSDK(ctx, cfg.File, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
 	s := cfg.Settings
 	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
-	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: s.Limits, IO: s.IO,
-		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
-	switch {
-	case cfg.DryRun && cfg.Plan != nil:
-		return nil, usage(errors.New("a dry run and a plan cannot be given together"))
-	case cfg.DryRun:
-		script.Effects = effects.New(effects.DryRun)
-	case cfg.Plan != nil:
-		script.Effects = effects.NewPlan(cfg.Plan)
-	}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

@@ -6,12 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/heapfloor"
 	"github.com/toolscript/toolscript/host/hosted"
 	"github.com/toolscript/toolscript/host/limit"
@@ -66,12 +68,23 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	floor := heapfloor.Start(HeapFloor)
 	defer floor.Stop()
 	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
+	dir, err := cfg.File.RecordDir(os.Getenv)
+	if err != nil {
+		return usage(err)
+	}
+	if dir != "" {
+		// An unusable directory is the operator's to fix before any call.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return usage(fmt.Errorf("effects.record_dir: %w", err))
+		}
+	}
+	a.recordDir = dir
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
 		// servers' own lines and the specs' warnings included.
 		a.logger = slog.New(slog.NewJSONHandler(cfg.Stderr, nil))
 	}
-	err := a.open(ctx)
+	err = a.open(ctx)
 	if a.rt != nil {
 		defer a.rt.Close(context.Background())
 	}
@@ -113,6 +126,9 @@ type assembly struct {
 	// published is the sdk whose table the runtime has, and which the
 	// docs show; its next is closed when another replaces it.
 	published atomic.Pointer[publishedSDK]
+	// recordDir is [effects] record_dir: where each execution's trace is
+	// recorded ("": none are).
+	recordDir string
 }
 
 // open compiles the module while the sdk loads (both take a second or more
@@ -190,12 +206,29 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
 	}
-	if a.client == nil {
+	recordDir := a.recordDir
+	if a.client == nil && recordDir == "" {
 		return cfg
 	}
-	cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+	if a.client != nil {
+		cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) error {
+		if recordDir != "" && call.Script.Effects == nil {
+			// The operator's choice: every real execution is recorded, to a
+			// file of its own (a dry run or a plan run, which the caller
+			// asked for, is not); the trace's Close at the execution's end
+			// closes it.
+			rec, err := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
+			if err != nil {
+				return err
+			}
+			call.Script.Effects = effects.NewRecording(rec.w)
+		}
+		if a.client == nil {
+			return nil
+		}
 		creds, err := sdk.ParseMetaAuth(call.MetaAuth)
 		if err != nil {
 			return err
@@ -204,9 +237,10 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		if err != nil {
 			return err
 		}
-		call.Script.SDK = client.Session(creds).WithEffects(call.Script.Effects)
+		session := client.Session(creds).WithEffects(call.Script.Effects)
+		call.Script.SDK = session
 		if m != nil {
-			call.Script.SDK = client.Observed(call.Script.SDK, countUpstreamCall(m))
+			call.Script.SDK = client.Observed(session, countUpstreamCall(m))
 		}
 		call.Script.MaxParallel = client.MaxParallel()
 		return nil

@@ -36,6 +36,8 @@ type File struct {
 	SDK          SDK            `toml:"sdk"`
 	// MCPServers are the upstream MCP servers (mcp.go).
 	MCPServers map[string]MCPServer `toml:"mcp_servers"`
+	// Effects is the [effects] section (effects.go).
+	Effects Effects `toml:"effects"`
 
 	// dir is the directory of the file: relative spec paths start there.
 	dir string
@@ -131,6 +133,9 @@ func (f *File) check() error {
 		if v.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", v.key, v.value)
 		}
+	}
+	if err := f.Effects.check(); err != nil {
+		return err
 	}
 	if err := f.Server.check(); err != nil {
 		return err

@@ -152,6 +152,9 @@ type SDKFlags struct {
 	// MCP are --mcp NAME=COMMAND ARGS... or --mcp NAME=URL values.
 	MCP      []string
 	MaxCalls int
+	// WithoutCredentials reads no API credential (auth, auth_env, --auth):
+	// a replay sends nothing, so it needs none, set or not.
+	WithoutCredentials bool
 }
 
 // ResolveSDK combines the [apis], [frozen_params] and [sdk] sections with
@@ -187,11 +190,13 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 		if a.Timeout != "" {
 			ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
 		}
-		cred, err := fileCredential(name, a, getenv)
-		if err != nil {
-			return cfg, err
+		if !flags.WithoutCredentials {
+			cred, err := fileCredential(name, a, getenv)
+			if err != nil {
+				return cfg, err
+			}
+			ac.Auth = cred
 		}
-		ac.Auth = cred
 		apis[name] = ac
 	}
 	for _, v := range flags.APIs {
@@ -216,6 +221,9 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 		ac, ok := apis[name]
 		if !ok {
 			return cfg, fmt.Errorf("--auth %s: no API named %s (give it with --api or [apis.%s])", v, name, name)
+		}
+		if flags.WithoutCredentials {
+			continue
 		}
 		secret := getenv(env)
 		if secret == "" {

@@ -13,7 +13,11 @@
 //     and let the caller substitute (the io overlay, a synthesised
 //     response), or stop it (an effect the plan does not hold, plan.go);
 //   - the ordered, bounded log of the effects an execution decided on,
-//     which the result reports.
+//     which the result reports;
+//   - recording a real run, and replaying one (mode Replay): every sdk
+//     call, safe or unsafe, every io operation, the clock readings and
+//     the random seed pass the run in order, and are written to a trace
+//     (host/effects/trace) or given back from one (replay.go).
 //
 // What happens to a held effect is the caller's: sandboxio keeps held
 // writes in an overlay, the sdk makes a response up. A capability added
@@ -189,6 +193,10 @@ const (
 	// effect proceeds, and is logged, when it is the plan's next entry;
 	// the first one that is not stops the run.
 	Plan
+	// Replay: every sdk response, io outcome, clock reading and the seed
+	// come from a recorded trace, and nothing reaches the world
+	// (replay.go).
+	Replay
 )
 
 func (m Mode) String() string {
@@ -197,6 +205,8 @@ func (m Mode) String() string {
 		return "dry run"
 	case Plan:
 		return "plan"
+	case Replay:
+		return "replay"
 	}
 	return "real"
 }
@@ -230,6 +240,9 @@ const (
 // *Run is a real run that logs nothing.
 type Run struct {
 	mode Mode
+	// tr is the trace the run records to or replays from (replay.go),
+	// nil when there is none.
+	tr *traced
 
 	mu      sync.Mutex
 	log     []Effect

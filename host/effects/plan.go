@@ -221,10 +221,15 @@ func NewPlan(plan *Approved) *Run {
 // Err is the error that stopped the run's effects, nil while none did
 // (and always in a real run or a dry run). It costs an atomic load.
 func (r *Run) Err() *StopError {
-	if r == nil || r.plan == nil {
+	switch {
+	case r == nil:
 		return nil
+	case r.plan != nil:
+		return r.plan.stop.Load()
+	case r.tr != nil:
+		return r.tr.stopped.Load() // a replay's divergence (replay.go)
 	}
-	return r.plan.stop.Load()
+	return nil
 }
 
 // Unused returns the plan's entries the run did not carry out (nil when

@@ -126,7 +126,8 @@ type execution struct {
 	maxParallel int
 	// calls are the requests parallel made, nil before the first.
 	calls *calls
-	// fx is the execution's effects layer, nil in a real run.
+	// fx is the execution's effects layer, nil in a real run: the clocks,
+	// the seed and io pass through it when it records or replays.
 	fx *effects.Run
 }
 
@@ -163,7 +164,12 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		exec.fs.CloseAll()
 		res.FilesTouched, res.FilesOmitted = exec.fs.Touched()
 	}
-	if fx := script.Effects; fx.Mode() != effects.Real {
+	if script.Effects.Traced() {
+		endTrace(script.Effects, res)
+	}
+	// A dry run and a plan run report their effects; a replay's result is
+	// the recording's, which had none.
+	if fx := script.Effects; fx.Mode() == effects.DryRun || fx.Mode() == effects.Plan {
 		res.Effects, res.EffectsOmitted = fx.Effects()
 		if res.Effects == nil {
 			res.Effects = []effects.Effect{}
@@ -233,13 +239,16 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),
-		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec), uint64(rand.Uint32()))
+		uint64(limits.MaxResultBytes), limits.HeapBytes, runFlags(exec), exec.fx.Seed(randomSeed))
 
 	if err != nil {
 		return unwoundError(inst, err, limits)
 	}
 	return readOutcome(inst, res)
 }
+
+// randomSeed is a new execution's random seed (math.random's).
+func randomSeed() uint64 { return uint64(rand.Uint32()) }
 
 // runFlags are ts_run's flags: which optional libraries the script gets.
 func runFlags(exec *execution) uint64 {

@@ -120,29 +120,37 @@ func (img *image) restore(inst *instance, mod api.Module) error {
 
 // instanceClock is the monotonic clock of one instance, the clock C's
 // clock() and so os.clock read. wasi-libc notes where the clock stands when
-// the module initialises and clock() counts from there. A restored instance
-// did not initialise: its clock starts where the template's stood when the
-// image was taken. It stands still while the instance waits in the pool and
-// runs from the start of the execution, so that os.clock() measures the
-// script's own time from about zero, and never goes backwards.
+// the module initialises and clock() counts from there. The clock stands
+// still until an execution starts (restart): through the template's
+// initialisation, so that the point clock() counts from is the same in
+// every process (a replayed os.clock gives what the recording's gave), and
+// while the instance waits in the pool. A restored instance did not
+// initialise: its clock starts where the template's stood when the image
+// was taken. It runs from the start of the execution, so that os.clock()
+// measures the script's own time from about zero, and never goes
+// backwards.
 type instanceClock struct {
 	start  time.Time
 	offset int64
 	// last is the latest reading: for the template, where its clock stood
 	// when the image was taken.
 	last int64
+	// running: an execution has started (restart).
+	running bool
 }
 
 func newInstanceClock(offset int64) instanceClock {
-	return instanceClock{start: time.Now(), offset: offset, last: offset}
+	return instanceClock{offset: offset, last: offset}
 }
 
 func (c *instanceClock) nanotime() int64 {
-	c.last = c.offset + int64(time.Since(c.start))
+	if c.running {
+		c.last = c.offset + int64(time.Since(c.start))
+	}
 	return c.last
 }
 
 // restart makes the clock run from where it stands now.
 func (c *instanceClock) restart() {
-	c.offset, c.start = c.last, time.Now()
+	c.offset, c.start, c.running = c.last, time.Now(), true
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/toolscript/toolscript/host/effects/trace"
 	"github.com/toolscript/toolscript/host/sandboxio"
 )
 
@@ -87,7 +88,13 @@ func ioOpen(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, mode
 	if err != nil {
 		return exec.fail(err)
 	}
-	return exec.status(exec.fs.Open(path, guestString(mod, modePtr, min(modeLen, 16))))
+	mode := guestString(mod, modePtr, min(modeLen, 16))
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOOpen, Path: path, Mode: mode}, nil, func() int64 {
+			return int64(exec.status(exec.fs.Open(path, mode)))
+		}))
+	}
+	return exec.status(exec.fs.Open(path, mode))
 }
 
 // ioRead is ts_host_io_read(handle, buf, len): the bytes read.
@@ -96,7 +103,14 @@ func ioRead(ctx context.Context, mod api.Module, handle int32, ptr, n uint32) in
 	if exec == nil {
 		return fail
 	}
-	read, err := exec.fs.Read(handle, guestBytes(mod, ptr, n))
+	buf := guestBytes(mod, ptr, n)
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IORead, Handle: handle, Len: int64(len(buf))}, buf, func() int64 {
+			read, err := exec.fs.Read(handle, buf)
+			return int64(exec.status(int32(read), err))
+		}))
+	}
+	read, err := exec.fs.Read(handle, buf)
 	return exec.status(int32(read), err)
 }
 
@@ -106,7 +120,13 @@ func ioWrite(ctx context.Context, mod api.Module, handle int32, ptr, n uint32) i
 	if exec == nil {
 		return fail
 	}
-	return exec.status(0, exec.fs.Write(handle, guestBytes(mod, ptr, n)))
+	data := guestBytes(mod, ptr, n)
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOWrite, Handle: handle, Len: int64(len(data)), SHA256: digest(data)}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Write(handle, data)))
+		}))
+	}
+	return exec.status(0, exec.fs.Write(handle, data))
 }
 
 // ioSeek is ts_host_io_seek(handle, whence, offset): the new position.
@@ -114,6 +134,15 @@ func ioSeek(ctx context.Context, _ api.Module, handle, whence int32, offset int6
 	exec, fail := ioExec(ctx)
 	if exec == nil {
 		return int64(fail)
+	}
+	if exec.fx.Traced() {
+		return exec.traceIO(trace.IO{Op: trace.IOSeek, Handle: handle, Whence: whence, Offset: offset}, nil, func() int64 {
+			pos, err := exec.fs.Seek(handle, int(whence), offset)
+			if err != nil {
+				return int64(exec.fail(err))
+			}
+			return pos
+		})
 	}
 	pos, err := exec.fs.Seek(handle, int(whence), offset)
 	if err != nil {
@@ -128,6 +157,11 @@ func ioFlush(ctx context.Context, _ api.Module, handle int32) int32 {
 	if exec == nil {
 		return fail
 	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOFlush, Handle: handle}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Flush(handle)))
+		}))
+	}
 	return exec.status(0, exec.fs.Flush(handle))
 }
 
@@ -136,6 +170,11 @@ func ioClose(ctx context.Context, _ api.Module, handle int32) int32 {
 	exec, fail := ioExec(ctx)
 	if exec == nil {
 		return fail
+	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOClose, Handle: handle}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Close(handle)))
+		}))
 	}
 	return exec.status(0, exec.fs.Close(handle))
 }
@@ -151,13 +190,21 @@ func ioList(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
 	if err != nil {
 		return exec.fail(err)
 	}
-	names, err := exec.fs.List(path)
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 { return int64(exec.list(path)) }))
+	}
+	return exec.list(path)
+}
+
+// list leaves the listing of path pending and returns its length.
+func (e *execution) list(path string) int32 {
+	names, err := e.fs.List(path)
 	if err != nil {
-		return exec.fail(err)
+		return e.fail(err)
 	}
 	// Names cannot contain NUL: it separates them.
-	exec.pending = []byte(strings.Join(names, "\x00"))
-	return int32(len(exec.pending))
+	e.pending = []byte(strings.Join(names, "\x00"))
+	return int32(len(e.pending))
 }
 
 // ioRemove is ts_host_io_remove(path, len).
@@ -169,6 +216,11 @@ func ioRemove(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
 	path, err := guestPath("os.remove", mod, ptr, n)
 	if err != nil {
 		return exec.fail(err)
+	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IORemove, Path: path}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Remove(path)))
+		}))
 	}
 	return exec.status(0, exec.fs.Remove(path))
 }

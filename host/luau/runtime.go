@@ -23,10 +23,12 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/toolscript/toolscript/wasm"
 
@@ -152,14 +154,14 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 
 	// No preopens, no environment, no arguments: the guest reaches nothing
-	// outside its memory but through the toolscript host functions. The
-	// wall clock is real so that os.time works; each instance gets its own
-	// monotonic clock (for os.clock) in newInstance. No start function: the
+	// outside its memory but through the toolscript host functions. Each
+	// instance gets its own clocks in instantiate: the wall clock (os.time,
+	// os.date) and a monotonic one (os.clock), both read through the
+	// execution's effects (recorded, or replayed). No start function: the
 	// first instance initialises explicitly, the others from the image.
 	r.config = wazero.NewModuleConfig().
 		WithName("").
 		WithStartFunctions().
-		WithSysWalltime().
 		WithRandSource(rand.Reader)
 
 	if cfg.PoolSize > 0 {
@@ -449,7 +451,7 @@ func (r *Runtime) learnHotPages(ctx context.Context, v *sdkVariant, img *image) 
 // starts as tmpl when it is not nil.
 func (r *Runtime) instantiate(ctx context.Context, clockStart int64, tmpl *memoryTemplate) (*instance, api.Module, error) {
 	inst := &instance{clock: newInstanceClock(clockStart)}
-	config := r.config.WithNanotime(inst.clock.nanotime, 1)
+	config := r.config.WithNanotime(inst.nanotime, 1).WithWalltime(inst.walltime, sys.ClockResolution(time.Microsecond))
 	mod, err := r.runtime.InstantiateModule(withInstance(withMemoryAllocator(ctx, inst, tmpl), inst), r.compiled, config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("luau: instantiating the Luau module: %w", err)

@@ -116,10 +116,19 @@ func (s *Session) Begin(id uint32, args json.RawMessage, dataOnly bool) (*sdkcal
 		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
 			"%s: more than %d sdk calls in one execution (max_calls: [sdk] max_calls or --max-calls)", f.name, s.maxCall)}, nil
 	}
+	if s.fx.Traced() {
+		return s.traced(f, k, args, s.sender(f, k, req, args, dataOnly))
+	}
 	if out := s.held(f, k, args); out != nil {
 		return out, nil
 	}
-	return nil, func(ctx context.Context) *sdkcall.Response {
+	return nil, s.sender(f, k, req, args, dataOnly)
+}
+
+// sender is the function that sends a call Begin decided on: it waits for
+// one of the session's slots.
+func (s *Session) sender(f *function, k functionKind, req *http.Request, args json.RawMessage, dataOnly bool) sdkcall.Send {
+	return func(ctx context.Context) *sdkcall.Response {
 		select {
 		case s.slots <- struct{}{}: // the common case, without waiting
 		default:

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/effects"
+	"github.com/toolscript/toolscript/host/effects/trace"
+	"github.com/toolscript/toolscript/host/result"
+)
+
+// Recording and replaying executions (host/effects, host/effects/trace):
+// the files a run records to or replays from, and the files `serve`
+// records each execution to under [effects] record_dir.
+
+// header is the trace header of a run of source with file.
+func header(version string, source []byte, file *config.File) trace.Header {
+	sum := sha256.Sum256(source)
+	return trace.Header{Toolscript: version, ScriptSHA256: hex.EncodeToString(sum[:]), ConfigSHA256: file.Digest()}
+}
+
+// recorder is a trace being written to a file (which the trace's Close,
+// at the execution's end, closes).
+type recorder struct {
+	path string
+	w    *trace.Writer
+}
+
+// startRecording creates path and writes a trace's header to it. Unless
+// exclusive, a file already at path is replaced: removed, then created
+// again (truncating it instead would cost a flush of the new content when
+// it is closed, on file systems that guard a rewritten file so).
+func startRecording(path string, exclusive bool, h trace.Header) (*recorder, error) {
+	if !exclusive {
+		if info, err := os.Lstat(path); err == nil && !info.IsDir() {
+			_ = os.Remove(path) // if it stays, the create below says why
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	w, err := trace.NewWriter(f, h)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("recording %s: %w", path, err)
+	}
+	return &recorder{path: path, w: w}, nil
+}
+
+// finish closes the trace (the execution's end has closed it already) and
+// says whether it is whole.
+func (r *recorder) finish() error {
+	if err := r.w.Close(); err != nil {
+		return fmt.Errorf("recording %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// openReplay opens the trace at path for a replay. A trace that cannot be
+// replayed (no header, another format, too large) is an execution result
+// of kind replay, as a divergence is.
+func openReplay(path string) (*effects.Run, io.Closer, *trace.Header, *result.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, nil, usage(fmt.Errorf("replay: %w", err))
+	}
+	if info, err := f.Stat(); err == nil && info.Size() > trace.MaxBytes {
+		f.Close()
+		return nil, nil, nil, replayFailure(fmt.Sprintf("the trace %s is %d bytes, more than %d", path, info.Size(), trace.MaxBytes)), nil
+	}
+	r, h, err := trace.NewReader(f)
+	if err != nil {
+		f.Close()
+		msg := err.Error()
+		var te *trace.Error
+		if errors.As(err, &te) {
+			msg = (&effects.Divergence{Line: te.Line, Got: te.Reason}).Error()
+		}
+		return nil, nil, nil, replayFailure(msg), nil
+	}
+	return effects.NewReplay(r), f, &h, nil, nil
+}
+
+// explainDivergence adds to a replay's divergence that the script is not
+// the one the trace recorded, when its digest says so.
+func explainDivergence(res *result.Result, h *trace.Header, source []byte) {
+	if res == nil || res.Error == nil || res.Error.Kind != result.Replay {
+		return
+	}
+	sum := sha256.Sum256(source)
+	if got := hex.EncodeToString(sum[:]); got != h.ScriptSHA256 {
+		res.Error.Message += " (the script is not the one the trace recorded: its sha256 is " + got + ", the trace's " + h.ScriptSHA256 + ")"
+	}
+}
+
+func replayFailure(msg string) *result.Result {
+	return &result.Result{Value: []byte("null"), Logs: []string{}, FilesTouched: []result.FileTouched{},
+		Error: &result.Error{Kind: result.Replay, Message: msg}}
+}
+
+// traceName is a new trace's file name in a record directory: the time
+// (UTC, to the microsecond) and 64 random bits, so that two executions
+// never share one.
+func traceName(now time.Time) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(b[:]) + ".trace.jsonl"
+}
+
+// recordIn starts recording an execution in dir (created when missing).
+func recordIn(dir string, h trace.Header) (*recorder, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	return startRecording(filepath.Join(dir, traceName(time.Now())), true, h)
+}

@@ -1,0 +1,308 @@
+// Package trace is the file format of a recorded execution: a JSON Lines
+// file whose first line is a Header and every later line an Entry, in the
+// order the script caused them. It owns
+//
+//   - the format: Header, Entry and the kinds of entries (the random seed,
+//     clock readings, sdk calls with their responses, io operations with
+//     their outcomes, and the end of the execution);
+//   - Writer, which streams entries to a file as they are decided (an sdk
+//     call's entry keeps its place in the script's order while its response
+//     is awaited), bounded by MaxBytes;
+//   - Reader, which treats a trace as untrusted input: every line is
+//     bounded, decoded and checked, and anything wrong is an *Error naming
+//     the line, never a crash.
+//
+// What an entry means to an execution (how it is recorded, substituted or
+// found to diverge) is host/effects'.
+package trace
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Version is the trace format's version: the header's "trace".
+const Version = 1
+
+// The bounds of a trace.
+const (
+	// MaxBytes bounds a whole trace: a larger one is refused when read,
+	// and recording stops (the trace then ends early) when it would grow
+	// past it.
+	MaxBytes = 256 << 20
+	// MaxLineBytes bounds one line: a response of the largest
+	// max_response_bytes, encoded.
+	MaxLineBytes = 128 << 20
+)
+
+// Header is a trace's first line.
+type Header struct {
+	// Trace is the format's version (Version).
+	Trace int `json:"trace"`
+	// Toolscript is the version of the program that recorded it.
+	Toolscript string `json:"toolscript"`
+	// ScriptSHA256 is the digest of the script's source; ConfigSHA256 of
+	// the configuration it ran with (credentials left out).
+	ScriptSHA256 string `json:"script_sha256"`
+	ConfigSHA256 string `json:"config_sha256"`
+}
+
+// Op is what an entry records.
+type Op string
+
+// The ops of an Entry.
+const (
+	// OpSeed is the random seed the script's math.random starts from.
+	OpSeed Op = "seed"
+	// OpClock is one reading of a clock: the wall clock (os.time,
+	// os.date) or the monotonic one (os.clock).
+	OpClock Op = "clock"
+	// OpCall is an sdk call: its request (as a dry run's effect gives it:
+	// no credential, frozen values as their names) and its response.
+	OpCall Op = "call"
+	// OpIO is one io operation (open, read, write, seek, flush, close,
+	// list, remove) and its outcome.
+	OpIO Op = "io"
+	// OpEnd is the end of the execution: what its io left on disk.
+	OpEnd Op = "end"
+)
+
+// The clocks of an OpClock entry.
+const (
+	ClockWall = "wall"
+	ClockMono = "mono"
+)
+
+// Entry is one line after the header. Which fields are set depends on Op.
+type Entry struct {
+	Op Op `json:"op"`
+
+	// Seed is an OpSeed's seed.
+	Seed uint64 `json:"seed,omitempty"`
+
+	// Clock is an OpClock's clock (ClockWall, ClockMono); Sec and Nsec
+	// the wall clock's reading, Nanos the monotonic one's.
+	Clock string `json:"clock,omitempty"`
+	Sec   int64  `json:"sec,omitempty"`
+	Nsec  int32  `json:"nsec,omitempty"`
+	Nanos int64  `json:"nanos,omitempty"`
+
+	// An OpCall's request: the function, an OpenAPI call's method and
+	// URL, the body (or its digest and size when large or binary).
+	Function   string          `json:"function,omitempty"`
+	Method     string          `json:"method,omitempty"`
+	URL        string          `json:"url,omitempty"`
+	Body       json.RawMessage `json:"body,omitempty"`
+	BodySHA256 string          `json:"body_sha256,omitempty"`
+	BodyBytes  int64           `json:"body_bytes,omitempty"`
+	// Response is what the script got.
+	Response *Response `json:"response,omitempty"`
+
+	// IO is an OpIO's operation, the rest its request and outcome.
+	IO *IO `json:"io,omitempty"`
+
+	// Files is an OpEnd's files touched, as the result gives them, and
+	// FilesOmitted how many it left out.
+	Files        json.RawMessage `json:"files_touched,omitempty"`
+	FilesOmitted int             `json:"files_touched_omitted,omitempty"`
+}
+
+// Response is an sdk call's response as the script got it (after
+// redaction: a trace holds no credential).
+type Response struct {
+	// Fail is how the call failed (0: it did not), Message its message.
+	Fail    int    `json:"fail,omitempty"`
+	Message string `json:"message,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	// Headers are the response's headers, names in lower case.
+	Headers map[string]string `json:"headers,omitempty"`
+	// JSON and Text are the body in the form the script got it; Content
+	// an MCP error's content blocks.
+	JSON    Bytes `json:"json,omitzero"`
+	Text    Bytes `json:"text,omitzero"`
+	Content Bytes `json:"content,omitzero"`
+	DryRun  bool  `json:"dry_run,omitempty"`
+	// Unanswered marks a call whose response the script never got (the
+	// execution ended first).
+	Unanswered bool `json:"unanswered,omitempty"`
+}
+
+// The operations of an IO entry.
+const (
+	IOOpen   = "open"
+	IORead   = "read"
+	IOWrite  = "write"
+	IOSeek   = "seek"
+	IOFlush  = "flush"
+	IOClose  = "close"
+	IOList   = "list"
+	IORemove = "remove"
+)
+
+// IO is one io operation: its request (Op and the fields it takes) and
+// its outcome (Result, and Message or Data).
+type IO struct {
+	Op string `json:"op"`
+	// Path and Mode are an open's (Path also a list's and a remove's).
+	Path string `json:"path,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// Handle is the handle operated on.
+	Handle int32 `json:"handle,omitempty"`
+	// Len is how many bytes a read asked for, or a write wrote; SHA256
+	// the written bytes' digest.
+	Len    int64  `json:"len,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Whence and Offset are a seek's.
+	Whence int32 `json:"whence,omitempty"`
+	Offset int64 `json:"offset,omitempty"`
+
+	// Result is what the operation returned to the script: a handle, a
+	// count, a position, or a failure status.
+	Result int64 `json:"result"`
+	// Pending is what the operation left for the script to take: a
+	// failure's message or a listing.
+	Pending Bytes `json:"pending,omitzero"`
+	// Data are the bytes a read read.
+	Data Bytes `json:"data,omitzero"`
+}
+
+// The ranges of outcomes a trace may hold: a response's fail (the host's
+// failure kinds), and an io result's failure statuses (the io host
+// functions').
+const (
+	MaxFail   = 3
+	MinResult = -2
+)
+
+// Bytes are bytes in a trace: valid UTF-8 as a JSON string, other bytes
+// as {"base64": "..."}. Nil and empty are the same (left out).
+type Bytes []byte
+
+// IsZero reports whether b is empty (omitzero leaves it out).
+func (b Bytes) IsZero() bool { return len(b) == 0 }
+
+// MarshalJSON is a string for UTF-8 text, a base64 object otherwise.
+func (b Bytes) MarshalJSON() ([]byte, error) {
+	if utf8.Valid(b) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(string(b)); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	return json.Marshal(struct {
+		Base64 string `json:"base64"`
+	}{base64.StdEncoding.EncodeToString(b)})
+}
+
+// UnmarshalJSON takes either form.
+func (b *Bytes) UnmarshalJSON(data []byte) error {
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err := json.Unmarshal(data, &s); err != nil {
+			return err
+		}
+		*b = Bytes(s)
+		return nil
+	}
+	var obj struct {
+		Base64 *string `json:"base64"`
+	}
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return err
+	}
+	if obj.Base64 == nil {
+		return fmt.Errorf("bytes: want a string or {\"base64\": ...}")
+	}
+	out, err := base64.StdEncoding.DecodeString(*obj.Base64)
+	if err != nil {
+		return fmt.Errorf("bytes: %w", err)
+	}
+	*b = out
+	return nil
+}
+
+// Error is a trace that cannot be read: the line (1 for the header) and
+// why.
+type Error struct {
+	Line   int
+	Reason string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("trace line %d: %s", e.Line, e.Reason)
+}
+
+// check says what is wrong with e, nil when nothing is.
+func (e *Entry) check() error {
+	switch e.Op {
+	case OpSeed, OpEnd:
+		if e.Op == OpEnd && len(e.Files) > 0 && !json.Valid(e.Files) {
+			return fmt.Errorf("files_touched is not JSON")
+		}
+		if e.FilesOmitted < 0 {
+			return fmt.Errorf("files_touched_omitted is negative")
+		}
+	case OpClock:
+		switch e.Clock {
+		case ClockWall:
+			if e.Nsec < 0 || e.Nsec >= 1e9 {
+				return fmt.Errorf("a wall clock's nsec must be in [0, 1e9), not %d", e.Nsec)
+			}
+		case ClockMono:
+			if e.Nanos < 0 {
+				return fmt.Errorf("a monotonic clock reading is negative")
+			}
+		default:
+			return fmt.Errorf("unknown clock %q (wall or mono)", e.Clock)
+		}
+	case OpCall:
+		if e.Function == "" {
+			return fmt.Errorf("a call without a function")
+		}
+		if e.Response == nil {
+			return fmt.Errorf("a call without a response")
+		}
+		if e.Response.Fail < 0 || e.Response.Fail > MaxFail {
+			return fmt.Errorf("a response's fail %d is not one of 0 to %d", e.Response.Fail, MaxFail)
+		}
+		if e.Response.Status < 0 || e.Response.Status > 999 {
+			return fmt.Errorf("a response's status %d is not an HTTP status", e.Response.Status)
+		}
+	case OpIO:
+		if e.IO == nil {
+			return fmt.Errorf("an io entry without io")
+		}
+		switch e.IO.Op {
+		case IOOpen, IORead, IOWrite, IOSeek, IOFlush, IOClose, IOList, IORemove:
+		default:
+			return fmt.Errorf("unknown io op %q", e.IO.Op)
+		}
+		if e.IO.Len < 0 {
+			return fmt.Errorf("an io entry's len is negative")
+		}
+		if e.IO.Result < MinResult {
+			return fmt.Errorf("an io result %d is below %d", e.IO.Result, MinResult)
+		}
+		if e.IO.Op == IORead && int64(len(e.IO.Data)) > e.IO.Len {
+			return fmt.Errorf("a read's data (%d bytes) is more than it asked for (%d)", len(e.IO.Data), e.IO.Len)
+		}
+		if e.IO.Op == IORead && e.IO.Result >= 0 && e.IO.Result != int64(len(e.IO.Data)) {
+			return fmt.Errorf("a read's result %d is not the size of its data (%d bytes)", e.IO.Result, len(e.IO.Data))
+		}
+		if e.IO.Op == IOList && e.IO.Result >= 0 && e.IO.Result != int64(len(e.IO.Pending)) {
+			return fmt.Errorf("a listing's result %d is not its size (%d bytes)", e.IO.Result, len(e.IO.Pending))
+		}
+		if e.IO.Op != IOSeek && e.IO.Result > 1<<31-1 {
+			return fmt.Errorf("an io result %d is out of range", e.IO.Result)
+		}
+	default:
+		return fmt.Errorf("unknown op %q", e.Op)
+	}
+	return nil
+}

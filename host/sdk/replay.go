@@ -1,0 +1,58 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/toolscript/toolscript/host/effects/trace"
+	"github.com/toolscript/toolscript/host/sdkcall"
+)
+
+// The sdk's side of record and replay (host/effects): every call, safe or
+// unsafe, passes the effects layer when the session records or replays,
+// in the order Begin sees calls (the script's order, a parallel batch's
+// included). Its request is described as a dry run's effect (no
+// credential, frozen values by name). Recording, the call is sent as
+// usual and the response the script gets (redacted) is recorded in the
+// call's place; replaying, the recorded response is the call's and
+// nothing is sent.
+
+// traced begins a call of f when the session records or replays.
+func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send sdkcall.Send) (*sdkcall.Response, sdkcall.Send) {
+	recorded, slot, diverged := s.fx.Call(k.effect(s, f, args))
+	switch {
+	case diverged != nil:
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: f.name + ": replay: " + diverged.Error()}, nil
+	case recorded != nil:
+		return replayed(f, recorded), nil
+	}
+	return nil, func(ctx context.Context) *sdkcall.Response {
+		out := send(ctx)
+		s.fx.Answer(slot, recording(out))
+		return out
+	}
+}
+
+// recording is what a trace keeps of a response.
+func recording(out *sdkcall.Response) *trace.Response {
+	return &trace.Response{Fail: int(out.Fail), Message: out.Message, Status: out.Status, Headers: out.Headers,
+		JSON: trace.Bytes(out.JSON), Text: trace.Bytes(out.Text), Content: trace.Bytes(out.Content), DryRun: out.DryRun}
+}
+
+// replayed is the response a trace recorded for a call of f.
+func replayed(f *function, r *trace.Response) *sdkcall.Response {
+	if r.Unanswered {
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: f.name + ": cancelled (the recorded execution ended before the response)"}
+	}
+	out := &sdkcall.Response{Fail: sdkcall.Failure(r.Fail), Message: r.Message, Status: r.Status, Headers: r.Headers, DryRun: r.DryRun}
+	if len(r.JSON) > 0 {
+		out.JSON = json.RawMessage(r.JSON)
+	}
+	if len(r.Text) > 0 {
+		out.Text = []byte(r.Text)
+	}
+	if len(r.Content) > 0 {
+		out.Content = json.RawMessage(r.Content)
+	}
+	return out
+}
