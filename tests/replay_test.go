@@ -366,3 +366,30 @@ func TestRecordReplayMCPTool(t *testing.T) {
 		t.Errorf("the replay called write_file: %v", err)
 	}
 }
+
+// TestReplayHoldsResponsesToTheLimit: a trace is untrusted, and a replayed
+// response is held to max_response_bytes as a real one is: one larger
+// than the configuration allows fails the call with kind limit.
+func TestReplayHoldsResponsesToTheLimit(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir, ioDir := setupReplay(t, api)
+	script := `local ok, err = pcall(sdk.notes.list_notes) return ok and "ok" or tostring(err)`
+	if err := os.WriteFile(filepath.Join(dir, "small.luau"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"NOTES_TOKEN=s3cret-token"}
+	if out, errOut, status := toolscriptEnv(t, dir, env, "run", "--record", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
+		t.Fatalf("recording: %d %q %s", status, out, errOut)
+	}
+	if out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
+		t.Fatalf("replay: %d %q %s", status, out, errOut)
+	}
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\nauth_env = \"NOTES_TOKEN\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau")
+	if status != 0 || !strings.Contains(out, "sdk.notes.list_notes: the response is larger than max_response_bytes (16;") {
+		t.Errorf("replay past max_response_bytes: %d %q %s", status, out, errOut)
+	}
+}

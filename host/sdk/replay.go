@@ -24,7 +24,13 @@ func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send
 	case diverged != nil:
 		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: f.name + ": replay: " + diverged.Error()}, nil
 	case recorded != nil:
-		return replayed(f, recorded), nil
+		out := replayed(f, recorded)
+		// A trace is untrusted: a response no real call could have had
+		// under this configuration is the same limit error.
+		if n := int64(len(out.JSON) + len(out.Text) + len(out.Content) + len(out.Message)); n > s.c.cfg.MaxResponseBytes {
+			return s.tooLarge(f), nil
+		}
+		return out, nil
 	}
 	return nil, func(ctx context.Context) *sdkcall.Response {
 		out := send(ctx)

@@ -119,12 +119,18 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 	return out
 }
 
+// tooLarge is the failure of a call of f whose response is larger than
+// max_response_bytes.
+func (s *Session) tooLarge(f *function) *sdkcall.Response {
+	return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
+		"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, s.c.cfg.MaxResponseBytes)}
+}
+
 // readFailed is the outcome of a body that could not be read (or
 // decoded): kind limit for one past max_response_bytes on the wire.
 func (s *Session) readFailed(f *function, err error) *sdkcall.Response {
 	if errors.Is(err, errWireLimit) {
-		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
-			"%s: the response is larger than max_response_bytes (%d; [sdk] max_response_bytes)", f.name, s.c.cfg.MaxResponseBytes)}
+		return s.tooLarge(f)
 	}
 	return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
 }
