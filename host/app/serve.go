@@ -224,7 +224,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 			if err != nil {
 				return err
 			}
-			call.Script.Effects = effects.NewRecording(rec.w)
+			call.Script.Effects = effects.NewRecording(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
 		}
 		if a.client == nil {
 			return nil
@@ -246,6 +246,18 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		return nil
 	}
 	return cfg
+}
+
+// recordingFailed is what serve does when an execution's trace at path is
+// not whole: it says so on standard error (a JSON line in hosted mode).
+func (a *assembly) recordingFailed(path string) func(error) {
+	return func(err error) {
+		if a.logger != nil {
+			a.logger.Warn("the recording of an execution is not whole", "trace", path, "error", err.Error())
+			return
+		}
+		fmt.Fprintf(a.cfg.Stderr, "toolscript serve: the recording %s is not whole: %v\n", path, err)
+	}
 }
 
 // watch rebuilds the sdk of srv when an upstream server's tools change,

@@ -31,6 +31,8 @@ import (
 type traced struct {
 	w *trace.Writer
 	r *trace.Reader
+	// failed, when set, is told that a recording is not whole (End).
+	failed func(error)
 
 	mu sync.Mutex
 	// unanswered are the calls recorded whose response has not come.
@@ -49,6 +51,16 @@ const KindReplay = "replay"
 // effects (safe ones too), its clock readings and its seed to w.
 func NewRecording(w *trace.Writer) *Run {
 	return &Run{mode: Real, tr: &traced{w: w, unanswered: map[trace.Slot]*trace.Entry{}}}
+}
+
+// OnRecordingFailed makes a recording run tell failed, at the execution's
+// end, when its trace is not whole (it could not be written, or it grew
+// past trace.MaxBytes and was cut short). It returns r.
+func (r *Run) OnRecordingFailed(failed func(error)) *Run {
+	if r.Traced() {
+		r.tr.failed = failed
+	}
+	return r
 }
 
 // NewReplay returns the effects of a replay of the trace r reads (its
@@ -307,7 +319,11 @@ func (r *Run) End(files json.RawMessage, omitted int) (json.RawMessage, int, err
 			t.w.Fill(slot, entry)
 		}
 		t.w.Add(&trace.Entry{Op: trace.OpEnd, Files: files, FilesOmitted: omitted})
-		return files, omitted, t.w.Close()
+		err := t.w.Close()
+		if err != nil && t.failed != nil {
+			t.failed(err)
+		}
+		return files, omitted, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

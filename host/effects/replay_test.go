@@ -2,6 +2,7 @@ package effects
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -110,5 +111,48 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 	if rp.Err() != nil {
 		t.Errorf("the replay that followed its trace was stopped: %v", rp.Err())
+	}
+}
+
+// failAfter is a writer that takes n bytes, then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		return 0, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// A recording whose trace could not be written tells OnRecordingFailed at
+// the end, with the writer's error; a whole one does not.
+func TestOnRecordingFailed(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		room  int
+		fails bool
+	}{
+		{"whole", 1 << 20, false},
+		{"the disk fills up", 100, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := trace.NewWriter(&failAfter{n: c.room}, trace.Header{Toolscript: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []error
+			rec := NewRecording(w).OnRecordingFailed(func(err error) { got = append(got, err) })
+			_, slot, _ := rec.Call(Effect{Op: OpCall, Function: "sdk.t.get", Method: "GET", URL: "http://h/" + strings.Repeat("a", 200)})
+			rec.Answer(slot, &trace.Response{Status: 200})
+			_, _, endErr := rec.End([]byte(`[]`), 0)
+			if c.fails != (len(got) == 1) || (c.fails && (endErr == nil || !strings.Contains(got[0].Error(), "disk full"))) {
+				t.Errorf("told %v (End: %v), want a failure: %v", got, endErr, c.fails)
+			}
+		})
+	}
+	// A real run that does not record has nothing to tell.
+	if New(Real).OnRecordingFailed(func(error) { t.Error("told") }) == nil {
+		t.Error("nil run")
 	}
 }
