@@ -148,7 +148,7 @@ func handle(s *Server, w *lineWriter, line string) *call {
 	var msg envelope
 	raw := json.RawMessage(line)
 	if json.Unmarshal(raw, &msg) != nil {
-		s.handleLine(context.Background(), raw, w)
+		s.handleLine(context.Background(), raw, w, nil) // starts no call
 		return nil
 	}
 	return s.receive(incoming{ctx: context.Background(), msg: &msg, raw: raw, conn: w})

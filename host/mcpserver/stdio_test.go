@@ -36,3 +36,55 @@ func TestIDFinder(t *testing.T) {
 		}
 	}
 }
+
+// TestRunners checks how the stdio transport runs calls: a call never
+// waits for a running one (each running call has its own goroutine), and
+// a goroutine whose call ended takes the next one.
+func TestRunners(t *testing.T) {
+	done := make(chan struct{})
+	started := make(chan *call)
+	release := map[*call]chan struct{}{}
+	first, second, third := &call{}, &call{}, &call{}
+	for _, c := range []*call{first, second, third} {
+		release[c] = make(chan struct{})
+	}
+	ended := make(chan *call)
+	r := &runners{run: func(c *call) {
+		started <- c
+		<-release[c]
+		ended <- c
+	}, calls: make(chan *call), done: done}
+
+	r.start(first)
+	if got := <-started; got != first {
+		t.Fatal("the first call did not start")
+	}
+	// The first call is still running: the second runs beside it.
+	r.start(second)
+	if got := <-started; got != second {
+		t.Fatal("the second call did not start while the first ran")
+	}
+	close(release[first])
+	close(release[second])
+	<-ended
+	<-ended
+	// Both goroutines now wait for a call, and one takes this send (were
+	// each goroutine to end with its call, the send would block for ever).
+	r.calls <- third
+	if got := <-started; got != third {
+		t.Fatal("a waiting goroutine did not run the third call")
+	}
+	close(release[third])
+	<-ended
+	// At the end of the connection the waiting goroutines end; a call
+	// started then still runs.
+	close(done)
+	fourth := &call{}
+	release[fourth] = make(chan struct{})
+	close(release[fourth])
+	r.start(fourth)
+	if got := <-started; got != fourth {
+		t.Fatal("a call after the end did not run")
+	}
+	<-ended
+}

@@ -69,3 +69,34 @@ func TestBoundPlanUnused(t *testing.T) {
 		t.Errorf("the result does not say how many were left out: %s", r.JSON())
 	}
 }
+
+// TestJSONIsWhatAnEncoderGives checks that JSON gives, byte for byte, what
+// an encoder that leaves <, > and & alone gives for the result.
+func TestJSONIsWhatAnEncoderGives(t *testing.T) {
+	cases := []*Result{
+		{Value: json.RawMessage("1")},
+		{Value: json.RawMessage(`{ "a" : [1, 2,
+			"<&>"] }`), Logs: []string{"x", "y & z"}},
+		{Value: json.RawMessage("1"), Error: &Error{Kind: Runtime, Message: "boom <here>", Line: 3}},
+		{FilesTouched: []FileTouched{{Name: "a.txt", Op: OpWrite, Bytes: 3}}, FilesOmitted: 2,
+			Effects: []effects.Effect{{Op: effects.OpMkdir, Path: "d"}}, EffectsOmitted: 1},
+		{Value: json.RawMessage("{")}, // not JSON: the internal error
+	}
+	for _, r := range cases {
+		want, err := marshal(r)
+		if err != nil {
+			want = []byte(`{"result":null,"logs":[],"files_touched":[],"error":{"kind":"internal","message":"result is not valid JSON"}}`)
+		}
+		if got := r.JSON(); string(got) != string(want) {
+			t.Errorf("%+v:\n got %s\nwant %s", r, got, want)
+		}
+	}
+}
+
+func BenchmarkJSON(b *testing.B) {
+	r := &Result{Value: json.RawMessage("1")}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.JSON()
+	}
+}
