@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolscript/toolscript/host/effects/trace"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -248,6 +250,13 @@ func TestHostedRecordDir(t *testing.T) {
 			t.Fatalf("%s: %+v", user, out.Error)
 		}
 		got[string(out.Result)] = true
+		// A call refused before it runs (its _meta.auth is not an object)
+		// leaves no trace behind.
+		req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_script", Arguments: map[string]any{"script": script}}}
+		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"auth": "not an object"}}
+		if res, err := c.CallTool(ctx, req); err != nil || !res.IsError || !strings.Contains(fmt.Sprint(res.Content), "_meta.auth must be an object") {
+			t.Fatalf("%s: a bad _meta.auth: %+v %v", user, res, err)
+		}
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, "traces"))
 	if err != nil || len(entries) != 2 || entries[0].Name() == entries[1].Name() {

@@ -214,17 +214,23 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
 	}
 	m := cfg.Metrics
-	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) error {
+	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {
 		if recordDir != "" && call.Script.Effects == nil {
 			// The operator's choice: every real execution is recorded, to a
 			// file of its own (a dry run or a plan run, which the caller
 			// asked for, is not); the trace's Close at the execution's end
 			// closes it.
-			rec, err := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
-			if err != nil {
-				return err
+			rec, recErr := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
+			if recErr != nil {
+				return recErr
 			}
 			call.Script.Effects = effects.NewRecording(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
+			defer func() {
+				if err != nil { // no execution follows: there is nothing to keep
+					_ = rec.w.Close()
+					_ = os.Remove(rec.path)
+				}
+			}()
 		}
 		if a.client == nil {
 			return nil

@@ -25,7 +25,7 @@ func recordRun(t *testing.T, source, dir string) (*result.Result, []byte) {
 	}
 	res := sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(source),
 		IO: &luau.IO{Dir: dir}, Effects: effects.NewRecording(w)})
-	if err := w.Err(); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return res, buf.Bytes()

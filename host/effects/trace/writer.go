@@ -16,23 +16,40 @@ var ErrTooLarge = errors.New("trace: the recording grew past 256 MiB; the trace 
 // Writer streams a trace: the header, then entries in the order they were
 // reserved. An entry can be reserved before it is known (an sdk call
 // waiting for its response): it keeps its place, and the entries after it
-// wait in memory until it is filled. Writes are buffered and never
-// synced; Close flushes. Its methods are safe for concurrent use.
+// wait in memory until it is filled. Entries are encoded and written by a
+// goroutine of the writer's own, off the path of the execution that gives
+// them (which goes on at once unless maxQueued bytes of entries wait);
+// writes are buffered and never synced; Close flushes. Its methods are
+// safe for concurrent use.
 type Writer struct {
-	mu  sync.Mutex
+	mu sync.Mutex
+	// next is the number of the next reservation; written how many have
+	// been handed to the encoder; waiting holds filled entries not yet
+	// handed over, by number.
+	next, written int
+	waiting       map[int]*Entry
+	// queue holds the entries handed over and not yet encoded, queued
+	// about how many bytes; moved is signalled when the queue changes or
+	// closing is set.
+	queue   []*Entry
+	queued  int
+	moved   *sync.Cond
+	closing bool
+	// done is closed when the encoder has written everything and flushed.
+	done chan struct{}
+	// closed: Close has returned.
+	closed bool
+
+	// The encoder's own until done is closed.
 	buf *bufio.Writer
 	enc *json.Encoder
 	cw  *countingWriter
 	err error
-	// closed: Close has closed the underlying writer.
-	closed bool
-
-	// next is the number of the next reservation; written how many have
-	// been written; waiting holds filled entries not yet written, by
-	// number.
-	next, written int
-	waiting       map[int]*Entry
 }
+
+// maxQueued bounds the bytes of entries waiting for the encoder: past it,
+// the execution waits for the encoder to catch up.
+const maxQueued = 8 << 20
 
 // Slot is the place of a reserved entry.
 type Slot int
@@ -47,7 +64,10 @@ func NewWriter(w io.Writer, h Header) (*Writer, error) {
 	if err := enc.Encode(h); err != nil {
 		return nil, fmt.Errorf("trace: writing the header: %w", err)
 	}
-	return &Writer{buf: buf, enc: enc, cw: cw, waiting: map[int]*Entry{}}, nil
+	tw := &Writer{buf: buf, enc: enc, cw: cw, waiting: map[int]*Entry{}, done: make(chan struct{})}
+	tw.moved = sync.NewCond(&tw.mu)
+	go tw.encode()
+	return tw, nil
 }
 
 // Reserve keeps the next place in the trace for an entry given later
@@ -78,21 +98,52 @@ func (w *Writer) Add(e *Entry) {
 	w.drain()
 }
 
-// drain writes the filled entries that are next in order.
+// drain hands the filled entries that are next in order to the encoder,
+// waiting while too many bytes of them are queued. w.mu is held.
 func (w *Writer) drain() {
 	for {
 		e, ok := w.waiting[w.written]
-		if !ok {
+		if !ok || w.closing {
 			return
 		}
 		delete(w.waiting, w.written)
 		w.written++
-		w.write(e)
+		for w.queued > maxQueued && !w.closing {
+			w.moved.Wait()
+		}
+		w.queue = append(w.queue, e)
+		w.queued += e.size()
+		w.moved.Broadcast()
+	}
+}
+
+// encode is the encoder: it writes the queued entries until Close, then
+// flushes.
+func (w *Writer) encode() {
+	defer close(w.done)
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 && !w.closing {
+			w.moved.Wait()
+		}
+		batch, closing := w.queue, w.closing
+		w.queue, w.queued = nil, 0
+		w.moved.Broadcast()
+		w.mu.Unlock()
+		for _, e := range batch {
+			w.write(e)
+		}
+		if closing && len(batch) == 0 {
+			break
+		}
+	}
+	if err := w.buf.Flush(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("trace: %w", err)
 	}
 }
 
 func (w *Writer) write(e *Entry) {
-	if w.err != nil || w.closed {
+	if w.err != nil {
 		return
 	}
 	if err := w.enc.Encode(e); err != nil {
@@ -104,38 +155,51 @@ func (w *Writer) write(e *Entry) {
 	}
 }
 
-// Err is why the trace stopped being written, nil while it is whole.
-func (w *Writer) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// Close writes the filled entries still waiting, in order (a slot never
-// filled is left out), flushes, and closes the underlying writer when it
-// is an io.Closer. Later calls return the same error and do nothing.
+// Close hands over the filled entries still waiting, in order (a slot
+// never filled is left out), waits until the encoder has written and
+// flushed them, and closes the underlying writer when it is an
+// io.Closer. It returns why the trace is not whole, nil when it is; later
+// calls return the same and do nothing.
 func (w *Writer) Close() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return w.err
 	}
 	for ; w.written < w.next; w.written++ {
 		if e, ok := w.waiting[w.written]; ok {
 			delete(w.waiting, w.written)
-			w.write(e)
+			w.queue = append(w.queue, e)
 		}
 	}
-	w.closed = true
-	if err := w.buf.Flush(); err != nil && w.err == nil {
-		w.err = fmt.Errorf("trace: %w", err)
-	}
+	w.closing = true
+	w.moved.Broadcast()
+	w.mu.Unlock()
+	<-w.done
 	if c, ok := w.cw.w.(io.Closer); ok {
 		if err := c.Close(); err != nil && w.err == nil {
 			w.err = fmt.Errorf("trace: %w", err)
 		}
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
 	return w.err
+}
+
+// size is about how many bytes e holds: what the encoder's queue counts.
+func (e *Entry) size() int {
+	n := 128 + len(e.URL) + len(e.Body) + len(e.Files)
+	if r := e.Response; r != nil {
+		n += len(r.Message) + len(r.JSON) + len(r.Text) + len(r.Content)
+		for k, v := range r.Headers {
+			n += len(k) + len(v)
+		}
+	}
+	if o := e.IO; o != nil {
+		n += len(o.Path) + len(o.Pending) + len(o.Data)
+	}
+	return n
 }
 
 // countingWriter counts the bytes written through it, and stops at
