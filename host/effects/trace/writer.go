@@ -51,6 +51,13 @@ type Writer struct {
 // the execution waits for the encoder to catch up.
 const maxQueued = 8 << 20
 
+// The encoder is woken when this many bytes or entries are queued (or
+// at Close).
+const (
+	wakeQueued  = 64 << 10
+	wakeEntries = 256
+)
+
 // Slot is the place of a reserved entry.
 type Slot int
 
@@ -113,7 +120,11 @@ func (w *Writer) drain() {
 		}
 		w.queue = append(w.queue, e)
 		w.queued += e.size()
-		w.moved.Broadcast()
+		// The encoder is woken for a batch, not for each entry: waking a
+		// goroutine costs about what encoding a small entry does.
+		if w.queued >= wakeQueued || len(w.queue) >= wakeEntries {
+			w.moved.Broadcast()
+		}
 	}
 }
 
