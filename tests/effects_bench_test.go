@@ -2,6 +2,9 @@ package tests
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -72,10 +75,19 @@ func BenchmarkDryRun(b *testing.B) {
 			}
 			run(effects.Real) // warm: connections, the directory's files
 			run(effects.DryRun)
+			// Every run starts from the same directory: a real run's appends
+			// would otherwise grow the file each later run appends to.
+			restore := snapshotDir(b, dir)
 			var real, dry []time.Duration
 			b.ResetTimer()
 			for range b.N {
+				b.StopTimer()
+				restore()
+				b.StartTimer()
 				real = append(real, run(effects.Real))
+				b.StopTimer()
+				restore()
+				b.StartTimer()
 				dry = append(dry, run(effects.DryRun))
 			}
 			r, d := medianDuration(real), medianDuration(dry)
@@ -83,5 +95,36 @@ func BenchmarkDryRun(b *testing.B) {
 			b.ReportMetric(float64(d.Microseconds()), "dry-run-µs")
 			b.ReportMetric(100*(float64(d)-float64(r))/float64(r), "dry-run-over-real-%")
 		})
+	}
+}
+
+// snapshotDir keeps the regular files under dir as they are now and
+// returns what puts them back (files added since are removed).
+func snapshotDir(b *testing.B, dir string) func() {
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files[p], err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() && files[p] == nil {
+				err = os.Remove(p)
+			}
+			return err
+		})
+		for p, data := range files {
+			if err == nil {
+				err = os.WriteFile(p, data, 0o644)
+			}
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }

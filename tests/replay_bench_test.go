@@ -79,10 +79,18 @@ func BenchmarkRecordReplay(b *testing.B) {
 			if info, err := os.Stat(tracePath); err == nil {
 				traceBytes = info.Size()
 			}
+			// Every run starts from the same directory (snapshotDir).
+			restore := snapshotDir(b, dir)
 			var reals, recs, reps []time.Duration
 			b.ResetTimer()
 			for range b.N {
+				b.StopTimer()
+				restore()
+				b.StartTimer()
 				reals = append(reals, real())
+				b.StopTimer()
+				restore()
+				b.StartTimer()
 				recs = append(recs, record())
 				reps = append(reps, replay())
 			}
