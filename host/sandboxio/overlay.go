@@ -31,10 +31,17 @@ import (
 // same max_files. The temporary directory is removed when the execution
 // ends (Touched).
 type overlay struct {
-	// tmp is the temporary directory, made on the first staged file.
+	// tmp is the temporary directory, made on the first staged file kept
+	// there.
 	tmp string
-	// files are the staged files: script path to the file in tmp.
+	// files are the staged files: script path to the file in tmp, or to
+	// a memory file of mem.
 	files map[string]string
+	// mem are the memory files staged files are kept in (memoryFile),
+	// open until the overlay is dropped; memCopied is how many bytes of
+	// real files were copied into them.
+	mem       []*os.File
+	memCopied int64
 	// removed are real files the script removed.
 	removed map[string]bool
 	// dirs are directories the script created.
@@ -176,13 +183,75 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 	if tmp, ok := ov.files[name]; ok {
 		return os.OpenFile(tmp, mode, 0)
 	}
+	var in *os.File
+	var size int64
+	if keep && s.root != nil {
+		f, err := s.root.OpenFile(name, os.O_RDONLY|openFlags, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			return nil, errors.New("not a regular file")
+		}
+		in, size = f, info.Size()
+	}
+	out, tmp, err := s.newStaged(mode, size)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		_, err := io.Copy(out, in)
+		if err == nil {
+			_, err = out.Seek(0, io.SeekStart)
+		}
+		if err != nil {
+			out.Close()
+			ov.discard(tmp)
+			return nil, err
+		}
+	}
+	ov.files[name] = tmp
+	delete(ov.removed, name)
+	return out, nil
+}
+
+// The bounds of the overlay's memory: its files are memory files while
+// the execution's write budget is at most maxMemoryWrites (which bounds
+// what writes add to them) and the real files copied into them total at
+// most maxMemoryCopies; past either, they are files of the temporary
+// directory.
+const (
+	maxMemoryWrites = 64 << 20
+	maxMemoryCopies = 16 << 20
+)
+
+// newStaged makes a file of the overlay, open with mode, that copySize
+// bytes of a real file are to be copied into: a memory file when the
+// system has them and the overlay's memory stays within its bounds (no
+// file system work: creating files in a directory costs a journalled
+// file system tens to hundreds of microseconds each), else a file of the
+// temporary directory. It returns the file and the path it reopens by.
+func (s *FS) newStaged(mode int, copySize int64) (*os.File, string, error) {
+	ov := s.ov
+	if s.limits.MaxBytes <= maxMemoryWrites && ov.memCopied+copySize <= maxMemoryCopies {
+		if mem, path, err := memoryFile(); err == nil {
+			if out, err := os.OpenFile(path, mode, 0); err == nil {
+				ov.mem = append(ov.mem, mem)
+				ov.memCopied += copySize
+				return out, path, nil
+			}
+			mem.Close()
+		}
+	}
 	if ov.tmp == "" {
 		if within(os.TempDir(), s.dir) {
-			return nil, errors.New("the overlay of a dry run or a plan run would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
+			return nil, "", errors.New("the overlay of a dry run or a plan run would be inside the io directory (the temporary directory is in it): set TMPDIR elsewhere")
 		}
 		dir, err := os.MkdirTemp("", "toolscript-dry-run-")
 		if err != nil {
-			return nil, fmt.Errorf("cannot make the dry run's overlay: %w", err)
+			return nil, "", fmt.Errorf("cannot make the dry run's overlay: %w", err)
 		}
 		ov.tmp = dir
 	}
@@ -190,32 +259,17 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 	tmp := filepath.Join(ov.tmp, strconv.Itoa(ov.next))
 	out, err := os.OpenFile(tmp, mode|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	fail := func(err error) (*os.File, error) {
-		out.Close()
+	return out, tmp, nil
+}
+
+// discard forgets the staged file at tmp: a file of the temporary
+// directory is removed; a memory file goes when the overlay is dropped.
+func (ov *overlay) discard(tmp string) {
+	if ov.tmp != "" && filepath.Dir(tmp) == ov.tmp {
 		os.Remove(tmp)
-		return nil, err
 	}
-	if keep && s.root != nil {
-		in, err := s.root.OpenFile(name, os.O_RDONLY|openFlags, 0)
-		if err != nil {
-			return fail(err)
-		}
-		defer in.Close()
-		if info, err := in.Stat(); err != nil || !info.Mode().IsRegular() {
-			return fail(errors.New("not a regular file"))
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			return fail(err)
-		}
-		if _, err := out.Seek(0, io.SeekStart); err != nil {
-			return fail(err)
-		}
-	}
-	ov.files[name] = tmp
-	delete(ov.removed, name)
-	return out, nil
 }
 
 // within reports whether path is dir or inside it, links resolved where
@@ -298,7 +352,7 @@ func (w writerFunc) Write(b []byte) (int, error) {
 func (s *FS) removeStaged(name string) {
 	ov := s.ov
 	if tmp, ok := ov.files[name]; ok {
-		os.Remove(tmp)
+		ov.discard(tmp)
 		delete(ov.files, name)
 	}
 	if s.root != nil {
@@ -345,7 +399,14 @@ func (s *FS) listStaged(name string, real []string) []string {
 
 // dropOverlay removes the overlay's temporary directory.
 func (s *FS) dropOverlay() {
-	if s.ov != nil && s.ov.tmp != "" {
+	if s.ov == nil {
+		return
+	}
+	for _, f := range s.ov.mem {
+		f.Close()
+	}
+	s.ov.mem = nil
+	if s.ov.tmp != "" {
 		os.RemoveAll(s.ov.tmp)
 		s.ov.tmp = ""
 	}

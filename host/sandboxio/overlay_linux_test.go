@@ -240,19 +240,81 @@ func TestOverlayLargeFile(t *testing.T) {
 }
 
 // The overlay never goes inside the io directory, even when the
-// temporary directory is there.
+// temporary directory is there: with a small write budget its files are
+// memory files, and a write works; with a large one they would be files
+// of the temporary directory, and a write fails.
 func TestOverlayNotInsideTheIODirectory(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("TMPDIR", filepath.Join(dir, "tmp"))
-	os.Mkdir(filepath.Join(dir, "tmp"), 0o755)
-	before := snapshot(t, dir)
-	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.New(effects.DryRun))
-	if _, err := s.Open("a.txt", "w"); err == nil || !strings.Contains(err.Error(), "set TMPDIR elsewhere") {
-		t.Errorf("Open: %v", err)
+	for _, c := range []struct {
+		name     string
+		maxBytes int64
+		fails    bool
+	}{
+		{"in memory", 1 << 20, false},
+		{"in the temporary directory", maxMemoryWrites + 1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Setenv("TMPDIR", filepath.Join(dir, "tmp"))
+			os.Mkdir(filepath.Join(dir, "tmp"), 0o755)
+			before := snapshot(t, dir)
+			s := New(dir, Limits{MaxBytes: c.maxBytes}).WithEffects(effects.New(effects.DryRun))
+			id, err := s.Open("a.txt", "w")
+			if c.fails != (err != nil) || (c.fails && !strings.Contains(err.Error(), "set TMPDIR elsewhere")) {
+				t.Errorf("Open: %v", err)
+			}
+			if err == nil {
+				if err := s.Write(id, []byte("hello")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.CloseAll()
+			s.Touched()
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("the io directory changed:\n%s\nwas\n%s", after, before)
+			}
+		})
 	}
-	s.CloseAll()
-	s.Touched()
-	if after := snapshot(t, dir); after != before {
-		t.Errorf("the io directory changed:\n%s\nwas\n%s", after, before)
+}
+
+// The overlay keeps its files in memory within its bounds: a small real
+// file opened to be updated is copied into memory, with nothing in the
+// temporary directory; one larger than maxMemoryCopies is copied into the
+// temporary directory, which is removed when the execution ends.
+func TestOverlayMemoryBounds(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		size  int
+		inTmp bool
+	}{
+		{"small", 4 << 10, false},
+		{"past the bound", maxMemoryCopies + 1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, tmp := t.TempDir(), t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			if err := os.WriteFile(filepath.Join(dir, "log.txt"), make([]byte, c.size), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.New(effects.DryRun))
+			id, err := s.Open("log.txt", "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(id, []byte("more\n")); err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := os.ReadDir(tmp)
+			if (len(entries) == 1) != c.inTmp {
+				t.Errorf("the temporary directory holds %v", entries)
+			}
+			s.CloseAll()
+			s.Touched()
+			if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+				t.Errorf("left behind: %v", entries)
+			}
+			if info, _ := os.Stat(filepath.Join(dir, "log.txt")); info.Size() != int64(c.size) {
+				t.Error("the real file changed")
+			}
+		})
 	}
 }
