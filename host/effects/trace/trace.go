@@ -249,60 +249,70 @@ func (e *Entry) check() error {
 			return fmt.Errorf("files_touched_omitted is negative")
 		}
 	case OpClock:
-		switch e.Clock {
-		case ClockWall:
-			if e.Nsec < 0 || e.Nsec >= 1e9 {
-				return fmt.Errorf("a wall clock's nsec must be in [0, 1e9), not %d", e.Nsec)
-			}
-		case ClockMono:
-			if e.Nanos < 0 {
-				return fmt.Errorf("a monotonic clock reading is negative")
-			}
-		default:
-			return fmt.Errorf("unknown clock %q (wall or mono)", e.Clock)
-		}
+		return e.checkClock()
 	case OpCall:
-		if e.Function == "" {
-			return fmt.Errorf("a call without a function")
-		}
-		if e.Response == nil {
-			return fmt.Errorf("a call without a response")
-		}
-		if e.Response.Fail < 0 || e.Response.Fail > MaxFail {
-			return fmt.Errorf("a response's fail %d is not one of 0 to %d", e.Response.Fail, MaxFail)
-		}
-		if e.Response.Status < 0 || e.Response.Status > 999 {
-			return fmt.Errorf("a response's status %d is not an HTTP status", e.Response.Status)
-		}
+		return e.checkCall()
 	case OpIO:
 		if e.IO == nil {
 			return fmt.Errorf("an io entry without io")
 		}
-		switch e.IO.Op {
-		case IOOpen, IORead, IOWrite, IOSeek, IOFlush, IOClose, IOList, IORemove:
-		default:
-			return fmt.Errorf("unknown io op %q", e.IO.Op)
-		}
-		if e.IO.Len < 0 {
-			return fmt.Errorf("an io entry's len is negative")
-		}
-		if e.IO.Result < MinResult {
-			return fmt.Errorf("an io result %d is below %d", e.IO.Result, MinResult)
-		}
-		if e.IO.Op == IORead && int64(len(e.IO.Data)) > e.IO.Len {
-			return fmt.Errorf("a read's data (%d bytes) is more than it asked for (%d)", len(e.IO.Data), e.IO.Len)
-		}
-		if e.IO.Op == IORead && e.IO.Result >= 0 && e.IO.Result != int64(len(e.IO.Data)) {
-			return fmt.Errorf("a read's result %d is not the size of its data (%d bytes)", e.IO.Result, len(e.IO.Data))
-		}
-		if e.IO.Op == IOList && e.IO.Result >= 0 && e.IO.Result != int64(len(e.IO.Pending)) {
-			return fmt.Errorf("a listing's result %d is not its size (%d bytes)", e.IO.Result, len(e.IO.Pending))
-		}
-		if e.IO.Op != IOSeek && e.IO.Result > 1<<31-1 {
-			return fmt.Errorf("an io result %d is out of range", e.IO.Result)
-		}
+		return e.IO.check()
 	default:
 		return fmt.Errorf("unknown op %q", e.Op)
+	}
+	return nil
+}
+
+func (e *Entry) checkClock() error {
+	switch e.Clock {
+	case ClockWall:
+		if e.Nsec < 0 || e.Nsec >= 1e9 {
+			return fmt.Errorf("a wall clock's nsec must be in [0, 1e9), not %d", e.Nsec)
+		}
+	case ClockMono:
+		if e.Nanos < 0 {
+			return fmt.Errorf("a monotonic clock reading is negative")
+		}
+	default:
+		return fmt.Errorf("unknown clock %q (wall or mono)", e.Clock)
+	}
+	return nil
+}
+
+func (e *Entry) checkCall() error {
+	switch {
+	case e.Function == "":
+		return fmt.Errorf("a call without a function")
+	case e.Response == nil:
+		return fmt.Errorf("a call without a response")
+	case e.Response.Fail < 0 || e.Response.Fail > MaxFail:
+		return fmt.Errorf("a response's fail %d is not one of 0 to %d", e.Response.Fail, MaxFail)
+	case e.Response.Status < 0 || e.Response.Status > 999:
+		return fmt.Errorf("a response's status %d is not an HTTP status", e.Response.Status)
+	}
+	return nil
+}
+
+// check says what is wrong with an io entry, nil when nothing is.
+func (o *IO) check() error {
+	switch o.Op {
+	case IOOpen, IORead, IOWrite, IOSeek, IOFlush, IOClose, IOList, IORemove:
+	default:
+		return fmt.Errorf("unknown io op %q", o.Op)
+	}
+	switch {
+	case o.Len < 0:
+		return fmt.Errorf("an io entry's len is negative")
+	case o.Result < MinResult:
+		return fmt.Errorf("an io result %d is below %d", o.Result, MinResult)
+	case o.Op == IORead && int64(len(o.Data)) > o.Len:
+		return fmt.Errorf("a read's data (%d bytes) is more than it asked for (%d)", len(o.Data), o.Len)
+	case o.Op == IORead && o.Result >= 0 && o.Result != int64(len(o.Data)):
+		return fmt.Errorf("a read's result %d is not the size of its data (%d bytes)", o.Result, len(o.Data))
+	case o.Op == IOList && o.Result >= 0 && o.Result != int64(len(o.Pending)):
+		return fmt.Errorf("a listing's result %d is not its size (%d bytes)", o.Result, len(o.Pending))
+	case o.Op != IOSeek && o.Result > 1<<31-1:
+		return fmt.Errorf("an io result %d is out of range", o.Result)
 	}
 	return nil
 }
