@@ -140,21 +140,11 @@ func (r *Result) Bound(maxBytes int) {
 	if size <= maxBytes {
 		return
 	}
-	for len(r.PlanUnused) > 0 && size > maxBytes {
-		b, _ := json.Marshal(r.PlanUnused[len(r.PlanUnused)-1])
-		size -= len(b) + 1
-		r.PlanUnused = r.PlanUnused[:len(r.PlanUnused)-1]
-		r.PlanUnusedOmitted++
-	}
+	size = dropFromEnd(&r.PlanUnused, &r.PlanUnusedOmitted, size, maxBytes)
 	if size <= maxBytes {
 		return
 	}
-	for len(r.Effects) > 0 && size > maxBytes {
-		b, _ := json.Marshal(r.Effects[len(r.Effects)-1])
-		size -= len(b) + 1
-		r.Effects = r.Effects[:len(r.Effects)-1]
-		r.EffectsOmitted++
-	}
+	size = dropFromEnd(&r.Effects, &r.EffectsOmitted, size, maxBytes)
 	if size <= maxBytes {
 		return
 	}
@@ -211,4 +201,17 @@ func (r *Result) JSON() []byte {
 		return []byte(`{"result":null,"logs":[],"files_touched":[],"error":{"kind":"internal","message":"result is not valid JSON"}}`)
 	}
 	return b
+}
+
+// dropFromEnd drops entries from the end of *list, counting them in
+// *omitted, until size (less each entry's JSON and its comma) is at most
+// maxBytes or the list is empty, and returns the size left.
+func dropFromEnd[T any](list *[]T, omitted *int, size, maxBytes int) int {
+	for len(*list) > 0 && size > maxBytes {
+		b, _ := json.Marshal((*list)[len(*list)-1])
+		size -= len(b) + 1
+		*list = (*list)[:len(*list)-1]
+		*omitted++
+	}
+	return size
 }
