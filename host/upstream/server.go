@@ -57,6 +57,8 @@ type server struct {
 	closed        bool
 
 	relisting atomic.Bool
+	// relistAgain: a notification came since the listing began (relist).
+	relistAgain atomic.Bool
 }
 
 // conn is one live connection: a client and, for stdio, its process.
@@ -290,17 +292,26 @@ func (s *server) list(ctx context.Context, c *conn) error {
 }
 
 // relist re-lists the tools after notifications/tools/list_changed, one
-// listing at a time (notifications arriving meanwhile are folded in).
+// listing at a time: a notification that arrives during a listing (which
+// may have read the tools before the change it announces) makes the
+// listing run once more when it ends, however many arrived.
 func (s *server) relist(c *conn) {
+	s.relistAgain.Store(true)
 	if !s.relisting.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		defer s.relisting.Store(false)
-		ctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
-		defer cancel()
-		if err := s.list(ctx, c); err != nil && !c.isDead() && s.set.ctx.Err() == nil {
-			s.note(fmt.Sprintf("warning: %v", err))
+		for {
+			s.relistAgain.Store(false)
+			ctx, cancel := context.WithTimeout(s.set.ctx, StartTimeout)
+			if err := s.list(ctx, c); err != nil && !c.isDead() && s.set.ctx.Err() == nil {
+				s.note(fmt.Sprintf("warning: %v", err))
+			}
+			cancel()
+			s.relisting.Store(false)
+			if !s.relistAgain.Load() || !s.relisting.CompareAndSwap(false, true) {
+				return
+			}
 		}
 	}()
 }
