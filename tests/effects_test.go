@@ -314,15 +314,9 @@ func TestDryRunMCPTool(t *testing.T) {
 	}
 }
 
-// The calls of a parallel batch are decided in the batch's order, before
-// any is sent: a dry run lists them in the order the script made them,
-// whatever order their goroutines run in, and between the io effects the
-// script caused before and after the batch.
-func TestDryRunParallelOrder(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	api := newNotesAPI(t)
-	dir, _ := setupEffects(t, api)
-	script := `
+// noteBatchScript writes a file, creates 24 notes in one parallel batch,
+// then writes another file.
+const noteBatchScript = `
 local f = io.open("before.txt", "w"); f:write("x"); f:close()
 local fns = {}
 for i = 1, 24 do
@@ -332,7 +326,16 @@ local out = parallel(fns, 24)
 local g = io.open("after.txt", "w"); g:write("y"); g:close()
 return #out
 `
-	if err := os.WriteFile(filepath.Join(dir, "par.luau"), []byte(script), 0o644); err != nil {
+
+// The calls of a parallel batch are decided in the batch's order, before
+// any is sent: a dry run lists them in the order the script made them,
+// whatever order their goroutines run in, and between the io effects the
+// script caused before and after the batch.
+func TestDryRunParallelOrder(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir, _ := setupEffects(t, api)
+	if err := os.WriteFile(filepath.Join(dir, "par.luau"), []byte(noteBatchScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 3 {

@@ -259,17 +259,7 @@ func TestPlanParallel(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir, ioDir := setupEffects(t, api)
-	script := `
-local f = io.open("before.txt", "w"); f:write("x"); f:close()
-local fns = {}
-for i = 1, 24 do
-	fns[i] = function() return sdk.notes.create_note({ text = "note " .. i }) end
-end
-local out = parallel(fns, 24)
-local g = io.open("after.txt", "w"); g:write("y"); g:close()
-return #out
-`
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(noteBatchScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dryRunPlan(t, dir)
@@ -288,7 +278,7 @@ return #out
 	// One note more in the batch is a call the plan does not hold: the
 	// script stops there, before it is sent (the planned calls of the
 	// batch not sent yet by then are cancelled with the script).
-	os.WriteFile(filepath.Join(dir, "script.luau"), []byte(strings.Replace(script, "for i = 1, 24", "for i = 1, 25", 1)), 0o644)
+	os.WriteFile(filepath.Join(dir, "script.luau"), []byte(strings.Replace(noteBatchScript, "for i = 1, 24", "for i = 1, 25", 1)), 0o644)
 	before := api.count("POST")
 	res, out := runPlan(t, dir, "script.luau")
 	if res.Error == nil || res.Error.Kind != "plan" || !strings.Contains(res.Error.Message, `{"text":"note 25"}, which the plan does not hold`) {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,31 +17,7 @@ import (
 
 // contents is what a directory holds, times left out: each entry's path,
 // mode, size and content digest.
-func contents(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(&b, "%s %s %d", rel, info.Mode(), info.Size())
-		if info.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
-		}
-		b.WriteByte('\n')
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
+func contents(t *testing.T, dir string) string { return walkDir(t, dir, false) }
 
 // seed fills an io directory with what the script below changes.
 func seed(t *testing.T, dir string) {

@@ -19,7 +19,12 @@ import (
 
 // snapshot is everything a dry run must leave as it was in dir: each
 // entry's mode, size, content, modification and change times.
-func snapshot(t *testing.T, dir string) string {
+func snapshot(t *testing.T, dir string) string { return walkDir(t, dir, true) }
+
+// walkDir is what dir holds: each entry's path (relative to dir), mode,
+// size and content digest, and with times its modification and change
+// times.
+func walkDir(t *testing.T, dir string, times bool) string {
 	t.Helper()
 	var b strings.Builder
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -30,8 +35,12 @@ func snapshot(t *testing.T, dir string) string {
 		if err != nil {
 			return err
 		}
-		st := info.Sys().(*syscall.Stat_t)
-		fmt.Fprintf(&b, "%s %s %d mtime=%d ctime=%d.%d", p, info.Mode(), info.Size(), info.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec)
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %s %d", rel, info.Mode(), info.Size())
+		if times {
+			st := info.Sys().(*syscall.Stat_t)
+			fmt.Fprintf(&b, " mtime=%d ctime=%d.%d", info.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec)
+		}
 		if info.Mode().IsRegular() {
 			data, _ := os.ReadFile(p)
 			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
