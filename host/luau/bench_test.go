@@ -5,21 +5,72 @@ import (
 	"testing"
 )
 
+// tableModes are the two ways an instance's function table can be
+// filled, which the benchmarks compare in one run: on demand
+// (withLazyTable, what runtimes do) and at instantiation (the module as
+// built).
+var tableModes = []struct {
+	name  string
+	eager bool
+}{{"lazy-table", false}, {"eager-table", true}}
+
 // BenchmarkNewInstance measures creating a fresh instance with its Luau
 // state: the work the pool does ahead of executions.
 func BenchmarkNewInstance(b *testing.B) {
-	ctx := context.Background()
-	rt, err := New(ctx, Config{})
-	if err != nil {
-		b.Fatal(err)
+	for _, mode := range tableModes {
+		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
+			rt, err := New(ctx, Config{eagerTable: mode.eager})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close(ctx)
+			for b.Loop() {
+				inst, err := rt.newInstance(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				inst.close()
+			}
+		})
 	}
-	defer rt.Close(ctx)
-	for b.Loop() {
-		inst, err := rt.newInstance(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		inst.close()
+}
+
+// BenchmarkInstanceAndScript measures making an instance and running a
+// script of some size on it, which calls many of the functions in the
+// table (the compiler's, the libraries'): what the lazy table saves at
+// instantiation against what filling entries during the execution costs.
+func BenchmarkInstanceAndScript(b *testing.B) {
+	script := Script{Source: []byte(`
+local Point = {}
+Point.__index = Point
+function Point.new(x, y) return setmetatable({x = x, y = y}, Point) end
+function Point:len() return math.sqrt(self.x * self.x + self.y * self.y) end
+local parts, total = {}, 0
+for i = 1, 20 do
+  local p = Point.new(i, i % 7)
+  total += p:len()
+  table.insert(parts, string.format("%d:%s", i, tostring(p.y)))
+end
+local ok, err = pcall(function() error({code = 1}) end)
+local words = {}
+for w in string.gmatch(table.concat(parts, " "), "%d+") do words[#words + 1] = tonumber(w) end
+table.sort(words, function(a, b) return a > b end)
+return {total = math.floor(total), n = #words, ok = ok, code = err.code, s = string.rep("x", 3):upper()}`)}
+	for _, mode := range tableModes {
+		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
+			rt, err := New(ctx, Config{eagerTable: mode.eager})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close(ctx)
+			for b.Loop() {
+				if res := rt.Execute(ctx, script); res.Error != nil {
+					b.Fatal(res.Error)
+				}
+			}
+		})
 	}
 }
 

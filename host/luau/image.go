@@ -37,6 +37,10 @@ type image struct {
 	// clock is where the template's monotonic clock stood when the image
 	// was taken: restored instances' clocks start there.
 	clock int64
+	// tableHot are the function table's entries every execution calls,
+	// which instances fill before they wait in the pool (learnHot), when
+	// the module fills its table on demand.
+	tableHot []uint32
 	// template holds the whole memory, for instances to map copy-on-write
 	// instead of copying runs (Linux); nil elsewhere or when it could not
 	// be made.

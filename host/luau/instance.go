@@ -1,7 +1,9 @@
 package luau
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -210,6 +212,59 @@ func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 		return 0, err
 	}
 	return ptr, nil
+}
+
+// tableUsed returns the indices of the function table's filled entries,
+// with the module's ts_table_used; nil if it has none. It writes them into
+// the input buffer, which the instance needs no more: it is used.
+func (inst *instance) tableUsed(ctx context.Context) []uint32 {
+	fn := inst.mod.ExportedFunction(exportTableUsed)
+	if fn == nil {
+		return nil
+	}
+	res, err := fn.Call(ctx, uint64(inst.inputAddr), inputSize/4)
+	if err != nil {
+		return nil
+	}
+	raw, ok := inst.mem.Read(inst.inputAddr, uint32(res[0])*4)
+	if !ok {
+		return nil
+	}
+	used := make([]uint32, len(raw)/4)
+	for i := range used {
+		used[i] = binary.LittleEndian.Uint32(raw[4*i:])
+	}
+	return used
+}
+
+// fillTable fills the function table's entries at indices, with the
+// module's ts_table_fill. The indices travel in the input buffer, whose
+// bytes are put back afterwards: the memory is the image's again, byte
+// for byte.
+func (inst *instance) fillTable(ctx context.Context, indices []uint32) error {
+	if len(indices) == 0 {
+		return nil
+	}
+	size := uint32(4 * len(indices))
+	if size > inputSize {
+		return fmt.Errorf("luau: %d table entries to fill do not fit the input buffer", len(indices))
+	}
+	buf, ok := inst.mem.Read(inst.inputAddr, size)
+	if !ok {
+		return fmt.Errorf("luau: the input buffer at %d is outside the memory", inst.inputAddr)
+	}
+	saved := bytes.Clone(buf)
+	for k, i := range indices {
+		binary.LittleEndian.PutUint32(buf[4*k:], i)
+	}
+	fn, err := exported(inst.mod, exportTableFill)
+	if err == nil {
+		if _, err = fn.Call(ctx, uint64(inst.inputAddr), uint64(len(indices))); err != nil {
+			err = fmt.Errorf("luau: filling the function table: %w", err)
+		}
+	}
+	copy(buf, saved)
+	return err
 }
 
 // initHeapLimit bounds the Luau heap while ts_init builds the environment,

@@ -54,6 +54,11 @@ type Config struct {
 	// SDK lists the functions of every script's sdk table; nil leaves it
 	// empty. Scripts call them through Script.SDK.
 	SDK *sdkcall.Manifest
+
+	// eagerTable keeps the module's function table filled at
+	// instantiation, as the module asks (tests and benchmarks measure
+	// withLazyTable against it).
+	eagerTable bool
 }
 
 // DefaultMaxMemoryBytes is the default cap on an instance's linear memory.
@@ -86,6 +91,9 @@ type Runtime struct {
 	// and the later ones start from the image's memory template.
 	liftedData   bool
 	dataSegments []dataSegment
+	// lazyTable says that the compiled module fills its function table on
+	// demand (withLazyTable).
+	lazyTable bool
 	// sdk is the current sdk manifest and the image instances start from
 	// (Config.SDK, then SetSDK).
 	sdk atomic.Pointer[sdkVariant]
@@ -141,6 +149,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		if stripped, segments, err := withoutActiveData(module); err == nil {
 			module, r.dataSegments, r.liftedData = stripped, segments, true
 		}
+	}
+	if lazy, err := withLazyTable(module); err == nil && !cfg.eagerTable {
+		module, r.lazyTable = lazy, true
 	}
 	compiled, err := r.runtime.CompileModule(ctx, module)
 	if err != nil {
@@ -371,6 +382,10 @@ func (r *Runtime) newInstance(ctx context.Context) (*instance, error) {
 			mod.Close(ctx)
 			return nil, err
 		}
+		if err := inst.fillTable(ctx, img.tableHot); err != nil {
+			mod.Close(ctx)
+			return nil, err
+		}
 		inst.sdk = v
 		return inst, nil
 	}
@@ -408,31 +423,36 @@ func (r *Runtime) makeImage(ctx context.Context, v *sdkVariant, inst *instance, 
 		if mem, ok := mod.Memory().Read(0, img.size); ok {
 			img.template, _ = newMemoryTemplate(mem)
 		}
-		if img.template != nil {
-			r.learnHotPages(ctx, v, img)
-		}
+	}
+	if img.template != nil || r.lazyTable {
+		r.learnHot(ctx, v, img)
 	}
 	v.image = img
 	inst.sdk = v
 	return inst, nil
 }
 
-// warmUpScript is what learnHotPages runs: the smallest script.
+// warmUpScript is what learnHot runs: the smallest script.
 const warmUpScript = "return 1"
 
-// learnHotPages runs warmUpScript, a script of the host's, on an instance
-// mapped from img's template, and notes which pages of the template it
-// wrote: every execution writes those (the Luau state it starts from, the
-// top of the C stack), and later instances copy them before they wait in
-// the pool (memoryTemplate.hot). The instance is then closed; nothing of
-// it but the page numbers is kept, and the scripts of users play no part.
-func (r *Runtime) learnHotPages(ctx context.Context, v *sdkVariant, img *image) {
+// learnHot runs warmUpScript, a script of the host's, on an instance
+// restored from img, and notes what every execution needs that later
+// instances can prepare before they wait in the pool:
+//   - the pages of the template it wrote (the Luau state it starts from,
+//     the top of the C stack), which instances copy when they map the
+//     template (memoryTemplate.hot);
+//   - the entries of the function table it filled (the compiler's, the
+//     VM's), when the module fills its table on demand (image.tableHot).
+//
+// The instance is then closed; nothing of it but the page and entry
+// numbers is kept, and the scripts of users play no part.
+func (r *Runtime) learnHot(ctx context.Context, v *sdkVariant, img *image) {
 	inst, mod, err := r.instantiate(ctx, img.clock, img.template)
 	if err != nil {
 		return
 	}
 	defer inst.close()
-	if !inst.fromTemplate || img.restore(inst, mod) != nil {
+	if img.restore(inst, mod) != nil {
 		return
 	}
 	inst.sdk = v
@@ -441,7 +461,10 @@ func (r *Runtime) learnHotPages(ctx context.Context, v *sdkVariant, img *image) 
 	if e := r.run(ctx, inst, Script{Source: []byte(warmUpScript)}, limits, exec, &result.Result{}); e != nil {
 		return
 	}
-	if mem, ok := inst.mem.Read(0, inst.mem.Size()); ok {
+	if r.lazyTable {
+		img.tableHot = inst.tableUsed(ctx)
+	}
+	if mem, ok := inst.mem.Read(0, inst.mem.Size()); ok && inst.fromTemplate {
 		img.template.hot = img.template.writtenPages(mem)
 	}
 }

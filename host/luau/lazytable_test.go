@@ -1,0 +1,355 @@
+package luau
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolscript/toolscript/wasm"
+)
+
+// tableModule is a small module with a function table of four entries:
+// entry 0 empty, entries 1 to 3 functions returning 10, 20 and 30. Its
+// export call(i) calls entry i with call_indirect. parts replaces sections
+// by id, or adds them.
+func tableModule(parts map[byte][]byte) []byte {
+	sections := map[byte][]byte{
+		sectionType:     {2, 0x60, 0, 1, valI32, 0x60, 1, valI32, 1, valI32},
+		sectionFunction: {4, 0, 0, 0, 1},
+		sectionTable:    {1, refTypeFuncref, 1, 4, 4},
+		sectionMemory:   {1, 0, 1}, // one memory of one page
+		sectionExport:   append(append([]byte{2, 4}, "call"...), 0, 3, 6, 'm', 'e', 'm', 'o', 'r', 'y', 2, 0),
+		sectionElement:  {1, 0, opI32Const, 1, opEnd, 3, 0, 1, 2},
+		sectionCode: {4,
+			4, 0, opI32Const, 10, opEnd,
+			4, 0, opI32Const, 20, opEnd,
+			4, 0, opI32Const, 30, opEnd,
+			7, 0, opLocalGet, 0, opCallInd, 0, 0, opEnd},
+	}
+	for id, s := range parts {
+		sections[id] = s
+	}
+	var order []byte
+	for id := range sections {
+		order = append(order, id)
+	}
+	slices.Sort(order)
+	var list [][]byte
+	for _, id := range order {
+		if sections[id] != nil {
+			list = append(list, append([]byte{id}, sections[id]...))
+		}
+	}
+	return wasmModule(list...)
+}
+
+func instantiateBytes(t *testing.T, module []byte) api.Module {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
+	mod, err := rt.InstantiateWithConfig(ctx, module, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mod
+}
+
+// TestLazyTableCallsGoWhereTheyWent checks on a small module that every
+// index calls what it called before, or traps where it trapped, and that
+// ts_table_used and ts_table_fill see and fill the entries.
+func TestLazyTableCallsGoWhereTheyWent(t *testing.T) {
+	ctx := context.Background()
+	original := tableModule(nil)
+	lazy, err := withLazyTable(original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := instantiateBytes(t, original), instantiateBytes(t, lazy)
+	used := func() []uint32 {
+		t.Helper()
+		res, err := after.ExportedFunction(exportTableUsed).Call(ctx, 0, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := after.Memory().Read(0, uint32(res[0])*4)
+		var out []uint32
+		for i := 0; i < len(raw); i += 4 {
+			out = append(out, binary.LittleEndian.Uint32(raw[i:]))
+		}
+		return out
+	}
+	if got := used(); len(got) != 0 {
+		t.Fatalf("a new instance has entries %v filled, want none", got)
+	}
+	for _, i := range []uint64{2, 1, 3, 2, 0, 4, 1 << 31, 0xffffffff} {
+		want, wantErr := before.ExportedFunction("call").Call(ctx, i)
+		got, gotErr := after.ExportedFunction("call").Call(ctx, i)
+		if (wantErr != nil) != (gotErr != nil) || (wantErr == nil && got[0] != want[0]) {
+			t.Errorf("call(%d) = %v, %v; before the rewrite %v, %v", i, got, gotErr, want, wantErr)
+		}
+	}
+	if got := used(); !slices.Equal(got, []uint32{1, 2, 3}) {
+		t.Errorf("filled entries after the calls: %v, want [1 2 3]", got)
+	}
+
+	fresh := instantiateBytes(t, lazy)
+	after = fresh
+	fresh.Memory().Write(64, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 3), 1))
+	if _, err := fresh.ExportedFunction(exportTableFill).Call(ctx, 64, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got := used(); !slices.Equal(got, []uint32{1, 3}) {
+		t.Errorf("filled entries after ts_table_fill(3, 1): %v, want [1 3]", got)
+	}
+	if _, err := fresh.ExportedFunction(exportTableUsed).Call(ctx, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := fresh.ExportedFunction(exportTableUsed).Call(ctx, 0, 1); res[0] != 1 {
+		t.Errorf("ts_table_used with room for 1 wrote %d", res[0])
+	}
+}
+
+// TestLazyTableLeavesAlone checks that a module whose table something
+// else can reach, or whose code the reader does not know, is refused
+// rather than rewritten, and that a malformed one is an error.
+func TestLazyTableLeavesAlone(t *testing.T) {
+	body := func(code ...byte) []byte {
+		return append([]byte{4,
+			4, 0, opI32Const, 10, opEnd,
+			4, 0, opI32Const, 20, opEnd,
+			4, 0, opI32Const, 30, opEnd,
+			byte(len(code) + 1), 0}, code...)
+	}
+	for _, tc := range []struct {
+		name  string
+		parts map[byte][]byte
+	}{
+		{"the table exported", map[byte][]byte{sectionExport: append(append([]byte{1, 4}, "call"...), 1, 0)}},
+		{"the table imported", map[byte][]byte{sectionImport: append(append(append([]byte{1, 1}, 'm', 1), 't'), 1, refTypeFuncref, 0, 4), sectionTable: nil}},
+		{"two tables", map[byte][]byte{sectionTable: {2, refTypeFuncref, 0, 4, refTypeFuncref, 0, 1}}},
+		{"a passive segment", map[byte][]byte{sectionElement: {1, 1, 0, 3, 0, 1, 2}}},
+		{"an expression segment", map[byte][]byte{sectionElement: {1, 4, opI32Const, 1, opEnd, 1, opRefFunc, 0, opEnd}}},
+		{"a segment at a global's offset", map[byte][]byte{sectionElement: {1, 0, 0x23, 0, opEnd, 1, 0}}},
+		{"no segment", map[byte][]byte{sectionElement: nil}},
+		{"no memory", map[byte][]byte{sectionMemory: nil, sectionExport: append(append([]byte{1, 4}, "call"...), 0, 3)}},
+		{"table.get", map[byte][]byte{sectionCode: body(opLocalGet, 0, opTableGet, 0, opDrop, opI32Const, 0, opEnd)}},
+		{"ref.func", map[byte][]byte{sectionCode: body(opRefFunc, 0, opDrop, opI32Const, 0, opEnd)}},
+		{"table.size", map[byte][]byte{sectionCode: body(0xfc, 16, 0, opEnd)}},
+		{"call_indirect on table 1", map[byte][]byte{sectionCode: body(opLocalGet, 0, opCallInd, 0, 1, opEnd)}},
+		{"a SIMD instruction", map[byte][]byte{sectionCode: body(0xfd, 12, opEnd)}},
+		{"a tail call", map[byte][]byte{sectionCode: body(opLocalGet, 0, 0x13, 0, 0, opEnd)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := withLazyTable(tableModule(tc.parts)); !errors.Is(err, errUnsupportedTable) {
+				t.Errorf("got %v, want errUnsupportedTable", err)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		module []byte
+	}{
+		{"not a module", []byte("\x00asm\x02\x00\x00\x00")},
+		{"a truncated body", tableModule(map[byte][]byte{sectionCode: {1, 5, 0, opI32Const}})},
+		{"a truncated section", tableModule(nil)[:40]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := withLazyTable(tc.module); err == nil || errors.Is(err, errUnsupportedTable) {
+				t.Errorf("got %v, want an error about the module", err)
+			}
+		})
+	}
+}
+
+// TestLazyTableOnLuau checks the rewrite of the real module: it applies,
+// the result compiles, every call_indirect is guarded, and the segment
+// became one declarative segment naming the same functions.
+func TestLazyTableOnLuau(t *testing.T) {
+	lazy, err := withLazyTable(wasm.Binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	if _, err := rt.CompileModule(ctx, lazy); err != nil {
+		t.Fatalf("the rewritten module does not compile: %v", err)
+	}
+	var m, n lazyModule
+	m.codeIndex, n.codeIndex = -1, -1
+	for _, x := range []struct {
+		module []byte
+		into   *lazyModule
+	}{{wasm.Binary, &m}, {lazy, &n}} {
+		r := wasmReader{b: x.module, pos: len(wasmHeader)}
+		for r.pos < len(r.b) {
+			id, _ := r.byte()
+			content, err := r.bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.into.sections = append(x.into.sections, rawSection{id: id, content: content})
+			if id != sectionElement {
+				if err := x.into.read(id, content); err != nil && x.into == &m {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	fill := m.importedFuncs + m.funcs + addedFill
+	indirect, _ := callIndirects(t, m.sections[m.codeIndex].content, 0)
+	indirectAfter, guarded := callIndirects(t, n.sections[n.codeIndex].content, fill)
+	if indirect < 100 || guarded != indirect || indirectAfter != indirect {
+		t.Errorf("the module has %d call_indirect; the rewrite %d, %d of them guarded", indirect, indirectAfter, guarded)
+	}
+	var elements []byte
+	for _, s := range n.sections {
+		if s.id == sectionElement {
+			elements = s.content
+		}
+	}
+	if !bytes.Equal(elements, m.declarativeElementsOf(t)) {
+		t.Error("the element section is not one declarative segment of the table's functions")
+	}
+}
+
+// declarativeElementsOf reads m's element section and returns the
+// declarative segment withLazyTable makes of it.
+func (m *lazyModule) declarativeElementsOf(t *testing.T) []byte {
+	t.Helper()
+	for _, s := range m.sections {
+		if s.id == sectionElement {
+			r := wasmReader{b: s.content}
+			if err := m.readElements(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(m.entries) < 100 {
+		t.Fatalf("the module's table has %d entries", len(m.entries))
+	}
+	return m.declarativeElements()
+}
+
+// callIndirects counts the call_indirect instructions of a code section,
+// and those right after the guard rewriteBody puts before them (when fill
+// is not 0): local.tee s, table.get 0, ref.is_null, if, local.get s,
+// call fill, end, local.get s.
+func callIndirects(t *testing.T, code []byte, fill uint32) (all, guarded int) {
+	t.Helper()
+	type instruction struct {
+		op        byte
+		immediate uint32
+	}
+	guard := []byte{opLocalTee, opTableGet, opRefIsNull, opIf, opLocalGet, opCall, opEnd, opLocalGet}
+	r := wasmReader{b: code}
+	n, _ := r.u32()
+	for range n {
+		body, err := r.bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := wasmReader{b: body}
+		groups, _ := b.u32()
+		for range groups {
+			b.u32()
+			b.byte()
+		}
+		var seen []instruction
+		for b.pos < len(body) {
+			op, _ := b.byte()
+			immediate, _ := (&wasmReader{b: body, pos: b.pos}).u32()
+			if op == opCallInd {
+				all++
+				if k := len(seen) - len(guard); fill != 0 && k >= 0 {
+					ok := seen[k+5].immediate == fill && seen[k].immediate == seen[k+4].immediate && seen[k+4].immediate == seen[k+7].immediate
+					for j, g := range guard {
+						ok = ok && seen[k+j].op == g
+					}
+					if ok {
+						guarded++
+					}
+				}
+			}
+			switch op { // the instructions of the guard and the added functions
+			case opTableGet, opTableSet, opRefFunc:
+				b.skipLEB()
+			case opRefIsNull:
+			default:
+				if err := b.skipImmediates(op); err != nil {
+					t.Fatal(err)
+				}
+			}
+			seen = append(seen, instruction{op, immediate})
+		}
+	}
+	return all, guarded
+}
+
+// FuzzWithLazyTable checks that the rewrite never panics, and that a
+// module wazero compiles stays one it compiles.
+func FuzzWithLazyTable(f *testing.F) {
+	f.Add(tableModule(nil))
+	f.Add(tableModule(map[byte][]byte{sectionElement: {2, 0, opI32Const, 1, opEnd, 1, 0, 2, 0, opI32Const, 3, opEnd, 0, 1, 2}}))
+	f.Add(tableModule(map[byte][]byte{sectionElement: {1, 2, 0, opI32Const, 0, opEnd, 0, 2, 2, 1}}))
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	f.Fuzz(func(t *testing.T, module []byte) {
+		out, err := withLazyTable(module)
+		if err != nil {
+			return
+		}
+		if _, err := rt.CompileModule(ctx, module); err != nil {
+			return
+		}
+		if _, err := rt.CompileModule(ctx, out); err != nil {
+			t.Fatalf("the module compiles, its rewrite does not: %v", err)
+		}
+	})
+}
+
+// TestTableHotFilledAhead checks that the runtime learns which entries of
+// the table an execution fills, that each new instance has them filled
+// before it waits in the pool, and that an execution then fills the
+// others it needs on its own.
+func TestTableHotFilledAhead(t *testing.T) {
+	ctx := context.Background()
+	rt, err := New(ctx, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	if !rt.lazyTable {
+		t.Fatal("the Luau module's table is filled when an instance is made")
+	}
+	first, err := rt.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.close()
+	hot := rt.sdk.Load().image.tableHot
+	if len(hot) < 5 || len(hot) > 100 {
+		t.Fatalf("an execution of %q fills %d entries of the table: %v", warmUpScript, len(hot), hot)
+	}
+	inst, err := rt.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inst.tableUsed(ctx); !slices.Equal(got, hot) {
+		t.Errorf("a new instance has entries %v filled, want %v", got, hot)
+	}
+	inst.close()
+
+	res := rt.Execute(ctx, Script{Source: []byte(`return string.format("%d", #table.concat({"a", "b"})) .. tostring(math.floor(2.5))`)})
+	if res.Error != nil || string(res.Value) != `"22"` {
+		t.Fatalf("execution: %s, %+v", res.Value, res.Error)
+	}
+}
