@@ -77,30 +77,35 @@ return {total = math.floor(total), n = #words, ok = ok, code = err.code, s = str
 // BenchmarkExecuteReady measures an execution of `return 1` on an instance
 // that is ready, as the pool provides in a warm process.
 func BenchmarkExecuteReady(b *testing.B) {
-	ctx := context.Background()
-	rt, err := New(ctx, Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	// Filled by hand, outside the timer. The channel has room for the
-	// background refill after each execution as well, which is drained.
-	rt.pool = make(chan *instance, 2)
-	script := Script{Source: []byte("return 1")}
-	for b.Loop() {
-		b.StopTimer()
-		rt.background.Wait()
-		for len(rt.pool) > 0 {
-			(<-rt.pool).close()
-		}
-		inst, err := rt.newInstance(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rt.pool <- inst
-		b.StartTimer()
-		if res := rt.Execute(ctx, script); res.Error != nil {
-			b.Fatal(res.Error)
-		}
+	for _, mode := range tableModes {
+		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
+			rt, err := New(ctx, Config{eagerTable: mode.eager})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close(ctx)
+			// Filled by hand, outside the timer. The channel has room for
+			// the background refill after each execution as well, which is
+			// drained.
+			rt.pool = make(chan *instance, 2)
+			script := Script{Source: []byte("return 1")}
+			for b.Loop() {
+				b.StopTimer()
+				rt.background.Wait()
+				for len(rt.pool) > 0 {
+					(<-rt.pool).close()
+				}
+				inst, err := rt.newInstance(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rt.pool <- inst
+				b.StartTimer()
+				if res := rt.Execute(ctx, script); res.Error != nil {
+					b.Fatal(res.Error)
+				}
+			}
+		})
 	}
 }
