@@ -14,9 +14,9 @@ var tableModes = []struct {
 	eager bool
 }{{"lazy-table", false}, {"eager-table", true}}
 
-// BenchmarkNewInstance measures creating a fresh instance with its Luau
-// state: the work the pool does ahead of executions.
-func BenchmarkNewInstance(b *testing.B) {
+// eachTableMode runs bench once per table mode, as a sub-benchmark, on a
+// runtime of that mode.
+func eachTableMode(b *testing.B, bench func(b *testing.B, rt *Runtime)) {
 	for _, mode := range tableModes {
 		b.Run(mode.name, func(b *testing.B) {
 			ctx := context.Background()
@@ -25,15 +25,24 @@ func BenchmarkNewInstance(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer rt.Close(ctx)
-			for b.Loop() {
-				inst, err := rt.newInstance(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				inst.close()
-			}
+			bench(b, rt)
 		})
 	}
+}
+
+// BenchmarkNewInstance measures creating a fresh instance with its Luau
+// state: the work the pool does ahead of executions.
+func BenchmarkNewInstance(b *testing.B) {
+	eachTableMode(b, func(b *testing.B, rt *Runtime) {
+		ctx := context.Background()
+		for b.Loop() {
+			inst, err := rt.newInstance(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			inst.close()
+		}
+	})
 }
 
 // BenchmarkInstanceAndScript measures making an instance and running a
@@ -57,55 +66,41 @@ local words = {}
 for w in string.gmatch(table.concat(parts, " "), "%d+") do words[#words + 1] = tonumber(w) end
 table.sort(words, function(a, b) return a > b end)
 return {total = math.floor(total), n = #words, ok = ok, code = err.code, s = string.rep("x", 3):upper()}`)}
-	for _, mode := range tableModes {
-		b.Run(mode.name, func(b *testing.B) {
-			ctx := context.Background()
-			rt, err := New(ctx, Config{eagerTable: mode.eager})
-			if err != nil {
-				b.Fatal(err)
+	eachTableMode(b, func(b *testing.B, rt *Runtime) {
+		ctx := context.Background()
+		for b.Loop() {
+			if res := rt.Execute(ctx, script); res.Error != nil {
+				b.Fatal(res.Error)
 			}
-			defer rt.Close(ctx)
-			for b.Loop() {
-				if res := rt.Execute(ctx, script); res.Error != nil {
-					b.Fatal(res.Error)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkExecuteReady measures an execution of `return 1` on an instance
 // that is ready, as the pool provides in a warm process.
 func BenchmarkExecuteReady(b *testing.B) {
-	for _, mode := range tableModes {
-		b.Run(mode.name, func(b *testing.B) {
-			ctx := context.Background()
-			rt, err := New(ctx, Config{eagerTable: mode.eager})
+	eachTableMode(b, func(b *testing.B, rt *Runtime) {
+		ctx := context.Background()
+		// Filled by hand, outside the timer. The channel has room for
+		// the background refill after each execution as well, which is
+		// drained.
+		rt.pool = make(chan *instance, 2)
+		script := Script{Source: []byte("return 1")}
+		for b.Loop() {
+			b.StopTimer()
+			rt.background.Wait()
+			for len(rt.pool) > 0 {
+				(<-rt.pool).close()
+			}
+			inst, err := rt.newInstance(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer rt.Close(ctx)
-			// Filled by hand, outside the timer. The channel has room for
-			// the background refill after each execution as well, which is
-			// drained.
-			rt.pool = make(chan *instance, 2)
-			script := Script{Source: []byte("return 1")}
-			for b.Loop() {
-				b.StopTimer()
-				rt.background.Wait()
-				for len(rt.pool) > 0 {
-					(<-rt.pool).close()
-				}
-				inst, err := rt.newInstance(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rt.pool <- inst
-				b.StartTimer()
-				if res := rt.Execute(ctx, script); res.Error != nil {
-					b.Fatal(res.Error)
-				}
+			rt.pool <- inst
+			b.StartTimer()
+			if res := rt.Execute(ctx, script); res.Error != nil {
+				b.Fatal(res.Error)
 			}
-		})
-	}
+		}
+	})
 }
