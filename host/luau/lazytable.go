@@ -639,19 +639,9 @@ func rewriteBody(out, src []byte, params, fill uint32) ([]byte, error) {
 		locals += uint64(n)
 	}
 	code := r.pos
-	var sites []int
-	for r.pos < len(src) {
-		at := r.pos
-		op, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		if op == opCallInd {
-			sites = append(sites, at)
-		}
-		if err := r.skipImmediates(op); err != nil {
-			return nil, err
-		}
+	sites, err := callIndirectSites(src, code)
+	if err != nil {
+		return nil, err
 	}
 	if len(sites) == 0 {
 		return append(out, src...), nil
@@ -676,6 +666,54 @@ func rewriteBody(out, src []byte, params, fill uint32) ([]byte, error) {
 		start = at
 	}
 	return append(out, src[start:]...), nil
+}
+
+// callIndirectSites returns the offsets in body of its call_indirect
+// instructions, reading its instructions from offset code on. This is
+// the loop that reads every byte of the module's code when a process
+// starts: the commonest instructions (no immediate, one number, a memory
+// access with a one-byte alignment) are read inline; the rest and every
+// error go through skipImmediates.
+func callIndirectSites(body []byte, code int) ([]int, error) {
+	var sites []int
+	r := wasmReader{b: body, pos: code}
+	for r.pos < len(body) {
+		op := body[r.pos]
+		r.pos++
+		switch immediatesOf[op] {
+		case noImmediate:
+			continue
+		case oneLEB:
+			if end := lebEnd(body, r.pos); end > 0 {
+				r.pos = end
+				continue
+			}
+		case twoLEBs:
+			if r.pos < len(body) && body[r.pos] < 0x40 {
+				if end := lebEnd(body, r.pos+1); end > 0 {
+					r.pos = end
+					continue
+				}
+			}
+		case callIndirectImm:
+			sites = append(sites, r.pos-1)
+		}
+		if err := r.skipImmediates(op); err != nil {
+			return nil, err
+		}
+	}
+	return sites, nil
+}
+
+// lebEnd returns the offset just past the LEB128 number at b[pos:], or 0
+// if it does not end within b or within 10 bytes.
+func lebEnd(b []byte, pos int) int {
+	for i := pos; i < len(b) && i < pos+10; i++ {
+		if b[i] < 0x80 {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // immediates is what follows an opcode, by opcode (immediatesOf).

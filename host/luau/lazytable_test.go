@@ -353,3 +353,29 @@ func TestTableHotFilledAhead(t *testing.T) {
 		t.Fatalf("execution: %s, %+v", res.Value, res.Error)
 	}
 }
+
+// FuzzCallIndirectSites checks the inline reading of instructions against
+// reading every one through skipImmediates: the same sites, or an error
+// from both.
+func FuzzCallIndirectSites(f *testing.F) {
+	f.Add([]byte{opLocalGet, 0, opCallInd, 0, 0, opI32Load, 2, 8, opEnd})
+	f.Add([]byte{opI32Load, 0x40, 0, 0, opEnd})
+	f.Add([]byte{0x42, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, opEnd})
+	f.Add([]byte{opI32Const, 0x80})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, fastErr := callIndirectSites(body, 0)
+		var slow []int
+		var slowErr error
+		r := wasmReader{b: body}
+		for r.pos < len(body) && slowErr == nil {
+			op, _ := r.byte()
+			if op == opCallInd {
+				slow = append(slow, r.pos-1)
+			}
+			slowErr = r.skipImmediates(op)
+		}
+		if (fastErr != nil) != (slowErr != nil) || (fastErr == nil && !slices.Equal(fast, slow)) {
+			t.Fatalf("inline: %v, %v; one by one: %v, %v", fast, fastErr, slow, slowErr)
+		}
+	})
+}
