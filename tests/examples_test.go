@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -324,7 +323,7 @@ func (s *exampleSession) server(t *testing.T, text string) {
 	cmd := exec.Command("bash", "-c", "exec "+script)
 	cmd.Dir = s.root
 	cmd.Env = s.env()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	testupstreams.InOwnGroup(cmd)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
@@ -334,7 +333,7 @@ func (s *exampleSession) server(t *testing.T, text string) {
 	go func() { exited <- cmd.Wait(); pw.Close() }()
 	// The server outlives this block: it is stopped when the page ends.
 	stop := func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		testupstreams.StopGroup(cmd)
 		<-exited
 	}
 	ready := make(chan struct{})

@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -128,7 +127,7 @@ func listen(tb testing.TB, args, env []string, ready string, port int) (string, 
 	tb.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	InOwnGroup(cmd)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -139,7 +138,7 @@ func listen(tb testing.TB, args, env []string, ready string, port int) (string, 
 	var once sync.Once
 	kill := func() {
 		once.Do(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killGroup(cmd)
 			_ = cmd.Wait()
 		})
 	}
@@ -204,5 +203,5 @@ func FreePort(tb testing.TB) int {
 
 // Alive reports whether process pid exists.
 func Alive(pid int) bool {
-	return syscall.Kill(pid, 0) == nil
+	return alive(pid)
 }
