@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 
@@ -63,15 +64,7 @@ func BenchmarkDryRun(b *testing.B) {
 				if mode == effects.DryRun {
 					fx = effects.New(effects.DryRun)
 				}
-				start := time.Now()
-				res := rt.Execute(context.Background(), luau.Script{Source: []byte(sc.source),
-					SDK: client.Session(nil).WithEffects(fx), Effects: fx,
-					IO: &luau.IO{Dir: dir}, Limits: luau.Limits{Timeout: time.Minute}})
-				elapsed := time.Since(start)
-				if res.Error != nil {
-					b.Fatalf("%s: %+v", mode, res.Error)
-				}
-				return elapsed
+				return timeScript(b, rt, client, sc.source, dir, fx)
 			}
 			run(effects.Real) // warm: connections, the directory's files
 			run(effects.DryRun)
@@ -127,4 +120,19 @@ func snapshotDir(b *testing.B, dir string) func() {
 			b.Fatal(err)
 		}
 	}
+}
+
+// timeScript runs source once on rt with client's sdk and io in dir,
+// under fx (nil: a real run), and returns how long it took.
+func timeScript(b *testing.B, rt *luau.Runtime, client *sdk.Client, source, dir string, fx *effects.Run) time.Duration {
+	b.Helper()
+	start := time.Now()
+	res := rt.Execute(context.Background(), luau.Script{Source: []byte(source),
+		SDK: client.Session(nil).WithEffects(fx), Effects: fx,
+		IO: &luau.IO{Dir: dir}, Limits: luau.Limits{Timeout: time.Minute}})
+	elapsed := time.Since(start)
+	if res.Error != nil {
+		b.Fatalf("%s: %+v", fx.Mode(), res.Error)
+	}
+	return elapsed
 }

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 
@@ -31,15 +29,7 @@ func BenchmarkRecordReplay(b *testing.B) {
 			tracePath := filepath.Join(b.TempDir(), "run.trace")
 			var traceBytes int64
 			execute := func(fx *effects.Run) time.Duration {
-				start := time.Now()
-				res := rt.Execute(context.Background(), luau.Script{Source: []byte(sc.source),
-					SDK: client.Session(nil).WithEffects(fx), Effects: fx,
-					IO: &luau.IO{Dir: dir}, Limits: luau.Limits{Timeout: time.Minute}})
-				elapsed := time.Since(start)
-				if res.Error != nil {
-					b.Fatalf("%s: %+v", fx.Mode(), res.Error)
-				}
-				return elapsed
+				return timeScript(b, rt, client, sc.source, dir, fx)
 			}
 			real := func() time.Duration { return execute(nil) }
 			record := func() time.Duration {

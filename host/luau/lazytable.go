@@ -21,17 +21,19 @@ import (
 // 700 entries, which is about half of what creating an instance costs,
 // although a script calls a few dozen of them. In the result the table
 // starts empty (the segment becomes declarative, so that ref.func may name
-// its functions), every call_indirect first calls an added function,
-// ensure, with the index it is about to call, and ensure stores the
-// function the segment had put there (an added function, fill, does it
-// with ref.func and table.set) when the entry is still empty. The table
-// holds the same function at the same index when it is called as it did
-// before, so calls go where they went; an index the segment left empty, or
-// one outside the table, traps in call_indirect or table.get as it did.
+// its functions), and every call_indirect is preceded by an inline guard
+// (rewriteBody): when the entry it is about to call is still empty, an
+// added function, fill, stores there with ref.func and table.set the
+// function the segment had put there. The table holds the same function at
+// the same index when it is called as it did before, so calls go where
+// they went; an index the segment left empty, or one outside the table,
+// traps in call_indirect or table.get as it did. Two added exports let the
+// host see and fill the table ahead (exportTableUsed, exportTableFill).
 //
 // Only a module whose table nothing else reads or changes is rewritten:
-// one funcref table, defined by the module and not exported, active
-// segments of function indices at constant offsets, and no instruction
+// one funcref table, defined by the module and not exported, one memory,
+// an export section, active segments of function indices at constant
+// offsets, and no instruction
 // that reads, writes or names a table entry (table.get, table.set,
 // table.init, ref.func, ...) besides call_indirect on that table. The
 // function bodies are read instruction by instruction; an instruction this
@@ -58,10 +60,11 @@ func withLazyTable(module []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if m.tables != 1 || m.memories != 1 || len(m.entries) == 0 || m.codeIndex < 0 {
+	if m.tables != 1 || m.memories != 1 || !m.hasExports || len(m.entries) == 0 || m.codeIndex < 0 {
 		return nil, errUnsupportedTable
 	}
-	if indices := m.sortedIndices(); indices[len(indices)-1]-indices[0] >= maxLazyTable {
+	m.indices = slices.Sorted(maps.Keys(m.entries))
+	if m.indices[len(m.indices)-1]-m.indices[0] >= maxLazyTable {
 		return nil, errUnsupportedTable
 	}
 	return m.write()
@@ -107,8 +110,13 @@ type lazyModule struct {
 	// each function of the function section.
 	params    []uint32
 	funcTypes []uint32
-	// entries maps a table index to the function the segments put there.
+	// entries maps a table index to the function the segments put there;
+	// indices are its keys in order.
 	entries map[uint32]uint32
+	indices []uint32
+	// hasExports says that the module has an export section, which the
+	// added exports join.
+	hasExports bool
 	// codeIndex is the code section's index in sections, or -1.
 	codeIndex int
 }
@@ -130,6 +138,7 @@ func (m *lazyModule) read(id byte, content []byte) error {
 		n, err = r.u32()
 		m.memories += int(n)
 	case sectionExport:
+		m.hasExports = true
 		m.exports, err = checkTableNotExported(&r)
 	case sectionElement:
 		err = m.readElements(&r)
@@ -334,8 +343,7 @@ func (r *wasmReader) limits() error {
 
 // The functions withLazyTable adds, in this order after the module's own.
 const (
-	addedEnsure    = iota // ensure(i i32) i32
-	addedFill             // fill(i i32)
+	addedFill      = iota // fill(i i32)
 	addedTableFill        // exported: ts_table_fill(list, n i32)
 	addedTableUsed        // exported: ts_table_used(out, capacity i32) i32
 	addedFunctions
@@ -345,7 +353,7 @@ const (
 // table's filled entries, at most capacity of them, and returns how many;
 // ts_table_fill fills the n entries whose indices are at list: the host
 // learns what an execution uses with the one and fills it ahead with the
-// other (lazyTableHot).
+// other (Runtime.learnHot, image.tableHot).
 const (
 	exportTableFill = "ts_table_fill"
 	exportTableUsed = "ts_table_used"
@@ -353,11 +361,10 @@ const (
 
 // write returns the rewritten module.
 func (m *lazyModule) write() ([]byte, error) {
-	first := m.importedFuncs + m.funcs // ensure's index
+	first := m.importedFuncs + m.funcs // the first added function's index
 	bodies := [addedFunctions][]byte{
-		addedEnsure:    ensureBody(first + addedFill),
 		addedFill:      m.fillBody(),
-		addedTableFill: tableFillBody(first + addedEnsure),
+		addedTableFill: tableFillBody(first + addedFill),
 		addedTableUsed: m.tableUsedBody(),
 	}
 	code, err := m.rewriteCode(first+addedFill, bodies[:])
@@ -376,7 +383,6 @@ func (m *lazyModule) write() ([]byte, error) {
 			content = code
 		case s.id == sectionType:
 			content = recount(content, m.types+addedFunctions, []byte{
-				0x60, 1, valI32, 1, valI32, // ensure
 				0x60, 1, valI32, 0, // fill
 				0x60, 2, valI32, valI32, 0, // ts_table_fill
 				0x60, 2, valI32, valI32, 1, valI32, // ts_table_used
@@ -423,15 +429,9 @@ func recount(content []byte, n uint32, more []byte) []byte {
 func (m *lazyModule) declarativeElements() []byte {
 	out := []byte{1, 3, 0} // one segment: declarative, of function indices
 	out = binary.AppendUvarint(out, uint64(len(m.entries)))
-	for _, index := range m.sortedIndices() {
+	for _, index := range m.indices {
 		out = binary.AppendUvarint(out, uint64(m.entries[index]))
 	}
-	return out
-}
-
-func (m *lazyModule) sortedIndices() []uint32 {
-	out := slices.Collect(maps.Keys(m.entries))
-	slices.Sort(out)
 	return out
 }
 
@@ -465,19 +465,11 @@ const (
 	valI32       = 0x7f
 )
 
-// ensureBody is ensure(i): if table entry i is empty, fill(i); return i.
-func ensureBody(fill uint32) []byte {
-	b := []byte{0, opLocalGet, 0, opTableGet, 0, opRefIsNull, opIf, blockTypeNil, opLocalGet, 0, opCall}
-	b = binary.AppendUvarint(b, uint64(fill))
-	return append(b, opEnd, opLocalGet, 0, opEnd)
-}
-
 // fillBody is fill(i): a br_table over the segments' indices, each case
 // storing its function at i with ref.func and table.set. An index no
 // segment filled does nothing.
 func (m *lazyModule) fillBody() []byte {
-	indices := m.sortedIndices()
-	lo, hi := indices[0], indices[len(indices)-1]
+	lo, hi := m.indices[0], m.indices[len(m.indices)-1]
 	cases := hi - lo + 1
 	b := []byte{0} // no locals
 	for range cases + 1 {
@@ -503,13 +495,13 @@ func (m *lazyModule) fillBody() []byte {
 	return append(b, opEnd, opEnd) // the outermost block, the function
 }
 
-// tableFillBody is ts_table_fill(list, n): ensure(list[k]) for each k < n.
-func tableFillBody(ensure uint32) []byte {
+// tableFillBody is ts_table_fill(list, n): fill(list[k]) for each k < n.
+func tableFillBody(fill uint32) []byte {
 	b := []byte{0, opBlock, blockTypeNil, opLoop, blockTypeNil,
 		opLocalGet, 1, opI32Eqz, opBrIf, 1, // n == 0: done
 		opLocalGet, 0, opI32Load, 2, 0, opCall}
-	b = binary.AppendUvarint(b, uint64(ensure))
-	return append(b, opDrop,
+	b = binary.AppendUvarint(b, uint64(fill))
+	return append(b,
 		opLocalGet, 0, opI32Const, 4, opI32Add, opLocalSet, 0, // list += 4
 		opLocalGet, 1, opI32Const, 1, opI32Sub, opLocalSet, 1, // n--
 		opBr, 0, opEnd, opEnd, opEnd)
@@ -519,8 +511,7 @@ func tableFillBody(ensure uint32) []byte {
 // segments whose entry is filled, while fewer than capacity were written,
 // out[n] = i; it returns n.
 func (m *lazyModule) tableUsedBody() []byte {
-	indices := m.sortedIndices()
-	lo, hi := indices[0], indices[len(indices)-1]
+	lo, hi := m.indices[0], m.indices[len(m.indices)-1]
 	// Locals 2 (i) and 3 (n).
 	b := []byte{1, 2, valI32, opI32Const}
 	b = appendSLEB128(b, int32(lo))
@@ -617,9 +608,10 @@ func (m *lazyModule) rewriteBodies(bodies [][]byte, first, fill uint32) ([]byte,
 // rewriteBody appends src, the body of a function with params
 // parameters, to out with every call_indirect guarded: the index it is
 // about to call is kept in an added local, and fill(index) runs first if
-// that entry is empty. The guard is inline rather than a call to ensure:
-// the interpreter's loop calls through the table (interrupts, fast calls,
-// C functions) and a call more each time cost it up to a tenth.
+// that entry is empty. The guard is inline rather than a call to a guard
+// function: the interpreter's loop calls through the table (interrupts,
+// fast calls, C functions) and a call more each time cost it up to a
+// tenth.
 func rewriteBody(out, src []byte, params, fill uint32) ([]byte, error) {
 	r := wasmReader{b: src}
 	groups, err := r.u32()

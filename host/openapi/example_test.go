@@ -53,27 +53,12 @@ components:
   examples:
     First: { summary: the first, value: { id: 2, name: "two" } }
 `
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644)
-	api, err := Load(context.Background(), Source{Name: "ex", Spec: "spec.yaml", Dir: dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		fn       string
-		response int
-		want     string
-	}{
+	checkExamples(t, spec, []exampleCase{
 		{"inline", 0, `{"id":1,"tags":["a","b"]}`},
 		{"inline", 1, ``},
 		{"named", 0, `{"id":2,"name":"two"}`},
 		{"too_big", 0, ``},
-	} {
-		got := string(mustFunc(t, api, tt.fn).Responses[tt.response].Content[0].Example)
-		if got != tt.want {
-			t.Errorf("%s response %d: example %.80s, want %s", tt.fn, tt.response, got, tt.want)
-		}
-	}
+	})
 }
 
 // A Swagger 2.0 response's examples, keyed by media type, reach the
@@ -123,23 +108,35 @@ paths:
           schema: { type: string }
           examples: { application/json: "` + big + `" }
 `
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644)
-	api, err := Load(context.Background(), Source{Name: "ex", Spec: "spec.yaml", Dir: dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		fn       string
-		response int
-		want     string
-	}{
+	checkExamples(t, spec, []exampleCase{
 		{"inline", 0, `{"id":1,"tags":["a","b"]}`},
 		{"inline", 1, ``},
 		{"no_schema", 0, `{"id":2}`},
 		{"other_type", 0, ``},
 		{"too_big", 0, ``},
-	} {
+	})
+}
+
+// exampleCase is a response of a function and the example its first
+// media type should carry ("" for none, or no content at all).
+type exampleCase struct {
+	fn       string
+	response int
+	want     string
+}
+
+// checkExamples loads spec as the API "ex" and checks each case.
+func checkExamples(t *testing.T, spec string, cases []exampleCase) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api, err := Load(context.Background(), Source{Name: "ex", Spec: "spec.yaml", Dir: dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range cases {
 		r := mustFunc(t, api, tt.fn).Responses[tt.response]
 		if len(r.Content) == 0 {
 			if tt.want != "" {
