@@ -19,7 +19,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "toolscript")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/toolscript")
+	// The version is set, so that no output the tests compare depends on
+	// how or where the binary was built (in a git clone, Go would stamp
+	// the commit's pseudo-version into it).
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=dev", "-o", binary, "../cmd/toolscript")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building toolscript:", err)
