@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // version may be set at build time: -ldflags "-X main.version=v1.2.3".
@@ -30,6 +31,11 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Everything the command shows a person passes host/termtext's rule
+	// (escape sequences and other controls shown, never run); exact data
+	// (JSON, SARIF, the MCP protocol, the progress bar's own sequences) is
+	// written to the writer beneath, termtext.Raw.
+	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	app := &cli.App{
 		Name:      "toolscript",
 		Usage:     "run Luau scripts in a sandbox and get one structured result",
