@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // lintCommand returns `toolscript lint`: checks scripts before they are
@@ -103,7 +104,11 @@ func runLint(c *cli.Context) error {
 		return exitFor(err)
 	}
 
-	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
+	out := c.App.Writer
+	if format == lint.FormatJSON || format == lint.FormatSARIF {
+		out = termtext.Raw(out) // exact data
+	}
+	if err := lint.Write(out, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
 		return usagef("%v", err)
 	}
 	if format == lint.FormatText {

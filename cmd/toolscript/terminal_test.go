@@ -143,3 +143,52 @@ error("boom \27[2J\27[H gone")
 		t.Errorf("the screen shows (title %q)\n%s\nwant\n%s", title, screen, want)
 	}
 }
+
+// A pull request adds evil.luau, which deletes, and scripts whose names
+// say that evil.luau is harmless: one moves the cursor up over evil.luau's
+// line and clears it, one starts lines of its own.
+func TestLintEffectsShowsEveryScript(t *testing.T) {
+	config, _ := shopConfig(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"evil.luau": "sdk.shop.delete_pet({ petId = 1 })\n",
+		"zz\x1b[1A\r\x1b[2Kevil.luau: no unsafe sdk calls\x1b[1B\r\x1b[2Kzz.luau": "print(1)\n",
+		"zz\nevil.luau: no unsafe sdk calls\nzz.luau":                             "print(2)\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	stdout, stderr, status := toolscriptRun(t, "lint", "--config", config, "--effects", ".")
+	if status != 0 {
+		t.Fatalf("status %d: %s %s", status, stdout, stderr)
+	}
+	screen, _ := vtscreen.Render(stdout)
+	want := "evil.luau: can change the world through sdk.shop.delete_pet (DELETE /pets/{petId})\n" +
+		`zz\nevil.luau: no unsafe sdk calls\nzz.luau: no unsafe sdk calls` + "\n" +
+		`zz\x1b[1A\r\x1b[2Kevil.luau: no unsafe sdk calls\x1b[1B\r\x1b[2Kzz.luau: no unsafe sdk calls`
+	if screen != want {
+		t.Errorf("the screen shows\n%s\nwant\n%s", screen, want)
+	}
+}
+
+// A parse error quotes the script's bytes: an OSC 52 sequence (which sets
+// the clipboard) and a screen clear among them.
+func TestLintShowsParseErrorsEscaped(t *testing.T) {
+	dir := t.TempDir()
+	source := "local x = 1 \"\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "a.luau"), []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	stdout, stderr, status := toolscriptRun(t, "lint", ".")
+	if status != exitScriptError {
+		t.Fatalf("status %d: %s %s", status, stdout, stderr)
+	}
+	screen, _ := vtscreen.Render(stdout + stderr)
+	if !strings.Contains(screen, `got "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"`) || !strings.HasPrefix(screen, "a.luau:1:") {
+		t.Errorf("the screen shows\n%s", screen)
+	}
+}
