@@ -94,7 +94,7 @@ func runLint(c *cli.Context) error {
 
 	sources, err := lint.Collect(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))
 	if err != nil {
-		return usagef("lint: %s", strings.ReplaceAll(err.Error(), "\n", "\ntoolscript: lint: "))
+		return usagef("lint: %s", strings.Join(errorLines(err), "\ntoolscript: lint: "))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -118,6 +118,20 @@ func runLint(c *cli.Context) error {
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
+}
+
+// errorLines are the errors err joins (errors.Join), each escaped as one
+// line: a path in one cannot start a line of its own.
+func errorLines(err error) []string {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = termtext.Line(e.Error())
+	}
+	return lines
 }
 
 // summary is the last line of text output, on standard error.

@@ -192,3 +192,46 @@ func TestLintShowsParseErrorsEscaped(t *testing.T) {
 		t.Errorf("the screen shows\n%s", screen)
 	}
 }
+
+// A spec's names reach its warnings: one that holds a line break must not
+// start a line of its own on standard error, where CI reads workflow
+// commands (::warning ...::, ::stop-commands::). Its title and summaries
+// reach the listings.
+func TestSpecTextIsShownEscaped(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	spec := `{
+  "openapi": "3.0.3",
+  "info": {"title": "Shop \u001b]0;owned\u0007\u001b[2J", "version": "1"},
+  "servers": [{"url": "http://127.0.0.1:1"}],
+  "paths": {"/items": {"get": {
+    "operationId": "listItems",
+    "summary": "List \u001b[31mitems\u202e\tnow",
+    "parameters": [{"name": "a\n::warning file=README.md,line=1::injected", "in": "cookie2", "schema": {"type": "string"}}],
+    "responses": {"200": {"description": "ok"}}
+  }}}
+}`
+	path := filepath.Join(t.TempDir(), "spec.json")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, status := toolscriptRun(t, "sdk", "--api", "shop="+path, "list")
+	if status != 0 {
+		t.Fatalf("status %d: %s %s", status, stdout, stderr)
+	}
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "::") {
+			t.Errorf("standard error has a workflow command: %q", line)
+		}
+	}
+	if !strings.Contains(stderr, `parameter a\n::warning file=README.md,line=1::injected has an unknown location`) {
+		t.Errorf("the warning does not name the parameter: %q", stderr)
+	}
+	screen, title := vtscreen.Render(stdout)
+	if !strings.Contains(screen, `Shop \x1b]0;owned\x07\x1b[2J`) || title != "" {
+		t.Errorf("sdk list: the screen shows (title %q)\n%s", title, screen)
+	}
+	stdout, _, _ = toolscriptRun(t, "sdk", "--api", "shop="+path, "list", "shop")
+	if screen, _ := vtscreen.Render(stdout); !strings.Contains(screen, `list_items  List \x1b[31mitems\u202e now`) {
+		t.Errorf("sdk list shop: the screen shows\n%s", screen)
+	}
+}
