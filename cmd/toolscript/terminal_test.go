@@ -234,4 +234,8 @@ func TestSpecTextIsShownEscaped(t *testing.T) {
 	if screen, _ := vtscreen.Render(stdout); !strings.Contains(screen, `list_items  List \x1b[31mitems\u202e now`) {
 		t.Errorf("sdk list shop: the screen shows\n%s", screen)
 	}
+	stdout, _, _ = toolscriptRun(t, "sdk", "--api", "shop="+path, "docs", "list_items")
+	if screen, title := vtscreen.Render(stdout); !strings.Contains(screen, `List \x1b[31mitems\u202e`) || title != "" {
+		t.Errorf("sdk docs list_items: the screen shows (title %q)\n%s", title, screen)
+	}
 }
