@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,5 +238,21 @@ func TestSpecTextIsShownEscaped(t *testing.T) {
 	stdout, _, _ = toolscriptRun(t, "sdk", "--api", "shop="+path, "docs", "list_items")
 	if screen, title := vtscreen.Render(stdout); !strings.Contains(screen, `List \x1b[31mitems\u202e`) || title != "" {
 		t.Errorf("sdk docs list_items: the screen shows (title %q)\n%s", title, screen)
+	}
+}
+
+func TestErrorTextIsOneLinePerError(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{errors.New("plain"), "plain"},
+		{errors.New("spec a\n::warning::injected \x1b[2J"), `spec a\n::warning::injected \x1b[2J`},
+		{errors.Join(errors.New("api a: x\ny"), errors.New("api b: z")), "api a: x\\ny\ntoolscript: api b: z"},
+	}
+	for _, tt := range tests {
+		if got := errorText(tt.err); got != tt.want {
+			t.Errorf("errorText(%q) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }
