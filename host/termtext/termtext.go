@@ -173,14 +173,8 @@ func Unescape(s string) string {
 		case c == '\\':
 			b.WriteByte('\\')
 			i += 2
-		case c == 't':
-			b.WriteByte('\t')
-			i += 2
-		case c == 'n':
-			b.WriteByte('\n')
-			i += 2
-		case c == 'r':
-			b.WriteByte('\r')
+		case strings.IndexByte("tnr", c) >= 0:
+			b.WriteByte("\t\n\r"[strings.IndexByte("tnr", c)])
 			i += 2
 		case c == 'x' && hexAt(s, i+2, 2):
 			b.WriteByte(byte(hexValue(s[i+2 : i+4])))
