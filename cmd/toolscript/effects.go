@@ -1,13 +1,24 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/termtext"
 )
+
+// The listings below are for a person reviewing what a script did or
+// would do, and the script wrote much of their text (file names, contents,
+// URLs, bodies): every such field is escaped by host/termtext, one line
+// each, so that nothing it holds can move the cursor, clear what is shown,
+// or start a line of its own. One effect is one line; each line of a diff
+// is one line below it, with its prefix.
 
 // printEffects writes a dry run's effects for a person: one line each, in
 // order, a write's diff indented below it.
@@ -22,7 +33,7 @@ func printEffects(w io.Writer, res *result.Result) {
 		fmt.Fprintf(w, "%3d. %s\n", i+1, describeEffect(e))
 		if e.Diff != "" {
 			for line := range strings.SplitSeq(strings.TrimSuffix(e.Diff, "\n"), "\n") {
-				fmt.Fprintf(w, "       %s\n", line)
+				fmt.Fprintf(w, "       %s\n", termtext.Line(line))
 			}
 		}
 	}
@@ -62,25 +73,48 @@ func describeEffect(e effects.Effect) string {
 		if e.Bytes != nil {
 			size = *e.Bytes
 		}
-		return fmt.Sprintf("write  %s (%s, sha256 %s)", e.Path, result.Plural(int(size), "byte", "bytes"), e.SHA256)
+		return fmt.Sprintf("write  %s (%s, sha256 %s)", termtext.Line(e.Path), result.Plural(int(size), "byte", "bytes"), termtext.Line(e.SHA256))
 	case effects.OpRename:
-		return fmt.Sprintf("rename %s -> %s", e.Path, e.To)
+		return fmt.Sprintf("rename %s -> %s", termtext.Line(e.Path), termtext.Line(e.To))
 	case effects.OpCall:
-		line := "call   " + e.Function
+		line := "call   " + termtext.Line(e.Function)
 		if e.Method != "" {
-			line += ": " + e.Method + " " + e.URL
+			line += ": " + termtext.Line(e.Method) + " " + termtext.Line(e.URL)
 		}
 		switch {
 		case len(e.Body) > 0:
-			body := string(e.Body)
-			if len(body) > 200 {
-				body = strings.ToValidUTF8(body[:200], "") + "..."
-			}
-			line += " " + body
+			line += " " + showBody(e.Body)
 		case e.BodySHA256 != "":
-			line += fmt.Sprintf(" (body of %s, sha256 %s)", result.Plural(int(e.BodyBytes), "byte", "bytes"), e.BodySHA256)
+			line += fmt.Sprintf(" (body of %s, sha256 %s)", result.Plural(int(e.BodyBytes), "byte", "bytes"), termtext.Line(e.BodySHA256))
 		}
 		return line
 	}
-	return fmt.Sprintf("%-6s %s", e.Op, e.Path)
+	return fmt.Sprintf("%-6s %s", termtext.Line(string(e.Op)), termtext.Line(e.Path))
+}
+
+// maxBodyShown is how much of a call's body a listing shows, in bytes.
+const maxBodyShown = 200
+
+// showBody is a call's body on one line: JSON compacted (its line breaks
+// are whitespace), cut at maxBodyShown bytes, and escaped as JSON.
+func showBody(body []byte) string {
+	var compact bytes.Buffer
+	text := string(body)
+	if json.Compact(&compact, body) == nil {
+		text = compact.String()
+	}
+	cut := ""
+	if len(text) > maxBodyShown {
+		n := maxBodyShown
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text, cut = text[:n], "..."
+	}
+	// Compact JSON has no line break; a body that is not JSON is
+	// escaped as a line.
+	if strings.ContainsAny(text, "\n\t") {
+		return termtext.Line(text) + cut
+	}
+	return termtext.JSON(text) + cut
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // lintCommand returns `toolscript lint`: checks scripts before they are
@@ -93,7 +94,7 @@ func runLint(c *cli.Context) error {
 
 	sources, err := lint.Collect(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))
 	if err != nil {
-		return usagef("lint: %s", strings.ReplaceAll(err.Error(), "\n", "\ntoolscript: lint: "))
+		return usagef("lint: %s", strings.Join(errorLines(err), "\ntoolscript: lint: "))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -103,7 +104,11 @@ func runLint(c *cli.Context) error {
 		return exitFor(err)
 	}
 
-	if err := lint.Write(c.App.Writer, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
+	out := c.App.Writer
+	if format == lint.FormatJSON || format == lint.FormatSARIF {
+		out = termtext.Raw(out) // exact data
+	}
+	if err := lint.Write(out, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
 		return usagef("%v", err)
 	}
 	if format == lint.FormatText {
@@ -113,6 +118,20 @@ func runLint(c *cli.Context) error {
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
+}
+
+// errorLines are the errors err joins (errors.Join), each escaped as one
+// line: a path in one cannot start a line of its own.
+func errorLines(err error) []string {
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	lines := make([]string, len(errs))
+	for i, e := range errs {
+		lines[i] = termtext.Line(e.Error())
+	}
+	return lines
 }
 
 // summary is the last line of text output, on standard error.

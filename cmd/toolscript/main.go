@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // version may be set at build time: -ldflags "-X main.version=v1.2.3".
@@ -30,6 +32,11 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Everything the command shows a person passes host/termtext's rule
+	// (escape sequences and other controls shown, never run); exact data
+	// (JSON, SARIF, the MCP protocol, the progress bar's own sequences) is
+	// written to the writer beneath, termtext.Raw.
+	stdout, stderr = termtext.NewWriter(stdout), termtext.NewWriter(stderr)
 	app := &cli.App{
 		Name:      "toolscript",
 		Usage:     "run Luau scripts in a sandbox and get one structured result",
@@ -67,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return coded.ExitCode()
 	}
-	fmt.Fprintf(stderr, "toolscript: %v\n", err)
+	fmt.Fprintln(stderr, "toolscript: "+errorText(err))
 	return exitUsage
 }
 
@@ -76,8 +83,22 @@ func usageError(_ *cli.Context, err error, _ bool) error {
 	return cli.Exit("toolscript: "+err.Error(), exitUsage)
 }
 
+// usagef is a usage error; an error among args is shown one line per
+// error it joins (errorText).
 func usagef(format string, args ...any) error {
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = errorText(err)
+		}
+	}
 	return cli.Exit(fmt.Sprintf("toolscript: "+format, args...), exitUsage)
+}
+
+// errorText shows err for a person: each error it joins (errors.Join) on
+// a line of its own, escaped as one line (host/termtext), so that a path
+// or a spec's text in it cannot start a line of its own.
+func errorText(err error) string {
+	return strings.Join(errorLines(err), "\ntoolscript: ")
 }
 
 // exitFor maps an error of host/app to the exit it means: a usage error
@@ -90,7 +111,7 @@ func exitFor(err error) error {
 	if app.IsUsage(err) {
 		return usagef("%v", err)
 	}
-	return cli.Exit(fmt.Sprintf("toolscript: %v", err), exitScriptError)
+	return cli.Exit("toolscript: "+errorText(err), exitScriptError)
 }
 
 // count writes n and a noun, plural unless n is 1: "1 script", "4 scripts".

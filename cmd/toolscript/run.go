@@ -18,6 +18,7 @@ import (
 	"github.com/toolscript/toolscript/host/progressbar"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sandboxio"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // sharedFlags are the flags run and serve take alike.
@@ -57,9 +58,11 @@ func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Setti
 	if err != nil {
 		return s, usagef("%v", err)
 	}
-	warn := func(w string) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", w) }
+	// A warning is one line: a name in it cannot start a line of its own
+	// (such as a CI system's workflow command).
+	warn := func(w string) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(w)) }
 	if mode == config.Hosted { // standard error is JSON lines only
-		logger := slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil))
+		logger := slog.New(slog.NewJSONHandler(termtext.Raw(c.App.ErrWriter), nil))
 		warn = func(w string) { logger.Warn(w) }
 	}
 	for _, w := range s.Warnings {
@@ -140,14 +143,14 @@ func runScript(c *cli.Context) error {
 	out := c.App.Writer
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
 		DryRun: c.Bool("dry-run"), Plan: plan, Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
-		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %v\n", err) }}
+		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(err.Error())) }}
 	closeBar := func() {}
 	if !asJSON {
-		cfg.OnLog = func(line string) { fmt.Fprintln(out, line) }
-		if bar := progressBar(c.App.ErrWriter); bar != nil {
+		cfg.OnLog = func(line string) { fmt.Fprintln(out, termtext.Text(line)) }
+		if bar := progressBar(termtext.Raw(c.App.ErrWriter)); bar != nil {
 			// A print clears the bar first: both may share one terminal.
 			cfg.OnProgress = bar.Update
-			cfg.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, line) }) }
+			cfg.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, termtext.Text(line)) }) }
 			closeBar = bar.Close
 		}
 	}
@@ -158,10 +161,10 @@ func runScript(c *cli.Context) error {
 	}
 
 	if asJSON {
-		fmt.Fprintf(out, "%s\n", res.JSON())
+		fmt.Fprintf(termtext.Raw(out), "%s\n", res.JSON())
 	} else {
 		if res.Error == nil && string(res.Value) != "null" {
-			fmt.Fprintf(out, "%s\n", res.Value)
+			fmt.Fprintf(out, "%s\n", termtext.JSON(string(res.Value)))
 		}
 		if cfg.DryRun {
 			printEffects(c.App.ErrWriter, res)
@@ -189,13 +192,14 @@ func countTrue(bs ...bool) int {
 	return n
 }
 
-// describe renders an execution error for a person: runtime errors as
+// describe renders an execution error for a person, on one line (the
+// message escaped: a script or an upstream wrote it): runtime errors as
 // "error: script:3: boom", other kinds named ("timeout error: ...").
 func describe(e *result.Error) string {
 	if e.Kind == result.Runtime {
-		return "error: " + e.Message
+		return "error: " + termtext.Line(e.Message)
 	}
-	return fmt.Sprintf("%s error: %s", e.Kind, e.Message)
+	return fmt.Sprintf("%s error: %s", e.Kind, termtext.Line(e.Message))
 }
 
 // progressBar returns a bar drawing the script's progress() calls on w when

@@ -16,6 +16,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdkdocs"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // sdkFlags are the flags that configure the sdk, shared by run, serve,
@@ -149,7 +150,7 @@ func sdkList(c *cli.Context) error {
 		tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "API\tFUNCTIONS\tTITLE")
 		for _, a := range apis {
-			fmt.Fprintf(tw, "%s\t%d\t%s\n", a.Name, a.Functions, a.Title)
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", termtext.Line(a.Name), a.Functions, termtext.Line(a.Title))
 		}
 		tw.Flush()
 		fmt.Fprintln(out, "\n`toolscript sdk list API` lists an API's functions; `toolscript sdk docs NAME` shows one.")
@@ -165,9 +166,9 @@ func sdkList(c *cli.Context) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
 	for _, f := range fns {
 		if f.Summary == "" {
-			fmt.Fprintf(tw, "%s\n", f.Name)
+			fmt.Fprintf(tw, "%s\n", termtext.Line(f.Name))
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Summary)
+			fmt.Fprintf(tw, "%s\t%s\n", termtext.Line(f.Name), termtext.Line(f.Summary))
 		}
 	}
 	return tw.Flush()
@@ -228,7 +229,7 @@ func sdkSearch(c *cli.Context) error {
 	}
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 8, 2, ' ', 0)
 	for _, h := range hits {
-		fmt.Fprintf(tw, "%s\t%s\n", h.Name, h.Summary)
+		fmt.Fprintf(tw, "%s\t%s\n", termtext.Line(h.Name), termtext.Line(h.Summary))
 	}
 	return tw.Flush()
 }
@@ -253,7 +254,7 @@ func sdkTypes(c *cli.Context) error {
 }
 
 func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(c.App.Writer)
+	enc := json.NewEncoder(termtext.Raw(c.App.Writer)) // exact data
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

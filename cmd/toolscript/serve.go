@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 func serveCommand() *cli.Command {
@@ -106,16 +107,23 @@ func serve(c *cli.Context) error {
 			stop()
 		}()
 	}
+	// Standard output carries the protocol: exact data. Standard error is
+	// for a person in the stdio mode, JSON lines in the hosted mode.
+	stderr, sdkOpts := c.App.ErrWriter, sdkOptions(c)
+	if limits.Mode() == config.Hosted {
+		stderr = termtext.Raw(stderr)
+		sdkOpts.Stderr = stderr
+	}
 	err = app.Serve(ctx, app.ServeConfig{
 		File: file, Server: limits, Settings: s, Hosted: hostedFlags,
-		SDK:     sdkOptions(c),
+		SDK:     sdkOpts,
 		Version: toolscriptVersion(),
-		Stdin:   c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter,
+		Stdin:   c.App.Reader, Stdout: termtext.Raw(c.App.Writer), Stderr: stderr,
 	})
 	if err != nil && limits.Mode() == config.Hosted {
 		// Standard error is JSON lines only, the error that ends serve
 		// included.
-		slog.New(slog.NewJSONHandler(c.App.ErrWriter, nil)).Error(err.Error())
+		slog.New(slog.NewJSONHandler(stderr, nil)).Error(err.Error())
 		if app.IsUsage(err) {
 			return cli.Exit("", exitUsage)
 		}

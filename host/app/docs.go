@@ -8,12 +8,14 @@ import (
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/sdkdocs"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // ErrNoAPIs is the UsageError of Docs when nothing names an API.
 var ErrNoAPIs = errors.New("no APIs: add [apis.NAME] or [mcp_servers.NAME] to the config file, or pass --api NAME=SPEC or --mcp NAME=COMMAND")
 
-// Docs opens the sdk, writes its specs' warnings to warnings, and returns
+// Docs opens the sdk, writes its specs' warnings to warnings (one line
+// each, escaped by host/termtext: a spec's names are in them), and returns
 // its docs; the upstream servers are stopped again, since the catalog is
 // all the docs need. No API at all is a UsageError (ErrNoAPIs).
 func Docs(ctx context.Context, file *config.File, opts SDKOptions, warnings io.Writer) (*sdkdocs.Docs, error) {
@@ -27,7 +29,7 @@ func Docs(ctx context.Context, file *config.File, opts SDKOptions, warnings io.W
 	defer client.Close()
 	for _, api := range client.Catalog().APIs {
 		for _, w := range api.Warnings {
-			fmt.Fprintf(warnings, "toolscript: warning: api %s: %s\n", api.Name, w)
+			fmt.Fprintf(warnings, "toolscript: warning: api %s: %s\n", termtext.Line(api.Name), termtext.Line(w))
 		}
 	}
 	return sdkdocs.New(client.Catalog()), nil

@@ -22,6 +22,7 @@ import (
 	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdkdocs"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // PoolSize is how many ready instances the server keeps.
@@ -103,7 +104,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	a.watch(ctx, srv, func(format string, args ...any) {
-		fmt.Fprintf(cfg.Stderr, "toolscript serve: "+format+"\n", args...)
+		fmt.Fprintf(cfg.Stderr, "toolscript serve: %s\n", termtext.Line(fmt.Sprintf(format, args...)))
 	})
 	fmt.Fprintf(cfg.Stderr, "toolscript serve: ready (io directory: %s; %s at once)\n",
 		ioDir(cfg.Settings.IO), count(cfg.Server.MaxConcurrent, "script"))
@@ -179,7 +180,8 @@ func (a *assembly) open(ctx context.Context) error {
 				if a.logger != nil {
 					a.logger.Warn(w, "api", api.Name)
 				} else {
-					fmt.Fprintf(a.cfg.Stderr, "toolscript serve: api %s: %s\n", api.Name, w)
+					// One line: a spec's names are in it.
+					fmt.Fprintf(a.cfg.Stderr, "toolscript serve: api %s: %s\n", termtext.Line(api.Name), termtext.Line(w))
 				}
 			}
 		}
@@ -262,7 +264,7 @@ func (a *assembly) recordingFailed(path string) func(error) {
 			a.logger.Warn("the recording of an execution is not whole", "trace", path, "error", err.Error())
 			return
 		}
-		fmt.Fprintf(a.cfg.Stderr, "toolscript serve: the recording %s is not whole: %v\n", path, err)
+		fmt.Fprintf(a.cfg.Stderr, "toolscript serve: the recording %s is not whole: %s\n", path, termtext.Line(err.Error()))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // Function is what lint --effects knows of an sdk function
@@ -107,7 +108,8 @@ func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Fun
 	return out
 }
 
-// writeEffectsText writes one block per script:
+// writeEffectsText writes one block per script, each field escaped as one
+// line by host/termtext (a script's name and what it names are its own):
 //
 //	a.luau: can change the world through sdk.gh.issues_create (POST /repos/{owner}/{repo}/issues), ...
 //	a.luau: writes files: io.open(..., "w") (3:12), os.remove (9:1)
@@ -115,27 +117,28 @@ func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Fun
 //	b.luau: no unsafe sdk calls
 func writeEffectsText(w *bufio.Writer, effects []Effects) {
 	for _, e := range effects {
+		file := termtext.Line(e.File)
 		if !e.Checked {
-			fmt.Fprintf(w, "%s: not checked: the script does not parse\n", e.File)
+			fmt.Fprintf(w, "%s: not checked: the script does not parse\n", file)
 			continue
 		}
 		if len(e.Unsafe) == 0 {
-			fmt.Fprintf(w, "%s: no unsafe sdk calls\n", e.File)
+			fmt.Fprintf(w, "%s: no unsafe sdk calls\n", file)
 		} else {
 			list := make([]string, len(e.Unsafe))
 			for i, r := range e.Unsafe {
-				list[i] = r.What
+				list[i] = termtext.Line(r.What)
 				if r.Does != "" {
-					list[i] += " (" + r.Does + ")"
+					list[i] += " (" + termtext.Line(r.Does) + ")"
 				}
 			}
-			fmt.Fprintf(w, "%s: can change the world through %s\n", e.File, strings.Join(list, ", "))
+			fmt.Fprintf(w, "%s: can change the world through %s\n", file, strings.Join(list, ", "))
 		}
 		if len(e.IO) > 0 {
-			fmt.Fprintf(w, "%s: writes files: %s\n", e.File, placed(e.IO))
+			fmt.Fprintf(w, "%s: writes files: %s\n", file, placed(e.IO))
 		}
 		if len(e.Unnamed) > 0 {
-			fmt.Fprintf(w, "%s: calls it cannot name: %s\n", e.File, placed(e.Unnamed))
+			fmt.Fprintf(w, "%s: calls it cannot name: %s\n", file, placed(e.Unnamed))
 		}
 	}
 }
@@ -144,7 +147,7 @@ func writeEffectsText(w *bufio.Writer, effects []Effects) {
 func placed(reaches []Reach) string {
 	list := make([]string, len(reaches))
 	for i, r := range reaches {
-		list[i] = fmt.Sprintf("%s (%d:%d)", r.What, r.Line, r.Column)
+		list[i] = fmt.Sprintf("%s (%d:%d)", termtext.Line(r.What), r.Line, r.Column)
 	}
 	return strings.Join(list, ", ")
 }

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // Format is an output format of a lint report.
@@ -76,10 +78,13 @@ func Write(w io.Writer, f Format, report *Report, tool Tool) error {
 }
 
 // writeText writes the diagnostics, then, with --effects, each script's
-// effects (writeEffectsText).
+// effects (writeEffectsText). Text is for a person's terminal, and the
+// scripts (their names, the source a message quotes) wrote much of it:
+// each field is escaped as one line by host/termtext, so that one
+// diagnostic is one line and nothing in it acts on the terminal.
 func writeText(w *bufio.Writer, report *Report) error {
 	for _, d := range report.Diagnostics {
-		fmt.Fprintf(w, "%s:%d:%d: %s: %s [%s]\n", d.File, d.Line, d.Column, d.Severity, oneLine(d.Message), d.Rule)
+		fmt.Fprintf(w, "%s:%d:%d: %s: %s [%s]\n", termtext.Line(d.File), d.Line, d.Column, termtext.Line(string(d.Severity)), termtext.Line(d.Message), termtext.Line(d.Rule))
 	}
 	if report.Effects != nil {
 		writeEffectsText(w, report.Effects)
@@ -103,11 +108,6 @@ func writeJSON(w *bufio.Writer, report *Report) error {
 		}{diags, report.Effects})
 	}
 	return enc.Encode(diags)
-}
-
-// oneLine keeps a message on one line of text output.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // writeGitHub writes workflow commands

@@ -25,7 +25,7 @@ func TestWriteFormats(t *testing.T) {
 	}{
 		{lint.FormatText, "" +
 			"scripts/a b.luau:3:5: error: unknown global 'pirnt': it does not exist in the toolscript sandbox; did you mean 'print'? [unknown_global]\n" +
-			"jobs,x:1.lua:1:7: warning: 100% unused second line [unused_local]\n"},
+			"jobs,x:1.lua:1:7: warning: 100% unused\\nsecond line [unused_local]\n"},
 		{lint.FormatGitHub, "" +
 			"::error file=scripts/a b.luau,line=3,col=5,title=unknown_global::unknown global 'pirnt': it does not exist in the toolscript sandbox; did you mean 'print'?\n" +
 			"::warning file=jobs%2Cx%3A1.lua,line=1,col=7,title=unused_local::100%25 unused%0Asecond line\n"},

@@ -17,10 +17,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/width"
+
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // DefaultInterval is the least time between two redraws: ten a second.
@@ -42,7 +43,8 @@ type State struct {
 }
 
 // Render returns the line for s at now, at most cols columns wide (one
-// less, so that the cursor never wraps). It contains no control characters.
+// less, so that the cursor never wraps). It contains no control characters:
+// the message is escaped (host/termtext).
 func Render(s State, now time.Time, cols int) string {
 	hasTotal := !math.IsNaN(s.Total) && !math.IsInf(s.Total, 0) && s.Total > 0
 	var parts []string
@@ -118,26 +120,26 @@ func eta(seconds float64) string {
 	return fmt.Sprintf("%ds", s)
 }
 
-// clean makes a script's message safe to draw: valid UTF-8, control
-// characters (escape sequences among them) shown as spaces, bounded.
+// clean makes a script's message safe to draw on one line: escaped as
+// host/termtext escapes a line (escape sequences shown, never run),
+// bounded.
 func clean(msg string) string {
-	if len(msg) > maxMessageRunes*utf8.UTFMax {
-		msg = msg[:maxMessageRunes*utf8.UTFMax] // a huge message costs nothing more
+	if limit := maxMessageRunes * utf8.UTFMax; len(msg) > limit {
+		for limit > 0 && !utf8.RuneStart(msg[limit]) {
+			limit--
+		}
+		msg = msg[:limit] // a huge message costs nothing more
 	}
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
-	var b strings.Builder
+	msg = termtext.Line(msg)
 	n := 0
-	for _, r := range msg {
+	for i := range msg {
 		if n == maxMessageRunes {
+			msg = msg[:i]
 			break
 		}
-		if unicode.IsControl(r) {
-			r = ' '
-		}
-		b.WriteRune(r)
 		n++
 	}
-	return strings.TrimSpace(b.String())
+	return strings.TrimSpace(msg)
 }
 
 // runeWidth is the number of terminal columns s takes: wide East Asian

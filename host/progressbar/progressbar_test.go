@@ -6,7 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode"
+
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 func TestRender(t *testing.T) {
@@ -45,8 +46,9 @@ func TestRender(t *testing.T) {
 		{"too narrow for a bar", State{Done: 50, Total: 100, Message: "long message here", Start: start}, at(0), 20,
 			"50/100  50%  long m"},
 		{"control characters", State{Done: 1, Total: nan, Message: "a\x1b[2Jb\r\nc\x07", Start: start}, at(0), 40,
-			"1  a [2Jb  c"},
-		{"invalid UTF-8", State{Done: 1, Total: nan, Message: "a\xffb", Start: start}, at(0), 40, "1  a\uFFFDb"},
+			`1  a\x1b[2Jb\r\nc\x07`},
+		{"bidi override", State{Done: 1, Total: nan, Message: "a\u202eb", Start: start}, at(0), 40, `1  a\u202eb`},
+		{"invalid UTF-8", State{Done: 1, Total: nan, Message: "a\xffb", Start: start}, at(0), 40, `1  a\xffb`},
 		{"wide characters fit", State{Done: 1, Total: nan, Message: "日本語のテキスト", Start: start}, at(0), 12, "1  日本語の"},
 	}
 	for _, c := range cases {
@@ -58,7 +60,7 @@ func TestRender(t *testing.T) {
 			t.Errorf("%s: %q is wider than %d columns", c.name, got, c.cols-1)
 		}
 		for _, r := range got {
-			if unicode.IsControl(r) {
+			if termtext.Escapes(r) {
 				t.Errorf("%s: %q holds a control character", c.name, got)
 			}
 		}
@@ -149,7 +151,7 @@ func FuzzRender(f *testing.F) {
 			t.Errorf("%q is wider than %d columns", got, cols-1)
 		}
 		for _, r := range got {
-			if unicode.IsControl(r) {
+			if termtext.Escapes(r) {
 				t.Errorf("%q holds a control character", got)
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/toolscript/toolscript/host/termtext"
 )
 
 // Where a server's standard error goes ([mcp_servers.NAME] stderr): the
@@ -67,7 +69,9 @@ type sink interface {
 	note(text string)
 }
 
-// textSink writes lines to a shared stream, prefixed with "[name] ".
+// textSink writes lines to a shared stream, prefixed with "[name] ", for a
+// person's terminal: each line escaped as one line by host/termtext, so
+// that the server's text cannot act on the terminal or hide whose it is.
 type textSink struct {
 	prefix string
 	out    io.Writer
@@ -76,8 +80,9 @@ type textSink struct {
 // line writes one line; a failing stream loses the server's stderr, never
 // the server.
 func (t textSink) line(text []byte) {
-	out := make([]byte, 0, len(t.prefix)+len(text)+1)
-	out = append(append(append(out, t.prefix...), text...), '\n')
+	shown := termtext.Line(string(text))
+	out := make([]byte, 0, len(t.prefix)+len(shown)+1)
+	out = append(append(append(out, t.prefix...), shown...), '\n')
 	_, _ = t.out.Write(out)
 }
 

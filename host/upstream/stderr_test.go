@@ -145,3 +145,16 @@ func TestStderrSinks(t *testing.T) {
 		t.Errorf("toolscript's stderr has %q", text.String())
 	}
 }
+
+func TestStderrLinesEscaped(t *testing.T) {
+	// A server's standard error passed on as text reaches a person's
+	// terminal: its escape sequences are shown, never run, and a carriage
+	// return cannot overwrite the "[name] " that says whose line it is.
+	argv := append([]string{"sh", "-c", `printf 'title \033]0;owned\007\rcr\n' >&2; exec "$0" "$@"`}, testupstreams.Python(t)...)
+	var text syncbuf.Buffer
+	start(t, Options{Stderr: &text}, stdio("evil", argv))
+	waitUntil(t, "the server's line", func() bool { return strings.Contains(text.String(), "pyserver: ready") })
+	if got, want := text.String(), `[evil] title \x1b]0;owned\x07\rcr`+"\n"; !strings.HasPrefix(got, want) {
+		t.Errorf("standard error has %q, want it to start with %q", got, want)
+	}
+}

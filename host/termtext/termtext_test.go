@@ -1,0 +1,131 @@
+package termtext
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestLineAndText(t *testing.T) {
+	tests := []struct {
+		name, in, line, text string
+	}{
+		{"plain text is unchanged", "notes.txt", "notes.txt", "notes.txt"},
+		{"non-ASCII letters stay", "grüße 日本 😀", "grüße 日本 😀", "grüße 日本 😀"},
+		{"CSI", "a\x1b[2K\rb.txt", `a\x1b[2K\rb.txt`, `a\x1b[2K\rb.txt`},
+		{"OSC 52", "\x1b]52;c;aGk=\x07", `\x1b]52;c;aGk=\x07`, `\x1b]52;c;aGk=\x07`},
+		{"tab and newline", "a\tb\nc", `a\tb\nc`, "a\tb\nc"},
+		{"DEL and NUL", "a\x7fb\x00", `a\x7fb\x00`, `a\x7fb\x00`},
+		{"C1 CSI", "a\u009b2Jb", `a\u009b2Jb`, `a\u009b2Jb`},
+		{"bidi override", "abc\u202etxt.exe", `abc\u202etxt.exe`, `abc\u202etxt.exe`},
+		{"bidi isolate", "\u2066x\u2069", `\u2066x\u2069`, `\u2066x\u2069`},
+		{"line separator", "a\u2028b", `a\u2028b`, `a\u2028b`},
+		{"invalid UTF-8", "a\xffb\xe2\x82", `a\xffb\xe2\x82`, `a\xffb\xe2\x82`},
+		{"lone backslash stays", `C:\dir\file`, `C:\dir\file`, `C:\dir\file`},
+		{"backslash before an escape letter is doubled", `\x1b and \n`, `\\x1b and \\n`, `\\x1b and \\n`},
+		{"backslash before an escaped character is doubled", "\\\x1b", `\\\x1b`, `\\\x1b`},
+		{"backslash before a kept newline", "a\\\nb", `a\\\nb`, "a\\\nb"},
+		{"trailing backslash", `a\`, `a\`, `a\`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Line(tt.in); got != tt.line {
+				t.Errorf("Line(%q) = %q, want %q", tt.in, got, tt.line)
+			}
+			if got := Text(tt.in); got != tt.text {
+				t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.text)
+			}
+			if got := Unescape(Line(tt.in)); got != tt.in {
+				t.Errorf("Unescape(Line(%q)) = %q", tt.in, got)
+			}
+		})
+	}
+}
+
+func TestJSONKeepsTheValue(t *testing.T) {
+	tests := []string{
+		"plain",
+		"\x1b[2J\u009b\u202e\u2066\x7f",
+		`back\slash "quoted" \x1b`,
+		"line\nbreak\ttab",
+	}
+	for _, s := range tests {
+		data, err := json.Marshal(map[string]string{"s": s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := JSON(string(data))
+		if !json.Valid([]byte(shown)) {
+			t.Fatalf("JSON(%s) = %s: not JSON", data, shown)
+		}
+		var back map[string]string
+		if err := json.Unmarshal([]byte(shown), &back); err != nil || back["s"] != s {
+			t.Errorf("JSON(%s) = %s means %q, want %q (%v)", data, shown, back["s"], s, err)
+		}
+		assertNoControls(t, shown, true)
+	}
+}
+
+func TestWriterPassesEscapedTextUnchanged(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	in := "name: " + Line("a\x1b[2K\\x\nb") + "\nraw: \x1b]0;title\x07 \\x41\n"
+	if _, err := w.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	want := `name: a\x1b[2K\\x\nb` + "\n" + `raw: \x1b]0;title\x07 \x41` + "\n"
+	if out.String() != want {
+		t.Errorf("wrote %q, want %q", out.String(), want)
+	}
+	if Raw(w) != &out {
+		t.Error("Raw(w) is not the writer beneath")
+	}
+	if Raw(&out) != &out {
+		t.Error("Raw of a plain writer is not itself")
+	}
+}
+
+// assertNoControls fails if s holds a character the rule escapes, tab and
+// newline aside when lines are allowed.
+func assertNoControls(t *testing.T, s string, lines bool) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Fatalf("%q is not UTF-8", s)
+	}
+	for _, r := range s {
+		if Escapes(r) && !(lines && (r == '\t' || r == '\n')) {
+			t.Fatalf("%q holds %U", s, r)
+		}
+	}
+}
+
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "a\x1b[6A\r\x1b[J", `\x1b`, "\\\x1b", "\u202e\u009b\x7f", "a\\", "\xff\xfe", "x\n\t\\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		line, text := Line(s), Text(s)
+		assertNoControls(t, line, false)
+		assertNoControls(t, text, true)
+		// Distinct texts stay distinct: each escaping is undone exactly.
+		if got := Unescape(line); got != s {
+			t.Fatalf("Unescape(Line(%q)) = %q", s, got)
+		}
+		if got := Unescape(text); got != s {
+			t.Fatalf("Unescape(Text(%q)) = %q", s, got)
+		}
+		// Text escaped once passes the Writer unchanged.
+		var out bytes.Buffer
+		if _, err := NewWriter(&out).Write([]byte(text)); err != nil || out.String() != text {
+			t.Fatalf("Writer changed %q to %q (%v)", text, out.String(), err)
+		}
+		var raw bytes.Buffer
+		NewWriter(&raw).Write([]byte(s))
+		assertNoControls(t, raw.String(), true)
+		if strings.Count(line, "\n") != 0 {
+			t.Fatalf("Line(%q) has a newline", s)
+		}
+	})
+}
