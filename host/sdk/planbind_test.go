@@ -231,3 +231,38 @@ func equalHeaders(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A multipart body is the same bytes for the same arguments (its boundary
+// comes from its content), so a plan and a replay hold it; other
+// arguments are another body.
+func TestPlanBindsAMultipartBody(t *testing.T) {
+	a := newTestAPI(t)
+	c := newClient(t, a, Config{}, APIConfig{Auth: &Credential{Token: "sekrit-token"}})
+	const args = `[{"file":"hello","caption":"reviewed"}]`
+	dry := effects.New(effects.DryRun)
+	call(t, c.Session(nil).WithEffects(dry), "upload", args)
+	log, _ := dry.Effects()
+	text, _ := json.Marshal(log)
+	plan, err := effects.ParsePlan(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args string
+		want string
+	}{
+		{args, ""},
+		{`[{"file":"hello","caption":"other"}]`, "another"},
+	} {
+		before := a.requests.Load()
+		run := effects.NewPlan(plan)
+		r := call(t, c.Session(nil).WithEffects(run), "upload", tt.args)
+		sent := a.requests.Load() - before
+		switch {
+		case tt.want == "" && (r.Fail != sdkcall.OK || run.Err() != nil || sent != 1):
+			t.Errorf("the reviewed upload: %+v, %v, %d sent", r, run.Err(), sent)
+		case tt.want != "" && (run.Err() == nil || !strings.Contains(r.Message, tt.want) || sent != 0):
+			t.Errorf("another upload: %+v, %v, %d sent", r, run.Err(), sent)
+		}
+	}
+}
