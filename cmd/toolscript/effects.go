@@ -70,6 +70,9 @@ func describeEffect(e effects.Effect) string {
 		if e.Method != "" {
 			line += ": " + e.Method + " " + e.URL
 		}
+		if len(e.Headers) > 0 {
+			line += " headers " + effects.FormatHeaders(e.Headers)
+		}
 		switch {
 		case len(e.Body) > 0:
 			body := string(e.Body)

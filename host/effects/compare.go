@@ -165,19 +165,25 @@ func differsBody(want, got Effect) string {
 	return ""
 }
 
-// describeHeaders is headers for a message, in name order, values cut:
-// `, headers {A: "x", B: "y"}`, "" for none.
+// describeHeaders is headers for a message: `, headers {...}`
+// (FormatHeaders), "" for none.
 func describeHeaders(headers map[string]string) string {
 	if len(headers) == 0 {
 		return ""
 	}
+	return ", headers " + FormatHeaders(headers)
+}
+
+// FormatHeaders is a call's headers on one line for a person, in name
+// order, each value quoted and cut at 100 bytes: {A: "x", B: "y"}.
+func FormatHeaders(headers map[string]string) string {
 	names := make([]string, 0, len(headers))
 	for k := range headers {
 		names = append(names, k)
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	b.WriteString(", headers {")
+	b.WriteString("{")
 	for i, k := range names {
 		if i > 0 {
 			b.WriteString(", ")
