@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ import (
 	"github.com/toolscript/toolscript/host/effects/trace"
 	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
 // accountsAPI is a real API (testdata/accounts.yaml) whose one operation,
@@ -264,5 +267,56 @@ func TestPlanBindsAMultipartBody(t *testing.T) {
 		case tt.want != "" && (run.Err() == nil || !strings.Contains(r.Message, tt.want) || sent != 0):
 			t.Errorf("another upload: %+v, %v, %d sent", r, run.Err(), sent)
 		}
+	}
+}
+
+// An MCP tool's call is bound by the value of its arguments, the value
+// the tool gets: a plan holds the reviewed arguments in any key order,
+// and refuses others before the real server (server-memory) sees them.
+func TestPlanBindsAToolsArguments(t *testing.T) {
+	file := t.TempDir() + "/memory.jsonl"
+	argv, env := testupstreams.Memory(t, file)
+	c, err := Open(context.Background(), Config{Upstreams: []upstream.Config{{Name: "mem", Command: argv[0], Args: argv[1:], Env: env}}, Stderr: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const reviewed = `[{"entities":[{"name":"alice","entityType":"person","observations":["reviewed"]}]}]`
+	dry := effects.New(effects.DryRun)
+	if r := call(t, c.Session(nil).WithEffects(dry), "create_entities", reviewed); r.Fail != sdkcall.OK || !r.DryRun {
+		t.Fatalf("the dry run: %+v", r)
+	}
+	// A duplicate key is shown as the tool gets it: the last one.
+	call(t, c.Session(nil).WithEffects(dry), "create_entities", `[{"entities":[{"name":"alice","entityType":"person","name":"mallory"}]}]`)
+	log, _ := dry.Effects()
+	if len(log) != 2 || string(log[1].Body) != `{"entities":[{"entityType":"person","name":"mallory"}]}` {
+		t.Fatalf("effects %+v", log)
+	}
+	text, _ := json.Marshal(log[:1])
+	plan, err := effects.ParsePlan(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, args, want string
+	}{
+		{"another name", `[{"entities":[{"name":"mallory","entityType":"person","observations":["reviewed"]}]}]`, "another body"},
+		{"a duplicate key", `[{"entities":[{"name":"alice","entityType":"person","observations":["reviewed"],"name":"mallory"}]}]`, "another body"},
+		{"the reviewed arguments, keys in another order", `[{"entities":[{"observations":["reviewed"],"entityType":"person","name":"alice"}]}]`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := effects.NewPlan(plan)
+			r := call(t, c.Session(nil).WithEffects(run), "create_entities", tt.args)
+			graph, _ := os.ReadFile(file)
+			if tt.want == "" {
+				if r.Fail != sdkcall.OK || run.Err() != nil || !strings.Contains(string(graph), `"alice"`) {
+					t.Errorf("the reviewed call: %+v, %v; graph %s", r, run.Err(), graph)
+				}
+				return
+			}
+			if run.Err() == nil || !strings.Contains(r.Message, tt.want) || strings.Contains(string(graph), "mallory") {
+				t.Errorf("%+v, %v; graph %s; want a refusal with %q", r, run.Err(), graph, tt.want)
+			}
+		})
 	}
 }
