@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -127,10 +128,7 @@ func differsCall(want, got Effect) string {
 // differsHeaders names the first header (in name order) that is not the
 // same in got as in want.
 func differsHeaders(want, got map[string]string) string {
-	names := make([]string, 0, len(want)+len(got))
-	for k := range want {
-		names = append(names, k)
-	}
+	names := slices.Collect(maps.Keys(want))
 	for k := range got {
 		if _, ok := want[k]; !ok {
 			names = append(names, k)
@@ -177,14 +175,9 @@ func describeHeaders(headers map[string]string) string {
 // FormatHeaders is a call's headers on one line for a person, in name
 // order, each value quoted and cut at 100 bytes: {A: "x", B: "y"}.
 func FormatHeaders(headers map[string]string) string {
-	names := make([]string, 0, len(headers))
-	for k := range headers {
-		names = append(names, k)
-	}
-	slices.Sort(names)
 	var b strings.Builder
 	b.WriteString("{")
-	for i, k := range names {
+	for i, k := range slices.Sorted(maps.Keys(headers)) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
