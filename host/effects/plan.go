@@ -131,7 +131,7 @@ func planEntry(raw json.RawMessage) (Effect, error) {
 			return e, fmt.Errorf(`"body_sha256" must be 64 hex digits (got %q)`, cut(e.BodySHA256, 80))
 		}
 		if e.Method != "" && e.Headers == nil {
-			return e, errors.New(`a call of an HTTP operation needs "headers" ({} for none): a plan binds the headers its parameters set, and one without them (made by an earlier toolscript) does not; make the plan again with a dry run`)
+			return e, errors.New(`a call of an HTTP operation needs "headers", the headers the script's parameters set ({} for none): this entry has none (an earlier toolscript's dry run made it); make the plan again with a dry run`)
 		}
 		if _, err := bodyOf(e.Body); err != nil {
 			return e, fmt.Errorf(`"body": %w`, err)

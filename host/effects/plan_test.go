@@ -55,7 +55,7 @@ func TestParsePlan(t *testing.T) {
 		{`[{"op":"mkdir","path":"a","bytes":"ten"}]`, "not an effect"},
 		{`[17]`, "not an effect"},
 		{`[{"op":"call","function":"f","body":{"a":1}} ]`, ""},
-		{`[{"op":"call","function":"f","method":"POST","url":"u","body":{"a":1}}]`, `entry 1: a call of an HTTP operation needs "headers" ({} for none)`},
+		{`[{"op":"call","function":"f","method":"POST","url":"u","body":{"a":1}}]`, `entry 1: a call of an HTTP operation needs "headers", the headers the script's parameters set ({} for none)`},
 		{`[{"op":"call","function":"f","method":"POST","url":"u","headers":null}]`, `needs "headers"`},
 		{`[{"op":"call","function":"f","method":"POST","url":"u","headers":{"X-A":1}}]`, "not an effect"},
 		{`[{"op":"call","function":"f","method":"POST","url":"u","headers":{}}]`, ""},
