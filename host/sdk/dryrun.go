@@ -128,14 +128,16 @@ func (operation) effect(s *Session, f *function, args json.RawMessage) effects.E
 	if err != nil {
 		return e
 	}
-	unfreeze := func(text string) string {
-		for _, p := range f.fn.Frozen {
-			text = strings.ReplaceAll(text, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
-		}
-		return s.redact.string(text)
+	// A placeholder escaped in the URL is shown as it is written. That
+	// keeps the URL one-to-one with the bytes sent: "%" is escaped too,
+	// so only the text "{name}" escapes to "%7Bname%7D". Headers are not
+	// escaped, and are held as sent.
+	url := req.URL.String()
+	for _, p := range f.fn.Frozen {
+		url = strings.ReplaceAll(url, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
 	}
-	e.URL = unfreeze(req.URL.String())
-	e.Headers = effectHeaders(req.Header, unfreeze)
+	e.URL = s.redact.string(url)
+	e.Headers = effectHeaders(req.Header, s.redact.string)
 	if req.Body != nil {
 		data, _ := io.ReadAll(req.Body)
 		e.SetBody([]byte(s.redact.string(string(data))))

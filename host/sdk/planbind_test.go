@@ -320,3 +320,17 @@ func TestPlanBindsAToolsArguments(t *testing.T) {
 		})
 	}
 }
+
+// A header is held as the bytes sent: a value that reads like a frozen
+// parameter's placeholder, escaped or not, is itself.
+func TestEffectHeadersAreExact(t *testing.T) {
+	_, c := newAccounts(t)
+	dry := effects.New(effects.DryRun)
+	for _, v := range []string{"{X-Tenant}", "%7BX-Tenant%7D"} {
+		runCommand(t, c.Session(nil).WithEffects(dry), withParam("X-Target-Account", v), reviewedBody)
+	}
+	log, _ := dry.Effects()
+	if len(log) != 2 || log[0].Headers["X-Target-Account"] != "{X-Tenant}" || log[1].Headers["X-Target-Account"] != "%7BX-Tenant%7D" {
+		t.Errorf("effects %+v", log)
+	}
+}
