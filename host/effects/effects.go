@@ -3,7 +3,9 @@
 // creation (host/sandboxio) and sdk calls (host/sdk, OpenAPI operations
 // and MCP tools alike). It owns
 //
-//   - the Effect, the record of one unsafe effect as a person reviews it;
+//   - the Effect, the record of one unsafe effect as a person reviews it,
+//     and how two calls' effects compare (compare.go): every byte of the
+//     request the script controls, for plans and replays alike;
 //   - the classification of effects into safe (they observe) and unsafe
 //     (they change something): Classify for calls, and the io operations
 //     are unsafe by their op;
