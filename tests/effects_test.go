@@ -232,9 +232,9 @@ func TestDryRunChangesNothing(t *testing.T) {
 		{"op": "mkdir", "path": "reports"},
 		{"op": "write", "path": "reports/new.txt", "bytes": 6.0, "sha256": sum("hello\n")},
 		{"op": "remove", "path": "old.txt"},
-		{"op": "call", "function": "sdk.notes.create_note", "method": "POST", "url": api.URL + "/{team}/notes", "body": map[string]any{"text": "from the script"}},
-		{"op": "call", "function": "sdk.notes.delete_note", "method": "DELETE", "url": api.URL + "/{team}/notes/1"},
-		{"op": "call", "function": "sdk.notes.edit_note", "method": "PATCH", "url": api.URL + "/{team}/notes/1", "body": map[string]any{"text": "edited"}},
+		{"op": "call", "function": "sdk.notes.create_note", "method": "POST", "url": api.URL + "/{team}/notes", "headers": map[string]any{"Content-Type": "application/json"}, "body": map[string]any{"text": "from the script"}},
+		{"op": "call", "function": "sdk.notes.delete_note", "method": "DELETE", "url": api.URL + "/{team}/notes/1", "headers": map[string]any{}},
+		{"op": "call", "function": "sdk.notes.edit_note", "method": "PATCH", "url": api.URL + "/{team}/notes/1", "headers": map[string]any{"Content-Type": "application/json"}, "body": map[string]any{"text": "edited"}},
 	}
 	if len(res.Effects) != len(want) {
 		t.Fatalf("effects: %v", res.Effects)
@@ -264,7 +264,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	// In text mode the effects are listed on standard error.
 	out, errOut, status = toolscript(t, dir, "", "run", "--dry-run", "script.luau")
 	if status != 0 || !strings.Contains(errOut, "dry run: 7 effects (nothing was changed):") ||
-		!strings.Contains(errOut, "  5. call   sdk.notes.create_note: POST "+api.URL+"/{team}/notes {\"text\":\"from the script\"}") ||
+		!strings.Contains(errOut, "  5. call   sdk.notes.create_note: POST "+api.URL+"/{team}/notes headers {Content-Type: \"application/json\"} {\"text\":\"from the script\"}") ||
 		!strings.Contains(errOut, "       +line3") {
 		t.Errorf("text mode: %d %s %s", status, out, errOut)
 	}

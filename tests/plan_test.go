@@ -157,7 +157,7 @@ func TestPlanStopsBeforeTheEffect(t *testing.T) {
 		{
 			name:    "a call with another body",
 			edit:    func(s string) string { return strings.Replace(s, `"from the script"`, `"from another script"`, 1) },
-			message: `with body {"text":"from another script"}, which the plan does not hold: the plan's next entry (5 of 7) is call sdk.notes.create_note (POST URL/{team}/notes) with body {"text":"from the script"}: another body`,
+			message: `with body {"text":"from another script"}, which the plan does not hold: the plan's next entry (5 of 7) is call sdk.notes.create_note (POST URL/{team}/notes, headers {Content-Type: "application/json"}) with body {"text":"from the script"}: another body`,
 			applied: 4, touched: "[map[bytes:18 name:keep.txt op:append] map[name:old.txt op:remove] map[bytes:6 name:reports/new.txt op:write]]",
 		},
 	}

@@ -81,6 +81,9 @@ func describeEffect(e effects.Effect) string {
 		if e.Method != "" {
 			line += ": " + termtext.Line(e.Method) + " " + termtext.Line(e.URL)
 		}
+		if len(e.Headers) > 0 {
+			line += " headers " + effects.FormatHeaders(e.Headers)
+		}
 		switch {
 		case len(e.Body) > 0:
 			line += " " + showBody(e.Body)

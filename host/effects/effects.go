@@ -3,7 +3,9 @@
 // creation (host/sandboxio) and sdk calls (host/sdk, OpenAPI operations
 // and MCP tools alike). It owns
 //
-//   - the Effect, the record of one unsafe effect as a person reviews it;
+//   - the Effect, the record of one unsafe effect as a person reviews it,
+//     and how two calls' effects compare (compare.go): every byte of the
+//     request the script controls, for plans and replays alike;
 //   - the classification of effects into safe (they observe) and unsafe
 //     (they change something): Classify for calls, and the io operations
 //     are unsafe by their op;
@@ -25,11 +27,8 @@
 package effects
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/catalog"
 )
@@ -52,8 +51,8 @@ const MaxBodyBytes = 64 << 10
 
 // Effect is one unsafe effect as the result reports it. Which fields are
 // set depends on Op: Path (and To) for io, Bytes and SHA256 (and Diff) for
-// writes, Function, Method, URL and the body for calls. A call's effect
-// never holds a credential or a frozen parameter's value.
+// writes, Function, Method, URL, Headers and the body for calls. A call's
+// effect never holds a credential or a frozen parameter's value.
 type Effect struct {
 	Op   Op     `json:"op"`
 	Path string `json:"path,omitempty"`
@@ -71,41 +70,28 @@ type Effect struct {
 	Function string `json:"function,omitempty"`
 	Method   string `json:"method,omitempty"`
 	URL      string `json:"url,omitempty"`
-	// Body is the call's body (JSON as sent, or text as a JSON string), or
-	// an MCP tool's arguments, when at most MaxBodyBytes; a larger or
-	// binary body is given by BodySHA256 and BodyBytes instead.
+	// Headers are an HTTP request's headers that its parameters set
+	// (cookies as one Cookie header), and its Content-Type: every header
+	// but the credential and those the host sends on every request. It
+	// is set, {} for none, on every call of an OpenAPI operation
+	// (compare.go); several values of one header are joined by "\n".
+	Headers map[string]string `json:"headers,omitzero"`
+	// Body is the call's body (SetBody: its bytes exactly), or an MCP
+	// tool's arguments (SetArguments), when at most MaxBodyBytes; a
+	// larger or binary body is given by BodySHA256 and BodyBytes instead.
 	Body       json.RawMessage `json:"body,omitempty"`
 	BodySHA256 string          `json:"body_sha256,omitempty"`
 	BodyBytes  int64           `json:"body_bytes,omitempty"`
 }
 
-// SetBody sets e's body from the bytes of a request body: JSON as it is,
-// UTF-8 text as a JSON string, and anything larger than MaxBodyBytes or
-// binary by its sha256 and size.
-func (e *Effect) SetBody(data []byte) {
-	if len(data) == 0 {
-		return
-	}
-	if len(data) <= MaxBodyBytes {
-		if json.Valid(data) {
-			e.Body = json.RawMessage(data)
-			return
-		}
-		if utf8.Valid(data) {
-			text, _ := json.Marshal(string(data))
-			e.Body = text
-			return
-		}
-	}
-	sum := sha256.Sum256(data)
-	e.BodySHA256 = hex.EncodeToString(sum[:])
-	e.BodyBytes = int64(len(data))
-}
-
 // size is about how many bytes e takes in the result's JSON.
 func (e *Effect) size() int {
-	return 64 + len(e.Path) + len(e.To) + len(e.SHA256) + len(e.Diff) + len(e.Function) +
+	n := 64 + len(e.Path) + len(e.To) + len(e.SHA256) + len(e.Diff) + len(e.Function) +
 		len(e.Method) + len(e.URL) + len(e.Body) + len(e.BodySHA256)
+	for k, v := range e.Headers {
+		n += 8 + len(k) + len(v)
+	}
+	return n
 }
 
 // Safety says whether an effect observes (Safe) or changes something

@@ -15,9 +15,10 @@ import (
 // A plan is a dry run's effects, approved: a real run held to them. Each
 // unsafe effect of a plan run is checked against the plan's next entry
 // before it happens (same order, op and path; the same content for a
-// write; the same function, method, URL and body for a call). The first
-// one the plan does not hold is not carried out: the run stops (Run.Err),
-// and every later unsafe effect is refused too.
+// write; for a call, the same function, method, URL, headers and body
+// bytes: compare.go). The first one the plan does not hold is not carried
+// out: the run stops (Run.Err), and every later unsafe effect is refused
+// too.
 
 // MaxPlanBytes bounds a plan's JSON text.
 const MaxPlanBytes = 16 << 20
@@ -25,9 +26,6 @@ const MaxPlanBytes = 16 << 20
 // Approved is a parsed plan: its entries, in order, checked.
 type Approved struct {
 	entries []Effect
-	// bodies are the entries' bodies in canonical form (canonicalJSON),
-	// nil for an entry without one.
-	bodies [][]byte
 }
 
 // Len is how many entries p has.
@@ -38,8 +36,9 @@ func (p *Approved) Entries() []Effect { return append([]Effect(nil), p.entries..
 
 // ParsePlan reads a plan: the JSON of a dry run's result (an object with
 // "effects") or of its effects alone (an array). Unknown ops, entries
-// missing what their op needs, unknown fields, a result that left effects
-// out, and plans past MaxPlanBytes or MaxEffects entries are errors.
+// missing what their op needs (an OpenAPI call its "headers"), unknown
+// fields, a result that left effects out, and plans past MaxPlanBytes or
+// MaxEffects entries are errors.
 func ParsePlan(data []byte) (*Approved, error) {
 	if len(data) > MaxPlanBytes {
 		return nil, fmt.Errorf("the plan is %d bytes, more than %d", len(data), MaxPlanBytes)
@@ -80,27 +79,27 @@ func PlanOf(raw []json.RawMessage) (*Approved, error) {
 	if len(raw) > MaxEffects {
 		return nil, fmt.Errorf("the plan has %d entries, more than %d", len(raw), MaxEffects)
 	}
-	p := &Approved{entries: make([]Effect, len(raw)), bodies: make([][]byte, len(raw))}
+	p := &Approved{entries: make([]Effect, len(raw))}
 	for i, r := range raw {
-		e, body, err := planEntry(r)
+		e, err := planEntry(r)
 		if err != nil {
 			return nil, fmt.Errorf("the plan's entry %d: %w", i+1, err)
 		}
-		p.entries[i], p.bodies[i] = e, body
+		p.entries[i] = e
 	}
 	return p, nil
 }
 
-// planEntry checks one entry and returns it with its canonical body.
-func planEntry(raw json.RawMessage) (Effect, []byte, error) {
+// planEntry checks one entry.
+func planEntry(raw json.RawMessage) (Effect, error) {
 	var e Effect
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return e, nil, fmt.Errorf("not an effect: %w", err)
+		return e, fmt.Errorf("not an effect: %w", err)
 	}
 	if dec.More() {
-		return e, nil, errors.New("not an effect: more than one JSON value")
+		return e, errors.New("not an effect: more than one JSON value")
 	}
 	need := func(what, v string) error {
 		if v == "" {
@@ -111,39 +110,38 @@ func planEntry(raw json.RawMessage) (Effect, []byte, error) {
 	switch e.Op {
 	case OpWrite:
 		if err := need("path", e.Path); err != nil {
-			return e, nil, err
+			return e, err
 		}
 		if !isSHA256(e.SHA256) {
-			return e, nil, fmt.Errorf(`a write effect needs "sha256", 64 hex digits (got %q)`, cut(e.SHA256, 80))
+			return e, fmt.Errorf(`a write effect needs "sha256", 64 hex digits (got %q)`, cut(e.SHA256, 80))
 		}
 	case OpRemove, OpMkdir:
 		if err := need("path", e.Path); err != nil {
-			return e, nil, err
+			return e, err
 		}
 	case OpRename:
 		if err := errors.Join(need("path", e.Path), need("to", e.To)); err != nil {
-			return e, nil, err
+			return e, err
 		}
 	case OpCall:
 		if err := need("function", e.Function); err != nil {
-			return e, nil, err
+			return e, err
 		}
 		if e.BodySHA256 != "" && !isSHA256(e.BodySHA256) {
-			return e, nil, fmt.Errorf(`"body_sha256" must be 64 hex digits (got %q)`, cut(e.BodySHA256, 80))
+			return e, fmt.Errorf(`"body_sha256" must be 64 hex digits (got %q)`, cut(e.BodySHA256, 80))
 		}
-		if len(e.Body) > 0 {
-			body, err := canonicalJSON(e.Body)
-			if err != nil {
-				return e, nil, fmt.Errorf(`"body": %w`, err)
-			}
-			return e, body, nil
+		if e.Method != "" && e.Headers == nil {
+			return e, errors.New(`a call of an HTTP operation needs "headers", the headers the script's parameters set ({} for none): this entry has none (an earlier toolscript's dry run made it); make the plan again with a dry run`)
+		}
+		if _, err := bodyOf(e.Body); err != nil {
+			return e, fmt.Errorf(`"body": %w`, err)
 		}
 	case "":
-		return e, nil, errors.New(`an effect needs "op"`)
+		return e, errors.New(`an effect needs "op"`)
 	default:
-		return e, nil, fmt.Errorf(`unknown op %q (an effect is a write, remove, rename, mkdir or call)`, cut(string(e.Op), 80))
+		return e, fmt.Errorf(`unknown op %q (an effect is a write, remove, rename, mkdir or call)`, cut(string(e.Op), 80))
 	}
-	return e, nil, nil
+	return e, nil
 }
 
 // ReadPlanFile reads and parses the plan in the file at path, reading at
@@ -167,27 +165,6 @@ func isSHA256(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
-}
-
-// canonicalJSON is data decoded and encoded again: key order and
-// whitespace do not matter, numbers keep their text.
-func canonicalJSON(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("more than one JSON value")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // StopError is why a run stopped an effect and every later one: an
@@ -264,7 +241,7 @@ func (r *Run) check(e Effect) Decision {
 	case st.next >= len(entries):
 		why = fmt.Sprintf("the plan has no more entries (all %d were applied)", len(entries))
 	default:
-		if diff := differs(entries[st.next], st.plan.bodies[st.next], e); diff != "" {
+		if diff := differs(entries[st.next], e); diff != "" {
 			why = fmt.Sprintf("the plan's next entry (%d of %d) is %s: %s", st.next+1, len(entries), Describe(entries[st.next]), diff)
 		}
 	}
@@ -281,9 +258,9 @@ func (r *Run) check(e Effect) Decision {
 	return Proceed
 }
 
-// differs says how got differs from want, a plan's entry whose body is
-// wantBody in canonical form: "" when it is the same effect.
-func differs(want Effect, wantBody []byte, got Effect) string {
+// differs says how got differs from want, a plan's entry: "" when it is
+// the same effect.
+func differs(want, got Effect) string {
 	switch {
 	case want.Op != got.Op:
 		return "another op"
@@ -293,33 +270,13 @@ func differs(want Effect, wantBody []byte, got Effect) string {
 		return "other content"
 	case want.Op != OpCall:
 		return ""
-	case want.Function != got.Function:
-		return "another function"
-	case !strings.EqualFold(want.Method, got.Method):
-		return "another method"
-	case want.URL != got.URL:
-		return "another URL"
 	}
-	switch {
-	case want.BodySHA256 != "" || got.BodySHA256 != "":
-		if want.BodySHA256 != got.BodySHA256 {
-			return "another body"
-		}
-	case len(wantBody) == 0 && len(got.Body) == 0:
-	case len(wantBody) == 0 || len(got.Body) == 0:
-		return "another body"
-	default:
-		gotBody, err := canonicalJSON(got.Body)
-		if err != nil || !bytes.Equal(gotBody, wantBody) {
-			return "another body"
-		}
-	}
-	return ""
+	return differsCall(want, got)
 }
 
 // Describe is an effect on one line, for messages: its op, path or
 // function, and what tells it apart (a write's size and sha256, a call's
-// method, URL and body, cut).
+// method, URL, headers and body, cut).
 func Describe(e Effect) string {
 	switch e.Op {
 	case OpWrite:
@@ -333,7 +290,7 @@ func Describe(e Effect) string {
 	case OpCall:
 		line := "call " + e.Function
 		if e.Method != "" {
-			line += " (" + e.Method + " " + cut(e.URL, 200) + ")"
+			line += " (" + e.Method + " " + cut(e.URL, 200) + describeHeaders(e.Headers) + ")"
 		}
 		switch {
 		case len(e.Body) > 0:

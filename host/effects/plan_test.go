@@ -3,6 +3,7 @@ package effects
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestParsePlan(t *testing.T) {
 	effectsJSON := `[{"op":"mkdir","path":"reports"},
 		{"op":"write","path":"reports/w.csv","bytes":25,"sha256":"` + shaA + `","diff":"--- /dev/null\n"},
 		{"op":"remove","path":"tmp/old.csv"},
-		{"op":"call","function":"sdk.gh.issues_create","method":"POST","url":"https://x/i","body":{"title":"T"}}]`
+		{"op":"call","function":"sdk.gh.issues_create","method":"POST","url":"https://x/i","headers":{"Content-Type":"application/json"},"body":{"title":"T"}}]`
 	for _, text := range []string{
 		effectsJSON,
 		`{"result":null,"logs":[],"files_touched":[],"effects":` + effectsJSON + `}`,
@@ -26,7 +27,7 @@ func TestParsePlan(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParsePlan: %v", err)
 		}
-		if p.Len() != 4 || p.Entries()[3].Function != "sdk.gh.issues_create" || string(p.bodies[3]) != `{"title":"T"}` {
+		if p.Len() != 4 || p.Entries()[3].Function != "sdk.gh.issues_create" || p.Entries()[3].Headers["Content-Type"] != "application/json" {
 			t.Errorf("parsed %+v", p.Entries())
 		}
 	}
@@ -54,6 +55,10 @@ func TestParsePlan(t *testing.T) {
 		{`[{"op":"mkdir","path":"a","bytes":"ten"}]`, "not an effect"},
 		{`[17]`, "not an effect"},
 		{`[{"op":"call","function":"f","body":{"a":1}} ]`, ""},
+		{`[{"op":"call","function":"f","method":"POST","url":"u","body":{"a":1}}]`, `entry 1: a call of an HTTP operation needs "headers", the headers the script's parameters set ({} for none)`},
+		{`[{"op":"call","function":"f","method":"POST","url":"u","headers":null}]`, `needs "headers"`},
+		{`[{"op":"call","function":"f","method":"POST","url":"u","headers":{"X-A":1}}]`, "not an effect"},
+		{`[{"op":"call","function":"f","method":"POST","url":"u","headers":{}}]`, ""},
 		{strings.Repeat(" ", MaxPlanBytes+1), "more than 16777216"},
 		{tooMany, "10001 entries, more than 10000"},
 	} {
@@ -70,11 +75,21 @@ func TestParsePlan(t *testing.T) {
 func TestPlanCheck(t *testing.T) {
 	n := int64(25)
 	write := Effect{Op: OpWrite, Path: "out/a.csv", Bytes: &n, SHA256: shaA}
-	call := Effect{Op: OpCall, Function: "sdk.t.create", Method: "POST", URL: "http://h/items", Body: json.RawMessage(`{"b":[1,2],"a":"x"}`)}
-	big := Effect{Op: OpCall, Function: "sdk.t.upload", Method: "PUT", URL: "http://h/blob", BodySHA256: shaA, BodyBytes: 70000}
+	call := Effect{Op: OpCall, Function: "sdk.t.create", Method: "POST", URL: "http://h/items",
+		Headers: map[string]string{"Content-Type": "application/json", "X-Account": "reviewed"}, Body: json.RawMessage(`{"a":"x","b":[1,2]}`)}
+	big := Effect{Op: OpCall, Function: "sdk.t.upload", Method: "PUT", URL: "http://h/blob", Headers: map[string]string{}, BodySHA256: shaA, BodyBytes: 70000}
 	plan := []Effect{{Op: OpMkdir, Path: "out"}, write, {Op: OpRemove, Path: "old"}, call, big,
 		{Op: OpCall, Function: "sdk.fs.write_file", Body: json.RawMessage(`{"path":"p"}`)}}
 	withBody := func(e Effect, body string) Effect { e.Body = json.RawMessage(body); return e }
+	withHeader := func(e Effect, name, value string) Effect {
+		e.Headers = maps.Clone(e.Headers)
+		if value == "" {
+			delete(e.Headers, name)
+		} else {
+			e.Headers[name] = value
+		}
+		return e
+	}
 
 	tests := []struct {
 		name string
@@ -84,8 +99,12 @@ func TestPlanCheck(t *testing.T) {
 	}{
 		{"the first entry", plan[:1], ""},
 		{"the plan in order", plan, ""},
-		{"a body's key order and whitespace do not matter", append(append([]Effect{}, plan[:3]...),
-			withBody(call, "{ \"a\": \"x\",\n \"b\": [1, 2] }")), ""},
+		{"another header", append(append([]Effect{}, plan[:3]...), withHeader(call, "X-Account", "attacker")),
+			`another value of header X-Account: "attacker", not "reviewed"`},
+		{"a header left out", append(append([]Effect{}, plan[:3]...), withHeader(call, "X-Account", "")), `no header X-Account (expected "reviewed")`},
+		{"a header added", append(append([]Effect{}, plan[:3]...), withHeader(call, "Cookie", "s=1")), `another header, Cookie: "s=1"`},
+		{"a body's text is its bytes", append(append([]Effect{}, plan[:3]...), withBody(call, `"{\"a\":\"x\",\"b\":[1,2]}"`)), ""},
+		{"a body's other bytes", append(append([]Effect{}, plan[:3]...), withBody(call, `"{\"b\":[1,2],\"a\":\"x\"}"`)), "another body"},
 		{"the method's case does not matter", append(append([]Effect{}, plan[:3]...), func() Effect { c := call; c.Method = "post"; return c }()), ""},
 		{"out of order", []Effect{write}, "the plan's next entry (1 of 6) is mkdir out: another op"},
 		{"another path", []Effect{{Op: OpMkdir, Path: "other"}}, "another path"},
@@ -94,7 +113,8 @@ func TestPlanCheck(t *testing.T) {
 		{"another body", append(append([]Effect{}, plan[:3]...), withBody(call, `{"a":"x","b":[1,3]}`)), "another body"},
 		{"no body", append(append([]Effect{}, plan[:3]...), withBody(call, ``)), "another body"},
 		{"another URL", append(append([]Effect{}, plan[:3]...), func() Effect { c := call; c.URL = "http://h/other"; return c }()),
-			"attempted call sdk.t.create (POST http://h/other) with body {\"b\":[1,2],\"a\":\"x\"}, which the plan does not hold: the plan's next entry (4 of 6) is call sdk.t.create (POST http://h/items) with body {\"b\":[1,2],\"a\":\"x\"}: another URL"},
+			`attempted call sdk.t.create (POST http://h/other, headers {Content-Type: "application/json", X-Account: "reviewed"}) with body {"a":"x","b":[1,2]}, which the plan does not hold: ` +
+				`the plan's next entry (4 of 6) is call sdk.t.create (POST http://h/items, headers {Content-Type: "application/json", X-Account: "reviewed"}) with body {"a":"x","b":[1,2]}: another URL`},
 		{"another function", append(append([]Effect{}, plan[:3]...), func() Effect { c := call; c.Function = "sdk.t.delete"; return c }()),
 			"another function"},
 		{"another method", append(append([]Effect{}, plan[:3]...), func() Effect { c := call; c.Method = "PUT"; return c }()), "another method"},
@@ -172,7 +192,7 @@ func TestPlanOfDryRun(t *testing.T) {
 	for _, e := range []Effect{{Op: OpMkdir, Path: "d"}, {Op: OpWrite, Path: "d/f", Bytes: &n, SHA256: shaA, Diff: "--- /dev/null\n+++ b/d/f\n"}} {
 		dry.Decide(func() Effect { return e })
 	}
-	c := Effect{Op: OpCall, Function: "sdk.a.b", Method: "POST", URL: "http://h/x"}
+	c := Effect{Op: OpCall, Function: "sdk.a.b", Method: "POST", URL: "http://h/x", Headers: map[string]string{"Content-Type": "text/plain"}}
 	c.SetBody([]byte(`{"z": 1, "y": "<&>"}`))
 	dry.Decide(func() Effect { return c })
 	log, _ := dry.Effects()
@@ -196,7 +216,8 @@ func FuzzParsePlan(f *testing.F) {
 	for _, seed := range []string{
 		`[]`, `{"effects":[]}`,
 		`[{"op":"write","path":"a","sha256":"` + shaA + `"}]`,
-		`[{"op":"call","function":"f","method":"POST","url":"u","body":{"a":[1,{"b":null}]}}]`,
+		`[{"op":"call","function":"f","method":"POST","url":"u","headers":{"X-A":"b"},"body":{"a":[1,{"b":null}]}}]`,
+		`[{"op":"call","function":"f","method":"POST","url":"u","headers":{},"body":"{\"a\":1,\"a\":2}"}]`,
 		`[{"op":"call","function":"f","body_sha256":"` + shaA + `","body_bytes":70000}]`,
 		`{"effects":[{"op":"remove","path":"x"},{"op":"mkdir","path":"d"},{"op":"rename","path":"a","to":"b"}]}`,
 		`[{"op":"call","function":"f","body":1e999}]`, `[[[[[[`, `{"effects":null}`,

@@ -20,8 +20,9 @@ import (
 // execution (End). Recording, each point does the real thing and writes
 // what it gave; replaying, each point checks that the script asks what the
 // trace's next entry asked, and gives what it recorded, so nothing reaches
-// the world. The first request that differs (another function, URL, body,
-// path...) is the replay's divergence: it stops the script (Err, which
+// the world. The first request that differs (another function, URL,
+// header, body bytes, path...: a call is compared as a plan compares it,
+// compare.go) is the replay's divergence: it stops the script (Err, which
 // the runtime checks after each host call and at its safepoints, says
 // why, kind replay) and every later point fails too.
 //
@@ -257,7 +258,7 @@ type CallSlot struct {
 // divergence when the call is not the trace's next entry).
 func (r *Run) Call(e Effect) (*trace.Response, CallSlot, *Divergence) {
 	t := r.tr
-	entry := &trace.Entry{Op: trace.OpCall, Function: e.Function, Method: e.Method, URL: e.URL,
+	entry := &trace.Entry{Op: trace.OpCall, Function: e.Function, Method: e.Method, URL: e.URL, Headers: e.Headers,
 		Body: e.Body, BodySHA256: e.BodySHA256, BodyBytes: e.BodyBytes}
 	if t.w != nil {
 		slot := t.w.Reserve()
@@ -270,9 +271,11 @@ func (r *Run) Call(e Effect) (*trace.Response, CallSlot, *Divergence) {
 	defer t.mu.Unlock()
 	got := func() string { return describe(entry) }
 	recorded := t.next(trace.OpCall, got)
-	if recorded != nil && !sameCall(recorded, entry) {
-		t.mismatch(recorded, got())
-		recorded = nil
+	if recorded != nil {
+		if diff := differsCall(callOf(recorded), e); diff != "" {
+			t.mismatch(recorded, got()+": "+diff)
+			recorded = nil
+		}
 	}
 	if recorded == nil {
 		return nil, CallSlot{}, t.diverged
@@ -296,10 +299,10 @@ func (r *Run) Answer(s CallSlot, resp *trace.Response) {
 	}
 }
 
-// sameCall reports whether two calls ask the same.
-func sameCall(a, b *trace.Entry) bool {
-	return a.Function == b.Function && a.Method == b.Method && a.URL == b.URL &&
-		string(a.Body) == string(b.Body) && a.BodySHA256 == b.BodySHA256 && a.BodyBytes == b.BodyBytes
+// callOf is the request a trace's call entry recorded, as an effect.
+func callOf(e *trace.Entry) Effect {
+	return Effect{Op: OpCall, Function: e.Function, Method: e.Method, URL: e.URL, Headers: e.Headers,
+		Body: e.Body, BodySHA256: e.BodySHA256, BodyBytes: e.BodyBytes}
 }
 
 // End passes the end of the execution. Recording, it writes files (the
@@ -361,7 +364,7 @@ func describe(e *trace.Entry) string {
 		var b strings.Builder
 		b.WriteString("call " + e.Function)
 		if e.Method != "" {
-			b.WriteString(" " + e.Method + " " + e.URL)
+			b.WriteString(" " + e.Method + " " + e.URL + describeHeaders(e.Headers))
 		}
 		switch {
 		case len(e.Body) > 0:

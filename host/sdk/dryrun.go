@@ -22,8 +22,9 @@ import (
 // classified when its function is made (safe: GET, HEAD, OPTIONS and
 // read-only MCP tools), and an unsafe one asks the session's effects
 // layer before it is sent. In a dry run it is held: the effect (method,
-// URL and body, without credentials or frozen values) is logged and the
-// script gets a made-up response.
+// URL, the headers the script's parameters set and the exact body,
+// without credentials or frozen values) is logged and the script gets a
+// made-up response.
 
 // WithEffects makes s's unsafe calls pass through run. Call it before
 // the first call.
@@ -101,9 +102,11 @@ func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkca
 
 // effect is an operation's effect: its request built again, with each
 // frozen parameter's value replaced by its name in braces and no
-// credential, and the body as the effects layer gives it.
+// credential; the headers its parameters set and its body's type
+// (effectHeaders), and the body's exact bytes as the effects layer holds
+// them. Every text in it passes the session's redactor.
 func (operation) effect(s *Session, f *function, args json.RawMessage) effects.Effect {
-	e := effects.Effect{Op: effects.OpCall, Function: f.name, Method: f.fn.Method}
+	e := effects.Effect{Op: effects.OpCall, Function: f.name, Method: f.fn.Method, Headers: map[string]string{}}
 	params, body, err := f.arguments(args)
 	if err != nil {
 		return e
@@ -125,16 +128,41 @@ func (operation) effect(s *Session, f *function, args json.RawMessage) effects.E
 	if err != nil {
 		return e
 	}
+	// A placeholder escaped in the URL is shown as it is written. That
+	// keeps the URL one-to-one with the bytes sent: "%" is escaped too,
+	// so only the text "{name}" escapes to "%7Bname%7D". Headers are not
+	// escaped, and are held as sent.
 	url := req.URL.String()
 	for _, p := range f.fn.Frozen {
 		url = strings.ReplaceAll(url, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
 	}
 	e.URL = s.redact.string(url)
+	e.Headers = effectHeaders(req.Header, s.redact.string)
 	if req.Body != nil {
 		data, _ := io.ReadAll(req.Body)
 		e.SetBody([]byte(s.redact.string(string(data))))
 	}
 	return e
+}
+
+// effectHeaders are the headers of a request built without its
+// credential that an effect holds, each value passed through text: every
+// header but those the host sends on every request (setHeaders: its
+// User-Agent and Accept-Encoding, and its Accept unless a parameter set
+// another). Several values of one header are joined by "\n", which no
+// header value holds.
+func effectHeaders(h http.Header, text func(string) string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		switch {
+		case k == "User-Agent" && slices.Equal(v, userAgent),
+			k == "Accept-Encoding" && slices.Equal(v, acceptEncoding),
+			k == "Accept" && slices.Equal(v, acceptJSON):
+			continue
+		}
+		out[k] = text(strings.Join(v, "\n"))
+	}
+	return out
 }
 
 // substitute is an operation's made-up response: the documented success
@@ -149,14 +177,18 @@ func (operation) substitute(f *function) *sdkcall.Response {
 	return out
 }
 
-// effect is a tool call's effect: its arguments as the body.
+// effect is a tool call's effect: its arguments as the body, compared by
+// their value (what the tool gets: effects.Effect.SetArguments).
 func (tool) effect(s *Session, f *function, args json.RawMessage) effects.Effect {
 	e := effects.Effect{Op: effects.OpCall, Function: f.name}
 	var list []json.RawMessage
-	if json.Unmarshal(args, &list) == nil && len(list) == 1 {
-		args = list[0]
+	if json.Unmarshal(args, &list) == nil && len(list) <= 1 {
+		args = json.RawMessage(`{}`) // no arguments, or an empty table: the tool gets {}
+		if len(list) == 1 && string(bytes.TrimSpace(list[0])) != "[]" {
+			args = list[0]
+		}
 	}
-	e.SetBody([]byte(s.redact.string(string(args))))
+	e.SetArguments([]byte(s.redact.string(string(args))))
 	return e
 }
 

@@ -232,7 +232,7 @@ func TestPlanSession(t *testing.T) {
 		{"the plan", [][2]string{{"create_pet", `[{"status":"sold","name":"Rex"}]`}, {"delete_pet", `[{"petId":7}]`}}, 2, ""},
 		{"a safe call between", [][2]string{{"create_pet", `[{"name":"Rex","status":"sold"}]`}, {"get_pet", `[{"petId":7}]`}, {"delete_pet", `[{"petId":7}]`}}, 3, ""},
 		{"another body", [][2]string{{"create_pet", `[{"name":"Max","status":"sold"}]`}, {"delete_pet", `[{"petId":7}]`}}, 0,
-			`sdk.pets.create_pet: the script attempted call sdk.pets.create_pet (POST ` + a.srv.URL + `/pets) with body {"name":"Max","status":"sold"}, which the plan does not hold`},
+			`sdk.pets.create_pet: the script attempted call sdk.pets.create_pet (POST ` + a.srv.URL + `/pets, headers {Content-Type: "application/json"}) with body {"name":"Max","status":"sold"}, which the plan does not hold`},
 		{"another URL", [][2]string{{"create_pet", `[{"name":"Rex","status":"sold"}]`}, {"delete_pet", `[{"petId":8}]`}}, 1, "another URL"},
 		{"past the plan", [][2]string{{"create_pet", `[{"name":"Rex","status":"sold"}]`}, {"delete_pet", `[{"petId":7}]`}, {"delete_pet", `[{"petId":7}]`}}, 2,
 			"the plan has no more entries (all 2 were applied)"},

@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -503,9 +505,17 @@ func formBody(m map[string]any) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// multipartBody encodes m as multipart/form-data, its fields in name
+// order. The boundary is taken from the parts' content (a digest of
+// them), so the same fields are the same bytes every time: a plan and a
+// replay compare them (host/effects), and no part holds the boundary.
 func multipartBody(api *catalog.API, schema *catalog.Schema, m map[string]any) ([]byte, string, error) {
-	var buf bytes.Buffer
-	w := multipart.NewWriter(&buf)
+	type formPart struct {
+		header textproto.MIMEHeader
+		text   string
+	}
+	var parts []formPart
+	digest := sha256.New()
 	s := api.Resolve(schema)
 	for _, k := range sortedKeys(m) {
 		values := []any{m[k]}
@@ -534,12 +544,23 @@ func multipartBody(api *catalog.API, schema *catalog.Schema, m map[string]any) (
 				h.Set("Content-Type", "application/json")
 			}
 			h.Set("Content-Disposition", disposition)
-			part, err := w.CreatePart(h)
-			if err != nil {
-				return nil, "", err
+			parts = append(parts, formPart{h, text})
+			for _, field := range []string{disposition, h.Get("Content-Type"), text} {
+				fmt.Fprintf(digest, "%d:%s", len(field), field)
 			}
-			part.Write([]byte(text))
 		}
+	}
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if err := w.SetBoundary(hex.EncodeToString(digest.Sum(nil))[:48]); err != nil {
+		return nil, "", err
+	}
+	for _, p := range parts {
+		part, err := w.CreatePart(p.header)
+		if err != nil {
+			return nil, "", err
+		}
+		part.Write([]byte(p.text))
 	}
 	if err := w.Close(); err != nil {
 		return nil, "", err

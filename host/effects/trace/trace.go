@@ -24,8 +24,10 @@ import (
 	"unicode/utf8"
 )
 
-// Version is the trace format's version: the header's "trace".
-const Version = 1
+// Version is the trace format's version: the header's "trace". Format 2
+// holds a call's headers; a trace of format 1 is refused (its calls would
+// replay without their headers compared).
+const Version = 2
 
 // The bounds of a trace.
 const (
@@ -90,14 +92,16 @@ type Entry struct {
 	Nsec  int32  `json:"nsec,omitempty"`
 	Nanos int64  `json:"nanos,omitempty"`
 
-	// An OpCall's request: the function, an OpenAPI call's method and
-	// URL, the body (or its digest and size when large or binary).
-	Function   string          `json:"function,omitempty"`
-	Method     string          `json:"method,omitempty"`
-	URL        string          `json:"url,omitempty"`
-	Body       json.RawMessage `json:"body,omitempty"`
-	BodySHA256 string          `json:"body_sha256,omitempty"`
-	BodyBytes  int64           `json:"body_bytes,omitempty"`
+	// An OpCall's request: the function, an OpenAPI call's method, URL
+	// and headers, the body (or its digest and size when large or
+	// binary), as host/effects.Effect holds them.
+	Function   string            `json:"function,omitempty"`
+	Method     string            `json:"method,omitempty"`
+	URL        string            `json:"url,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+	Body       json.RawMessage   `json:"body,omitempty"`
+	BodySHA256 string            `json:"body_sha256,omitempty"`
+	BodyBytes  int64             `json:"body_bytes,omitempty"`
 	// Response is what the script got.
 	Response *Response `json:"response,omitempty"`
 

@@ -201,6 +201,9 @@ func (w *Writer) Close() error {
 // size is about how many bytes e holds: what the encoder's queue counts.
 func (e *Entry) size() int {
 	n := 128 + len(e.URL) + len(e.Body) + len(e.Files)
+	for k, v := range e.Headers {
+		n += len(k) + len(v)
+	}
 	if r := e.Response; r != nil {
 		n += len(r.Message) + len(r.JSON) + len(r.Text) + len(r.Content)
 		for k, v := range r.Headers {
