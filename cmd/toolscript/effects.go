@@ -82,7 +82,7 @@ func describeEffect(e effects.Effect) string {
 			line += ": " + termtext.Line(e.Method) + " " + termtext.Line(e.URL)
 		}
 		if len(e.Headers) > 0 {
-			line += " headers " + effects.FormatHeaders(e.Headers)
+			line += " headers " + termtext.Line(effects.FormatHeaders(e.Headers))
 		}
 		switch {
 		case len(e.Body) > 0:
