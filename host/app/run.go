@@ -64,7 +64,10 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	case cfg.Plan != nil:
 		script.Effects = effects.NewPlan(cfg.Plan)
 	case cfg.Replay != "":
-		fx, closer, h, failed, err := openReplay(cfg.Replay)
+		// No payload of the replay is larger than a response or than
+		// one io read (which the script's heap holds).
+		payload := max(cfg.File.MaxResponseBytes(), int64(cfg.Settings.Limits.WithDefaults().HeapBytes))
+		fx, closer, h, failed, err := openReplay(cfg.Replay, payload)
 		if err != nil || failed != nil {
 			return failed, err
 		}

@@ -65,10 +65,12 @@ func (r *recorder) finish() error {
 	return nil
 }
 
-// openReplay opens the trace at path for a replay. A trace that cannot be
-// replayed (no header, another format, too large) is an execution result
-// of kind replay, as a divergence is.
-func openReplay(path string) (*effects.Run, io.Closer, *trace.Header, *result.Result, error) {
+// openReplay opens the trace at path for a replay whose largest payload
+// (max_response_bytes, or one io read) is payload bytes: a line longer
+// than such a payload can make (trace.LineBytesFor) is refused as it is
+// read. A trace that cannot be replayed (no header, another format, too
+// large) is an execution result of kind replay, as a divergence is.
+func openReplay(path string, payload int64) (*effects.Run, io.Closer, *trace.Header, *result.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, nil, nil, usage(fmt.Errorf("replay: %w", err))
@@ -77,7 +79,7 @@ func openReplay(path string) (*effects.Run, io.Closer, *trace.Header, *result.Re
 		f.Close()
 		return nil, nil, nil, replayFailure(fmt.Sprintf("the trace %s is %d bytes, more than %d", path, info.Size(), trace.MaxBytes)), nil
 	}
-	r, h, err := trace.NewReader(f)
+	r, h, err := trace.NewReader(f, trace.LineBytesFor(payload))
 	if err != nil {
 		f.Close()
 		msg := err.Error()

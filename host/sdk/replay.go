@@ -26,8 +26,9 @@ func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send
 	case recorded != nil:
 		out := replayed(f, recorded)
 		// A trace is untrusted: a response no real call could have had
-		// under this configuration is the same limit error.
-		if n := int64(len(out.JSON) + len(out.Text) + len(out.Content) + len(out.Message)); n > s.c.cfg.MaxResponseBytes {
+		// under this configuration (its headers counted as a real
+		// response's are) is the same limit error.
+		if n := replayedBytes(out); n > s.c.cfg.MaxResponseBytes {
 			return s.tooLarge(f), nil
 		}
 		return out, nil
@@ -37,6 +38,17 @@ func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send
 		s.fx.Answer(slot, recording(out))
 		return out
 	}
+}
+
+// replayedBytes is what a replayed response counts against
+// max_response_bytes: its headers as they would have been sent
+// (headerBytes), its body and its message.
+func replayedBytes(out *sdkcall.Response) int64 {
+	n := int64(len(out.JSON) + len(out.Text) + len(out.Content) + len(out.Message))
+	for k, v := range out.Headers {
+		n += int64(len(k) + len(v) + 4)
+	}
+	return n
 }
 
 // recording is what a trace keeps of a response.

@@ -33,8 +33,8 @@ const (
 	// and recording stops (the trace then ends early) when it would grow
 	// past it.
 	MaxBytes = 256 << 20
-	// MaxLineBytes bounds one line: a response of the largest
-	// max_response_bytes, encoded.
+	// MaxLineBytes bounds one line whatever the configuration; a replay
+	// bounds its lines by its own limits (LineBytesFor).
 	MaxLineBytes = 128 << 20
 )
 
@@ -184,7 +184,10 @@ type Bytes []byte
 // IsZero reports whether b is empty (omitzero leaves it out).
 func (b Bytes) IsZero() bool { return len(b) == 0 }
 
-// MarshalJSON is a string for UTF-8 text, a base64 object otherwise.
+// MarshalJSON is a string for UTF-8 text, a base64 object otherwise, or
+// when the string, escaped, would be larger: Bytes are never written
+// larger than base64Len of their size, which bounds a line
+// (LineBytesFor).
 func (b Bytes) MarshalJSON() ([]byte, error) {
 	if utf8.Valid(b) {
 		var buf bytes.Buffer
@@ -193,11 +196,18 @@ func (b Bytes) MarshalJSON() ([]byte, error) {
 		if err := enc.Encode(string(b)); err != nil {
 			return nil, err
 		}
-		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+		if text := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); int64(len(text)) <= base64Len(int64(len(b))) {
+			return text, nil
+		}
 	}
 	return json.Marshal(struct {
 		Base64 string `json:"base64"`
 	}{base64.StdEncoding.EncodeToString(b)})
+}
+
+// base64Len is the size of n bytes as a Bytes base64 object.
+func base64Len(n int64) int64 {
+	return int64(len(`{"base64":""}`)) + (n+2)/3*4
 }
 
 // UnmarshalJSON takes either form.
@@ -232,6 +242,8 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 type Error struct {
 	Line   int
 	Reason string
+	// cause is a decoding error the reader names in Reason.
+	cause error
 }
 
 func (e *Error) Error() string {

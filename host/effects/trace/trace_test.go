@@ -265,3 +265,73 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// endless is a line that never ends: `{"op":"end","files_touched":"xxx...`.
+type endless struct{ started bool }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if !e.started {
+		e.started = true
+		return copy(p, `{"op":"end","files_touched":"`), nil
+	}
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestReaderRefusesALongLineAsItReadsIt: a line longer than the reader's
+// bound is refused as soon as it passes the bound: no more of it is read
+// than the bound and one buffer, however long it is (here: endless).
+func TestReaderRefusesALongLineAsItReadsIt(t *testing.T) {
+	header := record(t, nil)
+	for _, maxLine := range []int64{100, 1 << 20, LineBytesFor(1 << 20)} {
+		src := &countingReader{r: io.MultiReader(bytes.NewReader(header), &endless{})}
+		r, _, err := NewReader(src, maxLine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Next()
+		var te *Error
+		if !errors.As(err, &te) || te.Line != 2 || !strings.Contains(te.Reason, "longer than") {
+			t.Fatalf("bound %d: error %v, want line 2 longer than the bound", maxLine, err)
+		}
+		if most := int64(len(header)) + maxLine + 1 + 64<<10; src.n > most {
+			t.Errorf("bound %d: %d bytes read, more than %d", maxLine, src.n, most)
+		}
+	}
+	if LineBytesFor(1<<20) >= 16<<20 || LineBytesFor(1<<40) != MaxLineBytes {
+		t.Errorf("LineBytesFor(1 MiB) = %d, LineBytesFor(1 TiB) = %d", LineBytesFor(1<<20), LineBytesFor(1<<40))
+	}
+}
+
+// TestBytesNeverLargerThanBase64: bytes that escape badly as a JSON
+// string (control characters) are written as base64, so that a payload
+// of n bytes never takes more than base64Len(n) of its line.
+func TestBytesNeverLargerThanBase64(t *testing.T) {
+	for _, b := range []Bytes{Bytes(strings.Repeat("\x01", 3000)), Bytes("plain text"), Bytes(strings.Repeat(`"`, 999)), {0xff, 0xfe}} {
+		out, err := b.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(out)) > base64Len(int64(len(b))) && int64(len(out)) > int64(len(b))+2 {
+			t.Errorf("%d bytes written as %d", len(b), len(out))
+		}
+		var back Bytes
+		if err := back.UnmarshalJSON(out); err != nil || !bytes.Equal(back, b) {
+			t.Errorf("read back %q, %v", back, err)
+		}
+	}
+}
