@@ -13,7 +13,6 @@ import (
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/heapfloor"
 	"github.com/toolscript/toolscript/host/hosted"
 	"github.com/toolscript/toolscript/host/limit"
@@ -215,16 +214,17 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {
-		if recordDir != "" && call.Script.Effects == nil {
-			// The operator's choice: every real execution is recorded, to a
-			// file of its own (a dry run or a plan run, which the caller
-			// asked for, is not); the trace's Close at the execution's end
-			// closes it.
-			rec, recErr := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
+		if recordDir != "" {
+			// The operator's choice: every execution is recorded, to a file
+			// of its own, whatever its caller asked for (a dry run sends its
+			// safe calls, a plan run is a real run: the header names the
+			// mode); the trace's Close at the execution's end closes it.
+			fx := call.Script.Effects
+			rec, recErr := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File, fx.Mode()))
 			if recErr != nil {
 				return recErr
 			}
-			call.Script.Effects = effects.NewRecording(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
+			call.Script.Effects = fx.Record(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
 			defer func() {
 				if err != nil { // no execution follows: there is nothing to keep
 					_ = rec.w.Close()

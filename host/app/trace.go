@@ -21,10 +21,17 @@ import (
 // the files a run records to or replays from, and the files `serve`
 // records each execution to under [effects] record_dir.
 
-// header is the trace header of a run of source with file.
-func header(version string, source []byte, file *config.File) trace.Header {
+// header is the trace header of a run of source with file, in mode.
+func header(version string, source []byte, file *config.File, mode effects.Mode) trace.Header {
 	sum := sha256.Sum256(source)
-	return trace.Header{Toolscript: version, ScriptSHA256: hex.EncodeToString(sum[:]), ConfigSHA256: file.Digest()}
+	h := trace.Header{Toolscript: version, ScriptSHA256: hex.EncodeToString(sum[:]), ConfigSHA256: file.Digest()}
+	switch mode {
+	case effects.DryRun:
+		h.Mode = trace.ModeDryRun
+	case effects.Plan:
+		h.Mode = trace.ModePlan
+	}
+	return h
 }
 
 // recorder is a trace being written to a file (which the trace's Close,

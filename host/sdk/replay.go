@@ -14,8 +14,9 @@ import (
 // included). Its request is described as a dry run's effect (no
 // credential, frozen values by name). Recording, the call is sent as
 // usual and the response the script gets (redacted) is recorded in the
-// call's place; replaying, the recorded response is the call's and
-// nothing is sent.
+// call's place (in a dry run or a plan run, the response that stands for
+// a call held or stopped); replaying, the recorded response is the call's
+// and nothing is sent.
 
 // traced begins a call of f when the session records or replays.
 func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send sdkcall.Send) (*sdkcall.Response, sdkcall.Send) {
@@ -31,6 +32,12 @@ func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send
 		if n := replayedBytes(out); n > s.c.cfg.MaxResponseBytes {
 			return s.tooLarge(f), nil
 		}
+		return out, nil
+	}
+	// A dry run or a plan run that records decides the call as one that
+	// does not: what it held or stopped is recorded as the script got it.
+	if out := s.held(f, k, args); out != nil {
+		s.fx.Answer(slot, recording(out))
 		return out, nil
 	}
 	return nil, func(ctx context.Context) *sdkcall.Response {

@@ -48,7 +48,16 @@ type Header struct {
 	// the configuration it ran with (credentials left out).
 	ScriptSHA256 string `json:"script_sha256"`
 	ConfigSHA256 string `json:"config_sha256"`
+	// Mode is how the execution treated its unsafe effects: ModeDryRun,
+	// ModePlan, or "" (left out) for a real run.
+	Mode string `json:"mode,omitempty"`
 }
+
+// The modes of a Header: the execute_script arguments that ask for them.
+const (
+	ModeDryRun = "dry_run"
+	ModePlan   = "plan"
+)
 
 // Op is what an entry records.
 type Op string

@@ -335,3 +335,64 @@ func TestBytesNeverLargerThanBase64(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotaCutsAtWholeLines: writers sharing a quota write no more than
+// its bounds together, each user's and all of them; a trace past a bound
+// ends at its last whole line (it reads back, cut short of its end) and
+// says which bound it met.
+func TestQuotaCutsAtWholeLines(t *testing.T) {
+	const perUser, total = 300 << 10, 500 << 10
+	q := NewQuota(total, perUser)
+	q.Add("carol", 50<<10) // already in the directory
+	big := &Entry{Op: OpIO, IO: &IO{Op: IORead, Len: 10 << 10, Result: 10 << 10, Data: Bytes(strings.Repeat("a", 10<<10))}}
+	write := func(user string) ([]byte, error) {
+		var buf bytes.Buffer
+		w, err := NewWriterWithin(&buf, Header{Toolscript: "t"}, q, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			w.Add(big)
+		}
+		err = w.Close()
+		return buf.Bytes(), err
+	}
+	var written int64
+	for i, c := range []struct {
+		user    string
+		perUser bool // the bound met: the user's, or the total
+	}{{"alice", false}, {"alice", true}, {"bob", false}, {"carol", false}} {
+		data, err := write(c.user)
+		written += int64(len(data))
+		var qe *QuotaError
+		if i == 0 {
+			if err != nil {
+				t.Fatalf("the first trace is within the bounds: %v", err)
+			}
+			continue
+		}
+		if !errors.As(err, &qe) || qe.PerUser != c.perUser {
+			t.Errorf("trace %d of %s: %v", i, c.user, err)
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Errorf("trace %d of %s does not end at a whole line", i, c.user)
+		}
+		if _, _, err := readAll(data, MaxLineBytes, MaxBytes); len(data) > 0 && err != nil {
+			t.Errorf("trace %d of %s does not read back: %v", i, c.user, err)
+		}
+	}
+	used, alice := q.Used("alice")
+	if used > total || alice > perUser || written+50<<10 != used {
+		t.Errorf("used %d (written %d), alice %d; bounds %d, %d", used, written, alice, total, perUser)
+	}
+	small := NewQuota(10, 5)
+	small.Add("x", 5)
+	var qe *QuotaError
+	if err := small.Full("x"); !errors.As(err, &qe) || !qe.PerUser || small.Full("y") != nil {
+		t.Errorf("x is full (%v), y is not (%v)", err, small.Full("y"))
+	}
+	small.Add("y", 5)
+	if err := small.Full("z"); !errors.As(err, &qe) || qe.PerUser {
+		t.Errorf("the total is full: %v", err)
+	}
+}
