@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		script.Effects = fx
 		cfg.SDK.Flags.WithoutCredentials = true
 	case cfg.Record != "":
-		rec, err := startRecording(cfg.Record, false, header(cfg.Version, cfg.Source, cfg.File, effects.Real))
+		rec, err := startRecording(cfg.Record, false, header(cfg.Version, cfg.Source, cfg.File, effects.Real), nil, "")
 		if err != nil {
 			return nil, usage(err)
 		}

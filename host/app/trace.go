@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/toolscript/toolscript/host/config"
@@ -44,8 +46,9 @@ type recorder struct {
 // startRecording creates path and writes a trace's header to it. Unless
 // exclusive, a file already at path is replaced: removed, then created
 // again (truncating it instead would cost a flush of the new content when
-// it is closed, on file systems that guard a rewritten file so).
-func startRecording(path string, exclusive bool, h trace.Header) (*recorder, error) {
+// it is closed, on file systems that guard a rewritten file so). The
+// trace is user's within q (nil: no quota).
+func startRecording(path string, exclusive bool, h trace.Header, q *trace.Quota, user string) (*recorder, error) {
 	if !exclusive {
 		if info, err := os.Lstat(path); err == nil && !info.IsDir() {
 			_ = os.Remove(path) // if it stays, the create below says why
@@ -55,7 +58,7 @@ func startRecording(path string, exclusive bool, h trace.Header) (*recorder, err
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
-	w, err := trace.NewWriter(f, h)
+	w, err := trace.NewWriterWithin(f, h, q, user)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("recording %s: %w", path, err)
@@ -125,10 +128,69 @@ func traceName(now time.Time) string {
 	return now.UTC().Format("20060102T150405.000000Z") + "-" + hex.EncodeToString(b[:]) + ".trace.jsonl"
 }
 
-// recordIn starts recording an execution in dir (created when missing).
-func recordIn(dir string, h trace.Header) (*recorder, error) {
+// recordDir is where `serve` records each execution ([effects]
+// record_dir): a trace of its own for each, in dir itself for the stdio
+// mode's one user and in <dir>/<user.DirName()> for each hosted user, all
+// of them within quota.
+type recordDir struct {
+	dir   string
+	quota *trace.Quota
+}
+
+// openRecordDir makes dir when missing and counts what its traces hold
+// already (every file in it and in its users' directories) against a new
+// quota of total bytes, perUser of them for each user.
+func openRecordDir(dir string, total, perUser int64) (*recordDir, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	q := trace.NewQuota(total, perUser)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		user := ""
+		if rel, err := filepath.Rel(dir, path); err == nil && strings.Contains(rel, string(filepath.Separator)) {
+			user = strings.SplitN(rel, string(filepath.Separator), 2)[0]
+		}
+		q.Add(user, info.Size())
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("counting the traces in it: %w", err)
+	}
+	return &recordDir{dir: dir, quota: q}, nil
+}
+
+// record starts recording an execution of user's ("": the stdio mode's
+// one user; else a directory name of auth.User.DirName) with header h.
+// When the user's bound or the total one is reached already, nothing is
+// created: the recorder's path is "" and its trace, written nowhere, says
+// why when it closes.
+func (d *recordDir) record(user string, h trace.Header) (*recorder, error) {
+	if d.quota.Full(user) != nil {
+		w, err := trace.NewWriterWithin(nowhere{}, h, d.quota, user)
+		if err != nil {
+			return nil, fmt.Errorf("recording: %w", err)
+		}
+		return &recorder{w: w}, nil
+	}
+	dir := filepath.Join(d.dir, user)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
-	return startRecording(filepath.Join(dir, traceName(time.Now())), true, h)
+	return startRecording(filepath.Join(dir, traceName(time.Now())), true, h, d.quota, user)
 }
+
+// nowhere is the file of a trace its quota refuses from its first byte:
+// never written.
+type nowhere struct{}
+
+func (nowhere) Write(p []byte) (int, error) { return 0, errors.New("a trace past its quota was written") }
