@@ -193,4 +193,6 @@ func (d *recordDir) record(user string, h trace.Header) (*recorder, error) {
 // never written.
 type nowhere struct{}
 
-func (nowhere) Write(p []byte) (int, error) { return 0, errors.New("a trace past its quota was written") }
+func (nowhere) Write(p []byte) (int, error) {
+	return 0, errors.New("a trace past its quota was written")
+}
