@@ -64,6 +64,9 @@ func newReader(r io.Reader, maxLine, max int64) (*Reader, Header, error) {
 	if h.Trace != Version {
 		return nil, h, &Error{Line: 1, Reason: fmt.Sprintf("trace format %d, this toolscript reads format %d", h.Trace, Version)}
 	}
+	if h.Mode != "" && h.Mode != ModeDryRun && h.Mode != ModePlan {
+		return nil, h, &Error{Line: 1, Reason: fmt.Sprintf("unknown mode %q (%s or %s, or none for a real run)", h.Mode, ModeDryRun, ModePlan)}
+	}
 	return tr, h, nil
 }
 

@@ -160,6 +160,7 @@ func TestBadTraces(t *testing.T) {
 		{"empty", "", 0, 0, 1, "empty"},
 		{"garbage header", "\x00\x01garbage\n", 0, 0, 1, "not a trace header"},
 		{"header of another format", `{"trace":2,"toolscript":"x","script_sha256":"","config_sha256":""}` + "\n", 0, 0, 1, "trace format 2"},
+		{"header of an unknown mode", `{"trace":1,"toolscript":"x","script_sha256":"","config_sha256":"","mode":"yolo"}` + "\n", 0, 0, 1, "unknown mode"},
 		{"header with an unknown field", `{"trace":1,"evil":true}` + "\n", 0, 0, 1, "unknown field"},
 		{"truncated", strings.Join(lines[:4], "") + lines[4][:len(lines[4])/2], 0, 0, 5, "cut short"},
 		{"garbage line", header + `{"op":"seed","seed":1}` + "\n" + "not json\n", 0, 0, 3, "not a trace entry"},
