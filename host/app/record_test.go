@@ -298,3 +298,27 @@ func TestServeRecordBoundTotal(t *testing.T) {
 		t.Errorf("the traces are in %v, want a directory per user", dirs)
 	}
 }
+
+// TestServeRecordRefusedCallsTakeNothing: a call refused before it runs
+// (its _meta.auth is not an object) leaves no trace, and what its trace
+// took is given back: many of them do not use up a user's bound.
+func TestServeRecordRefusedCallsTakeNothing(t *testing.T) {
+	api := testapi.New(t)
+	records := t.TempDir()
+	file := petsConfig(t, api, "[effects]\nrecord_dir = "+strconv.Quote(records)+"\nrecord_max_bytes_per_user = 4096\n")
+	c := serveRecording(t, file, false).connect("")
+	for range 40 {
+		req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": "return 1"}}}
+		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"auth": "not an object"}}
+		if res, err := c.CallTool(testContext(t), req); err != nil || !res.IsError {
+			t.Fatalf("a bad _meta.auth: %+v %v", res, err)
+		}
+	}
+	if n := len(traces(t, records)); n != 0 {
+		t.Fatalf("%d traces of refused calls", n)
+	}
+	res := call(t, c, map[string]any{"script": "return 1"})
+	if w := warnings(t, res); string(res["result"]) != "1" || len(w) != 0 {
+		t.Errorf("a call within the bound: %s, warnings %q", res["result"], w)
+	}
+}

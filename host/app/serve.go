@@ -246,10 +246,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 			call.Script.Effects = fx.Record(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
 			defer func() {
 				if err != nil { // no execution follows: there is nothing to keep
-					_ = rec.w.Close()
-					if rec.path != "" {
-						_ = os.Remove(rec.path)
-					}
+					rec.discard()
 				}
 			}()
 		}

@@ -41,6 +41,25 @@ func header(version string, source []byte, file *config.File, mode effects.Mode)
 type recorder struct {
 	path string
 	w    *trace.Writer
+	// quota and user are whose bytes the trace takes (nil: none).
+	quota *trace.Quota
+	user  string
+}
+
+// discard closes the trace and removes its file, whose bytes its quota no
+// longer counts: there was no execution to keep.
+func (r *recorder) discard() {
+	_ = r.w.Close()
+	if r.path == "" {
+		return
+	}
+	info, err := os.Stat(r.path)
+	if err != nil {
+		return
+	}
+	if os.Remove(r.path) == nil && r.quota != nil {
+		r.quota.Remove(r.user, info.Size())
+	}
 }
 
 // startRecording creates path and writes a trace's header to it. Unless
@@ -63,7 +82,7 @@ func startRecording(path string, exclusive bool, h trace.Header, q *trace.Quota,
 		f.Close()
 		return nil, fmt.Errorf("recording %s: %w", path, err)
 	}
-	return &recorder{path: path, w: w}, nil
+	return &recorder{path: path, w: w, quota: q, user: user}, nil
 }
 
 // finish closes the trace (the execution's end has closed it already) and

@@ -63,6 +63,9 @@ func (q *Quota) Add(user string, n int64) {
 	q.users[user] += n
 }
 
+// Remove stops counting n bytes of user's traces: a trace removed.
+func (q *Quota) Remove(user string, n int64) { q.give(user, n) }
+
 // Used is how many bytes all traces hold, and how many of them user's do.
 func (q *Quota) Used(user string) (total, users int64) {
 	q.mu.Lock()
