@@ -318,25 +318,6 @@ func TestReaderRefusesALongLineAsItReadsIt(t *testing.T) {
 	}
 }
 
-// TestBytesNeverLargerThanBase64: bytes that escape badly as a JSON
-// string (control characters) are written as base64, so that a payload
-// of n bytes never takes more than base64Len(n) of its line.
-func TestBytesNeverLargerThanBase64(t *testing.T) {
-	for _, b := range []Bytes{Bytes(strings.Repeat("\x01", 3000)), Bytes("plain text"), Bytes(strings.Repeat(`"`, 999)), {0xff, 0xfe}} {
-		out, err := b.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if int64(len(out)) > base64Len(int64(len(b))) && int64(len(out)) > int64(len(b))+2 {
-			t.Errorf("%d bytes written as %d", len(b), len(out))
-		}
-		var back Bytes
-		if err := back.UnmarshalJSON(out); err != nil || !bytes.Equal(back, b) {
-			t.Errorf("read back %q, %v", back, err)
-		}
-	}
-}
-
 // TestQuotaCutsAtWholeLines: writers sharing a quota write no more than
 // its bounds together, each user's and all of them; a trace past a bound
 // ends at its last whole line (it reads back, cut short of its end) and
@@ -396,4 +377,25 @@ func TestQuotaCutsAtWholeLines(t *testing.T) {
 	if err := small.Full("z"); !errors.As(err, &qe) || qe.PerUser {
 		t.Errorf("the total is full: %v", err)
 	}
+}
+
+// FuzzBytes: any bytes are written no larger than their base64 object and
+// read back the same.
+func FuzzBytes(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x00\x01\x02", "\"\\\"", "\xff\xfe", "\u2028 é \n\t", strings.Repeat("\x01", 3000)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := Bytes(data).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(out)) > base64Len(int64(len(data))) {
+			t.Fatalf("%d bytes written as %d: %s", len(data), len(out), out)
+		}
+		var back Bytes
+		if err := back.UnmarshalJSON(out); err != nil || !bytes.Equal(back, data) {
+			t.Fatalf("read back %q (%v), want %q", back, err, data)
+		}
+	})
 }
