@@ -8,9 +8,13 @@
 //   - Writer, which streams entries to a file as they are decided (an sdk
 //     call's entry keeps its place in the script's order while its response
 //     is awaited), bounded by MaxBytes;
+//   - Quota, the bounds of a record directory (all its traces, each
+//     user's), which its writers share: past one a trace ends at its last
+//     whole line;
 //   - Reader, which treats a trace as untrusted input: every line is
-//     bounded, decoded and checked, and anything wrong is an *Error naming
-//     the line, never a crash.
+//     bounded (by the replay's limits: LineBytesFor) as it is read,
+//     decoded and checked, and anything wrong is an *Error naming the
+//     line, never a crash.
 //
 // What an entry means to an execution (how it is recorded, substituted or
 // found to diverge) is host/effects'.
