@@ -56,7 +56,7 @@ func BenchmarkRecordReplay(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer f.Close()
-				r, _, err := trace.NewReader(f)
+				r, _, err := trace.NewReader(f, 0)
 				if err != nil {
 					b.Fatal(err)
 				}

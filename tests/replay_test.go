@@ -258,27 +258,28 @@ func TestHostedRecordDir(t *testing.T) {
 			t.Fatalf("%s: a bad _meta.auth: %+v %v", user, res, err)
 		}
 	}
-	entries, err := os.ReadDir(filepath.Join(dir, "traces"))
-	if err != nil || len(entries) != 2 || entries[0].Name() == entries[1].Name() {
+	// Each user's traces are in a directory of their own.
+	entries, err := filepath.Glob(filepath.Join(dir, "traces", "*", "*"))
+	if err != nil || len(entries) != 2 || filepath.Dir(entries[0]) == filepath.Dir(entries[1]) {
 		t.Fatalf("traces: %v %v", entries, err)
 	}
 	api.Close()
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".trace.jsonl") {
-			t.Errorf("trace name %s", e.Name())
+	for _, path := range entries {
+		name := filepath.Base(path)
+		if !strings.HasSuffix(name, ".trace.jsonl") || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), "u.") {
+			t.Errorf("trace %s", path)
 		}
-		path := filepath.Join(dir, "traces", e.Name())
 		data, _ := os.ReadFile(path)
 		if strings.Contains(string(data), "s3cret-token") {
-			t.Errorf("%s holds the credential", e.Name())
+			t.Errorf("%s holds the credential", name)
 		}
 		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--replay", path, "script.luau")
 		var res execResult
 		if err := json.Unmarshal([]byte(out), &res); err != nil || status != 0 || res.Error != nil {
-			t.Fatalf("replay of %s: %d %s %s", e.Name(), status, out, errOut)
+			t.Fatalf("replay of %s: %d %s %s", name, status, out, errOut)
 		}
 		if !got[string(res.Result)] {
-			t.Errorf("replay of %s gave %s, which no caller got (%v)", e.Name(), res.Result, got)
+			t.Errorf("replay of %s gave %s, which no caller got (%v)", name, res.Result, got)
 		}
 		delete(got, string(res.Result))
 		if len(res.FilesTouched) != 1 || res.FilesTouched[0].Name != "mine.txt" {

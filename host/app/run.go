@@ -64,7 +64,10 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	case cfg.Plan != nil:
 		script.Effects = effects.NewPlan(cfg.Plan)
 	case cfg.Replay != "":
-		fx, closer, h, failed, err := openReplay(cfg.Replay)
+		// No payload of the replay is larger than a response or than
+		// one io read (which the script's heap holds).
+		payload := max(cfg.File.MaxResponseBytes(), int64(cfg.Settings.Limits.WithDefaults().HeapBytes))
+		fx, closer, h, failed, err := openReplay(cfg.Replay, payload)
 		if err != nil || failed != nil {
 			return failed, err
 		}
@@ -73,7 +76,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		script.Effects = fx
 		cfg.SDK.Flags.WithoutCredentials = true
 	case cfg.Record != "":
-		rec, err := startRecording(cfg.Record, false, header(cfg.Version, cfg.Source, cfg.File))
+		rec, err := startRecording(cfg.Record, false, header(cfg.Version, cfg.Source, cfg.File, effects.Real), nil, "")
 		if err != nil {
 			return nil, usage(err)
 		}

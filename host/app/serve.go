@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects"
+	"github.com/toolscript/toolscript/host/effects/trace"
 	"github.com/toolscript/toolscript/host/heapfloor"
 	"github.com/toolscript/toolscript/host/hosted"
 	"github.com/toolscript/toolscript/host/limit"
@@ -73,17 +73,21 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if err != nil {
 		return usage(err)
 	}
-	if dir != "" {
-		// An unusable directory is the operator's to fix before any call.
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return usage(fmt.Errorf("effects.record_dir: %w", err))
-		}
-	}
-	a.recordDir = dir
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
 		// servers' own lines and the specs' warnings included.
 		a.logger = slog.New(slog.NewJSONHandler(cfg.Stderr, nil))
+	}
+	if dir != "" {
+		// An unusable directory is the operator's to fix before any call.
+		total, perUser := cfg.File.RecordBounds()
+		if a.records, err = openRecordDir(dir, total, perUser); err != nil {
+			return usage(fmt.Errorf("effects.record_dir: %w", err))
+		}
+		if used, _ := a.records.quota.Used(""); used >= total {
+			a.warn(fmt.Sprintf("effects.record_dir %s holds %d bytes of traces, its bound (record_max_bytes: %s): "+
+				"executions are not recorded until traces are removed from it", dir, used, trace.Size(total)))
+		}
 	}
 	err = a.open(ctx)
 	if a.rt != nil {
@@ -127,9 +131,22 @@ type assembly struct {
 	// published is the sdk whose table the runtime has, and which the
 	// docs show; its next is closed when another replaces it.
 	published atomic.Pointer[publishedSDK]
-	// recordDir is [effects] record_dir: where each execution's trace is
-	// recorded ("": none are).
-	recordDir string
+	// records is [effects] record_dir: where each execution's trace is
+	// recorded (nil: none are).
+	records *recordDir
+}
+
+// warn says msg on standard error: a JSON line in hosted mode.
+func (a *assembly) warn(msg string, args ...any) {
+	if a.logger != nil {
+		a.logger.Warn(msg, args...)
+		return
+	}
+	line := "toolscript serve: " + msg
+	for i := 0; i+1 < len(args); i += 2 {
+		line += fmt.Sprintf("; %v: %v", args[i], args[i+1])
+	}
+	fmt.Fprintln(a.cfg.Stderr, line)
 }
 
 // open compiles the module while the sdk loads (both take a second or more
@@ -208,8 +225,8 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
 	}
-	recordDir := a.recordDir
-	if a.client == nil && recordDir == "" {
+	records := a.records
+	if a.client == nil && records == nil {
 		return cfg
 	}
 	if a.client != nil {
@@ -217,20 +234,21 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {
-		if recordDir != "" && call.Script.Effects == nil {
-			// The operator's choice: every real execution is recorded, to a
-			// file of its own (a dry run or a plan run, which the caller
-			// asked for, is not); the trace's Close at the execution's end
-			// closes it.
-			rec, recErr := recordIn(recordDir, header(a.cfg.Version, call.Script.Source, a.cfg.File))
+		if records != nil {
+			// The operator's choice: every execution is recorded, to a file
+			// of its own, whatever its caller asked for (a dry run sends its
+			// safe calls, a plan run is a real run: the header names the
+			// mode), within the directory's bounds; the trace's Close at the
+			// execution's end closes it.
+			fx := call.Script.Effects
+			rec, recErr := records.record(a.recordUser(call.User), header(a.cfg.Version, call.Script.Source, a.cfg.File, fx.Mode()))
 			if recErr != nil {
 				return recErr
 			}
-			call.Script.Effects = effects.NewRecording(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
+			call.Script.Effects = fx.Record(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
 			defer func() {
 				if err != nil { // no execution follows: there is nothing to keep
-					_ = rec.w.Close()
-					_ = os.Remove(rec.path)
+					rec.discard()
 				}
 			}()
 		}
@@ -256,10 +274,32 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	return cfg
 }
 
+// recordUser is whose traces an execution of user's counts as: the
+// hosted mode's users each have a directory of their own; the stdio
+// mode's one user has record_dir itself ("").
+func (a *assembly) recordUser(user auth.User) string {
+	if a.cfg.Server.Mode() == config.Hosted {
+		return user.DirName()
+	}
+	return ""
+}
+
 // recordingFailed is what serve does when an execution's trace at path is
-// not whole: it says so on standard error (a JSON line in hosted mode).
+// not whole: it says so on standard error (a JSON line in hosted mode),
+// once (the result says so too: luau). A trace the bounds left empty is
+// removed: it holds nothing.
 func (a *assembly) recordingFailed(path string) func(error) {
 	return func(err error) {
+		if path != "" {
+			if info, serr := os.Stat(path); serr == nil && info.Size() == 0 {
+				_ = os.Remove(path)
+				path = ""
+			}
+		}
+		if path == "" {
+			a.warn("an execution was not recorded", "error", err.Error())
+			return
+		}
 		if a.logger != nil {
 			a.logger.Warn("the recording of an execution is not whole", "trace", path, "error", err.Error())
 			return

@@ -20,7 +20,7 @@ func TestStartRecording(t *testing.T) {
 	target := filepath.Join(dir, "target")
 	os.WriteFile(target, []byte("keep me"), 0o644)
 	os.Symlink(target, path)
-	rec, err := startRecording(path, false, trace.Header{Toolscript: "t"})
+	rec, err := startRecording(path, false, trace.Header{Toolscript: "t"}, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestStartRecording(t *testing.T) {
 	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), `{"trace":2,"toolscript":"t"`) {
 		t.Errorf("trace %q", b)
 	}
-	if _, err := startRecording(dir, false, trace.Header{}); err == nil {
+	if _, err := startRecording(dir, false, trace.Header{}, nil, ""); err == nil {
 		t.Error("a directory was replaced by a trace")
 	}
 
@@ -47,8 +47,12 @@ func TestStartRecording(t *testing.T) {
 		seen[name] = true
 	}
 	records := filepath.Join(dir, "records", "deeper")
+	rd, err := openRecordDir(records, 1<<20, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
-		rec, err := recordIn(records, trace.Header{})
+		rec, err := rd.record("", trace.Header{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/toolscript/toolscript/host/effects/trace"
 )
 
 // Effects is the [effects] section: what the operator asks of the effects
@@ -14,9 +16,22 @@ type Effects struct {
 	// (one file per execution). It is the operator's choice: no caller can
 	// ask for a recording, nor name its file.
 	RecordDir string `toml:"record_dir"`
+	// RecordMaxBytes bounds the bytes of every trace in RecordDir
+	// together, RecordMaxBytesPerUser each user's (host/effects/trace
+	// Quota; its defaults when unset).
+	RecordMaxBytes        *int64 `toml:"record_max_bytes" json:",omitempty"`
+	RecordMaxBytesPerUser *int64 `toml:"record_max_bytes_per_user" json:",omitempty"`
 }
 
 func (e Effects) check() error {
+	for _, b := range []struct {
+		key string
+		v   *int64
+	}{{"record_max_bytes", e.RecordMaxBytes}, {"record_max_bytes_per_user", e.RecordMaxBytesPerUser}} {
+		if b.v != nil && *b.v <= 0 {
+			return fmt.Errorf("effects.%s: must be positive (got %d)", b.key, *b.v)
+		}
+	}
 	if e.RecordDir == "" {
 		return nil
 	}
@@ -37,6 +52,23 @@ func (f *File) RecordDir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("effects.record_dir: %w", err)
 	}
 	return dir, nil
+}
+
+// RecordBounds are the bounds of the traces in record_dir: all of them
+// together (record_max_bytes) and each user's (record_max_bytes_per_user),
+// trace.DefaultDirBytes and trace.DefaultDirBytesPerUser when unset.
+func (f *File) RecordBounds() (total, perUser int64) {
+	total, perUser = trace.DefaultDirBytes, trace.DefaultDirBytesPerUser
+	if f == nil {
+		return total, perUser
+	}
+	if v := f.Effects.RecordMaxBytes; v != nil {
+		total = *v
+	}
+	if v := f.Effects.RecordMaxBytesPerUser; v != nil {
+		perUser = *v
+	}
+	return total, perUser
 }
 
 // Digest is the SHA-256 (hex) of the configuration f holds, without its

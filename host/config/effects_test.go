@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/effects/trace"
 )
 
 func TestEffectsRecordDir(t *testing.T) {
@@ -15,6 +17,8 @@ func TestEffectsRecordDir(t *testing.T) {
 		{"[effects]\nrecord_dir = \"~/traces\"\n", "/home/u/traces", ""},
 		{"[effects]\nrecord_dir = \"a/../b\"\n", "", "effects.record_dir"},
 		{"[effects]\nrecord = \"x\"\n", "", "unknown key effects.record"},
+		{"[effects]\nrecord_max_bytes = 0\n", "", "effects.record_max_bytes: must be positive"},
+		{"[effects]\nrecord_max_bytes_per_user = -1\n", "", "effects.record_max_bytes_per_user: must be positive"},
 	}
 	for _, c := range cases {
 		f, err := Load(writeConfig(t, c.text))
@@ -30,6 +34,21 @@ func TestEffectsRecordDir(t *testing.T) {
 		if got, err := f.RecordDir(env); err != nil || got != c.want {
 			t.Errorf("%q: record dir %q (%v), want %q", c.text, got, err, c.want)
 		}
+	}
+}
+
+// TestRecordBounds: the bounds of record_dir are the trace package's
+// defaults unless set.
+func TestRecordBounds(t *testing.T) {
+	f, err := Load(writeConfig(t, "[effects]\nrecord_dir = \"t\"\nrecord_max_bytes_per_user = 1024\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total, perUser := f.RecordBounds(); total != trace.DefaultDirBytes || perUser != 1024 {
+		t.Errorf("bounds %d, %d", total, perUser)
+	}
+	if total, perUser := (*File)(nil).RecordBounds(); total != 1<<30 || perUser != 256<<20 {
+		t.Errorf("default bounds %d, %d", total, perUser)
 	}
 }
 

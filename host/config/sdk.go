@@ -369,6 +369,15 @@ func jsonValue(v any) any {
 	return v
 }
 
+// MaxResponseBytes is the [sdk] max_response_bytes an execution with f
+// is held to (the sdk's default when f does not set it).
+func (f *File) MaxResponseBytes() int64 {
+	if f != nil && f.SDK.MaxResponseBytes != nil {
+		return *f.SDK.MaxResponseBytes
+	}
+	return sdk.DefaultMaxResponseBytes
+}
+
 // sdkLimits sets cfg's budgets from the [sdk] section, the --max-calls
 // flag (which wins) and the sdk's defaults.
 func sdkLimits(cfg *sdk.Config, sec SDK, maxCallsFlag int) error {

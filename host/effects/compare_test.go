@@ -76,7 +76,7 @@ func checkBodyBinding(t *testing.T, want, got []byte, indent bool) {
 	if _, _, err := rec.End(nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	r, _, err := trace.NewReader(&tr)
+	r, _, err := trace.NewReader(&tr, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

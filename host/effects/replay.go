@@ -51,7 +51,23 @@ const KindReplay = "replay"
 // NewRecording returns the effects of a real run that records each of its
 // effects (safe ones too), its clock readings and its seed to w.
 func NewRecording(w *trace.Writer) *Run {
-	return &Run{mode: Real, tr: &traced{w: w, unanswered: map[trace.Slot]*trace.Entry{}}}
+	return New(Real).Record(w)
+}
+
+// Record makes r, a real run, a dry run or a plan run (nil: a real one),
+// also record to w what NewRecording's run records: in a dry run, what the
+// script got (a held call's made-up response, the overlay's io); in a
+// plan run, what it did, and the effect the plan stopped. It returns the
+// recording run; a replay cannot record, and is returned as it is.
+func (r *Run) Record(w *trace.Writer) *Run {
+	if r == nil {
+		r = New(Real)
+	}
+	if r.mode == Replay {
+		return r
+	}
+	r.tr = &traced{w: w, unanswered: map[trace.Slot]*trace.Entry{}}
+	return r
 }
 
 // OnRecordingFailed makes a recording run tell failed, at the execution's

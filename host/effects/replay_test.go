@@ -34,7 +34,7 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 
 	replay := func() (*Run, *trace.Reader) {
-		r, _, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+		r, _, err := trace.NewReader(bytes.NewReader(buf.Bytes()), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

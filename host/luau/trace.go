@@ -74,7 +74,8 @@ func digest(data []byte) string {
 }
 
 // endTrace passes the end of the execution: recording, the files touched
-// are written to the trace; replaying, they come from it, and a
+// are written to the trace, and a trace that is not whole is the result's
+// warning; replaying, they come from it, and a
 // divergence is the execution's error (kind replay).
 func endTrace(fx *effects.Run, res *result.Result) {
 	var files json.RawMessage
@@ -82,7 +83,11 @@ func endTrace(fx *effects.Run, res *result.Result) {
 		files, _ = json.Marshal(res.FilesTouched)
 	}
 	if d := fx.Diverged(); d == nil {
-		recorded, omitted, _ := fx.End(files, res.FilesOmitted)
+		recorded, omitted, err := fx.End(files, res.FilesOmitted)
+		if err != nil && fx.Recording() {
+			// Once, however many entries the cut left out.
+			res.Warnings = append(res.Warnings, "the recording of this execution is not whole: "+err.Error())
+		}
 		if fx.Replaying() && fx.Diverged() == nil {
 			res.FilesTouched, res.FilesOmitted = nil, omitted
 			if err := json.Unmarshal(recorded, &res.FilesTouched); err != nil {

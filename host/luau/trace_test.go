@@ -34,7 +34,7 @@ func recordRun(t *testing.T, source, dir string) (*result.Result, []byte) {
 // replayRun replays tr with source, in an io directory dir.
 func replayRun(t *testing.T, source, dir string, tr []byte) *result.Result {
 	t.Helper()
-	r, _, err := trace.NewReader(bytes.NewReader(tr))
+	r, _, err := trace.NewReader(bytes.NewReader(tr), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,6 +103,11 @@ const outputSchemaTemplate = `{
 			"items": {"type": "object"},
 			"description": "The plan's entries a plan run did not carry out."
 		},
+		"warnings": {
+			"type": "array",
+			"items": {"type": "string"},
+			"description": "What the host says about the execution besides its outcome, such as a recording cut short."
+		},
 		"error": {
 			"type": "object",
 			"description": "Present when the execution failed.",

@@ -115,7 +115,11 @@ type Result struct {
 	// those left out to keep the result within its size bound.
 	PlanUnused        []effects.Effect `json:"plan_unused,omitempty"`
 	PlanUnusedOmitted int              `json:"plan_unused_omitted,omitempty"`
-	Error             *Error           `json:"error,omitempty"`
+	// Warnings are what the host tells the caller about the execution
+	// besides its outcome (its recording was cut short), one line each;
+	// left out when there are none.
+	Warnings []string `json:"warnings,omitempty"`
+	Error    *Error   `json:"error,omitempty"`
 }
 
 // Bound keeps the result's JSON text within about maxBytes, so that no

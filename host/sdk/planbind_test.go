@@ -201,7 +201,7 @@ func TestReplayBindsTheRequest(t *testing.T) {
 	recorded := len(a.received())
 	for _, tt := range planBindCases {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, _, err := trace.NewReader(bytes.NewReader(buf.Bytes()))
+			tr, _, err := trace.NewReader(bytes.NewReader(buf.Bytes()), 0)
 			if err != nil {
 				t.Fatal(err)
 			}

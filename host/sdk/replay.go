@@ -14,8 +14,9 @@ import (
 // included). Its request is described as a dry run's effect (no
 // credential, frozen values by name). Recording, the call is sent as
 // usual and the response the script gets (redacted) is recorded in the
-// call's place; replaying, the recorded response is the call's and
-// nothing is sent.
+// call's place (in a dry run or a plan run, the response that stands for
+// a call held or stopped); replaying, the recorded response is the call's
+// and nothing is sent.
 
 // traced begins a call of f when the session records or replays.
 func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send sdkcall.Send) (*sdkcall.Response, sdkcall.Send) {
@@ -26,10 +27,17 @@ func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send
 	case recorded != nil:
 		out := replayed(f, recorded)
 		// A trace is untrusted: a response no real call could have had
-		// under this configuration is the same limit error.
-		if n := int64(len(out.JSON) + len(out.Text) + len(out.Content) + len(out.Message)); n > s.c.cfg.MaxResponseBytes {
+		// under this configuration (its headers counted as a real
+		// response's are) is the same limit error.
+		if n := replayedBytes(out); n > s.c.cfg.MaxResponseBytes {
 			return s.tooLarge(f), nil
 		}
+		return out, nil
+	}
+	// A dry run or a plan run that records decides the call as one that
+	// does not: what it held or stopped is recorded as the script got it.
+	if out := s.held(f, k, args); out != nil {
+		s.fx.Answer(slot, recording(out))
 		return out, nil
 	}
 	return nil, func(ctx context.Context) *sdkcall.Response {
@@ -37,6 +45,17 @@ func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send
 		s.fx.Answer(slot, recording(out))
 		return out
 	}
+}
+
+// replayedBytes is what a replayed response counts against
+// max_response_bytes: its headers as they would have been sent
+// (headerBytes), its body and its message.
+func replayedBytes(out *sdkcall.Response) int64 {
+	n := int64(len(out.JSON) + len(out.Text) + len(out.Content) + len(out.Message))
+	for k, v := range out.Headers {
+		n += int64(len(k) + len(v) + 4)
+	}
+	return n
 }
 
 // recording is what a trace keeps of a response.

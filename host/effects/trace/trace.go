@@ -8,9 +8,13 @@
 //   - Writer, which streams entries to a file as they are decided (an sdk
 //     call's entry keeps its place in the script's order while its response
 //     is awaited), bounded by MaxBytes;
+//   - Quota, the bounds of a record directory (all its traces, each
+//     user's), which its writers share: past one a trace ends at its last
+//     whole line;
 //   - Reader, which treats a trace as untrusted input: every line is
-//     bounded, decoded and checked, and anything wrong is an *Error naming
-//     the line, never a crash.
+//     bounded (by the replay's limits: LineBytesFor) as it is read,
+//     decoded and checked, and anything wrong is an *Error naming the
+//     line, never a crash.
 //
 // What an entry means to an execution (how it is recorded, substituted or
 // found to diverge) is host/effects'.
@@ -35,8 +39,8 @@ const (
 	// and recording stops (the trace then ends early) when it would grow
 	// past it.
 	MaxBytes = 256 << 20
-	// MaxLineBytes bounds one line: a response of the largest
-	// max_response_bytes, encoded.
+	// MaxLineBytes bounds one line whatever the configuration; a replay
+	// bounds its lines by its own limits (LineBytesFor).
 	MaxLineBytes = 128 << 20
 )
 
@@ -50,7 +54,16 @@ type Header struct {
 	// the configuration it ran with (credentials left out).
 	ScriptSHA256 string `json:"script_sha256"`
 	ConfigSHA256 string `json:"config_sha256"`
+	// Mode is how the execution treated its unsafe effects: ModeDryRun,
+	// ModePlan, or "" (left out) for a real run.
+	Mode string `json:"mode,omitempty"`
 }
+
+// The modes of a Header: the execute_script arguments that ask for them.
+const (
+	ModeDryRun = "dry_run"
+	ModePlan   = "plan"
+)
 
 // Op is what an entry records.
 type Op string
@@ -188,7 +201,10 @@ type Bytes []byte
 // IsZero reports whether b is empty (omitzero leaves it out).
 func (b Bytes) IsZero() bool { return len(b) == 0 }
 
-// MarshalJSON is a string for UTF-8 text, a base64 object otherwise.
+// MarshalJSON is a string for UTF-8 text, a base64 object otherwise, or
+// when the string, escaped, would be larger: Bytes are never written
+// larger than base64Len of their size, which bounds a line
+// (LineBytesFor).
 func (b Bytes) MarshalJSON() ([]byte, error) {
 	if utf8.Valid(b) {
 		var buf bytes.Buffer
@@ -197,11 +213,18 @@ func (b Bytes) MarshalJSON() ([]byte, error) {
 		if err := enc.Encode(string(b)); err != nil {
 			return nil, err
 		}
-		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+		if text := bytes.TrimSuffix(buf.Bytes(), []byte("\n")); int64(len(text)) <= base64Len(int64(len(b))) {
+			return text, nil
+		}
 	}
 	return json.Marshal(struct {
 		Base64 string `json:"base64"`
 	}{base64.StdEncoding.EncodeToString(b)})
+}
+
+// base64Len is the size of n bytes as a Bytes base64 object.
+func base64Len(n int64) int64 {
+	return int64(len(`{"base64":""}`)) + (n+2)/3*4
 }
 
 // UnmarshalJSON takes either form.
@@ -236,6 +259,8 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 type Error struct {
 	Line   int
 	Reason string
+	// cause is a decoding error the reader names in Reason.
+	cause error
 }
 
 func (e *Error) Error() string {

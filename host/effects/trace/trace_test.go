@@ -160,6 +160,7 @@ func TestBadTraces(t *testing.T) {
 		{"empty", "", 0, 0, 1, "empty"},
 		{"garbage header", "\x00\x01garbage\n", 0, 0, 1, "not a trace header"},
 		{"header of another format", `{"trace":1,"toolscript":"x","script_sha256":"","config_sha256":""}` + "\n", 0, 0, 1, "trace format 1, this toolscript reads format 2"},
+		{"header of an unknown mode", `{"trace":2,"toolscript":"x","script_sha256":"","config_sha256":"","mode":"yolo"}` + "\n", 0, 0, 1, "unknown mode"},
 		{"header with an unknown field", `{"trace":1,"evil":true}` + "\n", 0, 0, 1, "unknown field"},
 		{"truncated", strings.Join(lines[:4], "") + lines[4][:len(lines[4])/2], 0, 0, 5, "cut short"},
 		{"garbage line", header + `{"op":"seed","seed":1}` + "\n" + "not json\n", 0, 0, 3, "not a trace entry"},
@@ -262,6 +263,139 @@ func FuzzReader(f *testing.F) {
 		}
 		if _, again, err := readAll(buf.Bytes(), MaxLineBytes, MaxBytes); err != nil || len(again) != len(entries) {
 			t.Fatalf("rewritten trace: %v (%d entries, want %d)", err, len(again), len(entries))
+		}
+	})
+}
+
+// countingReader counts the bytes read from it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// endless is a line that never ends: `{"op":"end","files_touched":"xxx...`.
+type endless struct{ started bool }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if !e.started {
+		e.started = true
+		return copy(p, `{"op":"end","files_touched":"`), nil
+	}
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestReaderRefusesALongLineAsItReadsIt: a line longer than the reader's
+// bound is refused as soon as it passes the bound: no more of it is read
+// than the bound and one buffer, however long it is (here: endless).
+func TestReaderRefusesALongLineAsItReadsIt(t *testing.T) {
+	header := record(t, nil)
+	for _, maxLine := range []int64{100, 1 << 20, LineBytesFor(1 << 20)} {
+		src := &countingReader{r: io.MultiReader(bytes.NewReader(header), &endless{})}
+		r, _, err := NewReader(src, maxLine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Next()
+		var te *Error
+		if !errors.As(err, &te) || te.Line != 2 || !strings.Contains(te.Reason, "longer than") {
+			t.Fatalf("bound %d: error %v, want line 2 longer than the bound", maxLine, err)
+		}
+		if most := int64(len(header)) + maxLine + 1 + 64<<10; src.n > most {
+			t.Errorf("bound %d: %d bytes read, more than %d", maxLine, src.n, most)
+		}
+	}
+	if LineBytesFor(1<<20) >= 16<<20 || LineBytesFor(1<<40) != MaxLineBytes {
+		t.Errorf("LineBytesFor(1 MiB) = %d, LineBytesFor(1 TiB) = %d", LineBytesFor(1<<20), LineBytesFor(1<<40))
+	}
+}
+
+// TestQuotaCutsAtWholeLines: writers sharing a quota write no more than
+// its bounds together, each user's and all of them; a trace past a bound
+// ends at its last whole line (it reads back, cut short of its end) and
+// says which bound it met.
+func TestQuotaCutsAtWholeLines(t *testing.T) {
+	const perUser, total = 300 << 10, 500 << 10
+	q := NewQuota(total, perUser)
+	q.Add("carol", 50<<10) // already in the directory
+	big := &Entry{Op: OpIO, IO: &IO{Op: IORead, Len: 10 << 10, Result: 10 << 10, Data: Bytes(strings.Repeat("a", 10<<10))}}
+	write := func(user string) ([]byte, error) {
+		var buf bytes.Buffer
+		w, err := NewWriterWithin(&buf, Header{Toolscript: "t"}, q, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			w.Add(big)
+		}
+		err = w.Close()
+		return buf.Bytes(), err
+	}
+	var written int64
+	for i, c := range []struct {
+		user    string
+		perUser bool // the bound met: the user's, or the total
+	}{{"alice", false}, {"alice", true}, {"bob", false}, {"carol", false}} {
+		data, err := write(c.user)
+		written += int64(len(data))
+		var qe *QuotaError
+		if i == 0 {
+			if err != nil {
+				t.Fatalf("the first trace is within the bounds: %v", err)
+			}
+			continue
+		}
+		if !errors.As(err, &qe) || qe.PerUser != c.perUser {
+			t.Errorf("trace %d of %s: %v", i, c.user, err)
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			t.Errorf("trace %d of %s does not end at a whole line", i, c.user)
+		}
+		if _, _, err := readAll(data, MaxLineBytes, MaxBytes); len(data) > 0 && err != nil {
+			t.Errorf("trace %d of %s does not read back: %v", i, c.user, err)
+		}
+	}
+	used, alice := q.Used("alice")
+	if used > total || alice > perUser || written+50<<10 != used {
+		t.Errorf("used %d (written %d), alice %d; bounds %d, %d", used, written, alice, total, perUser)
+	}
+	small := NewQuota(10, 5)
+	small.Add("x", 5)
+	var qe *QuotaError
+	if err := small.Full("x"); !errors.As(err, &qe) || !qe.PerUser || small.Full("y") != nil {
+		t.Errorf("x is full (%v), y is not (%v)", err, small.Full("y"))
+	}
+	small.Add("y", 5)
+	if err := small.Full("z"); !errors.As(err, &qe) || qe.PerUser {
+		t.Errorf("the total is full: %v", err)
+	}
+}
+
+// FuzzBytes: any bytes are written no larger than their base64 object and
+// read back the same.
+func FuzzBytes(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x00\x01\x02", "\"\\\"", "\xff\xfe", "\u2028 é \n\t", strings.Repeat("\x01", 3000)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := Bytes(data).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(out)) > base64Len(int64(len(data))) {
+			t.Fatalf("%d bytes written as %d: %s", len(data), len(out), out)
+		}
+		var back Bytes
+		if err := back.UnmarshalJSON(out); err != nil || !bytes.Equal(back, data) {
+			t.Fatalf("read back %q (%v), want %q", back, err, data)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +64,15 @@ type Slot int
 
 // NewWriter writes h and returns the writer of the entries after it.
 func NewWriter(w io.Writer, h Header) (*Writer, error) {
-	cw := &countingWriter{w: w}
+	return NewWriterWithin(w, h, nil, "")
+}
+
+// NewWriterWithin is NewWriter for a trace of user's in a record
+// directory whose traces q bounds (nil: no bound but MaxBytes): each write
+// takes its bytes from q, and past a bound of q the trace ends at its last
+// whole line (Close returns a *QuotaError).
+func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, error) {
+	cw := &countingWriter{w: w, quota: q, user: user}
 	buf := bufio.NewWriterSize(cw, 64<<10)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
@@ -149,7 +158,7 @@ func (w *Writer) encode() {
 		}
 	}
 	if err := w.buf.Flush(); err != nil && w.err == nil {
-		w.err = fmt.Errorf("trace: %w", err)
+		w.err = traceError(err)
 	}
 }
 
@@ -158,7 +167,7 @@ func (w *Writer) write(e *Entry) {
 		return
 	}
 	if err := w.enc.Encode(e); err != nil {
-		w.err = fmt.Errorf("trace: %w", err)
+		w.err = traceError(err)
 		return
 	}
 	if w.cw.n+int64(w.buf.Buffered()) > MaxBytes {
@@ -216,18 +225,58 @@ func (e *Entry) size() int {
 	return n
 }
 
+// traceError is err as the trace's: a cut as it is, any other error
+// wrapped.
+func traceError(err error) error {
+	if IsCut(err) {
+		return err
+	}
+	return fmt.Errorf("trace: %w", err)
+}
+
 // countingWriter counts the bytes written through it, and stops at
-// MaxBytes.
+// MaxBytes and at its quota's bounds: a write that would pass one is cut
+// at its last whole line, and returns why.
 type countingWriter struct {
-	w io.Writer
-	n int64
+	w     io.Writer
+	n     int64
+	quota *Quota
+	user  string
 }
 
 func (c *countingWriter) Write(p []byte) (int, error) {
-	if c.n+int64(len(p)) > MaxBytes {
-		return 0, ErrTooLarge
+	n := int64(len(p))
+	var cut error
+	if c.n+n > MaxBytes {
+		n, cut = MaxBytes-c.n, ErrTooLarge
 	}
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	if c.quota != nil {
+		granted, err := c.quota.take(c.user, n)
+		if err != nil {
+			n, cut = granted, err
+		}
+	}
+	if cut != nil {
+		whole := int64(bytes.LastIndexByte(p[:n], '\n') + 1)
+		c.giveBack(n - whole)
+		n = whole
+	}
+	written := 0
+	var err error
+	if n > 0 {
+		written, err = c.w.Write(p[:n])
+	}
+	c.n += int64(written)
+	c.giveBack(n - int64(written))
+	if err == nil {
+		err = cut
+	}
+	return written, err
+}
+
+// giveBack returns n bytes taken from the quota and not written.
+func (c *countingWriter) giveBack(n int64) {
+	if c.quota != nil {
+		c.quota.give(c.user, n)
+	}
 }
