@@ -186,8 +186,9 @@ feed:
 	return report, nil
 }
 
-// convert turns the module's diagnostics for one source into Diagnostics:
-// named, with a severity, disabled rules dropped, columns in characters.
+// convert turns the module's diagnostics for one source, their columns
+// already in characters (charColumns), into Diagnostics: named, with a
+// severity, disabled rules dropped, in the order of their positions.
 func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map[string]bool) []Diagnostic {
 	if len(diags) == 0 {
 		return nil
