@@ -379,3 +379,56 @@ func TestLintEffectsCLI(t *testing.T) {
 		t.Errorf("--effects with sarif: status %d, %s", status, stderr)
 	}
 }
+
+// TestLintHostileFile: a pull request's file of 1 MB of ')' (a syntax
+// error per byte, more than the linter's memory holds) linted with two good
+// files: the good files' diagnostics are reported, in a SARIF log the
+// schema accepts, the bad file has its own lint_failed error, and the exit
+// status is the diagnostics' (1), not a usage error.
+func TestLintHostileFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"a.luau":      "local unused = 1\nreturn 1\n",
+		"parens.luau": strings.Repeat(")", 1<<20),
+		"z.luau":      "pirnt(1)\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stdout, stderr, status := toolscript(t, dir, "", "lint", "--format", "sarif", ".")
+	if status != 1 {
+		t.Fatalf("exit status %d, want 1\nstderr: %s", status, stderr)
+	}
+	if err := validateSARIF(t, compileSARIFSchema(t), []byte(stdout)); err != nil {
+		t.Fatalf("the SARIF log is invalid: %v", err)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Level     string `json:"level"`
+				Message   struct{ Text string }
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &log); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range log.Runs[0].Results {
+		got = append(got, r.Locations[0].PhysicalLocation.ArtifactLocation.URI+" "+r.Level+" "+r.RuleID)
+		if r.RuleID == lint.RuleLintFailed && !strings.Contains(r.Message.Text, "the file is not checked: linting it") {
+			t.Errorf("the failure does not say what happened: %q", r.Message.Text)
+		}
+	}
+	want := []string{"a.luau warning unused_local", "parens.luau error lint_failed", "z.luau error unknown_global"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("results:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

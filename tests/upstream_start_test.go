@@ -3,11 +3,15 @@
 package tests
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testupstreams"
@@ -43,18 +47,39 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 		text, _ := tool("list_apis", nil)
 		return text
 	}
-	if apis := listAPIs(); !strings.Contains(apis, "sdk.slow (MCP server, starting, 0 tools) -- The MCP server slow is starting") {
-		t.Errorf("list_apis while it starts: %s", apis)
+	// The docs tools wait for it, at most 10 s (MaxDocsWait), then say it
+	// is still starting.
+	type answer struct {
+		text    string
+		isError bool
 	}
-	if text, isError := tool("list_functions", map[string]any{"api": "slow"}); !isError || !strings.HasPrefix(text, "starting: The MCP server slow is starting") {
-		t.Errorf("list_functions while it starts: %v %s", isError, text)
-	}
+	docs := make(chan answer, 3)
+	go func() { docs <- answer{listAPIs(), false} }()
+	go func() {
+		text, isError := tool("list_functions", map[string]any{"api": "slow"})
+		docs <- answer{text, isError}
+	}()
+	go func() {
+		text, isError := tool("list_functions", nil)
+		docs <- answer{text, isError}
+	}()
 	if _, out := callScript(t, ctx, c, map[string]any{"script": "return 6 * 7"}); string(out.Result) != "42" {
 		t.Errorf("a script that does not name it: %+v", out)
 	}
 	text, isError := tool("execute_script", map[string]any{"script": `return sdk.slow.say_hello({ name = "early" })`, "timeout_ms": 300})
 	if !isError || !strings.Contains(text, "the MCP server slow was not ready within the script's timeout") {
 		t.Errorf("a script that names it, with a short timeout: %v %s", isError, text)
+	}
+
+	for range 3 {
+		a := <-docs
+		switch {
+		case strings.Contains(a.text, "sdk.slow (MCP server, starting, 0 tools) -- The MCP server slow is starting"): // list_apis
+		case a.isError && strings.HasPrefix(a.text, "starting: The MCP server slow is starting"): // of sdk.slow
+		case !a.isError && strings.HasSuffix(a.text, "-- not listed: the tools of the MCP server slow, which is still starting (they are listed once it answers)"):
+		default:
+			t.Errorf("a docs tool while it starts: %v %s", a.isError, a.text)
+		}
 	}
 
 	waited := make(chan string, 1)
@@ -84,4 +109,117 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 	if ctl.Starts() != 1 {
 		t.Errorf("%d starts", ctl.Starts())
 	}
+}
+
+// TestDocsToolsWaitForStartingUpstream: the docs tools and the sdk://
+// resources asked while an upstream MCP server is held at its start (a
+// real server, standing for one that boots slowly) wait for it, while the
+// connection goes on answering (execute_script asked after them is
+// answered first); once it is released their answers hold its tools.
+// Ordered by events: the server reads the requests in order, and the
+// server is released only after execute_script's answer.
+func TestDocsToolsWaitForStartingUpstream(t *testing.T) {
+	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	ctl.Hold(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	r := startRaw(t, t.TempDir(), "--no-io", "--mcp=slow="+testupstreams.Shell(ctl.Command))
+	r.initialize("2025-06-18")
+	ctl.WaitHeld(t, 30*time.Second) // the upstream started, and waits at the gate
+
+	docs := map[string]string{
+		"list_functions":    `"method":"tools/call","params":{"name":"list_functions","arguments":{}}`,
+		"get_function_docs": `"method":"tools/call","params":{"name":"get_function_docs","arguments":{"name":"say_hello"}}`,
+		"search_docs":       `"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"say hello to someone"}}`,
+		"list_apis":         `"method":"tools/call","params":{"name":"list_apis","arguments":{}}`,
+		"resource":          `"method":"resources/read","params":{"uri":"sdk://slow/functions/say_hello"}`,
+	}
+	for id, req := range docs {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,%s}`, id, req))
+	}
+	r.send(`{"jsonrpc":"2.0","id":"script","method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 6 * 7"}}}`)
+	if m := recvResponse(r); m["id"] != "script" {
+		t.Fatalf("a docs tool answered while the server it waits for is held: %v", m)
+	}
+
+	ctl.Release(t)
+	for n := len(docs); n > 0; n-- {
+		m := recvResponse(r)
+		id, _ := m["id"].(string)
+		text := responseText(t, m)
+		want := regexp.MustCompile(`say_hello`)
+		if id == "list_apis" {
+			want = regexp.MustCompile(`sdk\.slow \(MCP server, [1-9]\d* tools\)`)
+		}
+		if strings.Contains(text, "starting") || !want.MatchString(text) {
+			t.Errorf("%s once the server runs: %s", id, text)
+		}
+		delete(docs, id)
+	}
+	if len(docs) != 0 {
+		t.Errorf("no answer to %v", docs)
+	}
+}
+
+// TestDocsToolsNameServerDown: a server that could not be started is
+// not waited for; the docs say it is down, and a function not found
+// while it is down names it.
+func TestDocsToolsNameServerDown(t *testing.T) {
+	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	ctl.Break(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", "--mcp=broken="+testupstreams.Shell(ctl.Command))
+	ctx := testContext(t)
+	for _, q := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"list_functions", map[string]any{}, "-- not listed: the tools of the MCP server broken, which is down: The MCP server broken could not be started"},
+		{"search_docs", map[string]any{"query": "say hello"}, "the MCP server broken, which is down"},
+		{"get_function_docs", map[string]any{"name": "say_hello"}, `no function named "say_hello"; not listed are the tools of the MCP server broken, which is down`},
+	} {
+		text, _ := toolText(t, ctx, c, q.tool, q.args)
+		if !strings.Contains(text, q.want) {
+			t.Errorf("%s: %s\nwant it to contain %q", q.tool, text, q.want)
+		}
+	}
+}
+
+// recvResponse is the next response of r, skipping notifications.
+func recvResponse(r *rawServer) map[string]any {
+	for {
+		m := r.recv()
+		if _, ok := m["id"]; ok {
+			return m
+		}
+	}
+}
+
+// responseText is the text of a tools/call or resources/read response.
+func responseText(t *testing.T, m map[string]any) string {
+	t.Helper()
+	raw, _ := json.Marshal(m["result"])
+	var res struct {
+		Content  []struct{ Text string }
+		Contents []struct{ Text string }
+		IsError  bool
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || m["result"] == nil {
+		t.Fatalf("response %v", m)
+	}
+	var b strings.Builder
+	for _, c := range append(res.Content, res.Contents...) {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// toolText calls a tool and returns its text and whether it is an error.
+func toolText(t *testing.T, ctx context.Context, c *client.Client, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return strings.Join(textsOf(res), ""), res.IsError
 }

@@ -29,7 +29,9 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rtConfig luau.Config
+	// A file's deadline (lint.Options.FileTimeout) stops the module
+	// wherever it is.
+	rtConfig := luau.Config{StopOnContextDone: true}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

@@ -231,6 +231,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	if a.client != nil {
 		cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+		cfg.AwaitSDK = a.awaitDocs
 	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // Under serve the upstream MCP servers start in the background (initialize
@@ -34,23 +35,54 @@ func (a *assembly) publish(client *sdk.Client) {
 func (a *assembly) clientFor(ctx context.Context, script *luau.Script) (*sdk.Client, error) {
 	wctx, cancel := context.WithTimeout(ctx, script.Limits.Timeout)
 	defer cancel()
+	pending := func(cat *catalog.Catalog) []string { return pendingUpstreams(cat, script.Source) }
+	if names, err := a.awaitPublished(wctx, pending, true); err != nil {
+		return nil, upstreamNotReady(wctx, names[0], script.Limits.Timeout, err)
+	}
+	// current is at least as new as the published sdk: it is replaced
+	// before the runtime's table.
+	return a.current.Load(), nil
+}
+
+// MaxDocsWait bounds how long the docs tools and the sdk:// resources
+// wait for upstream MCP servers that are starting: their start timeout,
+// at most this.
+const MaxDocsWait = 10 * time.Second
+
+// awaitDocs waits, before a docs tool or an sdk:// resource answers,
+// until no upstream MCP server of the published sdk is starting (the docs
+// have its tools by then, or say it is down), within MaxDocsWait or until
+// ctx ends. A server that is down is not waited for: the docs say so.
+func (a *assembly) awaitDocs(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, min(upstream.StartTimeout, MaxDocsWait))
+	defer cancel()
+	_, _ = a.awaitPublished(wctx, startingUpstreams, false)
+}
+
+// awaitPublished waits until pending names no server in the published
+// sdk's catalog, looking again each time another sdk is published (the
+// runtime's table and the docs have it by then). With start it also waits
+// for each server named (sdk.Client.WaitUpstream: one that is down is
+// started again) and fails with its error. When ctx ends first it returns
+// the servers still pending and ctx's error.
+func (a *assembly) awaitPublished(ctx context.Context, pending func(*catalog.Catalog) []string, start bool) ([]string, error) {
 	for {
 		p := a.published.Load()
-		names := pendingUpstreams(p.client.Catalog(), script.Source)
+		names := pending(p.client.Catalog())
 		if len(names) == 0 {
-			// current is at least as new as p: it is replaced before the
-			// runtime's table.
-			return a.current.Load(), nil
+			return nil, nil
 		}
-		for _, name := range names {
-			if err := p.client.WaitUpstream(wctx, name); err != nil {
-				return nil, upstreamNotReady(wctx, name, script.Limits.Timeout, err)
+		if start {
+			for _, name := range names {
+				if err := p.client.WaitUpstream(ctx, name); err != nil {
+					return []string{name}, err
+				}
 			}
 		}
 		select {
 		case <-p.next:
-		case <-wctx.Done():
-			return nil, upstreamNotReady(wctx, names[0], script.Limits.Timeout, wctx.Err())
+		case <-ctx.Done():
+			return names, ctx.Err()
 		}
 	}
 }
@@ -68,6 +100,18 @@ func pendingUpstreams(cat *catalog.Catalog, source []byte) []string {
 	var out []string
 	for _, api := range cat.APIs {
 		if api.Kind == catalog.MCP && api.State != "" && hasWord(source, api.Name) {
+			out = append(out, api.Name)
+		}
+	}
+	return out
+}
+
+// startingUpstreams are the MCP servers of cat whose first start is in
+// progress.
+func startingUpstreams(cat *catalog.Catalog) []string {
+	var out []string
+	for _, api := range cat.APIs {
+		if api.Kind == catalog.MCP && api.State == upstream.StateStarting {
 			out = append(out, api.Name)
 		}
 	}

@@ -44,11 +44,12 @@ total_%d += #results[%d]
 
 // BenchmarkLint1000 lints 1,000 scripts of 200 lines, the target of
 // `toolscript lint` (at most 2 s on a 2-core machine), with a Runtime whose
-// module is already compiled: the instances (one per worker) are created
-// inside the measurement.
+// module is already compiled, stoppable at a deadline as `toolscript lint`
+// makes it: the instances (one per worker) are created inside the
+// measurement.
 func BenchmarkLint1000(b *testing.B) {
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{})
+	rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func BenchmarkLint1000Cold(b *testing.B) {
 		sources[i] = lint.Source{Name: fmt.Sprintf("s%d.luau", i), Text: benchScript(i, 200)}
 	}
 	for b.Loop() {
-		rt, err := luau.New(ctx, luau.Config{})
+		rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -69,7 +69,6 @@ func isEffect(rule string) bool {
 // effectsOf gathers a script's effects records.
 func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Function, bool)) Effects {
 	out := Effects{File: src.Name, Checked: true, Unsafe: []Reach{}, Safe: []Reach{}, IO: []Reach{}, Unnamed: []Reach{}}
-	lines := lineStarts(src.Text)
 	seen := map[string]bool{}
 	for _, d := range diags {
 		if d.Rule == luau.RuleSyntax {
@@ -79,7 +78,7 @@ func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Fun
 			continue
 		}
 		seen[d.Rule+"\x00"+d.Message] = true
-		r := Reach{What: d.Message, Line: d.Line, Column: charColumn(src.Text, lines, d.Line, d.Column)}
+		r := Reach{What: d.Message, Line: d.Line, Column: d.Column}
 		switch d.Rule {
 		case luau.EffectsIO:
 			out.IO = append(out.IO, r)

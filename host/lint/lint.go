@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -9,7 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"time"
 
 	"github.com/toolscript/toolscript/host/luau"
 )
@@ -33,13 +32,17 @@ type Options struct {
 	// qualified name, sdk.api.fn) is unsafe and what it does; a function
 	// it does not know counts as unsafe.
 	Functions func(name string) (Function, bool)
+	// FileTimeout is how long linting one file may take; a file that takes
+	// longer gets a lint_failed diagnostic. Zero means DefaultFileTimeout.
+	// The Runtime stops the module only with luau.Config.StopOnContextDone.
+	FileTimeout time.Duration
 }
 
 // Validate checks that Disable names existing rules that may be disabled.
 func (o Options) Validate() error {
 	for _, name := range o.Disable {
-		if name == RuleSyntax {
-			return fmt.Errorf("lint: the %s rule cannot be disabled", RuleSyntax)
+		if name == RuleSyntax || reportedByHost(name) {
+			return fmt.Errorf("lint: the %s rule cannot be disabled", name)
 		}
 		if _, ok := findRule(Rules(), name); !ok {
 			return fmt.Errorf("lint: unknown rule %q (rules: %s)", name, strings.Join(RuleNames(), ", "))
@@ -93,9 +96,12 @@ func (r *Report) Failed(strict bool) bool {
 	return errors > 0 || (strict && warnings > 0)
 }
 
-// Run lints sources with the module of rt and returns their diagnostics. An
-// error means linting itself failed (the module could not be instantiated),
-// not that a script has problems.
+// Run lints sources with the module of rt and returns their diagnostics,
+// at most MaxDiagnosticsPerFile per file. A file the module fails on (it
+// runs out of memory or of time, or traps) gets a lint_failed diagnostic
+// and the others are reported. An error means linting itself failed (ctx
+// ended, the module could not be instantiated), not that a script has
+// problems.
 func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) (*Report, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -111,6 +117,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, len(sources))
+	timeout := cmp.Or(opts.FileTimeout, DefaultFileTimeout)
 
 	results := make([][]Diagnostic, len(sources))
 	var effects []Effects
@@ -132,7 +139,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 			linter := rt.NewLinter(luau.LintOptions{IO: opts.IO, Effects: opts.Effects})
 			defer linter.Close()
 			for i := range jobs {
-				diags, err := linter.Lint(ctx, sources[i].Text)
+				diags, failed, err := lintFile(ctx, linter, sources[i], timeout)
 				if err != nil {
 					failOnce.Do(func() {
 						failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
@@ -140,10 +147,18 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 					})
 					continue // drain the remaining jobs
 				}
+				if failed != nil {
+					results[i] = []Diagnostic{*failed}
+					if opts.Effects {
+						effects[i] = uncheckedEffects(sources[i])
+					}
+					continue
+				}
+				charColumns(sources[i].Text, diags)
 				if opts.Effects {
 					effects[i] = effectsOf(sources[i], diags, opts.Functions)
 				}
-				results[i] = convert(sources[i], diags, rules, disabled)
+				results[i] = capDiagnostics(convert(sources[i], diags, rules, disabled))
 			}
 		})
 	}
@@ -171,13 +186,13 @@ feed:
 	return report, nil
 }
 
-// convert turns the module's diagnostics for one source into Diagnostics:
-// named, with a severity, disabled rules dropped, columns in characters.
+// convert turns the module's diagnostics for one source, their columns
+// already in characters (charColumns), into Diagnostics: named, with a
+// severity, disabled rules dropped, in the order of their positions.
 func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map[string]bool) []Diagnostic {
 	if len(diags) == 0 {
 		return nil
 	}
-	lines := lineStarts(src.Text)
 	out := make([]Diagnostic, 0, len(diags))
 	for _, d := range diags {
 		if disabled[d.Rule] || isEffect(d.Rule) {
@@ -190,9 +205,9 @@ func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map
 		out = append(out, Diagnostic{
 			File:      src.Name,
 			Line:      d.Line,
-			Column:    charColumn(src.Text, lines, d.Line, d.Column),
+			Column:    d.Column,
 			EndLine:   d.EndLine,
-			EndColumn: charColumn(src.Text, lines, d.EndLine, d.EndColumn),
+			EndColumn: d.EndColumn,
 			Severity:  severity,
 			Rule:      d.Rule,
 			Message:   d.Message,
@@ -202,35 +217,4 @@ func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	return out
-}
-
-// lineStarts returns the byte offset at which each line starts. Like Luau's
-// lexer, only \n ends a line.
-func lineStarts(text []byte) []int {
-	starts := []int{0}
-	for i := 0; ; {
-		j := bytes.IndexByte(text[i:], '\n')
-		if j < 0 {
-			return starts
-		}
-		i += j + 1
-		starts = append(starts, i)
-	}
-}
-
-// charColumn converts a 1-based byte column on a 1-based line into a
-// 1-based column in characters. Bytes that are not valid UTF-8 count one
-// character each; positions past the end of the text count as bytes.
-func charColumn(text []byte, lines []int, line, byteColumn int) int {
-	if line < 1 || line > len(lines) || byteColumn < 1 {
-		return byteColumn
-	}
-	start := lines[line-1]
-	end := start + byteColumn - 1
-	past := 0
-	if end > len(text) {
-		past = end - len(text)
-		end = len(text)
-	}
-	return utf8.RuneCount(text[start:end]) + past + 1
 }

@@ -1,8 +1,10 @@
 package lint_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/luau"
@@ -97,7 +100,12 @@ func TestSDKChecks(t *testing.T) {
 // disabling a rule drops exactly its diagnostics.
 func TestRulesAgreeWithModule(t *testing.T) {
 	rt := newRuntime(t)
+	hostRules := 0
 	for _, rule := range lint.Rules() {
+		if rule.Name == lint.RuleLintFailed || rule.Name == lint.RuleTooManyDiagnostics {
+			hostRules++ // this package's, not the module's
+			continue
+		}
 		t.Run(rule.Name, func(t *testing.T) {
 			src, ok := triggers[rule.Name]
 			if !ok {
@@ -136,8 +144,8 @@ func TestRulesAgreeWithModule(t *testing.T) {
 			}
 		})
 	}
-	if len(triggers) != len(lint.Rules()) {
-		t.Errorf("%d triggers for %d rules", len(triggers), len(lint.Rules()))
+	if len(triggers) != len(lint.Rules())-hostRules {
+		t.Errorf("%d triggers for %d rules of the module", len(triggers), len(lint.Rules())-hostRules)
 	}
 }
 
@@ -149,6 +157,8 @@ func TestOptionsValidate(t *testing.T) {
 		{nil, ""},
 		{[]string{"unused_local", "shadowed_local"}, ""},
 		{[]string{"syntax"}, "cannot be disabled"},
+		{[]string{"lint_failed"}, "the lint_failed rule cannot be disabled"},
+		{[]string{"too_many_diagnostics"}, "cannot be disabled"},
 		{[]string{"no_such_rule"}, `unknown rule "no_such_rule"`},
 	}
 	for _, c := range cases {
@@ -220,6 +230,128 @@ func TestRunMany(t *testing.T) {
 	}
 	if errs, _ := rep.Count(); errs != 43 {
 		t.Fatalf("%d errors, want 43", errs)
+	}
+}
+
+// A file reports at most lint.MaxDiagnosticsPerFile diagnostics, and one
+// more that counts the rest, as severe as the worst of them.
+func TestRunCapsDiagnosticsPerFile(t *testing.T) {
+	rt := newRuntime(t)
+	cases := []struct {
+		name     string
+		text     string
+		shown    int
+		severity lint.Severity
+		message  string
+	}{
+		{"errors on one line", strings.Repeat(")", 1500), lint.MaxDiagnosticsPerFile, lint.Error,
+			"500 more diagnostics not shown (500 errors, 0 warnings): lint reports at most 1000 per file"},
+		{"warnings", strings.Repeat("local a = 1\n", 1200) + "print(a)\n", lint.MaxDiagnosticsPerFile, lint.Warning,
+			"1398 more diagnostics not shown (0 errors, 1398 warnings)"}, // unused and shadowed
+		{"exactly the limit", strings.Repeat(")", lint.MaxDiagnosticsPerFile), lint.MaxDiagnosticsPerFile, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := lint.Run(context.Background(), rt, []lint.Source{{Name: "many.luau", Text: []byte(c.text)}, {Name: "b.luau", Text: []byte("pirnt(1)\n")}}, lint.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mine []lint.Diagnostic
+			for _, d := range rep.Diagnostics {
+				if d.File == "many.luau" {
+					mine = append(mine, d)
+				}
+			}
+			if last := rep.Diagnostics[len(rep.Diagnostics)-1]; last.File != "b.luau" || last.Rule != lint.RuleUnknownGlobal {
+				t.Errorf("the next file's diagnostic: %+v", last)
+			}
+			if c.message == "" {
+				if len(mine) != c.shown || mine[len(mine)-1].Rule == lint.RuleTooManyDiagnostics {
+					t.Fatalf("%d diagnostics, the last %+v", len(mine), mine[len(mine)-1])
+				}
+				return
+			}
+			if len(mine) != c.shown+1 {
+				t.Fatalf("%d diagnostics, want %d and one that counts the rest", len(mine), c.shown)
+			}
+			summary := mine[c.shown]
+			if summary.Rule != lint.RuleTooManyDiagnostics || summary.Severity != c.severity || !strings.HasPrefix(summary.Message, c.message) {
+				t.Errorf("last diagnostic: %+v, want %s %q", summary, c.severity, c.message)
+			}
+			if before := mine[c.shown-1]; summary.Line < before.Line || summary.Line == before.Line && summary.Column < before.Column {
+				t.Errorf("the summary at %d:%d is before the last shown at %d:%d", summary.Line, summary.Column, before.Line, before.Column)
+			}
+		})
+	}
+}
+
+// A file the module fails on gets a lint_failed diagnostic that names what
+// happened; the files before and after it are reported as usual, and with
+// --effects it is not checked rather than harmless.
+func TestRunFileFailureIsItsDiagnostic(t *testing.T) {
+	ctx := context.Background()
+	// A smaller memory than the default runs out sooner: 128k errors need
+	// more than 48 MiB.
+	rt, err := luau.New(ctx, luau.Config{SDK: testSDK, MaxMemoryBytes: 48 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	sources := []lint.Source{
+		{Name: "a.luau", Text: []byte("local unused = 1\nsdk.pets.create_pet({})\n")},
+		{Name: "parens.luau", Text: []byte(strings.Repeat(")", 128<<10))},
+		{Name: "c.luau", Text: []byte("pirnt(1)\n")},
+	}
+	rep, err := lint.Run(ctx, rt, sources, lint.Options{Workers: 1, Effects: true, FileTimeout: time.Hour})
+	if err != nil {
+		t.Fatalf("one file's failure failed the run: %v", err)
+	}
+	var got []string
+	for _, d := range rep.Diagnostics {
+		got = append(got, fmt.Sprintf("%s:%d:%d %s %s", d.File, d.Line, d.Column, d.Severity, d.Rule))
+	}
+	want := []string{"a.luau:1:7 warning unused_local", "parens.luau:1:1 error lint_failed", "c.luau:1:1 error unknown_global"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if msg := rep.Diagnostics[1].Message; !strings.Contains(msg, "not checked") || !strings.Contains(msg, "ran out of the linter's memory") {
+		t.Errorf("message %q does not say the file is not checked for lack of memory", msg)
+	}
+	if e := rep.Effects[1]; e.File != "parens.luau" || e.Checked || e.Changes() {
+		t.Errorf("effects of the failed file: %+v", e)
+	}
+	if e := rep.Effects[0]; !e.Checked || len(e.Unsafe) != 1 {
+		t.Errorf("effects of a.luau: %+v", e)
+	}
+	var sarif bytes.Buffer
+	if err := lint.Write(&sarif, lint.FormatSARIF, rep, lint.Tool{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`"ruleId": "unused_local"`, `"ruleId": "lint_failed"`, `"ruleId": "unknown_global"`, `"uri": "parens.luau"`} {
+		if !strings.Contains(sarif.String(), s) {
+			t.Errorf("SARIF lacks %s", s)
+		}
+	}
+}
+
+// A file that takes longer than the time allowed per file gets a
+// lint_failed diagnostic that says so: the module is stopped in the
+// middle of parsing a file whose parse takes seconds.
+func TestRunFileTimeout(t *testing.T) {
+	ctx := context.Background()
+	rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	src := lint.Source{Name: "slow.luau", Text: []byte(strings.Repeat(")", 1<<20))}
+	rep, err := lint.Run(ctx, rt, []lint.Source{src}, lint.Options{FileTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Diagnostics) != 1 || rep.Diagnostics[0].Rule != lint.RuleLintFailed ||
+		!strings.Contains(rep.Diagnostics[0].Message, "took longer than the 1ms allowed per file") {
+		t.Fatalf("got %+v", rep.Diagnostics)
 	}
 }
 

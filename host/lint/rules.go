@@ -49,10 +49,21 @@ const (
 	RuleSDKUnknownFunction  = "sdk_unknown_function"
 	RuleSDKUnknownParameter = "sdk_unknown_parameter"
 	RuleSDKMissingParameter = "sdk_missing_parameter"
+
+	// Reported by this package rather than the module (reportedByHost).
+	RuleLintFailed         = "lint_failed"
+	RuleTooManyDiagnostics = "too_many_diagnostics"
 )
 
+// reportedByHost reports whether the rule named name is this package's
+// rather than the module's: it says what lint could not do, and cannot be
+// disabled.
+func reportedByHost(name string) bool {
+	return name == RuleLintFailed || name == RuleTooManyDiagnostics
+}
+
 // Rules returns every rule, errors first. The module reports exactly these
-// names (a test checks it).
+// names but those reportedByHost (a test checks it).
 func Rules() []Rule {
 	return []Rule{
 		{RuleSyntax, Error,
@@ -64,6 +75,9 @@ func Rules() []Rule {
 		{RuleReadonlyGlobal, Error,
 			"A write to a field of a read-only library table, such as string.foo = 1.",
 			"The sandbox freezes the library tables (string, table, math, os, json, ...) and _G: writing to them fails at run time. Keep your own functions in a local table instead."},
+		{RuleLintFailed, Error,
+			"The file could not be checked: linting it ran out of memory or of time, or the linter failed on it.",
+			"Nothing in the file is checked, so it fails the run. Linting one file may take 10 seconds and the linter's memory (256 MiB); a file that needs more, such as one with hundreds of thousands of syntax errors, is not a script to run. The other files are checked and reported. This rule cannot be disabled."},
 		{RuleIODisabled, Error,
 			"io, os.remove or file is used but the configuration disables io.",
 			"Enable io for the scripts ([io] enabled = true, or [lint] io = true) or do not use the io library."},
@@ -88,6 +102,9 @@ func Rules() []Rule {
 		{RuleAssignmentCount, Warning,
 			"An assignment with more variables than values (the last ones are always nil) or more values than variables (the extra ones are discarded).",
 			"A call or ... as the last value may fill several variables and is not reported; neither is `local a, b = nil`."},
+		{RuleTooManyDiagnostics, Warning,
+			"The file has more diagnostics than lint reports for one file (1,000): this one counts the rest.",
+			"It is an error when any of the diagnostics not shown is one. Fix the ones shown and lint again. This rule cannot be disabled."},
 		{RuleInvalidNolint, Warning,
 			"A --!nolint comment names a rule that does not exist, or tries to disable syntax errors.",
 			"--!nolint takes rule names separated by spaces; without names it disables every rule. At the top of the file it applies to the whole file; after code, to its own line."},

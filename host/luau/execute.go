@@ -222,7 +222,7 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	}
 	ptr, err := inst.write(ctx, payload)
 	if err != nil {
-		if errors.Is(err, errGuestOutOfMemory) {
+		if errors.Is(err, ErrOutOfMemory) {
 			return &result.Error{Kind: result.Memory, Message: "the script and its arguments do not fit in the module's memory"}
 		}
 		return internalError(err)

@@ -206,7 +206,7 @@ func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 	}
 	ptr := uint32(res[0])
 	if ptr == 0 && len(data) > 0 {
-		return 0, errGuestOutOfMemory
+		return 0, ErrOutOfMemory
 	}
 	if err := tryWrite(inst.mem, "input", ptr, data); err != nil {
 		return 0, err
@@ -271,7 +271,9 @@ func (inst *instance) fillTable(ctx context.Context, indices []uint32) error {
 // before ts_run sets the script's own limit.
 const initHeapLimit = 16 << 20
 
-var errGuestOutOfMemory = errors.New("luau: the module is out of memory")
+// ErrOutOfMemory is the error of a call into the module that needed more
+// memory than the instance may have.
+var ErrOutOfMemory = errors.New("luau: the module is out of memory")
 
 func (inst *instance) close() {
 	if !inst.closed {

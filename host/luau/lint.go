@@ -85,9 +85,13 @@ func (l *Linter) Close() {
 	}
 }
 
-// Lint checks one script and returns its diagnostics in source order. An
-// error means the script could not be linted at all (the module failed);
-// problems in the script, syntax errors included, are diagnostics.
+// Lint checks one script and returns its diagnostics in source order.
+// Problems in the script, syntax errors included, are diagnostics. An
+// error means the script could not be linted at all: a *LintFailure when
+// the module failed on this script (it ran out of memory or, with
+// Config.StopOnContextDone, of time, or it trapped), after which the
+// Linter goes on with a new instance; any other error is the Linter's own
+// (its instance could not be created, ctx was done before it started).
 func (l *Linter) Lint(ctx context.Context, source []byte) ([]LintDiagnostic, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -106,8 +110,8 @@ func (l *Linter) Lint(ctx context.Context, source []byte) ([]LintDiagnostic, err
 	if size > l.inputCap {
 		res, err := l.input.Call(ctx, uint64(size))
 		if err != nil {
-			l.Close()
-			return nil, lintCallError(err, "reserving the input buffer")
+			defer l.Close()
+			return nil, l.failure(ctx, "reserving the input buffer", err)
 		}
 		l.inputPtr, l.inputCap = uint32(res[0]), size
 	}
@@ -126,7 +130,7 @@ func (l *Linter) Lint(ctx context.Context, source []byte) ([]LintDiagnostic, err
 	defer l.Close()
 	var abort *frontEndAbort
 	if !errors.As(err, &abort) {
-		return nil, lintCallError(err, "linting")
+		return nil, l.failure(ctx, "linting", err)
 	}
 	diags, readErr := l.readDiagnostics()
 	if readErr != nil {
@@ -137,6 +141,36 @@ func (l *Linter) Lint(ctx context.Context, source []byte) ([]LintDiagnostic, err
 		Rule: RuleSyntax, Message: abort.message,
 		Line: line, Column: 1, EndLine: line, EndColumn: 1,
 	}), nil
+}
+
+// A LintFailure is Lint's error when the module failed on the script at
+// hand. Its Err is, as errors.Is tells, ctx's error when the context ended
+// (context.DeadlineExceeded, context.Canceled), ErrOutOfMemory when the
+// instance's memory ran out, or else the module's trap.
+type LintFailure struct{ Err error }
+
+func (f *LintFailure) Error() string { return f.Err.Error() }
+func (f *LintFailure) Unwrap() error { return f.Err }
+
+// failure words why the module failed on the script at hand, before the
+// instance is dropped.
+func (l *Linter) failure(ctx context.Context, what string, err error) *LintFailure {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return &LintFailure{fmt.Errorf("luau: %s stopped: %w", what, ctxErr)}
+	}
+	if exhausted(l.inst.mem, l.rt.maxMemory) {
+		return &LintFailure{fmt.Errorf("%w (%d MiB) %s: %w", ErrOutOfMemory, l.rt.maxMemory>>20, what, err)}
+	}
+	return &LintFailure{lintCallError(err, what)}
+}
+
+// exhausted reports whether a trap came from running out of memory: the C++
+// front end aborts (a trap) when an allocation fails, and an allocation
+// fails when it asks for more than is left. What fails is a vector or a
+// string that doubles, asking for as much as it holds, so by then more
+// than half of the memory is in use.
+func exhausted(mem api.Memory, maxMemory uint64) bool {
+	return uint64(mem.Size()) > maxMemory/2
 }
 
 func lintCallError(err error, what string) error {

@@ -2,6 +2,7 @@ package luau_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -220,5 +221,39 @@ func TestLintEffectsRecords(t *testing.T) {
 	defer plain.Close()
 	if diags := lintOne(t, plain, source); len(diags) != 0 {
 		t.Errorf("without Effects: %v", diags)
+	}
+}
+
+// A script the module fails on is a *LintFailure that says why (here:
+// memory), and the Linter goes on with a new instance; so it does after a
+// context that ended (host/lint's tests stop the module at a deadline).
+func TestLintFailureThenGoesOn(t *testing.T) {
+	ctx := context.Background()
+	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: 48 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	l := rt.NewLinter(luau.LintOptions{})
+	defer l.Close()
+	parens := []byte(strings.Repeat(")", 128<<10)) // more syntax errors than 48 MiB hold
+
+	_, err = l.Lint(ctx, parens)
+	var failure *luau.LintFailure
+	if !errors.As(err, &failure) || !errors.Is(err, luau.ErrOutOfMemory) {
+		t.Fatalf("err = %v, want a LintFailure of ErrOutOfMemory", err)
+	}
+	if got := lintOne(t, l, "pirnt(1)\n"); len(got) != 1 || diag(got[0]) != "unknown_global@1:1-1:6" {
+		t.Fatalf("the next script: %v", got)
+	}
+
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = l.Lint(done, parens)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if got := lintOne(t, l, "return 1\n"); len(got) != 0 {
+		t.Fatalf("after a cancellation: %v", got)
 	}
 }

@@ -44,6 +44,12 @@ type Config struct {
 	// MaxMemoryBytes caps each instance's linear memory: the Luau heap plus
 	// the compiler, the C stack and allocator overhead. Default 256 MiB.
 	MaxMemoryBytes uint64
+	// StopOnContextDone makes a call into the module return as soon as its
+	// context is done, wherever the module is: what a Linter runs (the
+	// parser, the checks, the compiler) reaches no Luau interrupt. It costs
+	// a check at every function entry and loop of the module, which a
+	// script's run does without (it stops through Luau's interrupt).
+	StopOnContextDone bool
 	// PoolSize is how many fresh instances are kept ready. Zero means none:
 	// right for a process that runs one script.
 	PoolSize int
@@ -120,7 +126,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 
 	rtConfig := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(uint32(pages)).
-		WithCloseOnContextDone(false) // stops go through Luau's interrupt instead: 5x cheaper
+		WithCloseOnContextDone(cfg.StopOnContextDone) // runs stop through Luau's interrupt instead: 5x cheaper
 	r := &Runtime{maxMemory: pages * wasmPageSize}
 	v, err := newSDKVariant(cfg.SDK)
 	if err != nil {

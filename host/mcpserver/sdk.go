@@ -51,12 +51,12 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithDescription("Lists the APIs and MCP servers scripts can call through sdk, one a line: kind, number of functions, title, version, base URL and description."),
 		limitOption(sdkdocs.DefaultPageLimit), cursorOption,
 		readOnly("List the sdk's APIs"),
-	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		page, err := pageRequest(req)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		return pageResult(s.sdkDocs.Load().APIsPage(page))
+		return pageResult(s.awaitSDK(ctx).APIsPage(page))
 	})
 	s.mcp.AddTool(mcp.NewTool(ToolListFunctions,
 		mcp.WithDescription("Lists the sdk functions, one a line (signature -- summary), of one API and one tag when given, in pages: a page that is not the last ends with how many are left and the cursor of the next."),
@@ -64,23 +64,25 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithString("tag", mcp.Description("only the functions with this tag")),
 		limitOption(sdkdocs.DefaultPageLimit), cursorOption,
 		readOnly("List sdk functions"),
-	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		page, err := pageRequest(req)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		return pageResult(s.sdkDocs.Load().FunctionsPage(req.GetString("api", ""), req.GetString("tag", ""), page))
+		d, api := s.awaitSDK(ctx), req.GetString("api", "")
+		p, err := d.FunctionsPage(api, req.GetString("tag", ""), page)
+		return pendingResult(d, api == "", p, err)
 	})
 	s.mcp.AddTool(mcp.NewTool(ToolGetFunctionDocs,
 		mcp.WithDescription("The documentation of one sdk function or built-in (json.encode, parallel, progress, ...): its Luau signature, the types of its parameters, body and result with their formats and descriptions, and the schemas they use."),
 		mcp.WithString("name", mcp.Required(), mcp.Description("the function: list_pets, sdk.list_pets, sdk.petstore.list_pets, or a built-in such as json.decode")),
 		readOnly("Get an sdk function's docs"),
-	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		name := req.GetString("name", "")
 		if text, ok := s.builtinDocs(name); ok {
 			return mcp.NewToolResultText(text), nil
 		}
-		text, err := s.sdkDocs.Load().FunctionDocs(name)
+		text, err := s.awaitSDK(ctx).FunctionDocs(name)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
@@ -91,12 +93,14 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithString("query", mcp.Required(), mcp.Description(fmt.Sprintf("a few words of what the function does (at most %d bytes)", sdkdocs.MaxQueryBytes))),
 		limitOption(sdkdocs.DefaultSearchLimit), cursorOption,
 		readOnly("Search the sdk's docs"),
-	), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		page, err := pageRequest(req)
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		return pageResult(s.sdkDocs.Load().SearchPage(req.GetString("query", ""), page))
+		d := s.awaitSDK(ctx)
+		p, err := d.SearchPage(req.GetString("query", ""), page)
+		return pendingResult(d, true, p, err)
 	})
 
 	s.addSDKResources(d)
@@ -107,8 +111,8 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 }
 
 // readSDKResource reads an sdk:// resource from the current docs.
-func (s *Server) readSDKResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	text, err := s.sdkDocs.Load().Resource(req.Params.URI)
+func (s *Server) readSDKResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	text, err := s.awaitSDK(ctx).Resource(req.Params.URI)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", server.ErrResourceNotFound, err)
 	}

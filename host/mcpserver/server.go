@@ -94,6 +94,12 @@ type Config struct {
 	// (default DefaultInlineSignatures).
 	SDKDocs          *sdkdocs.Docs
 	InlineSignatures int
+	// AwaitSDK, when set, is called before a discovery tool or an sdk://
+	// resource answers: it returns once no upstream MCP server of the sdk
+	// is starting any more (its docs are set by then, SetSDKDocs), or when
+	// ctx ends or its own bound passes. The answer then says which servers
+	// are still starting or down.
+	AwaitSDK func(ctx context.Context)
 }
 
 // Call is one execute_script call, as the core hands it to Config.Prepare.

@@ -282,6 +282,9 @@ func (d *Docs) unknownFunction(name string, in *catalog.API) error {
 	if in != nil {
 		msg += " in API " + in.Name
 	}
+	if err := d.pendingLookup(name, msg, in); err != nil {
+		return err
+	}
 	if best := catalog.Closest(name, names); best != "" {
 		return fmt.Errorf("%s (did you mean %q?)", msg, best)
 	}
