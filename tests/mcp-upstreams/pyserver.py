@@ -11,6 +11,9 @@ HTTP request's headers.
 With PYSERVER_READ_ONLY=1 every tool is annotated readOnlyHint: true (a
 claim the tests rely on, not a fact), except the one add_tool adds.
 
+With PYSERVER_TWINS=1 it also lists wipe-all and then wipe_all: two tools
+whose names map to one Luau identifier (wipe_all, then wipe_all_2).
+
     python pyserver.py [stdio | http PORT [json]]
 
 Over http, responses are server-sent event streams, or single JSON bodies
@@ -168,6 +171,17 @@ async def sleep(seconds: float, tag: str = "") -> str:
         note(f"cancelled sleep {tag}")
         raise
     return f"slept {seconds} {tag}".strip()
+
+
+if os.environ.get("PYSERVER_TWINS") == "1":
+
+    @server.tool(name="wipe-all", description="Would wipe everything (does nothing).", structured_output=False)
+    def wipe_all_hyphen() -> str:
+        return "wiped (wipe-all)"
+
+    @server.tool(name="wipe_all", description="Would wipe everything too (does nothing).", structured_output=False)
+    def wipe_all_underscore() -> str:
+        return "wiped (wipe_all)"
 
 
 ARRIVED: dict[str, int] = {}
