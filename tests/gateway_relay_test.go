@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,5 +200,87 @@ func TestGatewayUnattributableRequest(t *testing.T) {
 	}
 	if n := s.calls.Load(); n != 0 {
 		t.Errorf("the client was asked %d times", n)
+	}
+}
+
+// countingElicitor answers elicitations like elicitor and counts them.
+type countingElicitor struct{ calls atomic.Int32 }
+
+func (e *countingElicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	e.calls.Add(1)
+	return elicitor{}.Elicit(ctx, req)
+}
+
+// hostedGatewayClient is an initialized mcp-go client, made with opts, of
+// the hosted server at url as the user of token, on protocol 2025-11-25.
+func hostedGatewayClient(t *testing.T, url, token string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, append(opts, client.WithProtocolVersion("2025-11-25"))...)
+	t.Cleanup(func() { c.Close() })
+	ctx := testContext(t)
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ClientInfo: mcp.Implementation{Name: "toolscript-tests", Version: "1"},
+	}}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// TestGatewayRelayStaysWithItsUser: hosted, one stdio upstream shared by
+// Alice and Bob. Bob's slow call is in flight; Alice's tool answers at
+// once and asks for input a moment later, outside any call. Nothing in
+// the request says whose it is, so it is refused: Bob's client (whose
+// execution is the only one in flight) is never asked, nor Alice's, and
+// the upstream gets toolscript's error, not Bob's answer.
+func TestGatewayRelayStaysWithItsUser(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	upstreamLog := filepath.Join(t.TempDir(), "pyserver.log")
+	t.Setenv("PYSERVER_LOG", upstreamLog)
+	iss, auth := issuerArgs(t)
+	p := startServe(t, t.TempDir(), append(auth, "--no-io", "--mcp=py="+testupstreams.Shell(testupstreams.Python(t)))...)
+	aliceAsked, bobAsked := &countingElicitor{}, &countingElicitor{}
+	alice := hostedGatewayClient(t, p.url, iss.Token(t, "ES256", "alice"), client.WithElicitationHandler(aliceAsked))
+	bob := hostedGatewayClient(t, p.url, iss.Token(t, "ES256", "bob"), client.WithElicitationHandler(bobAsked))
+	ctx := testContext(t)
+	logHas := func(prefix string) string {
+		b, _ := os.ReadFile(upstreamLog)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		}
+		return ""
+	}
+
+	bobCtx, stopBob := context.WithCancel(ctx)
+	defer stopBob()
+	go bob.CallTool(bobCtx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_script",
+		Arguments: map[string]any{"script": `return sdk.py.sleep({ seconds = 60, tag = "bob" })`, "timeout_ms": 120000}}})
+	waitFor(t, func() bool { return logHas("started sleep bob") != "" })
+
+	signal := filepath.Join(t.TempDir(), "ask-now")
+	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+quote(signal)+` })`); res != `"answered"` {
+		t.Fatalf("Alice's call: result %s, error %q", res, msg)
+	}
+	if err := os.WriteFile(signal, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return logHas("late_elicit ") != "" })
+	outcome := logHas("late_elicit ")
+	if !strings.HasPrefix(outcome, "late_elicit refused ") || !strings.Contains(outcome, "which has carried calls of more than one client") {
+		t.Errorf("the upstream's elicitation: %q; want toolscript's refusal", outcome)
+	}
+	if n := bobAsked.calls.Load(); n != 0 {
+		t.Errorf("Bob's client was asked Alice's question %d times", n)
+	}
+	if n := aliceAsked.calls.Load(); n != 0 {
+		t.Errorf("Alice's client was asked %d times, for a request nothing ties to her", n)
 	}
 }

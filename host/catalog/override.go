@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -14,7 +16,10 @@ import (
 // snake_case: "issues/create" is sdk.gh.issues_create), an MCP tool's
 // name or its sdk name. It returns the names that match no function of a,
 // in the order given; a function named in both lists (by the same name or
-// two of its names) is an error.
+// two of its names) is an error, and so is a name two functions could
+// mean (one's tool name or operationId, another's sdk name: "wipe_all"
+// when the tools wipe-all and wipe_all are sdk.x.wipe_all and
+// sdk.x.wipe_all_2), which names them and a name only each has.
 func (a *API) Override(safe, unsafe []string) (unknown []string, err error) {
 	for _, f := range a.Functions {
 		f.Configured = nil
@@ -22,12 +27,10 @@ func (a *API) Override(safe, unsafe []string) (unknown []string, err error) {
 	if len(safe) == 0 && len(unsafe) == 0 {
 		return nil, nil
 	}
-	byName := map[string]*Function{}
+	byName := map[string][]*Function{}
 	for _, f := range a.Functions {
 		for _, n := range f.names() {
-			if _, taken := byName[n]; !taken {
-				byName[n] = f
-			}
+			byName[n] = append(byName[n], f)
 		}
 	}
 	given := map[*Function]string{} // the name each classified function was given as, with its list
@@ -37,11 +40,15 @@ func (a *API) Override(safe, unsafe []string) (unknown []string, err error) {
 		safe  bool
 	}{{"safe", safe, true}, {"unsafe", unsafe, false}} {
 		for _, n := range list.names {
-			f := byName[n]
-			if f == nil {
+			fs := byName[n]
+			switch {
+			case len(fs) == 0:
 				unknown = append(unknown, n)
 				continue
+			case len(fs) > 1:
+				return nil, a.ambiguous(list.key, n, fs, byName)
 			}
+			f := fs[0]
 			if f.Configured != nil && *f.Configured != list.safe {
 				return nil, fmt.Errorf("%s is both safe (as %q) and unsafe (as %q): name it in one list", f.label(), given[f], n)
 			}
@@ -51,6 +58,42 @@ func (a *API) Override(safe, unsafe []string) (unknown []string, err error) {
 		}
 	}
 	return unknown, nil
+}
+
+// ambiguous is the error of a name in list (safe or unsafe) that each of
+// fs could mean: it names each function, and a name only it has.
+func (a *API) ambiguous(list, name string, fs []*Function, byName map[string][]*Function) error {
+	meant := make([]string, len(fs))
+	var own []string
+	for i, f := range fs {
+		what := "the operation " + f.OperationID
+		switch {
+		case f.Tool != "":
+			what = "the tool " + f.Tool
+		case f.OperationID == "":
+			what = "the operation " + f.Method + " " + f.Path
+		}
+		meant[i] = fmt.Sprintf("%s (sdk.%s.%s)", what, a.Name, f.Name)
+		for _, n := range f.names() {
+			if len(byName[n]) == 1 {
+				own = append(own, strconv.Quote(n))
+				break
+			}
+		}
+	}
+	msg := fmt.Sprintf("%q in %s could mean %s", name, list, orList(meant))
+	if len(own) > 0 {
+		msg += fmt.Sprintf(": name the one you mean by a name only it has (%s)", orList(own))
+	}
+	return errors.New(msg)
+}
+
+// orList joins items as "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
 }
 
 // names are the names configuration may give f by: its sdk name, and its

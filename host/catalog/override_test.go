@@ -57,6 +57,55 @@ func TestOverride(t *testing.T) {
 	}
 }
 
+// A name two functions could mean (one's tool name or operationId,
+// another's sdk name) is an error naming both and a name only each has,
+// in either list, and classifies nothing; a name only one has classifies
+// that one.
+func TestOverrideAmbiguous(t *testing.T) {
+	api := &API{Name: "a", Functions: []*Function{
+		{Name: "wipe_all", Tool: "wipe-all", Kind: MCP},
+		{Name: "wipe_all_2", Tool: "wipe_all", Kind: MCP},
+		{Name: "list_pets", Kind: OpenAPI, Method: "GET", Path: "/pets"},
+		{Name: "list_pets_2", OperationID: "list_pets", Kind: OpenAPI, Method: "GET", Path: "/pets/all"},
+		// A server may list two tools of one name.
+		{Name: "x", Tool: "x", Kind: MCP},
+		{Name: "x_2", Tool: "x", Kind: MCP},
+	}}
+	for _, tc := range []struct {
+		name         string
+		safe, unsafe []string
+		err          string
+	}{
+		{"a tool name and another's sdk name", []string{"wipe_all"}, nil,
+			`"wipe_all" in safe could mean the tool wipe-all (sdk.a.wipe_all) or the tool wipe_all (sdk.a.wipe_all_2): name the one you mean by a name only it has ("wipe-all" or "wipe_all_2")`},
+		{"an operationId and another's sdk name", nil, []string{"list_pets"},
+			`"list_pets" in unsafe could mean the operation GET /pets (sdk.a.list_pets) or the operation list_pets (sdk.a.list_pets_2): name the one you mean by a name only it has ("list_pets_2")`},
+		{"two tools of one name", []string{"x"}, nil,
+			`"x" in safe could mean the tool x (sdk.a.x) or the tool x (sdk.a.x_2): name the one you mean by a name only it has ("x_2")`},
+		{"names only one has", []string{"wipe-all", "x_2"}, []string{"wipe_all_2", "list_pets_2"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			unknown, err := api.Override(tc.safe, tc.unsafe)
+			if tc.err != "" {
+				if err == nil || err.Error() != tc.err {
+					t.Fatalf("error %v\nwant %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil || len(unknown) > 0 {
+				t.Fatalf("unknown %q, error %v", unknown, err)
+			}
+			got := ""
+			for _, f := range api.Functions {
+				got += map[bool]string{true: "r", false: "w"}[f.ReadOnly()]
+			}
+			if got != "rwrwwr" {
+				t.Errorf("read-only %s, want rwrwwr", got)
+			}
+		})
+	}
+}
+
 func TestCloseMatches(t *testing.T) {
 	names := []string{"createPet", "create_pet", "listPets", "list_pets", "getPet", "deletePet", "markdown/render"}
 	for _, tc := range []struct{ name, want string }{

@@ -110,6 +110,7 @@ func (s *Server) gateway(ctx context.Context, progress *progressReporter) *sdkca
 	}
 	caps := c.peer.capabilities()
 	g.Sampling, g.Elicitation, g.Roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	g.Owner = c.key.scope
 	modern := sync.OnceValue(func() bool { return isModern(c.raw) })
 	var mu sync.Mutex
 	var relayed, running int

@@ -30,6 +30,7 @@ import (
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/redirect"
 	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
 )
@@ -51,8 +52,6 @@ const (
 	// MaxHeaderBytes caps a response's headers (when max_response_bytes,
 	// which they count toward, is not smaller).
 	MaxHeaderBytes = 1 << 20
-	// MaxRedirects is how many same-origin redirects a call follows.
-	MaxRedirects = 5
 	// SpecTimeout bounds fetching a spec (or a document it refers to) by URL.
 	SpecTimeout = time.Minute
 )
@@ -473,12 +472,12 @@ func newTransport(maxHeader int64) *http.Transport {
 	}
 }
 
-// sameOrigin follows a redirect only to the origin of the first request,
-// at most MaxRedirects times; otherwise the redirect response is returned
-// as it is (a non-2xx status the script sees).
+// sameOrigin follows a redirect as redirect.Check allows (to the origin
+// of the first request, a few times, without a Referer); otherwise the
+// redirect response is returned as it is (a non-2xx status the script
+// sees).
 func sameOrigin(req *http.Request, via []*http.Request) error {
-	first := via[0].URL
-	if len(via) > MaxRedirects || req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+	if redirect.Check(req, via) != nil {
 		return http.ErrUseLastResponse
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
 	"github.com/toolscript/toolscript/internal/testapi"
@@ -109,5 +110,58 @@ func TestUpstreamRefresh(t *testing.T) {
 	}
 	if r := m.Session(nil).Call(context.Background(), newIDs["py.added"], json.RawMessage(`[{"x":2}]`)); !strings.Contains(string(r.JSON), "added 2") {
 		t.Errorf("the added tool after a second refresh: %+v", r)
+	}
+}
+
+// TestToolSafetyNames: a server lists wipe-all, then wipe_all, whose sdk
+// functions are wipe_all and wipe_all_2. A safe or unsafe name either
+// could mean ("wipe_all": the second's tool name, the first's sdk name)
+// stops Open with an error naming both; a name only one has classifies
+// that one alone.
+func TestToolSafetyNames(t *testing.T) {
+	argv := testupstreams.Python(t)
+	server := upstream.Config{Name: "py", Command: argv[0], Args: argv[1:], Env: map[string]string{"PYSERVER_TWINS": "1"}}
+	for _, tc := range []struct {
+		name         string
+		safe, unsafe []string
+		err          string
+		safeFuncs    string // of wipe_all and wipe_all_2, the safe ones
+	}{
+		{name: "safe, either", safe: []string{"wipe_all"},
+			err: `[mcp_servers.py] safe and unsafe: "wipe_all" in safe could mean the tool wipe-all (sdk.py.wipe_all) or the tool wipe_all (sdk.py.wipe_all_2): name the one you mean by a name only it has ("wipe-all" or "wipe_all_2")`},
+		{name: "unsafe, either", unsafe: []string{"wipe_all"},
+			err: `[mcp_servers.py] safe and unsafe: "wipe_all" in unsafe could mean the tool wipe-all (sdk.py.wipe_all) or the tool wipe_all (sdk.py.wipe_all_2)`},
+		{name: "by the hyphen's tool name", safe: []string{"wipe-all"}, safeFuncs: "wipe_all"},
+		{name: "by the sdk name only one has", safe: []string{"wipe_all_2"}, safeFuncs: "wipe_all_2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Open(context.Background(), Config{
+				Upstreams:  []upstream.Config{server},
+				ToolSafety: map[string]Safety{"py": {Safe: tc.safe, Unsafe: tc.unsafe}},
+				Stderr:     io.Discard,
+			})
+			if tc.err != "" {
+				if err == nil {
+					c.Close()
+				}
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want one saying %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var safe []string
+			for _, name := range []string{"wipe_all", "wipe_all_2"} {
+				if effects.OfFunction(c.Catalog().API("py").Function(name)) == effects.Safe {
+					safe = append(safe, name)
+				}
+			}
+			if strings.Join(safe, " ") != tc.safeFuncs {
+				t.Errorf("safe: %q, want %q", safe, tc.safeFuncs)
+			}
+		})
 	}
 }

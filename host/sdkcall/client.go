@@ -25,6 +25,12 @@ type Client struct {
 	// Sampling, Elicitation and Roots say which of those requests the
 	// client declared it can answer.
 	Sampling, Elicitation, Roots bool
+	// Owner names who the client is: the hosted user and MCP session the
+	// execution runs for ("" over stdio, where there is one client).
+	// Executions of one Owner are the same person's; a request of an
+	// upstream that nothing ties to one call may reach an execution only
+	// on a connection every call of which was made for one Owner.
+	Owner string
 }
 
 type clientKey struct{}

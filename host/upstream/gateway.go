@@ -28,10 +28,18 @@ import (
 //   - The request is attributed to a call. Over streamable HTTP (and in
 //     the multi round-trip requests of protocol 2026-07-28) it arrives
 //     within its tools/call, whose context carries the execution's client.
-//     Over stdio nothing in a request names the call it serves: it is
-//     attributed when the calls in flight on the connection all belong to
-//     one execution, and refused when there are none, or calls of several
-//     executions, rather than given to a client that may not be its.
+//     Over stdio (and on an HTTP server's standalone stream) nothing in a
+//     request names the call it serves: MCP gives a server's request no
+//     field that names a client request there (related-request-id exists
+//     only in the SDKs, to pick an HTTP stream), and a tool may send one
+//     after its call has answered. Such a request is attributed only when
+//     every call the connection has carried since it started was made for
+//     one client (sdkcall.Client.Owner: one hosted user and session, or
+//     serve's one stdio client), and the calls in flight all belong to one
+//     of its executions; otherwise it is refused, with an error saying
+//     why, and no client is asked. So one user's request never reaches
+//     another user's client, whoever happens to have the only call in
+//     flight.
 //   - The client relays it if it declared the capability, and refuses it
 //     otherwise with an error saying so ("the client of this call does not
 //     support sampling ..."), which the upstream's tool reports to the
@@ -46,10 +54,16 @@ type flight struct {
 	client *sdkcall.Client
 }
 
-// flights are the tools/call requests in flight on one connection.
+// flights are the tools/call requests in flight on one connection, and
+// whose clients its calls have served.
 type flights struct {
 	mu  sync.Mutex
 	set map[*flight]struct{}
+	// owner is the Owner of the client of every call made on the
+	// connection so far, when called is set and shared is not; shared is
+	// set once calls of two owners (or one without a client) were made.
+	owner          string
+	called, shared bool
 }
 
 // track records a call in flight and returns the function that forgets it.
@@ -60,6 +74,12 @@ func (f *flights) track(ctx context.Context) func() {
 		f.set = map[*flight]struct{}{}
 	}
 	f.set[fl] = struct{}{}
+	switch {
+	case fl.client == nil || (f.called && fl.client.Owner != f.owner):
+		f.shared = true
+	case !f.called:
+		f.owner, f.called = fl.client.Owner, true
+	}
 	f.mu.Unlock()
 	return func() {
 		f.mu.Lock()
@@ -68,21 +88,36 @@ func (f *flights) track(ctx context.Context) func() {
 	}
 }
 
-// only returns the flight of the one execution whose calls are in flight,
-// and how many calls are in flight.
-func (f *flights) only() (*flight, int) {
+// attribute returns the flight a request that names no call is for: the
+// one execution whose calls are in flight, on a connection whose calls
+// have all served one client. Otherwise it returns why there is none.
+func (f *flights) attribute() (*flight, unattributed) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if len(f.set) == 0 {
+		return nil, unattributed{}
+	}
+	if f.shared {
+		return nil, unattributed{inFlight: len(f.set), shared: true}
+	}
 	var one *flight
 	for fl := range f.set {
 		switch {
 		case one == nil:
 			one = fl
-		case one.client != fl.client || fl.client == nil:
-			return nil, len(f.set)
+		case one.client != fl.client:
+			return nil, unattributed{inFlight: len(f.set)}
 		}
 	}
-	return one, len(f.set)
+	return one, unattributed{}
+}
+
+// unattributed is why a request was attributed to no call: none in flight
+// (inFlight 0), calls of several clients made on the connection (shared),
+// or calls of several executions in flight.
+type unattributed struct {
+	inFlight int
+	shared   bool
 }
 
 // gatewayCapabilities are what a server is told toolscript can answer.
@@ -144,12 +179,19 @@ func (s *server) relay(ctx context.Context, c *conn, method string, params json.
 	}
 	cl, cctx := sdkcall.ClientFrom(ctx), ctx
 	if cl == nil {
-		fl, n := c.flights.only()
+		fl, why := c.flights.attribute()
+		link := "stdio connection"
+		if c.proc == nil {
+			link = "connection, outside any call's stream"
+		}
 		switch {
-		case n == 0:
+		case fl != nil:
+		case why.inFlight == 0:
 			return nil, refuse("toolscript relays %s only on behalf of a script's call of a tool of the MCP server %s, and none is in flight", method, s.cfg.Name)
-		case fl == nil:
-			return nil, refuse("the MCP server %s sent %s while %d calls of different scripts are in flight on its stdio connection: toolscript cannot tell which call it is for, and relays it to no client", s.cfg.Name, method, n)
+		case why.shared:
+			return nil, refuse("the MCP server %s sent %s on its %s, which has carried calls of more than one client: nothing in the request says which call it is for, so toolscript cannot tell whose it is, and relays it to no client", s.cfg.Name, method, link)
+		default:
+			return nil, refuse("the MCP server %s sent %s while %d calls of different scripts are in flight on its %s: toolscript cannot tell which call it is for, and relays it to no client", s.cfg.Name, method, why.inFlight, link)
 		}
 		cl, cctx = fl.client, fl.ctx
 	}

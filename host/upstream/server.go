@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/host/redirect"
 )
 
 // healthTimeout bounds the ping that decides whether a server that let a
@@ -146,7 +148,9 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		// get one of their own (net/http's default is 10 MiB).
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.MaxResponseHeaderBytes = MaxHeaderBytes
-		hc := &http.Client{Transport: base}
+		// A redirect leaves the server's origin never, with no Referer
+		// (the headers, the URL's query and the body stay with it).
+		hc := &http.Client{Transport: base, CheckRedirect: redirect.Check}
 		if max > 0 {
 			hc.Transport = limitedTransport{base: base, max: max}
 		}

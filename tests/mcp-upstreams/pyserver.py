@@ -5,11 +5,15 @@ middle of a call, that add a tool (notifications/tools/list_changed), that retur
 as large as asked (the cap on messages), as many text blocks as asked, an
 argument of 500 allowed values, an
 error message as long as asked, and that write a raw response of their
-own (nested as deep as asked, its id first or last), and that echoes the
-HTTP request's headers.
+own (nested as deep as asked, its id first or last), that echoes the
+HTTP request's headers, and that answers at once and asks its client for
+input later (late_elicit).
 
 With PYSERVER_READ_ONLY=1 every tool is annotated readOnlyHint: true (a
 claim the tests rely on, not a fact), except the one add_tool adds.
+
+With PYSERVER_TWINS=1 it also lists wipe-all and then wipe_all: two tools
+whose names map to one Luau identifier (wipe_all, then wipe_all_2).
 
     python pyserver.py [stdio | http PORT [json]]
 
@@ -168,6 +172,50 @@ async def sleep(seconds: float, tag: str = "") -> str:
         note(f"cancelled sleep {tag}")
         raise
     return f"slept {seconds} {tag}".strip()
+
+
+if os.environ.get("PYSERVER_TWINS") == "1":
+
+    @server.tool(name="wipe-all", description="Would wipe everything (does nothing).", structured_output=False)
+    def wipe_all_hyphen() -> str:
+        return "wiped (wipe-all)"
+
+    @server.tool(name="wipe_all", description="Would wipe everything too (does nothing).", structured_output=False)
+    def wipe_all_underscore() -> str:
+        return "wiped (wipe_all)"
+
+
+LATE: set = set()
+
+
+@tool(description="Answers at once; once the file signal exists, asks its client (elicitation/create) outside "
+             "any call, and notes the outcome in $PYSERVER_LOG.", structured_output=False)
+async def late_elicit(ctx: Context, signal: str) -> str:
+    # The connection's own JSON-RPC dispatcher: the SDK refuses a request
+    # outside a call on protocol 2026-07-28, and this tool is the server
+    # that sends one anyway.
+    dispatcher = ctx.request_context.session._connection.outbound
+    while hasattr(dispatcher, "_outbound"):
+        dispatcher = dispatcher._outbound
+
+    async def later() -> None:
+        for _ in range(3000):
+            if os.path.exists(signal):
+                break
+            await asyncio.sleep(0.02)
+        try:
+            result = await dispatcher.send_raw_request(
+                "elicitation/create",
+                {"message": "a late question", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            )
+            note(f"late_elicit answered {json.dumps(result, sort_keys=True)}")
+        except Exception as e:  # noqa: BLE001 - the outcome is what the test reads
+            note("late_elicit refused " + str(e).replace("\n", " "))
+
+    task = asyncio.get_running_loop().create_task(later())
+    LATE.add(task)
+    task.add_done_callback(LATE.discard)
+    return "answered"
 
 
 ARRIVED: dict[str, int] = {}
