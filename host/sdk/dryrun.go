@@ -129,10 +129,10 @@ func (operation) effect(s *Session, f *function, args json.RawMessage) effects.E
 	for _, p := range f.fn.Frozen {
 		url = strings.ReplaceAll(url, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
 	}
-	e.URL = s.redact.string(url)
+	e.URL = s.redact.String(url)
 	if req.Body != nil {
 		data, _ := io.ReadAll(req.Body)
-		e.SetBody([]byte(s.redact.string(string(data))))
+		e.SetBody([]byte(s.redact.String(string(data))))
 	}
 	return e
 }
@@ -156,7 +156,7 @@ func (tool) effect(s *Session, f *function, args json.RawMessage) effects.Effect
 	if json.Unmarshal(args, &list) == nil && len(list) == 1 {
 		args = list[0]
 	}
-	e.SetBody([]byte(s.redact.string(string(args))))
+	e.SetBody([]byte(s.redact.String(string(args))))
 	return e
 }
 
