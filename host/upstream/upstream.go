@@ -240,7 +240,7 @@ func (s *Set) Wait(ctx context.Context, name string) error {
 		return nil
 	}
 	_, err := srv.connection(ctx)
-	return err
+	return s.opts.Redactor.Error(err)
 }
 
 // sinks sets where the standard error of srv goes.
@@ -324,12 +324,12 @@ func (s *Set) APIs() []*catalog.API {
 // down, started again now (after the backoff it earned, unless ctx ends
 // sooner). The error names each server that cannot be reached, and why.
 func (s *Set) Ready(ctx context.Context) error {
-	return s.each(func(srv *server) error {
+	return s.opts.Redactor.Error(s.each(func(srv *server) error {
 		if err := srv.ready(ctx); err != nil {
 			return fmt.Errorf("mcp server %s: %w", srv.cfg.Name, err)
 		}
 		return nil
-	})
+	}))
 }
 
 // each runs f on every server at once and joins their errors.
