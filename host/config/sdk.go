@@ -306,20 +306,26 @@ type secretEnv struct {
 	secrets  []redact.Secret
 }
 
-// get reads a variable.
-func (e *secretEnv) get(name string) string {
+// read reads a variable: a secret from the moment it is read.
+func (e *secretEnv) read(name string) redact.Secret {
 	if !slices.Contains(e.withheld, name) {
 		e.withheld = append(e.withheld, name)
 	}
-	v := e.getenv(name)
-	e.add(v)
-	return v
+	s := redact.NewSecret(e.getenv(name))
+	if !s.IsZero() && !slices.Contains(e.secrets, s) {
+		e.secrets = append(e.secrets, s)
+	}
+	return s
 }
 
-// add makes v a secret.
+// get is read for what sends the value (an argument, a header, a
+// credential).
+func (e *secretEnv) get(name string) string { return e.read(name).Reveal() }
+
+// add makes a credential given literally a secret.
 func (e *secretEnv) add(v string) {
-	if v != "" && !slices.Contains(e.secrets, redact.NewSecret(v)) {
-		e.secrets = append(e.secrets, redact.NewSecret(v))
+	if s := redact.NewSecret(v); !s.IsZero() && !slices.Contains(e.secrets, s) {
+		e.secrets = append(e.secrets, s)
 	}
 }
 

@@ -439,7 +439,7 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 		st := &apiState{api: api, cfg: ac, baseURL: api.BaseURL, frozen: frozen}
 		if ac.BaseURL != "" {
 			st.baseURL = strings.TrimRight(ac.BaseURL, "/")
-			api.BaseURL = st.baseURL // what the docs show
+			api.BaseURL = cfg.Redactor.String(st.baseURL) // what the docs show, everywhere
 		}
 		if ac.Timeout <= 0 {
 			st.cfg.Timeout = DefaultTimeout
