@@ -1,12 +1,10 @@
 package app_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,13 +13,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/mcpserver"
-	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testecho"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -133,35 +128,8 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var stderr syncbuf.Buffer
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Hosted),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: &stderr, Listener: ln,
-		})
-	}()
-	base := "http://" + ln.Addr().String()
-	c, err := client.NewStreamableHttpClient(base + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(testContext(t)); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c)
+	h := serveHosted(t, file)
+	base, c := h.base, h.client
 
 	sinks := map[string]string{}
 	call := func(sink, tool string, args map[string]any) string {
@@ -246,11 +214,8 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 		t.Errorf("/readyz with servers down: %s", sinks["/readyz"])
 	}
 
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	sinks["standard error (logs, access log, servers' lines)"] = stderr.String()
+	stderr := h.stop()
+	sinks["standard error (logs, access log, servers' lines)"] = stderr
 	traces, _ := filepath.Glob(filepath.Join(recordDir, "*"))
 	if len(traces) == 0 {
 		t.Error("no execution was recorded")
@@ -263,7 +228,7 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 		sinks["trace "+filepath.Base(p)] = string(b)
 	}
 	if !strings.Contains(sinks["standard error (logs, access log, servers' lines)"], "argv: ") {
-		t.Errorf("the argv the server printed did not reach standard error:\n%s", stderr.String())
+		t.Errorf("the argv the server printed did not reach standard error:\n%s", stderr)
 	}
 
 	for _, f := range fields {
