@@ -104,10 +104,7 @@ func resolveMCPServers(f *File, flags []string, env *secretEnv) ([]upstream.Conf
 		}
 		c.Command = expand("command", m.Command)
 		c.URL = expand("url", m.URL)
-		for _, s := range urlSecrets(c.URL) {
-			env.add(s)
-			c.Secrets = appendSecret(c.Secrets, s)
-		}
+		addURLSecrets(&c, env)
 		for _, a := range m.Args {
 			c.Args = append(c.Args, expand("args", a))
 		}
@@ -150,10 +147,7 @@ func resolveMCPServers(f *File, flags []string, env *secretEnv) ([]upstream.Conf
 		if err != nil {
 			return nil, err
 		}
-		for _, s := range urlSecrets(c.URL) {
-			env.add(s)
-			c.Secrets = appendSecret(c.Secrets, s)
-		}
+		addURLSecrets(&c, env)
 		byName[c.Name] = c
 	}
 	out := make([]upstream.Config, 0, len(byName))
@@ -224,6 +218,14 @@ func appendSecret(secrets []redact.Secret, v string) []redact.Secret {
 		return secrets
 	}
 	return append(secrets, s)
+}
+
+// addURLSecrets makes the credentials of c's URL secrets.
+func addURLSecrets(c *upstream.Config, env *secretEnv) {
+	for _, s := range urlSecrets(c.URL) {
+		env.add(s)
+		c.Secrets = appendSecret(c.Secrets, s)
+	}
 }
 
 // urlSecrets are the credentials of a URL's userinfo: the password, and
