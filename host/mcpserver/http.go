@@ -287,7 +287,7 @@ func (c *httpConn) send(msg any) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	b = c.redact.JSON(b)
+	b = c.redact.Message(b)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !isResponse(msg) && !c.stream {

@@ -229,7 +229,7 @@ func (l *lineWriter) write(msg any) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
-	b = l.redact.JSON(b)
+	b = l.redact.Message(b)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.broken {

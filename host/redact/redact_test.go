@@ -89,5 +89,10 @@ func FuzzRedact(f *testing.F) {
 		if out.JSON != nil && !json.Valid(out.JSON) {
 			t.Fatalf("redacted JSON is invalid: %q", out.JSON)
 		}
+		// The sinks' JSON: no secret left, valid JSON stays valid.
+		got := r.JSON([]byte(body))
+		if r.found(got, jsonLevels) || (json.Valid([]byte(body)) && !json.Valid(got)) {
+			t.Fatalf("JSON(%q) = %q", body, got)
+		}
 	})
 }

@@ -100,6 +100,19 @@ func TestRedactorSinks(t *testing.T) {
 			t.Errorf("JSON %s: %s", in, out)
 		}
 	}
+	// A message keeps its id and its keys: a secret that is a request's
+	// id or a protocol word does not break the exchange.
+	port := New(NewSecret("8080"), NewSecret("tok-one-123"))
+	for _, tc := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":8080,"result":{"port":8080,"text":"at 8080"}}`,
+			`{"id":8080,"jsonrpc":"2.0","result":{"port":"[REDACTED]","text":"at [REDACTED]"}}`},
+		{`{"jsonrpc":"2.0","id":1,"result":{"tok-one-123":1}}`, `{"id":1,"jsonrpc":"2.0","result":{"[REDACTED]":1}}`},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`},
+	} {
+		if got := string(port.Message([]byte(tc.in))); got != tc.want {
+			t.Errorf("Message %s: %s, want %s", tc.in, got, tc.want)
+		}
+	}
 	if in := []byte(`{"a":1}`); &r.JSON(in)[0] != &in[0] {
 		t.Error("JSON copied a text without a secret")
 	}

@@ -29,6 +29,65 @@ func (r *Redactor) JSON(b []byte) []byte {
 	return out
 }
 
+// Message redacts an encoded JSON-RPC message as JSON does, but keeps
+// its envelope: the keys of its objects and its top-level members id and
+// jsonrpc, so that a secret that happens to be a request's id or a word
+// of the protocol does not break the exchange. A secret in a key is
+// redacted as JSON does.
+func (r *Redactor) Message(b []byte) []byte {
+	if !r.found(b, jsonLevels) {
+		return b
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var msg map[string]any
+	if err := dec.Decode(&msg); err != nil || dec.More() {
+		return r.JSON(b)
+	}
+	kept := map[string]any{}
+	for k, v := range msg {
+		if k == "id" || k == "jsonrpc" {
+			kept[k] = v
+			delete(msg, k)
+			continue
+		}
+		msg[k] = r.values(v)
+	}
+	encode := func() []byte {
+		var data bytes.Buffer
+		enc := json.NewEncoder(&data)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(msg); err != nil {
+			return nil
+		}
+		return bytes.TrimSuffix(data.Bytes(), []byte("\n"))
+	}
+	if rest := encode(); rest == nil || r.found(rest, jsonLevels) {
+		return r.JSON(b)
+	}
+	for k, v := range kept {
+		msg[k] = v
+	}
+	return encode()
+}
+
+// values is v with its strings and numbers redacted, its keys kept.
+func (r *Redactor) values(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i := range x {
+			x[i] = r.values(x[i])
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = r.values(e)
+		}
+	default:
+		return r.value(v)
+	}
+	return v
+}
+
 // jsonValue is b redacted value by value; nil when b does not parse or
 // a secret is left.
 func (r *Redactor) jsonValue(b []byte) []byte {
