@@ -15,8 +15,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -244,4 +246,28 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 func excerpt(text, value string) string {
 	i := strings.Index(strings.ToLower(text), strings.ToLower(value))
 	return text[max(0, i-200):min(len(text), i+len(value)+100)]
+}
+
+// TestRunRedactsItsResult: what `run` shows of a script (its value, logs
+// and error) passes the configuration's redactor, as serve's messages do.
+func TestRunRedactsItsResult(t *testing.T) {
+	const token = "run-token-4k2j9x"
+	t.Setenv("TSLEAK_RUN_TOKEN", token)
+	api := testapi.New(t)
+	file := petsConfig(t, api, "")
+	file.APIs["pets"] = func(a config.API) config.API { a.AuthEnv = "TSLEAK_RUN_TOKEN"; return a }(file.APIs["pets"])
+	for _, source := range []string{
+		`return {v = "` + token + `"}`,
+		`print("` + token + `") return 1`,
+		`error("` + token + `")`,
+	} {
+		res, err := app.Run(testContext(t), app.RunConfig{
+			File: file, Settings: settings(t, file, config.Run), SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(source)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := res.JSON(); strings.Contains(string(b), token) || !strings.Contains(string(b), "[REDACTED]") {
+			t.Errorf("%s: %s", source, b)
+		}
+	}
 }
