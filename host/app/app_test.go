@@ -210,34 +210,8 @@ func TestServeStdio(t *testing.T) {
 func TestServeHosted(t *testing.T) {
 	api := testapi.New(t)
 	file := petsConfig(t, api, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var stderr syncbuf.Buffer
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Hosted),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: &stderr, Listener: ln,
-		})
-	}()
-	base := "http://" + ln.Addr().String()
-	c, err := client.NewStreamableHttpClient(base + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(testContext(t)); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c)
+	h := serveHosted(t, file)
+	base, c := h.base, h.client
 	if got := execute(t, c, `return sdk.get_pet({petId = 7}).id`); !strings.Contains(got, `"result":7`) {
 		t.Errorf("structured content %s, want result 7", got)
 	}
@@ -250,13 +224,59 @@ func TestServeHosted(t *testing.T) {
 	if want := `toolscript_upstream_calls_total{source="pets",status="2xx"} 1`; !strings.Contains(string(body), want) {
 		t.Errorf("metrics lack %s:\n%s", want, body)
 	}
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v", err)
+	stderr := h.stop()
+	if !strings.Contains(stderr, `"msg":"ready"`) || !strings.Contains(stderr, `"version":"test"`) {
+		t.Errorf("stderr %q, want the JSON ready line", stderr)
 	}
-	if !strings.Contains(stderr.String(), `"msg":"ready"`) || !strings.Contains(stderr.String(), `"version":"test"`) {
-		t.Errorf("stderr %q, want the JSON ready line", stderr.String())
+}
+
+// hostedServer is Serve in the hosted mode on a loopback listener, with an
+// initialized client.
+type hostedServer struct {
+	base   string // http://host:port
+	client *client.Client
+	// stop ends Serve, checks it returned nil, and returns what it wrote
+	// on standard error.
+	stop func() string
+}
+
+func serveHosted(t *testing.T, file *config.File) *hostedServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	t.Cleanup(cancel)
+	stderr := &syncbuf.Buffer{}
+	served := make(chan error, 1)
+	go func() {
+		served <- app.Serve(ctx, app.ServeConfig{
+			File: file, Server: server, Settings: settings(t, file, config.Hosted),
+			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr, Listener: ln,
+		})
+	}()
+	base := "http://" + ln.Addr().String()
+	c, err := client.NewStreamableHttpClient(base + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	initialize(t, c)
+	return &hostedServer{base: base, client: c, stop: func() string {
+		cancel()
+		if err := <-served; err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		return stderr.String()
+	}}
 }
 
 // TestServeUsage: settings the hosted mode refuses and an sdk that cannot

@@ -7,6 +7,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/result"
 )
 
@@ -87,7 +88,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 			}
 		}()
 	}
-	client, err := OpenSDK(ctx, cfg.File, cfg.SDK)
+	sdkCfg, err := resolveSDK(cfg.File, cfg.SDK)
+	if err != nil {
+		return nil, err
+	}
+	client, err := openSDK(ctx, sdkCfg, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
@@ -105,5 +110,22 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
-	return rt.Execute(ctx, script), nil
+	return redactResult(sdkCfg.Redactor, rt.Execute(ctx, script)), nil
+}
+
+// redactResult redacts the configuration's secrets from what a run shows:
+// its value, logs and error (its effects were redacted as they were
+// made), as serve's messages are.
+func redactResult(r *redact.Redactor, res *result.Result) *result.Result {
+	if !r.Active() || res == nil {
+		return res
+	}
+	res.Value = r.JSON(res.Value)
+	for i, line := range res.Logs {
+		res.Logs[i] = r.String(line)
+	}
+	if res.Error != nil {
+		res.Error.Message = r.String(res.Error.Message)
+	}
+	return res
 }

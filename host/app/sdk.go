@@ -43,14 +43,33 @@ type SDKOptions struct {
 // cannot be started is a UsageError naming the API, the source and the
 // cause.
 func OpenSDK(ctx context.Context, file *config.File, opts SDKOptions) (*sdk.Client, error) {
+	cfg, err := resolveSDK(file, opts)
+	if err != nil {
+		return nil, err
+	}
+	return openSDK(ctx, cfg, opts)
+}
+
+// resolveSDK resolves the sdk's configuration from file, the flags and
+// the environment, with the one redactor of its secrets (every value read
+// from the environment, every credential), which every sink of the
+// process is handed.
+func resolveSDK(file *config.File, opts SDKOptions) (sdk.Config, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	cfg, err := config.ResolveSDK(file, opts.Flags, getenv)
 	if err != nil {
-		return nil, usage(err)
+		return cfg, usage(err)
 	}
+	cfg.Redactor = cfg.NewRedactor()
+	return cfg, nil
+}
+
+// openSDK opens the sdk of cfg (resolveSDK's); nil when it has no APIs
+// and no MCP servers.
+func openSDK(ctx context.Context, cfg sdk.Config, opts SDKOptions) (*sdk.Client, error) {
 	if len(cfg.APIs) == 0 && len(cfg.Upstreams) == 0 {
 		return nil, nil
 	}
@@ -64,7 +83,7 @@ func OpenSDK(ctx context.Context, file *config.File, opts SDKOptions) (*sdk.Clie
 	}
 	client, err := sdk.Open(ctx, cfg)
 	if err != nil {
-		return nil, usage(err)
+		return nil, usage(cfg.Redactor.Error(err))
 	}
 	return client, nil
 }

@@ -73,6 +73,13 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if err != nil {
 		return usage(err)
 	}
+	if a.sdk, err = resolveSDK(cfg.File, cfg.SDK); err != nil {
+		return err
+	}
+	// Every line on standard error (the logs, the access log, the
+	// upstream servers' lines) passes the configuration's redactor.
+	a.cfg.Stderr = a.sdk.Redactor.Writer(cfg.Stderr)
+	cfg = a.cfg
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
 		// servers' own lines and the specs' warnings included.
@@ -134,6 +141,9 @@ type assembly struct {
 	// records is [effects] record_dir: where each execution's trace is
 	// recorded (nil: none are).
 	records *recordDir
+	// sdk is the sdk's configuration, resolved; its Redactor is the one
+	// every sink of the server is handed.
+	sdk sdk.Config
 }
 
 // warn says msg on standard error: a JSON line in hosted mode.
@@ -176,7 +186,8 @@ func (a *assembly) open(ctx context.Context) error {
 		default: // a rebuild is pending already, and will see this change
 		}
 	}
-	client, err := OpenSDK(ctx, a.cfg.File, opts)
+	opts.Stderr = a.cfg.Stderr
+	client, err := openSDK(ctx, a.sdk, opts)
 	r := <-compiled
 	a.rt, a.client = r.rt, client
 	if err != nil {
@@ -221,6 +232,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		QueueWait:      a.cfg.Server.QueueWait,
 		Version:        a.cfg.Version,
 		ErrorLog:       a.cfg.Stderr,
+		Redactor:       a.sdk.Redactor,
 	}
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
@@ -370,7 +382,8 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 		Metrics: m, MetricsElsewhere: h.MetricsAddr != "", AccessLog: logger, AllowedOrigins: h.AllowedOrigins,
 		// The module is compiled and the specs are loaded by now; the
 		// upstream MCP servers are checked on each probe.
-		Ready: hosted.AllReady(ready),
+		Ready:    hosted.AllReady(ready),
+		Redactor: a.sdk.Redactor,
 	})
 	if err != nil {
 		return usage(err)

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/kballard/go-shellquote"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/upstream"
 )
 
@@ -71,30 +74,26 @@ func (f *File) checkMCPServers() error {
 }
 
 // resolveMCPServers combines [mcp_servers] with the --mcp flags (a flag
-// replaces the section of the same name), expanding ${VAR} in url,
-// headers, args, env and cwd. Servers are in name order.
-func resolveMCPServers(f *File, flags []string, getenv func(string) string, withhold func(name string)) ([]upstream.Config, error) {
+// replaces the section of the same name), expanding ${VAR} in command,
+// args, cwd, url, headers and env. Servers are in name order. What a
+// ${VAR} brings in, in any field, is a secret (a token in an argument, a
+// URL, a header or a server's environment), and its variable is withheld
+// from every server's environment (env gives a server one of its own).
+func resolveMCPServers(f *File, flags []string, env *secretEnv) ([]upstream.Config, error) {
 	byName := map[string]upstream.Config{}
 	for _, name := range sortedNames(f.MCPServers) {
 		m := f.MCPServers[name]
 		key := "mcp_servers." + name
-		c := upstream.Config{Name: name, Command: m.Command}
+		c := upstream.Config{Name: name}
 		var err error
-		// What ${VAR} brings in from the environment is a credential
-		// (a token in a header, a URL or a server's environment).
-		secretEnv := func(name string) string {
-			withhold(name)
-			v := getenv(name)
-			c.Secrets = append(c.Secrets, v)
+		lookup := func(name string) string {
+			v := env.get(name)
+			c.Secrets = appendSecret(c.Secrets, v)
 			return v
 		}
 		expand := func(field, s string) string {
 			if err != nil {
 				return ""
-			}
-			lookup := getenv
-			if field == "url" || strings.HasPrefix(field, "headers.") || strings.HasPrefix(field, "env.") {
-				lookup = secretEnv
 			}
 			var out string
 			out, err = expandVars(s, lookup)
@@ -103,7 +102,9 @@ func resolveMCPServers(f *File, flags []string, getenv func(string) string, with
 			}
 			return out
 		}
+		c.Command = expand("command", m.Command)
 		c.URL = expand("url", m.URL)
+		addURLSecrets(&c, env)
 		for _, a := range m.Args {
 			c.Args = append(c.Args, expand("args", a))
 		}
@@ -118,9 +119,8 @@ func resolveMCPServers(f *File, flags []string, getenv func(string) string, with
 			for k, v := range m.Headers {
 				c.Headers[k] = expand("headers."+k, v)
 				for _, secret := range headerSecrets(c.Headers[k]) {
-					if !slices.Contains(c.Secrets, secret) {
-						c.Secrets = append(c.Secrets, secret)
-					}
+					env.add(secret)
+					c.Secrets = appendSecret(c.Secrets, secret)
 				}
 			}
 		}
@@ -147,6 +147,7 @@ func resolveMCPServers(f *File, flags []string, getenv func(string) string, with
 		if err != nil {
 			return nil, err
 		}
+		addURLSecrets(&c, env)
 		byName[c.Name] = c
 	}
 	out := make([]upstream.Config, 0, len(byName))
@@ -208,6 +209,40 @@ func expandVars(s string, getenv func(string) string) (string, error) {
 		b.WriteString(v)
 		s = s[i+j+1:]
 	}
+}
+
+// appendSecret adds v to secrets once.
+func appendSecret(secrets []redact.Secret, v string) []redact.Secret {
+	s := redact.NewSecret(v)
+	if v == "" || slices.Contains(secrets, s) {
+		return secrets
+	}
+	return append(secrets, s)
+}
+
+// addURLSecrets makes the credentials of c's URL secrets.
+func addURLSecrets(c *upstream.Config, env *secretEnv) {
+	for _, s := range urlSecrets(c.URL) {
+		env.add(s)
+		c.Secrets = appendSecret(c.Secrets, s)
+	}
+}
+
+// urlSecrets are the credentials of a URL's userinfo: the password, and
+// what Go sends of it (basic authentication).
+func urlSecrets(raw string) []string {
+	if !strings.Contains(raw, "@") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return nil
+	}
+	p, ok := u.User.Password()
+	if !ok {
+		return nil
+	}
+	return []string{p, base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + p))}
 }
 
 // headerSecrets are what an echo of a header value could show of a

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/upstream"
 )
 
@@ -40,10 +41,10 @@ headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 	want := []upstream.Config{
 		{Name: "files", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/data/in"},
 			Env: map[string]string{"HOME": "/tmp", "KEY": "s3"}, Dir: filepath.Join(filepath.Dir(path), "work"), Timeout: 5 * time.Second,
-			Secrets: []string{"s3"}, Stderr: filepath.Join(filepath.Dir(path), "logs", "files.log")},
+			Secrets: redact.Secrets("/data", "s3"), Stderr: filepath.Join(filepath.Dir(path), "logs", "files.log")},
 		{Name: "quiet", Command: "quiet-server", Stderr: upstream.StderrDiscard},
 		{Name: "remote", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer tok"},
-			Secrets: []string{"tok", "Bearer tok"}},
+			Secrets: redact.Secrets("tok", "Bearer tok")},
 		{Name: "shell", Command: "my-server", Args: []string{"--name", "a b", "it's"}},
 		{Name: "web", URL: "http://127.0.0.1:9/mcp"},
 	}

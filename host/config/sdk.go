@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/upstream"
 )
@@ -169,33 +171,13 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 		getenv = os.Getenv
 	}
 	cfg := sdk.Config{Frozen: frozenValues(f.FrozenParams)}
-	// The variables credentials are read from (the APIs', and the MCP
-	// servers' tokens) are withheld from the MCP servers toolscript
-	// starts: a server gets one only through its own env.
-	withhold := func(name string) {
-		if !slices.Contains(cfg.WithheldEnv, name) {
-			cfg.WithheldEnv = append(cfg.WithheldEnv, name)
-		}
-	}
-	apiEnv := getenv
-	getenv = func(name string) string {
-		withhold(name)
-		return apiEnv(name)
-	}
+	env := &secretEnv{getenv: getenv}
+	getenv = env.get
 	apis := map[string]*sdk.APIConfig{}
 	for _, name := range sortedNames(f.APIs) {
-		a := f.APIs[name]
-		ac := &sdk.APIConfig{Name: name, Spec: a.Spec, Dir: f.dir, BaseURL: a.BaseURL, Frozen: frozenValues(a.FrozenParams),
-			Safety: sdk.Safety{Safe: a.Safe, Unsafe: a.Unsafe}}
-		if a.Timeout != "" {
-			ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
-		}
-		if !flags.WithoutCredentials {
-			cred, err := fileCredential(name, a, getenv)
-			if err != nil {
-				return cfg, err
-			}
-			ac.Auth = cred
+		ac, err := resolveAPI(f, name, flags.WithoutCredentials, env)
+		if err != nil {
+			return cfg, err
 		}
 		apis[name] = ac
 	}
@@ -211,6 +193,7 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 			ac.Spec, ac.Dir = spec, "" // the flag's path is relative to the working directory
 			continue
 		}
+		env.addURL(spec)
 		apis[name] = &sdk.APIConfig{Name: name, Spec: spec}
 	}
 	for _, v := range flags.Auth {
@@ -234,10 +217,14 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	for _, name := range sortedNames(apis) {
 		cfg.APIs = append(cfg.APIs, *apis[name])
 	}
-	upstreams, err := resolveMCPServers(f, flags.MCP, apiEnv, withhold)
+	upstreams, err := resolveMCPServers(f, flags.MCP, env)
 	if err != nil {
 		return cfg, err
 	}
+	// Every variable read is withheld from the MCP servers toolscript
+	// starts (a server gets one only through its own env), and every
+	// value read or credential given is a secret of the redactor.
+	cfg.WithheldEnv, cfg.Secrets = env.withheld, env.secrets
 	cfg.Upstreams = upstreams
 	cfg.ToolSafety = toolSafety(f, upstreams)
 	for _, u := range upstreams {
@@ -251,6 +238,102 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	// The host memory budgets are [limits]; zero leaves the sdk's default.
 	cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
 	return cfg, nil
+}
+
+// resolveAPI resolves the [apis.NAME] section: base_url's ${VAR}s are
+// secrets, and a user and password in it become the API's basic
+// credential (never shown in a URL).
+func resolveAPI(f *File, name string, withoutCredentials bool, env *secretEnv) (*sdk.APIConfig, error) {
+	a := f.APIs[name]
+	key := "apis." + name
+	env.addURL(a.Spec)
+	ac := &sdk.APIConfig{Name: name, Spec: a.Spec, Dir: f.dir, Frozen: frozenValues(a.FrozenParams),
+		Safety: sdk.Safety{Safe: a.Safe, Unsafe: a.Unsafe}}
+	if a.Timeout != "" {
+		ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
+	}
+	base, err := expandVars(a.BaseURL, env.get)
+	if err != nil {
+		return nil, fmt.Errorf("%s.base_url: %w", key, err)
+	}
+	base, user, err := splitUserinfo(base)
+	if err != nil {
+		return nil, fmt.Errorf("%s.base_url: %w", key, err)
+	}
+	ac.BaseURL = base
+	if withoutCredentials {
+		return ac, nil
+	}
+	if ac.Auth, err = fileCredential(name, a, env); err != nil {
+		return nil, err
+	}
+	if user != nil {
+		if ac.Auth != nil {
+			return nil, fmt.Errorf("%s: base_url holds a user and password, and auth is given too: give one", key)
+		}
+		p, _ := user.Password()
+		ac.Auth = &sdk.Credential{Type: sdk.AuthBasic, Username: user.Username(), Password: p}
+		env.add(p)
+	}
+	return ac, nil
+}
+
+// splitUserinfo takes the user and password out of a URL (an empty one
+// stays empty): a credential goes in auth, never in a URL shown in
+// messages, docs, plans or traces.
+func splitUserinfo(raw string) (string, *url.Userinfo, error) {
+	if raw == "" || !strings.Contains(raw, "@") {
+		return raw, nil, nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", nil, errors.New("not a URL (it is not quoted here: it may hold a credential)")
+	}
+	if u.User == nil {
+		return raw, nil, nil
+	}
+	user := u.User
+	u.User = nil
+	return u.String(), user, nil
+}
+
+// secretEnv reads the environment for ResolveSDK: each variable read is
+// withheld from the MCP servers' environments, and its value, like every
+// credential the configuration gives, is a secret.
+type secretEnv struct {
+	getenv   func(string) string
+	withheld []string
+	secrets  []redact.Secret
+}
+
+// read reads a variable: a secret from the moment it is read.
+func (e *secretEnv) read(name string) redact.Secret {
+	if !slices.Contains(e.withheld, name) {
+		e.withheld = append(e.withheld, name)
+	}
+	s := redact.NewSecret(e.getenv(name))
+	if !s.IsZero() && !slices.Contains(e.secrets, s) {
+		e.secrets = append(e.secrets, s)
+	}
+	return s
+}
+
+// get is read for what sends the value (an argument, a header, a
+// credential).
+func (e *secretEnv) get(name string) string { return e.read(name).Reveal() }
+
+// add makes a credential given literally a secret.
+func (e *secretEnv) add(v string) {
+	if s := redact.NewSecret(v); !s.IsZero() && !slices.Contains(e.secrets, s) {
+		e.secrets = append(e.secrets, s)
+	}
+}
+
+// addURL makes the credentials of a URL's userinfo secrets.
+func (e *secretEnv) addURL(raw string) {
+	for _, v := range urlSecrets(raw) {
+		e.add(v)
+	}
 }
 
 // toolSafety is the safe and unsafe lists of the [mcp_servers.NAME]
@@ -270,9 +353,11 @@ func toolSafety(f *File, upstreams []upstream.Config) map[string]sdk.Safety {
 	return out
 }
 
-// fileCredential reads an API's auth, auth_env or auth table.
-func fileCredential(name string, a API, getenv func(string) string) (*sdk.Credential, error) {
+// fileCredential reads an API's auth, auth_env or auth table; a ${VAR}
+// in auth's values is read from the environment.
+func fileCredential(name string, a API, env *secretEnv) (*sdk.Credential, error) {
 	key := "apis." + name
+	getenv := env.get
 	if a.AuthEnv != "" {
 		v := getenv(a.AuthEnv)
 		if v == "" {
@@ -287,7 +372,11 @@ func fileCredential(name string, a API, getenv func(string) string) (*sdk.Creden
 		if a.Auth.Literal == "" {
 			return nil, fmt.Errorf("%s.auth: empty", key)
 		}
-		return &sdk.Credential{Token: a.Auth.Literal}, nil
+		token, err := expandVars(a.Auth.Literal, getenv)
+		if err != nil {
+			return nil, fmt.Errorf("%s.auth: %w", key, err)
+		}
+		return &sdk.Credential{Token: token}, nil
 	}
 	t := a.Auth.Table
 	value := func(field string) (string, error) {
@@ -301,7 +390,11 @@ func fileCredential(name string, a API, getenv func(string) string) (*sdk.Creden
 			}
 			return v, nil
 		}
-		return t[field], nil
+		v, err := expandVars(t[field], getenv)
+		if err != nil {
+			return "", fmt.Errorf("%s.auth.%s: %w", key, field, err)
+		}
+		return v, nil
 	}
 	c := &sdk.Credential{Type: t["type"], Name: t["name"], In: t["in"]}
 	if c.Type == "" {

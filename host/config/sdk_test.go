@@ -200,10 +200,12 @@ env = { API_TOKEN = "${LOCAL_TOKEN}" }
 	}
 	secrets := map[string][]string{}
 	for _, u := range cfg.Upstreams {
-		secrets[u.Name] = u.Secrets
+		for _, s := range u.Secrets {
+			secrets[u.Name] = append(secrets[u.Name], s.Reveal())
+		}
 	}
-	// What ${VAR} put into a URL, a header or env, and the headers'
-	// values (whole, and their last word); not the arguments.
+	// What ${VAR} put into any field (a URL, a header, env, the
+	// arguments), and the headers' values (whole, and their last word).
 	has := func(list []string, want ...string) bool {
 		for _, w := range want {
 			found := false
@@ -219,13 +221,13 @@ env = { API_TOKEN = "${LOCAL_TOKEN}" }
 	if r := secrets["remote"]; !has(r, "key-1234", "token-5678", "Bearer token-5678", "blue") {
 		t.Errorf("remote's secrets %q", r)
 	}
-	if l := secrets["loc"]; !has(l, "local-9012") || has(l, "/home/me") {
+	if l := secrets["loc"]; !has(l, "local-9012", "/home/me") {
 		t.Errorf("loc's secrets %q", l)
 	}
 	got := append([]string(nil), cfg.WithheldEnv...)
 	sort.Strings(got)
-	if strings.Join(got, " ") != "LOCAL_TOKEN REMOTE_KEY REMOTE_TOKEN" {
-		t.Errorf("withheld %q (HOME, in args only, is no secret)", got)
+	if strings.Join(got, " ") != "HOME LOCAL_TOKEN REMOTE_KEY REMOTE_TOKEN" {
+		t.Errorf("withheld %q", got)
 	}
 }
 

@@ -53,6 +53,7 @@ import (
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/host/redact"
 )
 
 // The paths the handler serves.
@@ -113,6 +114,10 @@ type Config struct {
 	// the specs loaded, the upstream MCP servers connected), for /readyz;
 	// the Authenticator's keys are checked besides. Nil means ready.
 	Ready func(context.Context) error
+	// Redactor redacts the configuration's secrets from what the probes
+	// say (a server that is down may be named by a URL that holds a
+	// token). Nil redacts nothing.
+	Redactor *redact.Redactor
 }
 
 // New returns the handler of the hosted mode.
@@ -164,7 +169,7 @@ func New(cfg Config) (http.Handler, error) {
 	})
 	mux.HandleFunc("GET "+PathReady, func(w http.ResponseWriter, r *http.Request) {
 		if err := ready(r.Context(), cfg); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			http.Error(w, cfg.Redactor.String("not ready: "+err.Error()), http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ready\n")

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/auth"
+	"github.com/toolscript/toolscript/host/redact"
 )
 
 // The streamable HTTP transport (the hosted mode). Each POST carries one
@@ -188,7 +189,7 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	out := &httpConn{w: w, modern: modern, logger: h.logger}
+	out := &httpConn{w: w, modern: modern, logger: h.logger, redact: h.Server.cfg.Redactor}
 	client := h.peer(out, user, initialize, modern, sessionID)
 	if c := h.receive(incoming{ctx: withPeer(r.Context(), client), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
 		h.run(c)
@@ -263,6 +264,7 @@ type httpConn struct {
 	w      http.ResponseWriter
 	modern bool
 	logger *slog.Logger
+	redact *redact.Redactor // of every message
 	// open, for an initialize, opens the session its response names.
 	open func() string
 
@@ -285,6 +287,7 @@ func (c *httpConn) send(msg any) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
+	b = c.redact.Message(b)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !isResponse(msg) && !c.stream {

@@ -42,6 +42,7 @@ import (
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/sdkdocs"
 )
 
@@ -80,6 +81,10 @@ type Config struct {
 	Version string
 	// ErrorLog receives diagnostics. Default os.Stderr.
 	ErrorLog io.Writer
+	// Redactor redacts the configuration's secrets from every message the
+	// server writes (results, errors, docs, resources, notifications) and
+	// from ErrorLog. Nil redacts nothing.
+	Redactor *redact.Redactor
 	// Metrics count the executions and the refusals by the slots, when set.
 	Metrics *metrics.Metrics
 	// Prepare, when set, sees every call after its arguments are checked
@@ -246,6 +251,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = os.Stderr
 	}
+	cfg.ErrorLog = cfg.Redactor.Writer(cfg.ErrorLog)
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/host/redact"
 )
 
 // The stdio transport: one client, on standard input and output. It
@@ -34,7 +36,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if err := s.setTransport(maxPending); err != nil {
 		return err
 	}
-	w := &lineWriter{w: out, failed: func(err error) {
+	w := &lineWriter{w: out, redact: s.cfg.Redactor, failed: func(err error) {
 		s.log.Printf("the client is gone (writing to it failed: %v): stopping", err)
 		stop()
 	}}
@@ -213,6 +215,7 @@ func (s *Server) refuse(w *lineWriter, f *idFinder) {
 type lineWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
+	redact *redact.Redactor // of every message
 	buf    []byte
 	failed func(error)
 	broken bool
@@ -226,6 +229,7 @@ func (l *lineWriter) write(msg any) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
+	b = l.redact.Message(b)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.broken {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/redact"
 )
 
 // BenchmarkCall compares one sdk call (argument checks, encoding, auth,
@@ -80,7 +82,7 @@ func BenchmarkCallWork(b *testing.B) {
 	b.Run("convert", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			s.redact.response(Convert(200, h, body))
+			s.redact.Response(Convert(200, h, body))
 		}
 	})
 }
@@ -125,12 +127,12 @@ func BenchmarkRedact(b *testing.B) {
 		{"absent/64KiB-plain", []string{secret}, plain.Bytes()},
 		{"echoed/small", []string{secret}, echoed},
 	} {
-		r := newRedactor(tc.secrets)
+		r := redact.New(redact.Secrets(tc.secrets...)...)
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(tc.body)))
 			for b.Loop() {
-				r.response(Convert(200, h, tc.body))
+				r.Response(Convert(200, h, tc.body))
 			}
 		})
 	}

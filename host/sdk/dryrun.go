@@ -136,11 +136,11 @@ func (operation) effect(s *Session, f *function, args json.RawMessage) effects.E
 	for _, p := range f.fn.Frozen {
 		url = strings.ReplaceAll(url, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
 	}
-	e.URL = s.redact.string(url)
-	e.Headers = effectHeaders(req.Header, s.redact.string)
+	e.URL = s.redact.String(url)
+	e.Headers = effectHeaders(req.Header, s.redact.String)
 	if req.Body != nil {
 		data, _ := io.ReadAll(req.Body)
-		e.SetBody([]byte(s.redact.string(string(data))))
+		e.SetBody([]byte(s.redact.String(string(data))))
 	}
 	return e
 }
@@ -188,7 +188,7 @@ func (tool) effect(s *Session, f *function, args json.RawMessage) effects.Effect
 			args = list[0]
 		}
 	}
-	e.SetArguments([]byte(s.redact.string(string(args))))
+	e.SetArguments([]byte(s.redact.String(string(args))))
 	return e
 }
 

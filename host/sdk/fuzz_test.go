@@ -135,42 +135,6 @@ func FuzzConvert(f *testing.F) {
 	})
 }
 
-// FuzzRedact: a secret never survives redaction, and JSON stays JSON.
-func FuzzRedact(f *testing.F) {
-	f.Add("s3cret-token", `{"echo":"Bearer s3cret-token","n":12345678901234567890}`)
-	f.Add("a\"b\\c/d", `{"x":"a\"b\\c/d"}`)
-	f.Add("tok+en/=", `{"q":"api_key=tok%2Ben%2F%3D"}`)
-	f.Add("Ab/Cd", `{"a":"x \u0041b\/%63D &#x41;b/Cd"}`)
-	f.Add("secret", "s\u0065cr%45t and s\x00e\x00c")
-	f.Fuzz(func(t *testing.T, secret, body string) {
-		if len(secret) < minSecret {
-			return
-		}
-		r := newRedactor([]string{secret})
-		out := &sdkcall.Response{Message: "m " + secret, Headers: map[string]string{"x": secret}}
-		if json.Valid([]byte(body)) {
-			out.JSON = json.RawMessage(body)
-		} else {
-			out.Text = []byte(body)
-		}
-		r.response(out)
-		for _, s := range []string{out.Message, out.Headers["x"], string(out.Text), string(out.JSON)} {
-			if r.found([]byte(s), jsonLevels) {
-				t.Fatalf("secret %q is still found in %q", secret, s)
-			}
-			if strings.Contains(s, secret) && !strings.Contains(strings.ReplaceAll(s, Redacted, ""), secret) {
-				continue // the secret is made of the marker's own text
-			}
-			if strings.Contains(s, secret) {
-				t.Fatalf("secret %q survives in %q", secret, s)
-			}
-		}
-		if out.JSON != nil && !json.Valid(out.JSON) {
-			t.Fatalf("redacted JSON is invalid: %q", out.JSON)
-		}
-	})
-}
-
 // FuzzQuickCheck: a parameter's quick check never accepts a value the
 // JSON Schema validator refuses, whatever the schema's types, format and
 // enum.

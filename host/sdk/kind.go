@@ -69,6 +69,6 @@ func (tool) check(s *Session, _ *function, _ json.RawMessage) (*http.Request, er
 
 func (tool) make(ctx context.Context, s *Session, f *function, _ *http.Request, args json.RawMessage, _ bool) *sdkcall.Response {
 	out := s.c.cfg.Tools.CallTool(ctx, f.api.api, f.fn, f.name, args)
-	s.redact.tool(out, f.name)
+	s.redact.Tool(out, f.name)
 	return s.hold(ctx, f, out)
 }

@@ -10,9 +10,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/limit"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
@@ -35,7 +35,7 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 	maxBytes := s.c.cfg.MaxResponseBytes
 	codings, err := codings(resp.Header)
 	if err != nil {
-		return &sdkcall.Response{Fail: sdkcall.Upstream, Status: resp.StatusCode, Message: s.redact.string(f.name + ": " + err.Error())}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Status: resp.StatusCode, Message: s.redact.String(f.name + ": " + err.Error())}
 	}
 	headers := headerBytes(resp.Header)
 	maxBody := maxBytes - headers
@@ -96,8 +96,8 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 		delete(out.Headers, "content-encoding")
 		delete(out.Headers, "content-length")
 	}
-	if s.redact.active() {
-		if s.redact.response(out) {
+	if s.redact.Active() {
+		if s.redact.Response(out) {
 			delete(out.Headers, "content-length") // it would tell the secret's length
 		}
 		if out.Fail == sdkcall.Upstream {
@@ -107,11 +107,11 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 			if out.JSON != nil {
 				body = out.JSON
 			}
-			out.Message = statusMessage(out.Status, body, redactedPrefix)
+			out.Message = statusMessage(out.Status, body, redact.Cut)
 		}
 	}
 	if out.Fail == sdkcall.Upstream {
-		out.Message = s.redact.string(f.name + ": " + out.Message)
+		out.Message = s.redact.String(f.name + ": " + out.Message)
 		if resp.StatusCode/100 == 3 && resp.Header.Get("Location") != "" {
 			out.Message += " (a redirect to another origin, or one too many, is not followed)"
 		}
@@ -132,7 +132,7 @@ func (s *Session) readFailed(f *function, err error) *sdkcall.Response {
 	if errors.Is(err, errWireLimit) {
 		return s.tooLarge(f)
 	}
-	return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.string(f.name + ": reading the response: " + transportError(err))}
+	return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.String(f.name + ": reading the response: " + transportError(err))}
 }
 
 // headerBytes is the size of headers as they were sent: each value on a
@@ -233,7 +233,7 @@ func convert(status int, header http.Header, body []byte, withHeaders bool) *sdk
 	}
 	if status < 200 || status > 299 {
 		out.Fail = sdkcall.Upstream
-		out.Message = statusMessage(status, body, prefix)
+		out.Message = statusMessage(status, body, redact.Cut)
 	}
 	return out
 }
@@ -296,19 +296,6 @@ func isJSONBody(contentType string, body []byte) bool {
 		mt = strings.ToLower(strings.TrimSpace(strings.SplitN(contentType, ";", 2)[0]))
 	}
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
-}
-
-// prefix is the first n bytes of b as text, not splitting a UTF-8
-// sequence.
-func prefix(b []byte, n int) string {
-	if len(b) <= n {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	cut := n
-	for cut > n-utf8.UTFMax && cut > 0 && !utf8.RuneStart(b[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "..."
 }
 
 // headersTooLarge reports whether err is the transport's refusal of a

@@ -30,6 +30,7 @@ import (
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/redirect"
 	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
@@ -118,6 +119,29 @@ type Config struct {
 	// tools changed (notifications/tools/list_changed, or a restart):
 	// Client.Refresh then gives a client with the current tools.
 	OnToolsChanged func(server string)
+	// Secrets are what the configuration read from the environment and
+	// the credentials it was given (host/config collects them), besides
+	// the APIs' Auth and the Upstreams' Secrets, which NewRedactor adds.
+	Secrets []redact.Secret
+	// Redactor removes the secrets from everything the sdk and its MCP
+	// servers give back (responses, messages, errors, the servers' lines
+	// on standard error); nil means NewRedactor's.
+	Redactor *redact.Redactor
+}
+
+// NewRedactor is the redactor of every secret of c: Secrets, the APIs'
+// credentials and the MCP servers' secrets.
+func (c *Config) NewRedactor() *redact.Redactor {
+	all := append([]redact.Secret(nil), c.Secrets...)
+	for _, a := range c.APIs {
+		if a.Auth != nil {
+			all = append(all, redact.Secrets(a.Auth.secrets()...)...)
+		}
+	}
+	for _, u := range c.Upstreams {
+		all = append(all, u.Secrets...)
+	}
+	return redact.New(all...)
 }
 
 // ToolCaller calls a tool of an upstream MCP server: the functions of
@@ -159,6 +183,9 @@ type Safety struct {
 }
 
 func (c *Config) withDefaults() {
+	if c.Redactor == nil {
+		c.Redactor = c.NewRedactor()
+	}
 	if c.MaxCalls <= 0 {
 		c.MaxCalls = DefaultMaxCalls
 	}
@@ -276,6 +303,9 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	var wg sync.WaitGroup
 	var set *upstream.Set
 	var setErr error
+	if cfg.Redactor == nil {
+		cfg.Redactor = cfg.NewRedactor()
+	}
 	if len(cfg.Upstreams) > 0 {
 		wg.Add(1)
 		go func() {
@@ -286,7 +316,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 			}
 			opts := upstream.Options{
 				Stderr: cfg.Stderr, Logger: cfg.Logger, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
-				WithheldEnv: cfg.WithheldEnv, Gateway: cfg.Gateway,
+				WithheldEnv: cfg.WithheldEnv, Gateway: cfg.Gateway, Redactor: cfg.Redactor,
 			}
 			if cfg.StartUpstreamsInBackground {
 				set, setErr = upstream.Launch(cfg.Upstreams, opts)
@@ -408,7 +438,7 @@ func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 		st := &apiState{api: api, cfg: ac, baseURL: api.BaseURL, frozen: frozen}
 		if ac.BaseURL != "" {
 			st.baseURL = strings.TrimRight(ac.BaseURL, "/")
-			api.BaseURL = st.baseURL // what the docs show
+			api.BaseURL = cfg.Redactor.String(st.baseURL) // what the docs show, everywhere
 		}
 		if ac.Timeout <= 0 {
 			st.cfg.Timeout = DefaultTimeout

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/sdkcall"
 	"github.com/toolscript/toolscript/host/upstream"
 	"github.com/toolscript/toolscript/internal/testapi"
@@ -195,54 +196,6 @@ func TestEscapedEchoes(t *testing.T) {
 	}
 }
 
-// TestRedactForms: the redactor finds a secret however it is escaped and
-// split, and leaves text without one as it is.
-func TestRedactForms(t *testing.T) {
-	r := newRedactor([]string{"AbC/d+e=F"})
-	for _, tc := range []struct{ in, want string }{
-		{"x AbC/d+e=F y", "x [REDACTED] y"},
-		{"x abc/D+E=f y", "x [REDACTED] y"},
-		{`x AbC\/d+e=F y`, "x [REDACTED] y"},
-		{`x \u0041bC/d\u002be=\u0046 y`, "x [REDACTED] y"},
-		{`x \u0041\u0062\u0043\u002f\u0064\u002b\u0065\u003d\u0046`, "x [REDACTED]"},
-		{"x AbC%2fd%2Be%3dF y", "x [REDACTED] y"},
-		{"x %41%62%43%2F%64%2B%65%3D%46 y", "x [REDACTED] y"},
-		{"x AbC%252Fd+e=F y", "x [REDACTED] y"},    // percent-encoded twice
-		{`x AbC%5Cu002fd+e=F y`, "x [REDACTED] y"}, // a JSON escape, percent-encoded
-		{"x &#65;bC&#x2F;d&#43;e&#61;F y", "x [REDACTED] y"},
-		{"x A\x00b\x00C\x00/\x00d\x00+\x00e\x00=\x00F\x00 y", "x [REDACTED] y"},
-		{"AbC/d+e=F", Redacted},
-		{"AbC/d+e=", "AbC/d+e="}, // a part is no secret
-		{"no secret here", "no secret here"},
-		{`\u00zz %zz &#; &amp`, `\u00zz %zz &#; &amp`},
-	} {
-		if got := r.string(tc.in); got != tc.want {
-			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	// JSON: strings decoded, value by value; one the decoder cannot parse
-	// becomes text, redacted.
-	for _, body := range []string{
-		`{"a":"AbC\/d+e=F","b":1}`,
-		`{"AbC\/d\u002Be=F":"k"}`,
-		`{"a":"AbC\\\/d+e=F"}`,
-		`{"a":"AbC\/d+e=F"`,
-		`{"a":"AbC/d+e=F"} trailing`,
-	} {
-		out := &sdkcall.Response{JSON: json.RawMessage(body)}
-		if !r.response(out) {
-			t.Errorf("%s: not redacted", body)
-		}
-		got := string(out.JSON) + string(out.Text)
-		if r.found([]byte(got), jsonLevels) || !strings.Contains(got, Redacted) {
-			t.Errorf("%s: %s", body, got)
-		}
-		if out.JSON != nil && !json.Valid(out.JSON) {
-			t.Errorf("%s: invalid JSON %s", body, out.JSON)
-		}
-	}
-}
-
 // TestContentEncodings: the host asks for gzip, deflate, br and zstd and
 // decodes them (one, or two stacked; deflate with or without zlib's
 // wrapper), redacting the decoded body; it refuses a coding it did not ask
@@ -345,13 +298,13 @@ func TestToolResultsRedacted(t *testing.T) {
 // client) through a secret its text echoes, is cut again from the
 // redacted text: none of the secret shows, at any cut.
 func TestToolErrorCut(t *testing.T) {
-	r := newRedactor([]string{echoSecret})
+	r := redact.New(redact.NewSecret(echoSecret))
 	const head = "sdk.ev.fail: "
 	text := "denied for Bearer " + echoSecret + " (try again)"
 	for n := 1; n < len(text); n++ {
 		blocks, _ := json.Marshal([]map[string]string{{"type": "text", "text": text}})
 		out := &sdkcall.Response{Fail: sdkcall.Upstream, Message: head + text[:n] + "...", Content: blocks}
-		r.tool(out, "sdk.ev.fail")
+		r.Tool(out, "sdk.ev.fail")
 		if got := leaks(out); got != "" {
 			t.Fatalf("cut at %d: %q of the secret shows in %q", n, got, out.Message)
 		}

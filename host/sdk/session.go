@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
 
@@ -23,7 +24,7 @@ type Session struct {
 	c *Client
 	// creds are by API name: configured first, then the request's.
 	creds   map[string]*Credential
-	redact  *redactor
+	redact  *redact.Redactor
 	calls   atomic.Int64
 	slots   chan struct{}
 	maxCall int64
@@ -52,7 +53,7 @@ func (c *Client) Session(requestAuth map[string]*Credential) *Session {
 		maxCall: int64(c.cfg.MaxCalls),
 	}
 	s.budget, _ = limit.NewBytes(execBudgetName, c.cfg.MaxHostBytes) // positive: withDefaults
-	var secrets []string
+	var secrets []redact.Secret                                      // the request's: the configured ones are the Client's redactor's
 	for name, st := range c.apis {
 		cred := st.cfg.Auth
 		if cred == nil {
@@ -60,16 +61,12 @@ func (c *Client) Session(requestAuth map[string]*Credential) *Session {
 		}
 		if cred != nil {
 			s.creds[name] = cred
-			secrets = append(secrets, cred.secrets()...)
 		}
 	}
 	for _, cred := range requestAuth { // never echo any of them, used or not
-		secrets = append(secrets, cred.secrets()...)
+		secrets = append(secrets, redact.Secrets(cred.secrets()...)...)
 	}
-	for _, u := range c.cfg.Upstreams { // the MCP servers' tokens
-		secrets = append(secrets, u.Secrets...)
-	}
-	s.redact = newRedactor(secrets)
+	s.redact = c.cfg.Redactor.With(secrets...)
 	return s
 }
 
@@ -110,7 +107,7 @@ func (s *Session) Begin(id uint32, args json.RawMessage, dataOnly bool) (*sdkcal
 	k := f.kind()
 	req, err := k.check(s, f, args)
 	if err != nil {
-		return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.string(f.name + ": " + err.Error())}, nil
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: s.redact.String(f.name + ": " + err.Error())}, nil
 	}
 	if n := s.calls.Add(1); n > s.maxCall {
 		return &sdkcall.Response{Fail: sdkcall.Limit, Message: fmt.Sprintf(
@@ -227,7 +224,7 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request, data
 				"%s: the response's headers are larger than %d bytes (headers count toward max_response_bytes, and at most %d bytes of them are read; [sdk] max_response_bytes)",
 				f.name, min(s.c.cfg.MaxResponseBytes, MaxHeaderBytes), MaxHeaderBytes)}
 		}
-		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.string(f.name + ": request failed: " + transportError(err))}
+		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: s.redact.String(f.name + ": request failed: " + transportError(err))}
 	}
 	defer resp.Body.Close()
 	out := s.response(callCtx, f, resp, dataOnly)

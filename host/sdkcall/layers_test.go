@@ -12,11 +12,12 @@ import (
 
 const module = "github.com/toolscript/toolscript/"
 
-// TestLayers: what makes the calls (host/sdk, host/upstream) reaches the
-// script runtime (host/luau, and with it wazero) through no import of its
-// non-test files: the call boundary is this package.
+// TestLayers: what makes the calls (host/sdk, host/upstream) and the
+// redactor every sink shares (host/redact) reach the script runtime
+// (host/luau, and with it wazero) through no import of their non-test
+// files: the call boundary is this package.
 func TestLayers(t *testing.T) {
-	for _, pkg := range []string{"host/sdk", "host/upstream", "host/sdkargs", "host/sdkcall"} {
+	for _, pkg := range []string{"host/sdk", "host/upstream", "host/sdkargs", "host/sdkcall", "host/redact"} {
 		if path := reaches(t, pkg, "host/luau", map[string]bool{}); path != nil {
 			t.Errorf("%s imports host/luau: %s", pkg, strings.Join(path, " -> "))
 		}

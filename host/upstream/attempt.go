@@ -93,7 +93,9 @@ func (s *server) begin(caller bool) *attempt {
 				c.stop()
 			}
 		}
-		s.finish(a, c, err)
+		// What the attempt's error says reaches callers, the docs, the
+		// probes and the logs: a transport's error may quote the URL.
+		s.finish(a, c, s.set.opts.Redactor.Error(err))
 		cancel()
 	}()
 	return a

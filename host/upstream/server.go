@@ -262,13 +262,14 @@ type limitError struct{ error }
 
 func (e *limitError) Unwrap() error { return e.error }
 
-// describe names what the server is for messages: its command or URL
-// (never its headers or environment, which may hold credentials).
+// describe names what the server is for messages: its command line or
+// URL, redacted (never its headers or environment, which may hold
+// credentials).
 func (s *server) describe() string {
 	if s.cfg.Command != "" {
-		return strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " ")
+		return s.set.opts.Redactor.String(strings.Join(append([]string{s.cfg.Command}, s.cfg.Args...), " "))
 	}
-	return s.cfg.URL
+	return s.set.opts.Redactor.String(s.cfg.URL)
 }
 
 // list fetches the tools of c into the server's toolset. It reports

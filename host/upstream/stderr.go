@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/termtext"
 )
 
@@ -99,6 +100,16 @@ func (l logSink) line(text []byte) {
 }
 
 func (l logSink) note(text string) { l.log.Warn(text, "upstream", l.name) }
+
+// redactedSink redacts the configuration's secrets from lines and notes
+// (a server may print its command line or environment).
+type redactedSink struct {
+	r *redact.Redactor
+	sink
+}
+
+func (s redactedSink) line(text []byte) { s.sink.line(s.r.Bytes(text)) }
+func (s redactedSink) note(text string) { s.sink.note(s.r.String(text)) }
 
 // fileSink appends lines to a file, rotated at MaxStderrFileBytes; notes
 // go to the server's inherited sink too.

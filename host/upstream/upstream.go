@@ -27,6 +27,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/redact"
 )
 
 // The defaults of an [mcp_servers.NAME] section.
@@ -68,11 +69,11 @@ type Config struct {
 	// Stderr is where a stdio server's standard error goes: StderrInherit
 	// (also when empty), StderrDiscard or the path of a file.
 	Stderr string
-	// Secrets are what the configuration put into the server's URL,
-	// headers and environment from the process's environment, and the
-	// headers' values: credentials, which the sdk redacts from everything
-	// scripts get.
-	Secrets []string
+	// Secrets are what the configuration read from the process's
+	// environment into any field (command, args, cwd, url, headers, env),
+	// the headers' values and a URL's password: credentials, redacted from
+	// everything that leaves the host (Options.Redactor).
+	Secrets []redact.Secret
 }
 
 // Options are what every server of a Set shares.
@@ -103,6 +104,11 @@ type Options struct {
 	// serve (gateway.go): serve sets it. The servers are told toolscript
 	// can answer them.
 	Gateway bool
+	// Redactor redacts the configuration's secrets from what the Set
+	// says: its errors (a command line or URL that holds a token), and
+	// the servers' standard error and toolscript's lines about them. Nil
+	// redacts nothing.
+	Redactor *redact.Redactor
 	// BackoffUnit is the first wait between background attempts to start
 	// a server that keeps failing (doubled after each failure, up to
 	// MaxBackoff); zero means DefaultBackoffUnit.
@@ -162,7 +168,7 @@ func Start(ctx context.Context, cfgs []Config, opts Options) (*Set, error) {
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("mcp server %s: starting %s: %w", srv.cfg.Name, srv.describe(), err)
 		}
-		return err
+		return s.opts.Redactor.Error(err)
 	})
 	if err != nil {
 		s.Close()
@@ -234,7 +240,7 @@ func (s *Set) Wait(ctx context.Context, name string) error {
 		return nil
 	}
 	_, err := srv.connection(ctx)
-	return err
+	return s.opts.Redactor.Error(err)
 }
 
 // sinks sets where the standard error of srv goes.
@@ -243,6 +249,7 @@ func (s *Set) sinks(srv *server) error {
 	if s.opts.Logger != nil {
 		base = logSink{log: s.opts.Logger, name: srv.cfg.Name}
 	}
+	base = redactedSink{r: s.opts.Redactor, sink: base}
 	srv.stderr, srv.notes = base, base
 	switch srv.cfg.Stderr {
 	case "", StderrInherit:
@@ -317,12 +324,12 @@ func (s *Set) APIs() []*catalog.API {
 // down, started again now (after the backoff it earned, unless ctx ends
 // sooner). The error names each server that cannot be reached, and why.
 func (s *Set) Ready(ctx context.Context) error {
-	return s.each(func(srv *server) error {
+	return s.opts.Redactor.Error(s.each(func(srv *server) error {
 		if err := srv.ready(ctx); err != nil {
 			return fmt.Errorf("mcp server %s: %w", srv.cfg.Name, err)
 		}
 		return nil
-	})
+	}))
 }
 
 // each runs f on every server at once and joins their errors.

@@ -89,6 +89,13 @@ def echo_headers(ctx: Context) -> str:
     return json.dumps(dict(request.headers))
 
 
+@tool(description="The server's command line, returned and printed on its standard error (as a server that echoes its argv).", structured_output=False)
+def argv() -> str:
+    line = " ".join(sys.argv)
+    print("argv: " + line, file=sys.stderr, flush=True)
+    return line
+
+
 @tool(description="Two text blocks.", structured_output=False)
 def two_lines() -> list[str]:
     return ["first", "second"]

@@ -1,4 +1,14 @@
-package sdk
+// Package redact owns the secrets of a configuration and the one redactor
+// every text leaving the host passes through: a Secret is a value read
+// from the environment or given as a credential, which formats as
+// [REDACTED] however it is printed, logged or encoded; a Redactor finds
+// the secrets it was made with in a text, whatever their case and however
+// their characters are escaped, and replaces them. host/app makes one
+// Redactor per configuration and hands it to every sink (the sdk's
+// responses, the MCP server's messages, standard error and the logs, the
+// probes, the effects' plans and traces); an execution's sdk session adds
+// the credentials of its own request (With).
+package redact
 
 import (
 	"bytes"
@@ -13,11 +23,6 @@ import (
 
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
-
-// Redacted replaces a credential wherever one would reach the script: in
-// messages, response bodies and headers (an API that echoes a request
-// must not hand its credentials to the script).
-const Redacted = "[REDACTED]"
 
 // minSecret is the shortest secret redacted: shorter strings occur in
 // ordinary text too often to be cut out of it.
@@ -34,7 +39,7 @@ const (
 	jsonLevels = textLevels + 1
 )
 
-// redactor removes a session's secrets from what goes back to the script.
+// Redactor removes secrets from text.
 //
 // A secret is found in a text whatever its letters' case and however its
 // characters are escaped: the text is folded to lower case and decoded
@@ -43,14 +48,37 @@ const (
 // skipped), each level is searched for every form of every secret, and the
 // span of the original text a match comes from is replaced whole by
 // Redacted. Text with no secret is neither copied nor changed.
-type redactor struct {
-	forms  [][]byte // the secrets' forms, lower case
-	minLen int      // the shortest form
+type Redactor struct {
+	secrets []Secret
+	forms   [][]byte // the secrets' forms, lower case
+	minLen  int      // the shortest form
 }
 
-func newRedactor(secrets []string) *redactor {
-	r := &redactor{minLen: math.MaxInt}
+// New returns a Redactor of secrets. A nil *Redactor redacts nothing.
+func New(secrets ...Secret) *Redactor {
+	r := &Redactor{minLen: math.MaxInt}
+	r.add(secrets)
+	return r
+}
+
+// With returns a Redactor of r's secrets and more (r is not changed).
+func (r *Redactor) With(more ...Secret) *Redactor {
+	if len(more) == 0 {
+		return r
+	}
+	var all []Secret
+	if r != nil {
+		all = append(all, r.secrets...)
+	}
+	return New(append(all, more...)...)
+}
+
+// add adds the forms of secrets.
+func (r *Redactor) add(secrets []Secret) {
 	seen := map[string]bool{}
+	for _, f := range r.forms {
+		seen[string(f)] = true
+	}
 	add := func(form []byte) {
 		if len(form) < minSecret || seen[string(form)] {
 			return
@@ -59,10 +87,12 @@ func newRedactor(secrets []string) *redactor {
 		r.forms = append(r.forms, form)
 		r.minLen = min(r.minLen, len(form))
 	}
-	for _, secret := range secrets {
+	for _, s := range secrets {
+		secret := s.v
 		if len(secret) < minSecret {
 			continue
 		}
+		r.secrets = append(r.secrets, s)
 		// The secret as sent; as a query shows it (a space as '+', which
 		// decoding does not undo); and as decoding would leave it, should it
 		// hold something that looks like an escape.
@@ -81,11 +111,10 @@ func newRedactor(secrets []string) *redactor {
 			}
 		}
 	}
-	return r
 }
 
-// active reports whether there is anything to redact.
-func (r *redactor) active() bool { return len(r.forms) > 0 }
+// Active reports whether there is anything to redact.
+func (r *Redactor) Active() bool { return r != nil && len(r.forms) > 0 }
 
 // scratch holds the views of a text being searched.
 var scratch = sync.Pool{New: func() any { return new([2][]byte) }}
@@ -93,8 +122,8 @@ var scratch = sync.Pool{New: func() any { return new([2][]byte) }}
 // found reports whether b holds a secret, in its bytes or within levels
 // layers of escapes. A deeper view is made only when the one before has
 // an escape that decoding made or could complete.
-func (r *redactor) found(b []byte, levels int) bool {
-	if len(r.forms) == 0 || len(b) < r.minLen {
+func (r *Redactor) found(b []byte, levels int) bool {
+	if r == nil || len(r.forms) == 0 || len(b) < r.minLen {
 		return false
 	}
 	bufs := scratch.Get().(*[2][]byte)
@@ -108,7 +137,7 @@ func (r *redactor) found(b []byte, levels int) bool {
 
 // search is found with two buffers for the views, which it returns
 // (grown).
-func (r *redactor) search(b []byte, levels int, v, other []byte) (bool, []byte, []byte) {
+func (r *Redactor) search(b []byte, levels int, v, other []byte) (bool, []byte, []byte) {
 	if !hasEscape(b) { // the common case: searched as it is, not copied
 		for _, f := range r.forms {
 			if containsFold(b, f) {
@@ -139,7 +168,7 @@ func (r *redactor) search(b []byte, levels int, v, other []byte) (bool, []byte, 
 // maxScratch is the largest buffer the views' pool keeps.
 const maxScratch = 1 << 20
 
-func (r *redactor) matches(v []byte) bool {
+func (r *Redactor) matches(v []byte) bool {
 	for _, f := range r.forms {
 		if bytes.Contains(v, f) {
 			return true
@@ -148,8 +177,8 @@ func (r *redactor) matches(v []byte) bool {
 	return false
 }
 
-// string redacts s as text.
-func (r *redactor) string(s string) string {
+// String redacts s as text.
+func (r *Redactor) String(s string) string {
 	if !r.found(bytesOf(s), textLevels) {
 		return s
 	}
@@ -158,7 +187,7 @@ func (r *redactor) string(s string) string {
 
 // redactBytes returns b with the span of every secret found (within
 // levels of escapes) replaced by Redacted; b itself when there is none.
-func (r *redactor) redactBytes(b []byte, levels int) []byte {
+func (r *Redactor) redactBytes(b []byte, levels int) []byte {
 	for range 3 {
 		if !r.found(b, levels) {
 			return b
@@ -182,7 +211,7 @@ type span struct{ start, end int }
 
 // spans finds where the secrets are in b: the spans of b that the matches
 // at every level come from, in order, overlapping ones merged.
-func (r *redactor) spans(b []byte, levels int) []span {
+func (r *Redactor) spans(b []byte, levels int) []span {
 	if len(b) > math.MaxInt32 {
 		return []span{{0, len(b)}}
 	}
@@ -673,40 +702,32 @@ func charRef(b []byte) (rune, int) {
 	return cp, i
 }
 
-// response redacts a converted response in place: its headers (names and
+// Response redacts a converted response in place: its headers (names and
 // values) and its body. A JSON body is redacted value by value, so that it
 // stays valid JSON with its numbers as they were; one that does not parse,
 // or whose secret spans several values, becomes text. It reports whether
 // the body changed.
-func (r *redactor) response(out *sdkcall.Response) bool {
-	if len(r.forms) == 0 {
+func (r *Redactor) Response(out *sdkcall.Response) bool {
+	if !r.Active() {
 		return false
 	}
 	for k, v := range out.Headers {
-		if rk := r.string(k); rk != k {
+		if rk := r.String(k); rk != k {
 			delete(out.Headers, k)
 			out.Headers[rk] = Redacted
 			continue
 		}
-		out.Headers[k] = r.string(v)
+		out.Headers[k] = r.String(v)
 	}
-	out.Message = r.string(out.Message)
+	out.Message = r.String(out.Message)
 	if out.Text != nil && r.found(out.Text, textLevels) {
 		out.Text = r.redactBytes(out.Text, textLevels)
 		return true
 	}
 	if out.JSON != nil && r.found(out.JSON, jsonLevels) {
-		dec := json.NewDecoder(bytes.NewReader(out.JSON))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err == nil && !dec.More() {
-			var data bytes.Buffer
-			enc := json.NewEncoder(&data)
-			enc.SetEscapeHTML(false) // as the server wrote them, for the message
-			if err := enc.Encode(r.value(v)); err == nil && !r.found(data.Bytes(), jsonLevels) {
-				out.JSON = bytes.TrimSuffix(data.Bytes(), []byte("\n"))
-				return true
-			}
+		if red := r.jsonValue(out.JSON); red != nil {
+			out.JSON = red
+			return true
 		}
 		out.JSON, out.Text = nil, r.redactBytes(out.JSON, jsonLevels)
 		return true
@@ -714,12 +735,12 @@ func (r *redactor) response(out *sdkcall.Response) bool {
 	return false
 }
 
-func (r *redactor) value(v any) any {
+func (r *Redactor) value(v any) any {
 	switch x := v.(type) {
 	case string:
-		return r.string(x)
+		return r.String(x)
 	case json.Number: // a numeric secret echoed as a number
-		if s := r.string(x.String()); s != x.String() {
+		if s := r.String(x.String()); s != x.String() {
 			return Redacted
 		}
 	case []any:
@@ -729,16 +750,17 @@ func (r *redactor) value(v any) any {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[r.string(k)] = r.value(e)
+			m[r.String(k)] = r.value(e)
 		}
 		return m
 	}
 	return v
 }
 
-// redactedPrefix is prefix for a redacted text: the cut never splits the
-// marker (which would only make the message harder to read).
-func redactedPrefix(b []byte, n int) string {
+// Cut is the first n bytes of b as text, "..." after them when b is
+// longer, splitting neither a UTF-8 sequence nor the marker Redacted
+// (which would only make the message harder to read).
+func Cut(b []byte, n int) string {
 	if len(b) > n {
 		// A marker split by the cut starts within the marker's length
 		// before it.
@@ -747,7 +769,14 @@ func redactedPrefix(b []byte, n int) string {
 			n = lo + i
 		}
 	}
-	return prefix(b, n)
+	if len(b) <= n {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := n
+	for cut > n-utf8.UTFMax && cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD") + "..."
 }
 
 // equalFold compares ASCII text without regard to case (name is lower
@@ -765,24 +794,24 @@ func equalFold(b []byte, name string) bool {
 	return true
 }
 
-// tool redacts an MCP tool's result in place (a tool can show what its
+// Tool redacts an MCP tool's result in place (a tool can show what its
 // server knows: its environment, inherited from toolscript's, holds the
 // credentials of auth_env). Text is looked at as deeply as JSON (a tool's
 // text is often JSON the script decodes). An error's message was cut from
 // its content's text before it came here: when that text holds a secret,
 // the message is cut again, at the same length, from the redacted text,
 // so that a cut through a secret shows none of it.
-func (r *redactor) tool(out *sdkcall.Response, name string) {
-	if len(r.forms) == 0 {
+func (r *Redactor) Tool(out *sdkcall.Response, name string) {
+	if !r.Active() {
 		return
 	}
-	out.Message = r.string(out.Message)
+	out.Message = r.String(out.Message)
 	if out.Text != nil && r.found(out.Text, jsonLevels) {
 		out.Text = r.redactBytes(out.Text, jsonLevels)
 	}
 	if out.JSON != nil {
 		tmp := &sdkcall.Response{JSON: out.JSON}
-		r.response(tmp)
+		r.Response(tmp)
 		out.JSON = tmp.JSON
 		if tmp.Text != nil {
 			out.JSON, out.Text = nil, tmp.Text
@@ -792,7 +821,7 @@ func (r *redactor) tool(out *sdkcall.Response, name string) {
 		return
 	}
 	tmp := &sdkcall.Response{JSON: out.Content}
-	r.response(tmp)
+	r.Response(tmp)
 	if tmp.JSON == nil {
 		out.Content = json.RawMessage(`[{"type":"text","text":"` + Redacted + `"}]`)
 	} else {
@@ -811,9 +840,13 @@ func (r *redactor) tool(out *sdkcall.Response, name string) {
 	}
 	text := []byte(strings.Join(texts, "\n"))
 	head := name + ": "
-	msg := r.string(head + string(text))
+	msg := r.String(head + string(text))
 	if cut, ok := strings.CutSuffix(out.Message, "..."); ok && strings.HasPrefix(cut, head) {
-		msg = r.string(head + redactedPrefix(text, len(cut)-len(head)))
+		msg = r.String(head + Cut(text, len(cut)-len(head)))
 	}
 	out.Message = msg
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
