@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -218,16 +219,25 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 
 	stderr := h.stop()
 	sinks["standard error (logs, access log, servers' lines)"] = stderr
-	traces, _ := filepath.Glob(filepath.Join(recordDir, "*"))
-	if len(traces) == 0 {
-		t.Error("no execution was recorded")
-	}
-	for _, p := range traces {
+	// Hosted traces are kept in a directory per user.
+	traces := 0
+	err = filepath.WalkDir(recordDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
+		traces++
 		sinks["trace "+filepath.Base(p)] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if traces == 0 {
+		t.Error("no execution was recorded")
 	}
 	if !strings.Contains(sinks["standard error (logs, access log, servers' lines)"], "argv: ") {
 		t.Errorf("the argv the server printed did not reach standard error:\n%s", stderr)
