@@ -147,11 +147,12 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	base, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           limited.tracking(h),
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ConnState:         limited.connState,
+		ConnContext:       limited.connContext,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig,
