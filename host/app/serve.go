@@ -129,6 +129,9 @@ type assembly struct {
 	// recordDir is [effects] record_dir: where each execution's trace is
 	// recorded ("": none are).
 	recordDir string
+	// budget is [limits] max_host_bytes_total: the host bytes the sdk's
+	// responses and the hosted mode's unwritten responses share.
+	budget *limit.Bytes
 }
 
 // open compiles the module while the sdk loads (both take a second or more
@@ -166,6 +169,9 @@ func (a *assembly) open(ctx context.Context) error {
 	}
 	if r.err != nil {
 		return r.err
+	}
+	if a.budget, err = hostBudget(client, a.cfg.File); err != nil {
+		return usage(err)
 	}
 	a.current.Store(client)
 	a.published.Store(&publishedSDK{client: client, next: make(chan struct{})})
@@ -254,6 +260,19 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	return cfg
 }
 
+// hostBudget is the process's budget of host bytes: the sdk's, or without
+// one, a budget as [limits] sets it.
+func hostBudget(client *sdk.Client, f *config.File) (*limit.Bytes, error) {
+	if client != nil {
+		return client.HostBudget(), nil
+	}
+	var cfg sdk.Config
+	if f != nil {
+		cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
+	}
+	return sdk.NewHostBudget(cfg)
+}
+
 // recordingFailed is what serve does when an execution's trace at path is
 // not whole: it says so on standard error (a JSON line in hosted mode).
 func (a *assembly) recordingFailed(path string) func(error) {
@@ -308,6 +327,8 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 
 	cfg.PerUserIO = cfg.IO != nil
 	cfg.MaxConcurrentPerUser = h.MaxConcurrentPerUser
+	// Responses count against the host's budget until they are written.
+	cfg.ResponseBudget, cfg.MaxUnwrittenBytesPerUser = a.budget, h.MaxUnwrittenBytesPerUser
 	cfg.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn).Writer()
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
@@ -348,7 +369,7 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 	}
 	return hosted.Serve(ctx, handler, hosted.ServeConfig{
 		Addr: h.Addr, Listener: a.cfg.Listener, TLSCertFile: h.TLSCert, TLSKeyFile: h.TLSKey, ShutdownGrace: h.ShutdownGrace,
-		Logger: logger, StopScripts: srv.Stop,
+		Logger: logger, StopScripts: srv.Stop, WriteTimeout: h.WriteTimeout,
 		MaxConnections: h.MaxConnections, MaxConnectionsPerClient: h.MaxConnectionsPerClient, OnShed: m.Refused,
 		OnListen: func(addr net.Addr) {
 			logger.Info("ready", "url", scheme+"://"+addr.String()+hosted.PathMCP, "auth", issuer,

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/internal/testrpc"
@@ -123,4 +125,29 @@ func TestHTTPUnreadResponseTimesOut(t *testing.T) {
 	h.unread(t, "mallory", largeResult)
 	waitUntil(t, "the response held", func() bool { return budget.Held() > 0 })
 	waitUntil(t, "the response given up", func() bool { return budget.Held() == 0 })
+}
+
+// TestHTTPWriteTimeoutSparesLongScripts: the write timeout bounds writes,
+// not scripts: a script that runs longer than it before its response is
+// answered, and so is one whose event stream goes on for longer than it,
+// an event at a time.
+func TestHTTPWriteTimeoutSparesLongScripts(t *testing.T) {
+	budget, err := limit.NewBytes("max_host_bytes_total", 16<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 300 * time.Millisecond
+	h := startHosted(t, hostedOptions{stateless: true, budget: budget, writeTimeout: timeout})
+	c := h.connect(t, "alice")
+	// Each runs for four write timeouts of its own clock, however slow the
+	// machine.
+	spin := fmt.Sprintf(`local t = os.clock() while os.clock() - t < %g do end`, (4 * timeout).Seconds())
+	if got := run(t, c, spin+` return "quiet"`, nil); got.Error != nil || string(got.Result) != `"quiet"` {
+		t.Errorf("a quiet script: %+v", got)
+	}
+	streamed := fmt.Sprintf(`for i = 1, 40 do local t = os.clock() while os.clock() - t < %g do end progress(i, 40) end return "streamed"`,
+		(4 * timeout / 40).Seconds())
+	if got := run(t, c, streamed, &mcp.Meta{ProgressToken: "p"}); got.Error != nil || string(got.Result) != `"streamed"` {
+		t.Errorf("a script with progress: %+v", got)
+	}
 }
