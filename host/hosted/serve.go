@@ -56,9 +56,11 @@ type ServeConfig struct {
 	// context cancelled.
 	StopScripts func()
 
-	// MaxConnections caps the connections open at once; those over it are
-	// answered 503 with Retry-After and closed. 0 means
-	// DefaultMaxConnections for the process's descriptor limit.
+	// MaxConnections caps the connections open at once; one over it takes
+	// the place of a connection waiting for a request, or, when every
+	// connection has a request in progress, is answered 503 with
+	// Retry-After and closed. 0 means DefaultMaxConnections for the
+	// process's descriptor limit.
 	MaxConnections int
 	// MaxConnectionsPerClient caps the connections open at once from one
 	// client address (an IPv6 client's /64), so that one client cannot
