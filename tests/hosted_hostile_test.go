@@ -172,3 +172,101 @@ func metric(t *testing.T, scrape, series string) float64 {
 	t.Fatalf("no %s in the metrics", series)
 	return 0
 }
+
+// TestHostedSilentAddresses: a server that may open 1,024 files, and
+// sixteen loopback addresses keeping all its places taken with silent
+// connections, each opening another as soon as the server closes one of
+// theirs: a valid user's 43 calls, each on a new connection, all succeed.
+func TestHostedSilentAddresses(t *testing.T) {
+	const serverFiles, addresses, perAddress, calls = 1024, 16, 64, 43
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	if rl.Max < serverFiles || rl.Cur < addresses*perAddress+512 {
+		t.Skipf("open files: %d, hard limit %d: too few for this test", rl.Cur, rl.Max)
+	}
+	iss, args := issuerArgs(t)
+	cmd := exec.Command("sh", append([]string{"-c", `ulimit -n ` + strconv.Itoa(serverFiles) + ` && exec "$0" "$@"`,
+		binary, "serve", "--http", "127.0.0.1:0", "--stateless"}, args...)...)
+	p := startServeCmd(t, cmd, t.TempDir())
+	addr := strings.TrimPrefix(p.base, "http://")
+	caps := p.stderr.wait(t, "connections capped", p.exited)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	closed := make(chan struct{}, addresses*perAddress)
+	for i := range addresses {
+		d := net.Dialer{Timeout: time.Minute, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(i+2))}}
+		for range perAddress {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					c, err := d.Dial("tcp", addr)
+					if err != nil {
+						continue
+					}
+					done := make(chan struct{})
+					go func() {
+						select {
+						case <-stop:
+						case <-done:
+						}
+						c.Close()
+					}()
+					_, _ = io.Copy(io.Discard, c) // until the server closes it
+					close(done)
+					select {
+					case closed <- struct{}{}:
+					default:
+					}
+				}
+			})
+		}
+	}
+	// The server is full once it closes silent connections faster than
+	// the header timeout would.
+	full := int(caps["max_connections"].(float64))
+	for range full {
+		select {
+		case <-closed:
+		case <-time.After(time.Minute):
+			t.Fatal("the silent connections did not fill the server")
+		}
+	}
+
+	token := iss.Token(t, "RS256", "alice")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Minute}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1 + 1"}}}`
+	failed := 0
+	for i := range calls {
+		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(call))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+			failed++
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"structuredContent":{"result":2`) {
+			t.Errorf("call %d: status %d, %.300s", i, resp.StatusCode, body)
+			failed++
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d calls of a valid user failed", failed, calls)
+	}
+}
