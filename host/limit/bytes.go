@@ -263,7 +263,8 @@ func (k *KeyedBytes[K]) Reserve(ctx context.Context, key K, n int64, shared ...*
 	k.mu.Lock()
 	kb := k.keys[key]
 	if kb == nil {
-		kb = &keyedBudget{bytes: &Bytes{name: k.name, size: k.size, sem: semaphore.NewWeighted(k.size), changed: make(chan struct{})}}
+		b, _ := NewBytes(k.name, k.size) // positive: NewKeyedBytes
+		kb = &keyedBudget{bytes: b}
 		k.keys[key] = kb
 	}
 	kb.refs++
