@@ -248,19 +248,8 @@ func TestHostedSilentAddresses(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1 + 1"}}}`
 	failed := 0
 	for i := range calls {
-		req, _ := http.NewRequest(http.MethodPost, p.url, strings.NewReader(call))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Errorf("call %d: %v", i, err)
-			failed++
-			continue
-		}
+		resp := rpc(t, client, p.url, token, call)
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"structuredContent":{"result":2`) {
 			t.Errorf("call %d: status %d, %.300s", i, resp.StatusCode, body)
 			failed++
