@@ -144,6 +144,9 @@ type assembly struct {
 	// sdk is the sdk's configuration, resolved; its Redactor is the one
 	// every sink of the server is handed.
 	sdk sdk.Config
+	// budget is [limits] max_host_bytes_total: the host bytes the sdk's
+	// responses and the hosted mode's unwritten responses share.
+	budget *limit.Bytes
 }
 
 // warn says msg on standard error: a JSON line in hosted mode.
@@ -195,6 +198,9 @@ func (a *assembly) open(ctx context.Context) error {
 	}
 	if r.err != nil {
 		return r.err
+	}
+	if a.budget, err = hostBudget(client, a.cfg.File); err != nil {
+		return usage(err)
 	}
 	a.current.Store(client)
 	a.published.Store(&publishedSDK{client: client, next: make(chan struct{})})
@@ -297,6 +303,19 @@ func (a *assembly) recordUser(user auth.User) string {
 	return ""
 }
 
+// hostBudget is the process's budget of host bytes: the sdk's, or without
+// one, a budget as [limits] sets it.
+func hostBudget(client *sdk.Client, f *config.File) (*limit.Bytes, error) {
+	if client != nil {
+		return client.HostBudget(), nil
+	}
+	var cfg sdk.Config
+	if f != nil {
+		cfg.MaxHostBytes, cfg.MaxHostBytesTotal = f.Limits.MaxHostBytes, f.Limits.MaxHostBytesTotal
+	}
+	return sdk.NewHostBudget(cfg)
+}
+
 // recordingFailed is what serve does when an execution's trace at path is
 // not whole: it says so on standard error (a JSON line in hosted mode),
 // once (the result says so too: luau). A trace the bounds left empty is
@@ -363,6 +382,8 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 
 	cfg.PerUserIO = cfg.IO != nil
 	cfg.MaxConcurrentPerUser = h.MaxConcurrentPerUser
+	// Responses count against the host's budget until they are written.
+	cfg.ResponseBudget, cfg.MaxUnwrittenBytesPerUser = a.budget, h.MaxUnwrittenBytesPerUser
 	cfg.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelWarn).Writer()
 	srv, err := mcpserver.New(cfg)
 	if err != nil {
@@ -404,7 +425,7 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 	}
 	return hosted.Serve(ctx, handler, hosted.ServeConfig{
 		Addr: h.Addr, Listener: a.cfg.Listener, TLSCertFile: h.TLSCert, TLSKeyFile: h.TLSKey, ShutdownGrace: h.ShutdownGrace,
-		Logger: logger, StopScripts: srv.Stop,
+		Logger: logger, StopScripts: srv.Stop, WriteTimeout: h.WriteTimeout,
 		MaxConnections: h.MaxConnections, MaxConnectionsPerClient: h.MaxConnectionsPerClient, OnShed: m.Refused,
 		OnListen: func(addr net.Addr) {
 			logger.Info("ready", "url", scheme+"://"+addr.String()+hosted.PathMCP, "auth", issuer,

@@ -95,6 +95,11 @@ type HostedSettings struct {
 	MaxConnections, MaxConnectionsPerClient int
 	// BodyTimeout bounds the time a client takes to send a request body.
 	BodyTimeout time.Duration
+	// WriteTimeout bounds each write of a response.
+	WriteTimeout time.Duration
+	// MaxUnwrittenBytesPerUser bounds one user's responses not yet
+	// written; 0 is mcpserver's default (half of max_host_bytes_total).
+	MaxUnwrittenBytesPerUser int64
 	// MetricsAddr, when set, is the address /metrics is served on, alone
 	// and without authentication; the public address then has none.
 	MetricsAddr string
@@ -124,15 +129,20 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		ShutdownGrace:        DefaultShutdownGrace,
 		MaxConnections:       sv.MaxConnections,
 		// 0 is hosted's default; the total bounds it.
-		MaxConnectionsPerClient: sv.MaxConnectionsPerClient,
-		BodyTimeout:             DefaultBodyTimeout,
-		MetricsAddr:             sv.MetricsAddr,
+		MaxConnectionsPerClient:  sv.MaxConnectionsPerClient,
+		BodyTimeout:              DefaultBodyTimeout,
+		WriteTimeout:             DefaultWriteTimeout,
+		MaxUnwrittenBytesPerUser: sv.MaxUnwrittenBytesPerUser,
+		MetricsAddr:              sv.MetricsAddr,
 	}
 	if sv.ShutdownGrace != "" {
 		s.ShutdownGrace, _ = time.ParseDuration(sv.ShutdownGrace) // checked by Load
 	}
 	if sv.BodyTimeout != "" {
 		s.BodyTimeout, _ = time.ParseDuration(sv.BodyTimeout) // checked by Load
+	}
+	if sv.WriteTimeout != "" {
+		s.WriteTimeout, _ = time.ParseDuration(sv.WriteTimeout) // checked by Load
 	}
 	switch {
 	case flags.MaxConcurrentPerUser < 0:

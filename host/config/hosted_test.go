@@ -22,6 +22,8 @@ shutdown_grace = "20s"
 max_connections = 2000
 max_connections_per_client = 50
 body_timeout = "5s"
+write_timeout = "45s"
+max_unwritten_bytes_per_user = 8388608
 
 [auth]
 authority = "https://issuer.example.com"
@@ -48,6 +50,7 @@ public_url = "https://toolscript.example.com"
 		Addr: "127.0.0.1:9000", Stateless: true, MaxConcurrentPerUser: 2, RateLimit: 120,
 		AllowedOrigins: []string{"https://app.example.com"}, TLSCert: "cert.pem", TLSKey: "key.pem",
 		ShutdownGrace: 20 * time.Second, MaxConnections: 2000, MaxConnectionsPerClient: 50, BodyTimeout: 5 * time.Second,
+		WriteTimeout: 45 * time.Second, MaxUnwrittenBytesPerUser: 8 << 20,
 		Auth: &Auth{Authority: "https://issuer.example.com", Audience: "https://toolscript.example.com",
 			JWKSURI: "https://issuer.example.com/keys", Scopes: []string{"toolscript"}, PublicURL: "https://toolscript.example.com"},
 	}
@@ -89,7 +92,8 @@ func TestHostedDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h.Auth != nil || h.ShutdownGrace != DefaultShutdownGrace || h.RateLimit != 0 || len(h.Warnings) != 1 ||
-		h.BodyTimeout != DefaultBodyTimeout || h.MaxConnections != 0 || h.MaxConnectionsPerClient != 0 ||
+		h.BodyTimeout != DefaultBodyTimeout || h.WriteTimeout != DefaultWriteTimeout || h.MaxUnwrittenBytesPerUser != 0 ||
+		h.MaxConnections != 0 || h.MaxConnectionsPerClient != 0 ||
 		!strings.Contains(h.Warnings[0], "authentication is off") {
 		t.Errorf("defaults: %+v", h)
 	}
@@ -144,6 +148,8 @@ func TestHostedErrors(t *testing.T) {
 		{"negative connections per client", "[server]\nmax_connections_per_client = -5\n", "server.max_connections_per_client: must not be negative"},
 		{"bad body timeout", "[server]\nbody_timeout = \"0s\"\n", "server.body_timeout"},
 		{"body timeout not a duration", "[server]\nbody_timeout = 30\n", "body_timeout"},
+		{"bad write timeout", "[server]\nwrite_timeout = \"-1s\"\n", "server.write_timeout"},
+		{"negative unwritten bytes", "[server]\nmax_unwritten_bytes_per_user = -1\n", "server.max_unwritten_bytes_per_user: must not be negative"},
 		{"audience without authority", "[auth]\naudience = \"a\"\n", "need authority"},
 		{"authority without audience", "[auth]\nauthority = \"https://i.example.com\"\n", "auth.audience"},
 		{"unknown auth key", "[auth]\nissuer = \"x\"\n", "unknown key auth.issuer"},

@@ -45,6 +45,11 @@ type Server struct {
 	MaxConnectionsPerClient int `toml:"max_connections_per_client"`
 	// BodyTimeout bounds the time a client takes to send a request body.
 	BodyTimeout string `toml:"body_timeout"`
+	// WriteTimeout bounds each write of a response to a client.
+	WriteTimeout string `toml:"write_timeout"`
+	// MaxUnwrittenBytesPerUser bounds the bytes of one user's responses
+	// not yet written. 0 is the default.
+	MaxUnwrittenBytesPerUser int64 `toml:"max_unwritten_bytes_per_user"`
 	// MetricsAddr, when set, is where /metrics is served instead of the
 	// public address (the hosted mode).
 	MetricsAddr string `toml:"metrics_addr"`
@@ -58,6 +63,7 @@ const (
 	DefaultMaxScriptBytes = mcpserver.DefaultMaxScriptBytes
 	DefaultShutdownGrace  = hosted.DefaultShutdownGrace
 	DefaultBodyTimeout    = hosted.DefaultBodyTimeout
+	DefaultWriteTimeout   = hosted.DefaultWriteTimeout
 	// DefaultQueueWait bounds the wait for a slot in the hosted mode;
 	// under stdio a call waits as long as it lives.
 	DefaultQueueWait = 30 * time.Second
@@ -69,6 +75,7 @@ func (s Server) check() error {
 		{"server.queue_wait", s.QueueWait, "30s"},
 		{"server.shutdown_grace", s.ShutdownGrace, "10s"},
 		{"server.body_timeout", s.BodyTimeout, "30s"},
+		{"server.write_timeout", s.WriteTimeout, "30s"},
 	} {
 		if d.value == "" {
 			continue
@@ -87,6 +94,7 @@ func (s Server) check() error {
 		{"server.rate_limit", int64(s.RateLimit)},
 		{"server.max_connections", int64(s.MaxConnections)},
 		{"server.max_connections_per_client", int64(s.MaxConnectionsPerClient)},
+		{"server.max_unwritten_bytes_per_user", s.MaxUnwrittenBytesPerUser},
 	} {
 		if n.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", n.key, n.value)

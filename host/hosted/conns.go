@@ -1,6 +1,7 @@
 package hosted
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"io"
@@ -88,15 +89,21 @@ func DefaultMaxConnections(fileLimit uint64) int {
 }
 
 // limitListener caps the connections it has open, in all and per client
-// address (clientKey). A connection over a cap first takes the place of
-// an idle one (a keep-alive connection waiting for its next request,
-// which the server reports through connState): of the same client when
-// that client is at its cap, of any client when the total is reached;
-// the idle one is closed, as the server may close any idle connection.
-// Failing that, it is not handed to the server: a worker of its own
-// answers it 503 with Retry-After and closes it, so that the client
-// learns to come back, and accept never fails for want of a descriptor.
-// A connection counts until it is closed.
+// address (clientKey). A connection over a cap takes the place of one that
+// waits for a request, which is closed (as the server may close any
+// connection that has no request in progress): first one that has not
+// yet sent a whole request head (a fresh one: a silent or slow client's),
+// then an idle keep-alive one; of each kind, the new connection's own
+// client's oldest first, then, at the total cap, anyone's oldest. So a
+// client that keeps opening silent connections takes the places of its
+// own, and a new client's connection gets in whenever any connection
+// waits. Failing that (every connection has a request in progress), it is
+// not handed to the server: a worker of its own answers it 503 with
+// Retry-After and closes it, so that the client learns to come back, and
+// accept never fails for want of a descriptor. A connection counts until
+// it is closed. The server tells which connections wait: a request's
+// handler starts and ends (tracking), and a connection goes idle
+// (connState).
 type limitListener struct {
 	net.Listener
 	max, perClient int
@@ -109,15 +116,16 @@ type limitListener struct {
 	mu       sync.Mutex
 	open     int
 	byClient map[string]int
-	// idle are the idle connections, by client.
-	idle     map[string]map[*countedConn]struct{}
-	shedding chan struct{} // a slot per worker answering a shed connection
+	// fresh are the connections that have not sent a whole request head
+	// yet, idle the keep-alive ones waiting for their next request; each
+	// in the order they began to wait.
+	fresh, idle connQueue
+	shedding    chan struct{} // a slot per worker answering a shed connection
 }
 
 func newLimitListener(ln net.Listener, max, perClient int, tlsConfig *tls.Config, onShed func(string)) *limitListener {
 	l := &limitListener{Listener: ln, max: max, perClient: perClient, onShed: onShed,
-		byClient: map[string]int{}, idle: map[string]map[*countedConn]struct{}{},
-		shedding: make(chan struct{}, shedWorkers)}
+		byClient: map[string]int{}, shedding: make(chan struct{}, shedWorkers)}
 	if tlsConfig != nil {
 		l.tls = tlsConfig.Clone()
 		l.tls.NextProtos = []string{"http/1.1"}
@@ -133,8 +141,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := clientKey(c.RemoteAddr())
-		limit, evicted := l.admit(client)
+		counted, limit, evicted := l.admit(c)
 		if evicted != nil {
 			evicted.Conn.Close() // its place is already given
 		}
@@ -142,44 +149,43 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			l.shed(c, limit)
 			continue
 		}
-		return &countedConn{Conn: c, l: l, client: client}, nil
+		return counted, nil
 	}
 }
 
-// admit counts a connection of client in, in the place of an idle one
+// admit counts c in, as a fresh connection, in the place of a waiting one
 // (evicted, to be closed) when at a cap, or returns the cap it is over.
-func (l *limitListener) admit(client string) (over string, evicted *countedConn) {
+func (l *limitListener) admit(c net.Conn) (counted *countedConn, over string, evicted *countedConn) {
+	client := clientKey(c.RemoteAddr())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.byClient[client] >= l.perClient:
 		over = ShedClientConnections
-		evicted = anyOf(l.idle[client])
+		evicted = firstOf(l.fresh.oldest(client), l.idle.oldest(client))
 	case l.open >= l.max:
 		over = ShedConnections
-		evicted = anyOf(l.idle[client])
-		for _, conns := range l.idle {
-			if evicted != nil {
-				break
-			}
-			evicted = anyOf(conns)
-		}
+		evicted = firstOf(l.fresh.oldest(client), l.fresh.oldest(""), l.idle.oldest(client), l.idle.oldest(""))
 	}
 	if over != "" {
 		if evicted == nil {
-			return over, nil
+			return nil, over, nil
 		}
 		l.releaseLocked(evicted)
 	}
 	l.open++
 	l.byClient[client]++
-	return "", evicted
+	counted = &countedConn{Conn: c, l: l, client: client}
+	l.fresh.push(counted)
+	return counted, "", evicted
 }
 
-// anyOf returns one of conns, or nil.
-func anyOf(conns map[*countedConn]struct{}) *countedConn {
-	for c := range conns {
-		return c
+// firstOf returns the first of conns that is not nil, or nil.
+func firstOf(conns ...*countedConn) *countedConn {
+	for _, c := range conns {
+		if c != nil {
+			return c
+		}
 	}
 	return nil
 }
@@ -190,43 +196,119 @@ func (l *limitListener) releaseLocked(c *countedConn) {
 		return
 	}
 	c.released = true
-	l.setIdleLocked(c, false)
+	c.queue.remove(c)
 	l.open--
 	if l.byClient[c.client]--; l.byClient[c.client] <= 0 {
 		delete(l.byClient, c.client)
 	}
 }
 
-func (l *limitListener) setIdleLocked(c *countedConn, idle bool) {
-	conns := l.idle[c.client]
-	switch {
-	case idle && !c.released:
-		if conns == nil {
-			conns = map[*countedConn]struct{}{}
-			l.idle[c.client] = conns
-		}
-		conns[c] = struct{}{}
-	case conns != nil:
-		delete(conns, c)
-		if len(conns) == 0 {
-			delete(l.idle, c.client)
-		}
-	}
-}
-
 // connState is the server's http.Server.ConnState: it tells which
 // connections are idle.
 func (l *limitListener) connState(c net.Conn, state http.ConnState) {
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	cc, ok := c.(*countedConn)
-	if !ok {
+	cc := counted(c)
+	if cc == nil || state != http.StateIdle {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.setIdleLocked(cc, state == http.StateIdle)
+	if !cc.released && cc.running == 0 {
+		cc.queue.remove(cc)
+		l.idle.push(cc)
+	}
+}
+
+// connContext is the server's http.Server.ConnContext: it lets tracking
+// find the connection of a request.
+func (l *limitListener) connContext(ctx context.Context, c net.Conn) context.Context {
+	if cc := counted(c); cc != nil {
+		return context.WithValue(ctx, connKey{}, cc)
+	}
+	return ctx
+}
+
+// connKey is the context key of a request's *countedConn.
+type connKey struct{}
+
+// counted returns the countedConn c is, or is TLS over; nil otherwise.
+func counted(c net.Conn) *countedConn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	cc, _ := c.(*countedConn)
+	return cc
+}
+
+// tracking tells l when a request's handler starts and ends: its
+// connection has sent a whole request head, and no longer waits (is not
+// to be closed for another's place) until it goes idle.
+func (l *limitListener) tracking(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cc, _ := r.Context().Value(connKey{}).(*countedConn)
+		if cc == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		l.mu.Lock()
+		cc.running++
+		cc.queue.remove(cc)
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			cc.running--
+			l.mu.Unlock()
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// connQueue holds connections in the order they joined it, in all and by
+// client, so that the oldest of either is found at once.
+type connQueue struct {
+	all      list.List
+	byClient map[string]*list.List
+}
+
+// push adds c, which is in no queue, at the end.
+func (q *connQueue) push(c *countedConn) {
+	if q.byClient == nil {
+		q.byClient = map[string]*list.List{}
+	}
+	mine := q.byClient[c.client]
+	if mine == nil {
+		mine = list.New()
+		q.byClient[c.client] = mine
+	}
+	c.queue, c.inAll, c.inClient = q, q.all.PushBack(c), mine.PushBack(c)
+}
+
+// remove takes c out of q, which may be nil (c is in no queue).
+func (q *connQueue) remove(c *countedConn) {
+	if q == nil || c.queue != q {
+		return
+	}
+	q.all.Remove(c.inAll)
+	mine := q.byClient[c.client]
+	mine.Remove(c.inClient)
+	if mine.Len() == 0 {
+		delete(q.byClient, c.client)
+	}
+	c.queue, c.inAll, c.inClient = nil, nil, nil
+}
+
+// oldest returns the connection of client that joined first, or of any
+// client when client is "", or nil.
+func (q *connQueue) oldest(client string) *countedConn {
+	l := &q.all
+	if client != "" {
+		if l = q.byClient[client]; l == nil {
+			return nil
+		}
+	}
+	if e := l.Front(); e != nil {
+		return e.Value.(*countedConn)
+	}
+	return nil
 }
 
 // shed answers c with 503 on a worker, or closes it when all are busy.
@@ -317,8 +399,14 @@ type countedConn struct {
 	net.Conn
 	l      *limitListener
 	client string
-	// released is set, under l.mu, once the connection no longer counts.
-	released bool
+	// The rest is l's, under l.mu. released is set once the connection
+	// no longer counts; running is how many of its requests' handlers
+	// run; queue is the queue it waits in (nil: none), and inAll and
+	// inClient its places there.
+	released        bool
+	running         int
+	queue           *connQueue
+	inAll, inClient *list.Element
 }
 
 // Close releases the connection's place before it closes, so that a

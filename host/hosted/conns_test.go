@@ -1,6 +1,7 @@
 package hosted_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"io"
@@ -41,6 +42,25 @@ func silent(t *testing.T, addr, from string, n int) (close func()) {
 	return close
 }
 
+// inUse opens n connections from the loopback address from, each with a
+// request of token in progress (its body awaited: the server has asked
+// for it with 100 Continue), closed when the test ends.
+func inUse(t *testing.T, addr, from, token string, n int) []net.Conn {
+	t.Helper()
+	conns := make([]net.Conn, 0, n)
+	for range n {
+		c := rawRequest(t, addr, from, "POST /mcp HTTP/1.1\nHost: "+addr+"\nAuthorization: Bearer "+token+
+			"\nContent-Type: application/json\nContent-Length: 1000\nExpect: 100-continue\n", "")
+		_ = c.SetReadDeadline(time.Now().Add(clientWait))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusContinue {
+			t.Fatalf("a request in progress from %s: %v, %v", from, resp, err)
+		}
+		conns = append(conns, c)
+	}
+	return conns
+}
+
 // probe sends GET /healthz on a connection of its own from from, and
 // returns the response's status, closing the connection.
 func probe(t *testing.T, addr, from string) *http.Response {
@@ -52,11 +72,13 @@ func probe(t *testing.T, addr, from string) *http.Response {
 }
 
 // TestConnectionCaps: connections over the cap of one client address,
-// or over the total, get 503 with Retry-After and are closed, without
-// touching the others; one client at its cap leaves room for the rest;
-// places come back as connections close.
+// or over the total, when every connection has a request in progress,
+// get 503 with Retry-After and are closed, without touching the others;
+// one client at its cap leaves room for the rest; places come back as
+// connections close.
 func TestConnectionCaps(t *testing.T) {
-	_, h := buildFixture(t, true, 0, nil, 0)
+	f, h := buildFixture(t, true, 0, nil, 0)
+	token := f.token(t, "alice")
 	var shedTotal, shedClient atomic.Int64
 	url, _, _ := serving(t, h, hosted.ServeConfig{MaxConnections: 8, MaxConnectionsPerClient: 4,
 		OnShed: func(limit string) {
@@ -76,9 +98,9 @@ func TestConnectionCaps(t *testing.T) {
 		}
 	}
 
-	// A client at its cap: its next connection is shed (the server
-	// accepts in order, so the four are in before it), the others' are not.
-	silent(t, addr, "127.0.0.2", 4)
+	// A client at its cap: its next connection is shed, the others' are
+	// not.
+	inUse(t, addr, "127.0.0.2", token, 4)
 	busy(t, probe(t, addr, "127.0.0.2"))
 	if resp := probe(t, addr, "127.0.0.1"); resp.StatusCode != 200 {
 		t.Fatalf("another client: status %d", resp.StatusCode)
@@ -88,15 +110,17 @@ func TestConnectionCaps(t *testing.T) {
 	}
 
 	// The total reached: everyone's next connection is shed.
-	closeThird := silent(t, addr, "127.0.0.3", 4)
+	third := inUse(t, addr, "127.0.0.3", token, 4)
 	busy(t, probe(t, addr, "127.0.0.1"))
 	if shedTotal.Load() != 1 {
 		t.Errorf("shed %d by the total, want 1", shedTotal.Load())
 	}
 
 	// Places come back as the connections close (the server sees them
-	// close as it waits for their headers).
-	closeThird()
+	// close as it waits for their bodies).
+	for _, c := range third {
+		c.Close()
+	}
 	deadline := time.Now().Add(clientWait)
 	for {
 		resp := probe(t, addr, "127.0.0.1")
@@ -142,8 +166,17 @@ func TestDefaultMaxConnections(t *testing.T) {
 // after the handshake, and the connections within it are served.
 func TestConnectionCapsTLS(t *testing.T) {
 	cert, key, pool := selfSigned(t)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) })
+	// A request to /hold is in progress until the test's end.
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hold" {
+			held <- struct{}{}
+			<-release
+		}
+		io.WriteString(w, r.Proto)
+	})
 	url, _, _ := serving(t, h, hosted.ServeConfig{TLSCertFile: cert, TLSKeyFile: key, MaxConnections: 2, MaxConnectionsPerClient: 1})
+	t.Cleanup(func() { close(release) }) // before the server's shutdown
 	newClient := func() *http.Client {
 		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
 	}
@@ -158,9 +191,14 @@ func TestConnectionCapsTLS(t *testing.T) {
 	if resp.StatusCode != 200 || resp.TLS == nil {
 		t.Fatalf("status %d, body %q", resp.StatusCode, b)
 	}
-	// A connection that sends nothing takes the address's one place (from
-	// the idle one); the next one is over the cap.
-	silent(t, strings.TrimPrefix(url, "https://"), "127.0.0.1", 1)
+	// A connection with a request in progress takes the address's one
+	// place (from the idle one); the next one is over the cap.
+	go func() {
+		if resp, err := newClient().Get(url + "/hold"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-held
 	resp, err = newClient().Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -172,11 +210,11 @@ func TestConnectionCapsTLS(t *testing.T) {
 	}
 }
 
-// TestIdleConnectionsGivePlace: at a cap, a new connection takes the
-// place of an idle keep-alive one (the same client's at the client's
+// TestWaitingConnectionsGivePlace: at a cap, a new connection takes the
+// place of one waiting for a request (the same client's at the client's
 // cap, anyone's at the total), never of one in use.
-func TestIdleConnectionsGivePlace(t *testing.T) {
-	_, h := buildFixture(t, true, 0, nil, 0)
+func TestWaitingConnectionsGivePlace(t *testing.T) {
+	f, h := buildFixture(t, true, 0, nil, 0)
 	url, _, _ := serving(t, h, hosted.ServeConfig{MaxConnections: 3, MaxConnectionsPerClient: 2})
 	addr := strings.TrimPrefix(url, "http://")
 	// keepAlive sends a request from from and leaves the connection open
@@ -210,12 +248,14 @@ func TestIdleConnectionsGivePlace(t *testing.T) {
 	keepAlive("127.0.0.2")
 	keepAlive("127.0.0.2")
 	served("127.0.0.2")
-	// The total reached with one idle connection (127.0.0.2's other):
-	// another client takes its place.
+	// The total reached with one idle connection (127.0.0.2's other) and
+	// two silent ones: another client takes a place.
 	silent(t, addr, "127.0.0.3", 2)
 	served("127.0.0.4")
 	// The total reached with connections in use only: no place to take.
-	silent(t, addr, "127.0.0.5", 1)
+	token := f.token(t, "alice")
+	inUse(t, addr, "127.0.0.5", token, 2)
+	inUse(t, addr, "127.0.0.7", token, 1)
 	if resp := probe(t, addr, "127.0.0.6"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("with every connection in use: status %d, want 503", resp.StatusCode)
 	}

@@ -34,7 +34,11 @@
 // Serve runs the handler in an http.Server with the timeouts, TLS and
 // graceful shutdown of the hosted mode, behind a cap on open connections,
 // in all and per client address: at a cap a new connection takes the
-// place of an idle keep-alive one, or is answered 503 (limitListener).
+// place of one waiting for a request (one that has not sent a whole
+// request head first, oldest first), or is answered 503 when every
+// connection has a request in progress (limitListener). Each write of a
+// response has a deadline of its own (writeDeadlines), so that a client
+// that does not read gives back what its response holds.
 package hosted
 
 import (

@@ -152,3 +152,83 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestSilentAddresses: sixteen addresses keep every place taken with
+// silent connections, each opening a new one as soon as the server
+// closes one of theirs; a valid user's calls, each on a new connection,
+// all succeed.
+func TestSilentAddresses(t *testing.T) {
+	const total, addresses, perAddress, calls = 128, 16, 12, 43
+	f, h := buildFixture(t, true, 0, nil, 0)
+	url, _, _ := serving(t, h, hosted.ServeConfig{MaxConnections: total, MaxConnectionsPerClient: total / 8})
+	addr := strings.TrimPrefix(url, "http://")
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		stop()
+		wg.Wait()
+	}()
+	closed := make(chan struct{}, addresses*perAddress)
+	for i := range addresses {
+		d := net.Dialer{Timeout: clientWait, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(i+2))}}
+		for range perAddress {
+			wg.Go(func() { holdSilent(ctx, d, addr, closed) })
+		}
+	}
+	// The server is full once it closes silent connections (whether by
+	// taking their places or by 503) faster than the header timeout would.
+	for range total {
+		select {
+		case <-closed:
+		case <-time.After(clientWait):
+			t.Fatal("the silent connections did not fill the server")
+		}
+	}
+
+	token := f.token(t, "alice")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: clientWait}
+	failed := 0
+	for i := range calls {
+		req, _ := http.NewRequest(http.MethodPost, url+hosted.PathMCP, strings.NewReader(callWhoami))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+			failed++
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "u.alice.") {
+			t.Errorf("call %d: status %d, %.200s", i, resp.StatusCode, body)
+			failed++
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d calls of a valid user failed", failed, calls)
+	}
+}
+
+// holdSilent keeps a silent connection from d open to addr until ctx
+// ends: whenever the server closes it, it says so on closed (when there
+// is room) and opens another.
+func holdSilent(ctx context.Context, d net.Dialer, addr string, closed chan<- struct{}) {
+	for ctx.Err() == nil {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			continue
+		}
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		_, _ = io.Copy(io.Discard, c) // until the server closes it
+		stop()
+		c.Close()
+		select {
+		case closed <- struct{}{}:
+		default:
+		}
+	}
+}

@@ -21,6 +21,9 @@ const (
 	// MaxHeaderBytes caps a request's headers; a bearer token is at most
 	// auth.MaxTokenBytes.
 	MaxHeaderBytes = 64 << 10
+	// DefaultWriteTimeout bounds, by default, each write of a response
+	// (ServeConfig.WriteTimeout).
+	DefaultWriteTimeout = 30 * time.Second
 	// DefaultShutdownGrace is how long running scripts may go on after a
 	// signal, by default (--shutdown-grace).
 	DefaultShutdownGrace = 10 * time.Second
@@ -53,9 +56,11 @@ type ServeConfig struct {
 	// context cancelled.
 	StopScripts func()
 
-	// MaxConnections caps the connections open at once; those over it are
-	// answered 503 with Retry-After and closed. 0 means
-	// DefaultMaxConnections for the process's descriptor limit.
+	// MaxConnections caps the connections open at once; one over it takes
+	// the place of a connection waiting for a request, or, when every
+	// connection has a request in progress, is answered 503 with
+	// Retry-After and closed. 0 means DefaultMaxConnections for the
+	// process's descriptor limit.
 	MaxConnections int
 	// MaxConnectionsPerClient caps the connections open at once from one
 	// client address (an IPv6 client's /64), so that one client cannot
@@ -67,6 +72,10 @@ type ServeConfig struct {
 	// OnShed, when set, is called for every connection over a cap, with
 	// the cap (ShedConnections, ShedClientConnections).
 	OnShed func(limit string)
+	// WriteTimeout bounds each write of a response: the client must take
+	// it within WriteTimeout, or the connection is closed (writeDeadlines).
+	// Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 }
 
 // connectionCaps returns the caps on connections cfg asks for, the
@@ -102,6 +111,12 @@ func (cfg ServeConfig) connectionCaps() (total, perClient int, warning string, e
 func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = DefaultShutdownGrace
+	}
+	if cfg.WriteTimeout < 0 {
+		return fmt.Errorf("hosted: the write timeout must not be negative (got %s)", cfg.WriteTimeout)
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -147,11 +162,12 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	base, stopRequests := context.WithCancel(context.Background())
 	defer stopRequests()
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           limited.tracking(writeDeadlines(cfg.WriteTimeout, h)),
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ConnState:         limited.connState,
+		ConnContext:       limited.connContext,
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		TLSConfig:         tlsConfig,
@@ -186,6 +202,50 @@ func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
 	logger.Info("stopped")
 	return nil
 }
+
+// writeDeadlines gives each write of a response a deadline of its own:
+// every Write, and every Flush, must reach the client within timeout of
+// its start, or it fails and net/http closes the connection. A response
+// that goes on being written (an event stream of a long script, each
+// event one write) is never cut while the client takes it; one the client
+// does not read fails within timeout, and what it held (its bytes in the
+// host's budgets, its connection) is given back. There is no deadline
+// while the handler writes nothing (a script running); the rest of the
+// response, which net/http writes once the handler returns, gets one
+// too.
+func writeDeadlines(timeout time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		// Fails only on writers without a connection (tests).
+		_ = rc.SetWriteDeadline(time.Time{}) // the last response's is over
+		dw := &deadlineWriter{ResponseWriter: w, rc: rc, timeout: timeout}
+		next.ServeHTTP(dw, r)
+		dw.arm()
+	})
+}
+
+// deadlineWriter sets the write deadline before each write.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (w *deadlineWriter) arm() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) }
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	w.arm()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *deadlineWriter) FlushError() error {
+	w.arm()
+	return w.rc.Flush()
+}
+
+func (w *deadlineWriter) Flush() { _ = w.FlushError() }
+
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // shutdown shuts srv down, waiting at most d for its connections.
 func shutdown(srv *http.Server, d time.Duration) error {

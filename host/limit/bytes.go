@@ -2,8 +2,10 @@ package limit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -17,6 +19,7 @@ type Bytes struct {
 	name string
 	size int64
 	sem  *semaphore.Weighted
+	held atomic.Int64
 
 	mu      sync.Mutex
 	waiters int
@@ -44,12 +47,16 @@ type BytesError struct {
 	// Need is how many bytes were asked for.
 	Need int64
 	// Waited is set when the request fitted the budget but its context
-	// ended while it waited for other holders to release; it is the
-	// context's error. When nil, Need alone is more than Size.
+	// ended while it waited for other holders to release (the context's
+	// error), or when it did not wait (ErrFull). When nil, Need alone is
+	// more than Size.
 	Waited error
 }
 
 func (e *BytesError) Error() string {
+	if e.Waited == ErrFull {
+		return fmt.Sprintf("%d bytes do not fit in what is left of %s (%d)", e.Need, e.Name, e.Size)
+	}
 	if e.Waited != nil {
 		return fmt.Sprintf("waited for %d bytes of %s (%d) until the wait ended: %v", e.Need, e.Name, e.Size, e.Waited)
 	}
@@ -70,6 +77,7 @@ func (b *Bytes) Acquire(ctx context.Context, n int64) error {
 		return &BytesError{Name: b.name, Size: b.size, Need: n}
 	}
 	if b.sem.TryAcquire(n) {
+		b.held.Add(n)
 		return nil
 	}
 	b.addWaiters(1)
@@ -78,15 +86,41 @@ func (b *Bytes) Acquire(ctx context.Context, n int64) error {
 	if err != nil {
 		return &BytesError{Name: b.name, Size: b.size, Need: n, Waited: err}
 	}
+	b.held.Add(n)
 	return nil
 }
 
-// Release gives back n bytes taken by Acquire.
+// TryAcquire takes n bytes if the others' holdings leave enough now, and
+// fails at once with a *BytesError otherwise (Waited is ErrFull when n
+// would fit the whole budget).
+func (b *Bytes) TryAcquire(n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if n > b.size {
+		return &BytesError{Name: b.name, Size: b.size, Need: n}
+	}
+	if !b.sem.TryAcquire(n) {
+		return &BytesError{Name: b.name, Size: b.size, Need: n, Waited: ErrFull}
+	}
+	b.held.Add(n)
+	return nil
+}
+
+// ErrFull is why TryAcquire did not take bytes that fit the budget: the
+// others hold too much of it.
+var ErrFull = errors.New("the budget is held by others")
+
+// Release gives back n bytes taken by Acquire or TryAcquire.
 func (b *Bytes) Release(n int64) {
 	if n > 0 {
+		b.held.Add(-n)
 		b.sem.Release(n)
 	}
 }
+
+// Held is how many bytes are taken and not yet given back.
+func (b *Bytes) Held() int64 { return b.held.Load() }
 
 // Waiters is how many Acquire calls are waiting; Changed is closed when
 // that number next changes (for observers that wait for it).
@@ -181,4 +215,84 @@ func (h *Hold) Release() {
 		return
 	}
 	_ = h.Resize(context.Background(), 0) // shrinking: no error
+}
+
+// KeyedBytes are budgets of bytes of one size, one for each key (such as
+// a user), kept while the key holds any. Safe for concurrent use.
+type KeyedBytes[K comparable] struct {
+	name string
+	size int64
+
+	mu   sync.Mutex
+	keys map[K]*keyedBudget
+}
+
+type keyedBudget struct {
+	bytes *Bytes
+	refs  int // holds not yet released
+}
+
+// NewKeyedBytes returns budgets of size bytes per key, named name; size
+// must be positive.
+func NewKeyedBytes[K comparable](name string, size int64) (*KeyedBytes[K], error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("limit: %s: a budget of %d bytes: it must be positive", name, size)
+	}
+	return &KeyedBytes[K]{name: name, size: size, keys: map[K]*keyedBudget{}}, nil
+}
+
+// Size is the bytes of each key's budget.
+func (k *KeyedBytes[K]) Size() int64 { return k.size }
+
+// Held is how many bytes key holds.
+func (k *KeyedBytes[K]) Held(key K) int64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if kb := k.keys[key]; kb != nil {
+		return kb.bytes.Held()
+	}
+	return 0
+}
+
+// Reserve takes n bytes of key's budget at once, failing with a
+// *BytesError when key holds too much of it (a key never waits for its
+// own), and then n bytes of each of shared, waiting for them as Reserve
+// does as long as ctx lives. release gives all of them back, once; on
+// failure nothing is held.
+func (k *KeyedBytes[K]) Reserve(ctx context.Context, key K, n int64, shared ...*Bytes) (release func(), err error) {
+	k.mu.Lock()
+	kb := k.keys[key]
+	if kb == nil {
+		b, _ := NewBytes(k.name, k.size) // positive: NewKeyedBytes
+		kb = &keyedBudget{bytes: b}
+		k.keys[key] = kb
+	}
+	kb.refs++
+	err = kb.bytes.TryAcquire(n)
+	k.mu.Unlock()
+	var h *Hold
+	if err == nil {
+		if h, err = Reserve(ctx, n, shared...); err != nil {
+			kb.bytes.Release(n)
+		}
+	}
+	done := func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if kb.refs--; kb.refs == 0 {
+			delete(k.keys, key)
+		}
+	}
+	if err != nil {
+		done()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.Release()
+			kb.bytes.Release(n)
+			done()
+		})
+	}, nil
 }

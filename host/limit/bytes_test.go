@@ -165,3 +165,62 @@ func TestHold(t *testing.T) {
 		t.Errorf("after Release: left %d and %d", left(exec), left(total))
 	}
 }
+
+// TestKeyedBytes: a key's budget refuses at once what it cannot hold,
+// leaving the shared budget untouched; within it, the shared budget is
+// waited for; releases give both back, and a key that holds nothing is
+// forgotten.
+func TestKeyedBytes(t *testing.T) {
+	shared, err := NewBytes("total", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyed, err := NewKeyedBytes[string]("per_user", 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	releaseA, err := keyed.Reserve(ctx, "a", 50, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var be *BytesError
+	if _, err := keyed.Reserve(ctx, "a", 20, shared); !errors.As(err, &be) || be.Waited != ErrFull || be.Name != "per_user" {
+		t.Fatalf("over a's budget: %v", err)
+	}
+	if _, err := keyed.Reserve(ctx, "b", 61, shared); !errors.As(err, &be) || be.Waited != nil {
+		t.Fatalf("more than a key's budget: %v", err)
+	}
+	if shared.Held() != 50 || keyed.Held("a") != 50 || keyed.Held("b") != 0 {
+		t.Fatalf("held %d shared, %d by a, %d by b; want 50, 50, 0", shared.Held(), keyed.Held("a"), keyed.Held("b"))
+	}
+	// b fits its own budget and waits for the shared one.
+	got := make(chan error, 1)
+	go func() {
+		release, err := keyed.Reserve(ctx, "b", 60, shared)
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	waitForWaiters(t, shared, 1)
+	releaseA()
+	releaseA() // once
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if shared.Held() != 0 || len(keyed.keys) != 0 {
+		t.Errorf("after the releases: %d shared held, %d keys kept", shared.Held(), len(keyed.keys))
+	}
+	// A wait that ends holds nothing.
+	release, _ := keyed.Reserve(ctx, "a", 60, shared)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := keyed.Reserve(cancelled, "b", 60, shared); !errors.As(err, &be) || be.Waited == nil || be.Name != "total" {
+		t.Fatalf("a cancelled wait: %v", err)
+	}
+	if keyed.Held("b") != 0 || shared.Held() != 60 {
+		t.Errorf("after a cancelled wait: b holds %d, %d shared held", keyed.Held("b"), shared.Held())
+	}
+	release()
+}

@@ -5,8 +5,9 @@
 // for up to a bound and then fails (Slots). Both are keyed by any
 // comparable value, such as auth.User, and keep state only for the keys in
 // use. Bytes are budgets of bytes held at once (the host memory a script's
-// calls hold: per execution and server-wide), and a Hold is bytes taken
-// from several of them as one.
+// calls hold: per execution and server-wide), a Hold is bytes taken
+// from several of them as one, and KeyedBytes are a budget per key (the
+// bytes of a user's responses not yet written).
 package limit
 
 import (

@@ -70,6 +70,9 @@ type call struct {
 	// peer is what the client declared at initialize, nil when unknown
 	// (gateway.go).
 	peer *peer
+	// unhold, when set, gives back the bytes its response holds in the
+	// host's budgets (holdResponse), once it is written.
+	unhold func()
 }
 
 type callKey struct{}
@@ -197,6 +200,9 @@ func (s *Server) run(c *call) {
 // respond writes the response of c, unless its request was cancelled, and
 // forgets it.
 func (s *Server) respond(c *call, resp any) {
+	if c.unhold != nil {
+		defer c.unhold()
+	}
 	if !s.table.answer(c) && resp != nil {
 		if err := c.conn.write(resp); err != nil {
 			s.log.Printf("writing a response: %v", err)

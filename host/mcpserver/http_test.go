@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/auth/authtest"
 	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/limit"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/mcpserver"
 	"github.com/toolscript/toolscript/host/metrics"
@@ -47,6 +49,12 @@ type hostedOptions struct {
 	maxScript  int64
 	noHosted   bool // serve the transport alone, without authentication
 	maxRunning int
+	// budget and maxUnwritten are Config.ResponseBudget and
+	// MaxUnwrittenBytesPerUser; with budget set, hosted.Serve serves the
+	// handler (with writeTimeout), not httptest.
+	budget       *limit.Bytes
+	maxUnwritten int64
+	writeTimeout time.Duration
 }
 
 type hostedServer struct {
@@ -61,16 +69,18 @@ func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 	rt := testruntime.New(t, luau.Config{PoolSize: 2})
 	m := metrics.New(hosted.AuthReasons())
 	cfg := mcpserver.Config{
-		Runtime:              rt,
-		Limits:               luau.Limits{Timeout: 30 * time.Second},
-		MaxConcurrent:        o.maxRunning,
-		MaxConcurrentPerUser: o.perUser,
-		QueueWait:            o.queueWait,
-		MaxScriptBytes:       o.maxScript,
-		ProgressInterval:     time.Millisecond,
-		Metrics:              m,
-		Prepare:              o.prepare,
-		ErrorLog:             io.Discard,
+		Runtime:                  rt,
+		Limits:                   luau.Limits{Timeout: 30 * time.Second},
+		MaxConcurrent:            o.maxRunning,
+		MaxConcurrentPerUser:     o.perUser,
+		QueueWait:                o.queueWait,
+		MaxScriptBytes:           o.maxScript,
+		ProgressInterval:         time.Millisecond,
+		Metrics:                  m,
+		Prepare:                  o.prepare,
+		ErrorLog:                 io.Discard,
+		ResponseBudget:           o.budget,
+		MaxUnwrittenBytesPerUser: o.maxUnwritten,
 	}
 	if o.ioDir != "" {
 		cfg.IO, cfg.PerUserIO = &luau.IO{Dir: o.ioDir}, true
@@ -100,10 +110,50 @@ func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 			t.Fatal(err)
 		}
 	}
+	if o.budget != nil {
+		h.url = serveHosted(t, handler, hosted.ServeConfig{WriteTimeout: o.writeTimeout}) + hosted.PathMCP
+		return h
+	}
 	ts := httptest.NewServer(handler)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL + hosted.PathMCP
 	return h
+}
+
+// smallSendBuffers is a listener whose connections have send buffers of
+// 16 KiB, so that a response the client does not read stays in the
+// server rather than in the kernel (which would otherwise take megabytes
+// of it, as much as its settings allow).
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(16 << 10)
+	}
+	return c, err
+}
+
+// serveHosted serves handler with hosted.Serve on a loopback address
+// until the test ends, and returns its base URL.
+func serveHosted(t *testing.T, handler http.Handler, cfg hosted.ServeConfig) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Listener = smallSendBuffers{ln}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- hosted.Serve(ctx, handler, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("hosted.Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
 }
 
 func (h *hostedServer) token(t *testing.T, sub string) string { return h.issuer.Token(t, "ES256", sub) }

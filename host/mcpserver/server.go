@@ -105,6 +105,20 @@ type Config struct {
 	// ctx ends or its own bound passes. The answer then says which servers
 	// are still starting or down.
 	AwaitSDK func(ctx context.Context)
+	// ResponseBudget, when set, is the process's budget of bytes held on
+	// the host ([limits] max_host_bytes_total, which the sdk's responses
+	// share): an execution's response counts against it, and against its
+	// user's MaxUnwrittenBytesPerUser, from its script's end until the
+	// transport has written it (or failed to: the client went away, or
+	// did not read it in time). The execution waits for room in it
+	// holding its slot, so that results waiting for room are bounded by
+	// the slots; one whose user's unwritten responses leave no room gets
+	// a limit error in place of its result (see holdResponse).
+	ResponseBudget *limit.Bytes
+	// MaxUnwrittenBytesPerUser bounds the bytes of one user's responses
+	// not yet written ([server] max_unwritten_bytes_per_user). Default:
+	// half of ResponseBudget.
+	MaxUnwrittenBytesPerUser int64
 }
 
 // Call is one execute_script call, as the core hands it to Config.Prepare.
@@ -139,7 +153,10 @@ type Server struct {
 	cfg   Config
 	mcp   *server.MCPServer
 	slots *limit.Slots[auth.User]
-	log   *log.Logger
+	// unwritten are the users' budgets of responses not yet written, nil
+	// without Config.ResponseBudget.
+	unwritten *limit.KeyedBytes[auth.User]
+	log       *log.Logger
 	// docURIs are the URIs of the documentation resources.
 	docMu   sync.RWMutex
 	docURIs map[string]bool
@@ -166,6 +183,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("mcpserver: MaxConcurrent %d, MaxConcurrentPerUser %d, QueueWait %s: none may be negative",
 			cfg.MaxConcurrent, cfg.MaxConcurrentPerUser, cfg.QueueWait)
 	}
+	if cfg.MaxUnwrittenBytesPerUser < 0 {
+		return nil, fmt.Errorf("mcpserver: MaxUnwrittenBytesPerUser %d: it must not be negative", cfg.MaxUnwrittenBytesPerUser)
+	}
 	if cfg.PerUserIO && cfg.IO == nil {
 		return nil, errors.New("mcpserver: PerUserIO without IO")
 	}
@@ -179,6 +199,11 @@ func New(cfg Config) (*Server, error) {
 		slots:   slots,
 		log:     log.New(cfg.ErrorLog, "toolscript serve: ", 0),
 		docURIs: map[string]bool{},
+	}
+	if cfg.ResponseBudget != nil {
+		if s.unwritten, err = limit.NewKeyedBytes[auth.User](UnwrittenBudgetName, cfg.MaxUnwrittenBytesPerUser); err != nil {
+			return nil, fmt.Errorf("mcpserver: %w", err)
+		}
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
@@ -238,6 +263,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxTimeout <= 0 {
 		cfg.MaxTimeout = DefaultMaxTimeout
+	}
+	if cfg.ResponseBudget != nil && cfg.MaxUnwrittenBytesPerUser == 0 {
+		cfg.MaxUnwrittenBytesPerUser = max(cfg.ResponseBudget.Size()/2, 1)
 	}
 	if cfg.MaxScriptBytes <= 0 {
 		cfg.MaxScriptBytes = DefaultMaxScriptBytes

@@ -390,7 +390,7 @@ func (s *Server) executeScript(ctx context.Context, req mcp.CallToolRequest) (*m
 			time.Sleep(wait)
 		}
 	}
-	return toolResult(res), nil
+	return s.holdResponse(ctx, user, res), nil
 }
 
 // cancelled is the result of a call cancelled before its script ran.

@@ -42,6 +42,9 @@ const (
 	// 503) over the cap on open connections, in all and of one client.
 	LimitConnections       = "connections"
 	LimitClientConnections = "client_connections"
+	// LimitUnwrittenBytes drops an execution's result whose response
+	// its user's unwritten responses leave no room for.
+	LimitUnwrittenBytes = "unwritten_bytes"
 )
 
 // durationBuckets are the upper bounds, in seconds, of the execution
@@ -108,7 +111,7 @@ func New(authReasons []string) *Metrics {
 	for _, r := range authReasons {
 		m.authFailures.WithLabelValues(r)
 	}
-	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections} {
+	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections, LimitUnwrittenBytes} {
 		m.refusals.WithLabelValues(l)
 	}
 	return m
@@ -193,8 +196,8 @@ func (m *Metrics) AuthFailure(reason string) {
 }
 
 // Refused counts a request refused by a limit (LimitRate,
-// LimitUserSlots, LimitOverallSlots), or a connection (LimitConnections,
-// LimitClientConnections).
+// LimitUserSlots, LimitOverallSlots, LimitUnwrittenBytes), or a
+// connection (LimitConnections, LimitClientConnections).
 func (m *Metrics) Refused(limit string) {
 	if m == nil {
 		return

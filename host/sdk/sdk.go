@@ -516,6 +516,20 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // Catalog is the client's catalog: frozen parameters hidden, names linked.
 func (c *Client) Catalog() *catalog.Catalog { return c.catalog }
 
+// HostBudget is the budget of host bytes all the client's executions
+// share ([limits] max_host_bytes_total), which the clients Refresh makes
+// share too: what else holds bytes for scripts (the hosted mode's
+// unwritten responses) holds them in it as well.
+func (c *Client) HostBudget() *limit.Bytes { return c.budget }
+
+// NewHostBudget returns a budget of host bytes as cfg sets it (its
+// MaxHostBytesTotal, the default filled in), for a process without a
+// Client.
+func NewHostBudget(cfg Config) (*limit.Bytes, error) {
+	cfg.withDefaults()
+	return limit.NewBytes(totalBudgetName, cfg.MaxHostBytesTotal)
+}
+
 // Manifest lists the functions for the runtime, which builds the sdk
 // table from it; ids are what Session.Call receives.
 func (c *Client) Manifest() sdkcall.Manifest {
