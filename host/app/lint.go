@@ -29,7 +29,7 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rtConfig luau.Config
+	rtConfig := luau.Config{CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()
