@@ -28,15 +28,10 @@ const (
 	FileMode fs.FileMode = 0o600
 )
 
-// Root is toolscript's directory in the user cache directory, not checked
-// (Open checks it).
-func Root() (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(base, "toolscript"), nil
-}
+// ErrNoUserCacheDir is Open's error when the user has no cache directory
+// (neither XDG_CACHE_HOME nor HOME is set): nothing to warn about, there is
+// simply no cache.
+var ErrNoUserCacheDir = errors.New("no user cache directory")
 
 // Open returns the cache directory name (such as "sdk") under the user
 // cache directory, made 0700 where missing, each directory from the user
@@ -45,7 +40,7 @@ func Root() (string, error) {
 func Open(name string) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no user cache directory: %w", err)
+		return "", fmt.Errorf("%w: %w", ErrNoUserCacheDir, err)
 	}
 	return OpenIn(base, "toolscript", name)
 }

@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 // are removed so that the next start writes them anew.
 func (r *Runtime) compileCached(ctx context.Context, rtConfig wazero.RuntimeConfig, module []byte, cfg Config) (wazero.CompiledModule, error) {
 	dir, cache, err := openCache(cfg.CacheDir)
-	if err != nil {
+	if err != nil && !errors.Is(err, cachedir.ErrNoUserCacheDir) {
 		cfg.CacheWarning.Warn("the compiled-module cache", err)
 	}
 	if cache == nil {

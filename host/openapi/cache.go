@@ -73,7 +73,9 @@ func NewCache(dir, version string, warning *cachedir.Warning) *Cache {
 func DefaultCache(version string, warning *cachedir.Warning) *Cache {
 	dir, err := cachedir.Open("sdk")
 	if err != nil {
-		warning.Warn("the spec cache", err)
+		if !errors.Is(err, cachedir.ErrNoUserCacheDir) {
+			warning.Warn("the spec cache", err)
+		}
 		return nil
 	}
 	return NewCache(dir, version, warning)
@@ -103,12 +105,15 @@ func (c *Cache) openKey() ([]byte, error) {
 		return nil, err
 	}
 	path := filepath.Join(c.dir, keyFile)
-	for range 2 {
+	for range 3 {
 		err := cachedir.CheckEntry(path)
 		if err == nil {
 			key, err := os.ReadFile(path)
-			if err == nil && len(key) != sha256.Size {
-				err = fmt.Errorf("the cache key %s is %d bytes, not %d", path, len(key), sha256.Size)
+			if err == nil && len(key) != sha256.Size { // cut short: a new key, and new entries
+				if err := os.Remove(path); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			return key, err
 		}
