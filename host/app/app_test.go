@@ -210,25 +210,7 @@ func TestServeStdio(t *testing.T) {
 func TestServeHosted(t *testing.T) {
 	api := testapi.New(t)
 	file := petsConfig(t, api, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var stderr syncbuf.Buffer
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Hosted),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: &stderr, Listener: ln,
-		})
-	}()
-	base := "http://" + ln.Addr().String()
+	base, stderr, stop := serveHosted(t, file)
 	c, err := client.NewStreamableHttpClient(base + "/mcp")
 	if err != nil {
 		t.Fatal(err)
@@ -250,12 +232,40 @@ func TestServeHosted(t *testing.T) {
 	if want := `toolscript_upstream_calls_total{source="pets",status="2xx"} 1`; !strings.Contains(string(body), want) {
 		t.Errorf("metrics lack %s:\n%s", want, body)
 	}
-	cancel()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	if !strings.Contains(stderr.String(), `"msg":"ready"`) || !strings.Contains(stderr.String(), `"version":"test"`) {
 		t.Errorf("stderr %q, want the JSON ready line", stderr.String())
+	}
+}
+
+// serveHosted serves file in the hosted mode on a loopback listener; stop
+// ends it and returns Serve's error (the test's end stops it too).
+func serveHosted(t *testing.T, file *config.File) (base string, stderr *syncbuf.Buffer, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	t.Cleanup(cancel)
+	stderr = &syncbuf.Buffer{}
+	served := make(chan error, 1)
+	hosted := settings(t, file, config.Hosted)
+	go func() {
+		served <- app.Serve(ctx, app.ServeConfig{
+			File: file, Server: server, Settings: hosted,
+			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr, Listener: ln,
+		})
+	}()
+	return "http://" + ln.Addr().String(), stderr, func() error {
+		cancel()
+		return <-served
 	}
 }
 

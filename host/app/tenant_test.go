@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,11 +16,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/auth/authtest"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/mcpserver"
-	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // tenantSpec is an API whose operation takes a tenant (header X-Tenant and
@@ -96,31 +93,13 @@ func TestHostedTenantCannotOverrideTheOperator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	defer cancel()
-	var stderr syncbuf.Buffer
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Hosted),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: &stderr, Listener: ln,
-		})
-	}()
+	base, _, stop := serveHosted(t, file)
 	defer func() {
-		cancel()
-		if err := <-served; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	c, err := client.NewStreamableHttpClient("http://"+ln.Addr().String()+"/mcp",
+	c, err := client.NewStreamableHttpClient(base+"/mcp",
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + iss.Token(t, "ES256", "alice")}))
 	if err != nil {
 		t.Fatal(err)
