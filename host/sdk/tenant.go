@@ -38,8 +38,8 @@ func requestPlan(cred *Credential, f *function) (authPlan, error) {
 	}
 	in, name := p.place()
 	if err := f.taken(in, name); err != nil {
-		return authPlan{}, fmt.Errorf("%s %s %q: %w; a request's credential may fill only the API's own credential slot (%s)",
-			cred.Type, in, name, err, describeSlots(slots))
+		return authPlan{}, fmt.Errorf("the API's credential slot, %s %q, cannot take a request's credential: %w",
+			in, name, err)
 	}
 	return p, nil
 }
