@@ -242,25 +242,7 @@ type hostedServer struct {
 
 func serveHosted(t *testing.T, file *config.File) *hostedServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testContext(t))
-	t.Cleanup(cancel)
-	stderr := &syncbuf.Buffer{}
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Hosted),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr, Listener: ln,
-		})
-	}()
-	base := "http://" + ln.Addr().String()
+	base, stderr, stop := startHosted(t, file)
 	c, err := client.NewStreamableHttpClient(base + "/mcp")
 	if err != nil {
 		t.Fatal(err)
@@ -271,12 +253,41 @@ func serveHosted(t *testing.T, file *config.File) *hostedServer {
 	}
 	initialize(t, c)
 	return &hostedServer{base: base, client: c, stop: func() string {
-		cancel()
-		if err := <-served; err != nil {
+		if err := stop(); err != nil {
 			t.Fatalf("Serve: %v", err)
 		}
 		return stderr.String()
 	}}
+}
+
+// startHosted serves file in the hosted mode on a loopback listener, with
+// no client; stop ends it and returns Serve's error (the test's end stops
+// it too).
+func startHosted(t *testing.T, file *config.File) (base string, stderr *syncbuf.Buffer, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testContext(t))
+	t.Cleanup(cancel)
+	stderr = &syncbuf.Buffer{}
+	served := make(chan error, 1)
+	hosted := settings(t, file, config.Hosted)
+	go func() {
+		served <- app.Serve(ctx, app.ServeConfig{
+			File: file, Server: server, Settings: hosted,
+			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr, Listener: ln,
+		})
+	}()
+	return "http://" + ln.Addr().String(), stderr, func() error {
+		cancel()
+		return <-served
+	}
 }
 
 // TestServeUsage: settings the hosted mode refuses and an sdk that cannot

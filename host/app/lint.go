@@ -31,7 +31,7 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 	}
 	// A file's deadline (lint.Options.FileTimeout) stops the module
 	// wherever it is.
-	rtConfig := luau.Config{StopOnContextDone: true}
+	rtConfig := luau.Config{StopOnContextDone: true, CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

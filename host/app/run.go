@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	s := cfg.Settings
-	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
+	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

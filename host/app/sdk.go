@@ -2,10 +2,12 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 
+	"github.com/toolscript/toolscript/host/cachedir"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/sdk"
@@ -78,12 +80,24 @@ func openSDK(ctx context.Context, cfg sdk.Config, opts SDKOptions) (*sdk.Client,
 	cfg.OnToolsChanged = opts.OnToolsChanged
 	cfg.StartUpstreamsInBackground = opts.StartUpstreamsInBackground
 	cfg.Gateway = opts.Gateway
-	if dir, err := openapi.DefaultCacheDir(); err == nil {
-		cfg.Cache = openapi.NewCache(dir, opts.CacheVersion)
-	}
+	cfg.Cache = openapi.DefaultCache(opts.CacheVersion, cacheWarning(opts.Logger, opts.Stderr))
 	client, err := sdk.Open(ctx, cfg)
 	if err != nil {
 		return nil, usage(cfg.Redactor.Error(err))
 	}
 	return client, nil
+}
+
+// cacheWarning is where a cache that cannot be used says so, once: a
+// record of logger when there is one (the hosted mode), else a line on
+// stderr (nil: nowhere).
+func cacheWarning(logger *slog.Logger, stderr io.Writer) *cachedir.Warning {
+	return cachedir.NewWarning(func(msg string) {
+		switch {
+		case logger != nil:
+			logger.Warn(msg)
+		case stderr != nil:
+			fmt.Fprintf(stderr, "toolscript: warning: %s\n", msg)
+		}
+	})
 }

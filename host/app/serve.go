@@ -172,7 +172,8 @@ func (a *assembly) open(ctx context.Context) error {
 	}
 	compiled := make(chan newRuntime, 1)
 	go func() {
-		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(a.cfg.Settings.Limits.HeapBytes)})
+		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(a.cfg.Settings.Limits.HeapBytes),
+			CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
 		compiled <- newRuntime{rt, err}
 	}()
 	opts := a.cfg.SDK

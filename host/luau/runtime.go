@@ -32,6 +32,7 @@ import (
 
 	"github.com/toolscript/toolscript/wasm"
 
+	"github.com/toolscript/toolscript/host/cachedir"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
@@ -41,6 +42,9 @@ type Config struct {
 	// CacheDir holds wazero's compilation cache. Empty means the user cache
 	// directory (toolscript/wazero under os.UserCacheDir); "off" disables it.
 	CacheDir string
+	// CacheWarning is told, once, that the cache cannot be used; nil tells
+	// nobody. The module is compiled without it then.
+	CacheWarning *cachedir.Warning
 	// MaxMemoryBytes caps each instance's linear memory: the Luau heap plus
 	// the compiler, the C stack and allocator overhead. Default 256 MiB.
 	MaxMemoryBytes uint64
@@ -133,20 +137,6 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r.sdk.Store(v)
-	if cache, err := openCache(cfg.CacheDir); err == nil && cache != nil {
-		r.cache = cache
-		rtConfig = rtConfig.WithCompilationCache(cache)
-	}
-	r.runtime = wazero.NewRuntimeWithConfig(ctx, rtConfig)
-
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.runtime); err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("luau: instantiating WASI: %w", err)
-	}
-	if err := instantiateHostModule(ctx, r.runtime); err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("luau: instantiating host functions: %w", err)
-	}
 	module := cfg.Module
 	if module == nil {
 		module = wasm.Binary
@@ -159,10 +149,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if lazy, err := withLazyTable(module); err == nil && !cfg.eagerTable {
 		module, r.lazyTable = lazy, true
 	}
-	compiled, err := r.runtime.CompileModule(ctx, module)
+	compiled, err := r.compileCached(ctx, rtConfig, module, cfg)
 	if err != nil {
-		r.Close(ctx)
-		return nil, fmt.Errorf("luau: compiling the Luau module: %w", err)
+		return nil, err
 	}
 	r.compiled = compiled
 	if _, ok := compiled.ExportedFunctions()["ts_abi_version"]; !ok {
@@ -187,18 +176,142 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	return r, nil
 }
 
-func openCache(dir string) (wazero.CompilationCache, error) {
+// compileCached makes the wazero runtime and compiles module, with the
+// compilation cache when it can be used: one that cannot be opened, read
+// or written (a truncated entry, a full disk, a directory another user
+// could write) is bypassed with one warning, and its entries that failed
+// are removed so that the next start writes them anew.
+func (r *Runtime) compileCached(ctx context.Context, rtConfig wazero.RuntimeConfig, module []byte, cfg Config) (wazero.CompiledModule, error) {
+	dir, cache, err := openCache(cfg.CacheDir)
+	if err != nil && !errors.Is(err, cachedir.ErrNoUserCacheDir) {
+		cfg.CacheWarning.Warn("the compiled-module cache", err)
+	}
+	if cache == nil {
+		return r.compile(ctx, rtConfig, module, nil)
+	}
+	compiled, cachedErr := r.compile(ctx, rtConfig, module, cache)
+	if cachedErr == nil {
+		return compiled, nil
+	}
+	r.closeRuntime(ctx)
+	compiled, err = r.compile(ctx, rtConfig, module, nil)
+	if err != nil {
+		return nil, err // the module's own error, not the cache's
+	}
+	cfg.CacheWarning.Warn("the compiled-module cache "+dir, cachedErr)
+	clearCache(dir)
+	return compiled, nil
+}
+
+// compile makes the runtime (with cache, when not nil) and its host
+// modules, and compiles module. On an error nothing is left open.
+func (r *Runtime) compile(ctx context.Context, rtConfig wazero.RuntimeConfig, module []byte, cache wazero.CompilationCache) (wazero.CompiledModule, error) {
+	r.cache = cache
+	if cache != nil {
+		rtConfig = rtConfig.WithCompilationCache(cache)
+	}
+	r.runtime = wazero.NewRuntimeWithConfig(ctx, rtConfig)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r.runtime); err != nil {
+		r.closeRuntime(ctx)
+		return nil, fmt.Errorf("luau: instantiating WASI: %w", err)
+	}
+	if err := instantiateHostModule(ctx, r.runtime); err != nil {
+		r.closeRuntime(ctx)
+		return nil, fmt.Errorf("luau: instantiating host functions: %w", err)
+	}
+	compiled, err := r.runtime.CompileModule(ctx, module)
+	if err != nil {
+		r.closeRuntime(ctx)
+		return nil, fmt.Errorf("luau: compiling the Luau module: %w", err)
+	}
+	return compiled, nil
+}
+
+// closeRuntime closes the runtime and the cache of a Runtime that has no
+// instance yet.
+func (r *Runtime) closeRuntime(ctx context.Context) {
+	r.runtime.Close(ctx)
+	if r.cache != nil {
+		r.cache.Close(ctx)
+		r.cache = nil
+	}
+}
+
+// openCache opens wazero's compilation cache in dir ("" the user cache
+// directory's toolscript/wazero, "off" none) once it and what is in it
+// pass cachedir's checks: wazero's entries are machine code it runs,
+// checked only against a CRC, so the directory's owner is the defence.
+// Entries that fail the checks are removed (the directories are the
+// user's); a directory that fails them is not used.
+func openCache(dir string) (string, wazero.CompilationCache, error) {
+	var err error
 	switch dir {
 	case "off":
-		return nil, nil
+		return "", nil, nil
 	case "":
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil, err
+		dir, err = cachedir.Open("wazero")
+	default:
+		if err = os.MkdirAll(dir, cachedir.DirMode); err == nil {
+			err = cachedir.CheckDir(dir)
 		}
-		dir = filepath.Join(base, "toolscript", "wazero")
 	}
-	return wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return dir, nil, err
+	}
+	if err := checkCacheEntries(dir); err != nil {
+		return dir, nil, err
+	}
+	cache, err := wazero.NewCompilationCacheWithDir(dir)
+	if err != nil {
+		return dir, nil, err
+	}
+	return dir, cache, nil
+}
+
+// checkCacheEntries checks the version directories wazero keeps in dir
+// and removes the entries in them that fail cachedir.CheckEntry. The
+// error names a directory that fails cachedir.CheckDir.
+func checkCacheEntries(dir string) error {
+	var bad error
+	for _, sub := range subdirs(dir) {
+		if err := cachedir.CheckDir(sub); err != nil {
+			return err
+		}
+		entries, _ := os.ReadDir(sub)
+		for _, e := range entries {
+			path := filepath.Join(sub, e.Name())
+			if err := cachedir.CheckEntry(path); err != nil {
+				bad = errors.Join(bad, err)
+				os.Remove(path)
+			}
+		}
+	}
+	return bad
+}
+
+// subdirs are the paths of what dir holds, each presumed a directory
+// (CheckDir says otherwise).
+func subdirs(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
+}
+
+// clearCache removes the entries of wazero's cache in dir after one failed
+// to be read or written: which one wazero does not say.
+func clearCache(dir string) {
+	for _, sub := range subdirs(dir) {
+		if cachedir.CheckDir(sub) != nil {
+			continue
+		}
+		entries, _ := os.ReadDir(sub)
+		for _, e := range entries {
+			os.Remove(filepath.Join(sub, e.Name()))
+		}
+	}
 }
 
 // StartPool starts filling a pool of size ready instances in the

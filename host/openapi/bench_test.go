@@ -34,7 +34,7 @@ func BenchmarkLoadGitHub(b *testing.B) {
 		report(b, api)
 	})
 	b.Run("warm", func(b *testing.B) {
-		cache := NewCache(b.TempDir(), "bench")
+		cache := NewCache(b.TempDir(), "bench", nil)
 		if _, err := Load(context.Background(), src, Options{Cache: cache}); err != nil {
 			b.Fatal(err)
 		}

@@ -199,7 +199,7 @@ paths:
           content: { application/json: { schema: { $ref: "` + remote.URL + `/common/error.yaml#/Error" } } }
 `
 	os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644)
-	cache := NewCache(t.TempDir(), "test")
+	cache := NewCache(t.TempDir(), "test", nil)
 	api, err := Load(context.Background(), Source{Name: "ext", Spec: "spec.yaml", Dir: dir}, Options{Cache: cache})
 	if err != nil {
 		t.Fatal(err)
@@ -213,8 +213,7 @@ paths:
 	if errSchema == nil || errSchema.Property("code") == nil {
 		t.Fatalf("remote ref: %+v (warnings %v)", errSchema, api.Warnings)
 	}
-	entries, _ := os.ReadDir(cache.dir)
-	if len(entries) != 0 {
+	if entries := mustReadDir(t, cache.dir); len(entries) != 0 {
 		t.Errorf("a spec with external references was cached: %v", entries)
 	}
 }
@@ -273,12 +272,11 @@ func TestCache(t *testing.T) {
 	os.WriteFile(filepath.Join(specDir, "p.yaml"), data, 0o644)
 	src := Source{Name: "p", Spec: "p.yaml", Dir: specDir}
 
-	first, err := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1")})
+	first, err := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1", nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
+	if entries := mustReadDir(t, dir); len(entries) != 1 {
 		t.Fatalf("cache entries %v", entries)
 	}
 	// Corrupt the entry's content but keep its name: a hit must come from
@@ -289,19 +287,19 @@ func TestCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	NewCache(dir, "v1").put(data, encoded)
-	hit, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1")})
+	NewCache(dir, "v1", nil).put(data, encoded)
+	hit, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1", nil)})
 	if hit.Title != "from the cache" || hit.Name != "p" {
 		t.Errorf("cache not used: %q", hit.Title)
 	}
 	// Another version does not read it.
-	other, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v2")})
+	other, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v2", nil)})
 	if other.Title != "Petstore" {
 		t.Errorf("another version read the cache: %q", other.Title)
 	}
 	// A changed spec is never served stale.
 	os.WriteFile(filepath.Join(specDir, "p.yaml"), []byte(strings.Replace(string(data), "title: Petstore", "title: Changed", 1)), 0o644)
-	changed, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1")})
+	changed, _ := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1", nil)})
 	if changed.Title != "Changed" {
 		t.Errorf("stale: %q", changed.Title)
 	}
@@ -309,16 +307,23 @@ func TestCache(t *testing.T) {
 	for _, e := range mustReadDir(t, dir) {
 		os.WriteFile(filepath.Join(dir, e.Name()), []byte("garbage"), 0o644)
 	}
-	rebuilt, err := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1")})
+	rebuilt, err := Load(context.Background(), src, Options{Cache: NewCache(dir, "v1", nil)})
 	if err != nil || rebuilt.Title != "Changed" {
 		t.Errorf("broken entry: %v %q", err, rebuilt.Title)
 	}
 }
 
+// mustReadDir lists a cache's entries (not its key, nor temporary files).
 func mustReadDir(t *testing.T, dir string) []os.DirEntry {
-	entries, err := os.ReadDir(dir)
+	all, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var entries []os.DirEntry
+	for _, e := range all {
+		if !strings.HasPrefix(e.Name(), ".") {
+			entries = append(entries, e)
+		}
 	}
 	return entries
 }
@@ -412,7 +417,7 @@ components:
 	os.WriteFile(filepath.Join(specDir, "folded.yaml"), []byte(spec), 0o644)
 	src := Source{Name: "f", Spec: "folded.yaml", Dir: specDir}
 	for i, wantParsed := range []bool{true, false} {
-		api, parsed, err := LoadParsed(context.Background(), src, Options{Cache: NewCache(cacheDir, "v1")})
+		api, parsed, err := LoadParsed(context.Background(), src, Options{Cache: NewCache(cacheDir, "v1", nil)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +500,7 @@ paths:
 
 func TestCachePrune(t *testing.T) {
 	dir := t.TempDir()
-	c := NewCache(dir, "v1")
+	c := NewCache(dir, "v1", nil)
 	spec := []byte("spec")
 	encoded, _ := encode(&catalog.API{Title: "kept"})
 	c.put(spec, encoded)

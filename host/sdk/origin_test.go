@@ -73,7 +73,7 @@ func TestCredentialsGoToTheLoadedOrigin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := originSpec(tc.servers)
 			first, second := newSpecHost(t, spec), newSpecHost(t, spec)
-			cache := openapi.NewCache(t.TempDir(), "test")
+			cache := openapi.NewCache(t.TempDir(), "test", nil)
 
 			open := func(apis ...APIConfig) *Client {
 				t.Helper()

@@ -266,7 +266,7 @@ func (s *Session) authorize(f *function, req *http.Request) error {
 	}
 	p, err := s.plan(f, cred)
 	if err != nil {
-		return fmt.Errorf("auth: %w", err)
+		return err
 	}
 	p.apply(req)
 	return nil

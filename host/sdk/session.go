@@ -23,12 +23,15 @@ import (
 type Session struct {
 	c *Client
 	// creds are by API name: configured first, then the request's.
-	creds   map[string]*Credential
-	redact  *redact.Redactor
-	calls   atomic.Int64
-	slots   chan struct{}
-	maxCall int64
-	watch   callWatch // the calls' own timeouts
+	creds map[string]*Credential
+	// requested are the APIs whose credential the request brought: it
+	// fills only the API's own credential slot (requestPlan).
+	requested map[string]bool
+	redact    *redact.Redactor
+	calls     atomic.Int64
+	slots     chan struct{}
+	maxCall   int64
+	watch     callWatch // the calls' own timeouts
 	// budget is max_host_bytes: the response bytes the host holds for this
 	// execution at once (the Client's budget is for all of them).
 	budget *limit.Bytes
@@ -56,8 +59,12 @@ func (c *Client) Session(requestAuth map[string]*Credential) *Session {
 	var secrets []redact.Secret                                      // the request's: the configured ones are the Client's redactor's
 	for name, st := range c.apis {
 		cred := st.cfg.Auth
-		if cred == nil {
+		if cred == nil && requestAuth[name] != nil {
 			cred = requestAuth[name]
+			if s.requested == nil {
+				s.requested = map[string]bool{}
+			}
+			s.requested[name] = true
 		}
 		if cred != nil {
 			s.creds[name] = cred
@@ -187,9 +194,14 @@ func (s *Session) plan(f *function, cred *Credential) (authPlan, error) {
 	if p, ok := s.plans[f]; ok {
 		return p, nil
 	}
-	p, err := plan(cred, f.schemes)
-	if err != nil {
-		return authPlan{}, err
+	var p authPlan
+	var err error
+	if api := f.api.api.Name; s.requested[api] {
+		if p, err = requestPlan(cred, f); err != nil {
+			return authPlan{}, fmt.Errorf("_meta.auth.%s: %w", api, err)
+		}
+	} else if p, err = plan(cred, f.schemes); err != nil {
+		return authPlan{}, fmt.Errorf("auth: %w", err)
 	}
 	if s.plans == nil {
 		s.plans = map[*function]authPlan{}

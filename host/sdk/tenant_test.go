@@ -1,0 +1,79 @@
+package sdk
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/sdkcall"
+)
+
+// TestRequestCredentialSlot: a credential a request brings fills the slot
+// the spec's security schemes declare, and is refused, before anything is
+// sent, when that slot (or the place it names) is a frozen parameter's, a
+// parameter of the operation's or a header the host sets, or when the spec
+// declares no such slot.
+func TestRequestCredentialSlot(t *testing.T) {
+	a := newTestAPI(t)
+	key := func(name, in string) map[string]catalog.SecurityScheme {
+		return map[string]catalog.SecurityScheme{"key": {Type: "apiKey", Name: name, In: in}}
+	}
+	for _, tc := range []struct {
+		name    string
+		schemes map[string]catalog.SecurityScheme // nil: the spec's own (bearer)
+		frozen  map[string]any
+		meta    string
+		fn      string
+		args    string
+		want    string // in the refusal; "" when the call is made
+		sent    func(e echo) bool
+	}{
+		{name: "the declared key", schemes: key("X-Key", "header"), meta: `{"type":"api_key","value":"v1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, sent: func(e echo) bool { return e.Headers["x-key"] == "v1" }},
+		{name: "bearer where the spec says bearer", meta: `{"type":"bearer","token":"t1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, sent: func(e echo) bool { return e.Headers["authorization"] == "Bearer t1" }},
+		{name: "no schemes: bearer in Authorization", schemes: map[string]catalog.SecurityScheme{}, meta: `{"type":"bearer","token":"t1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, sent: func(e echo) bool { return e.Headers["authorization"] == "Bearer t1" }},
+		{name: "no schemes: no key slot", schemes: map[string]catalog.SecurityScheme{}, meta: `{"type":"api_key","value":"v","name":"X-Any","in":"header"}`,
+			fn: "echo", args: `[{"value":"x"}]`, want: `api_key "X-Any" in header is not a credential slot of this API`},
+		{name: "the declared slot is frozen", schemes: key("X-Tenant", "header"), frozen: map[string]any{"X-Tenant": "acme"},
+			meta: `{"type":"api_key","value":"globex"}`, fn: "echo", args: `[{"value":"x"}]`, want: "X-Tenant is a parameter the operator froze"},
+		{name: "the declared slot is a parameter", schemes: key("api_version", "query"),
+			meta: `{"type":"api_key","value":"v9"}`, fn: "list_tenant_items", args: `[{"tenant":"t"}]`, want: "api_version is a query parameter of the operation"},
+		{name: "the declared slot is a host header", schemes: key("User-Agent", "header"),
+			meta: `{"type":"api_key","value":"evil"}`, fn: "echo", args: `[{"value":"x"}]`, want: "the host sets that header itself"},
+		{name: "bearer where the spec wants a key", schemes: key("X-Key", "header"), meta: `{"type":"bearer","token":"t"}`,
+			fn: "echo", args: `[{"value":"x"}]`, want: `bearer is not a credential slot of this API: a request's credential may fill only api_key "X-Key" in header`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := loadTestAPI(t, "pets")
+			if tc.schemes != nil {
+				api.SecuritySchemes = tc.schemes
+			}
+			c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL, Frozen: tc.frozen}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			meta, err := ParseMetaAuth(json.RawMessage(`{"pets":` + tc.meta + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := a.requests.Load()
+			r := call(t, c.Session(meta), tc.fn, tc.args)
+			if tc.want == "" {
+				if e := echoed(t, r); !tc.sent(e) {
+					t.Errorf("the request did not carry the credential where wanted: %+v", e)
+				}
+				return
+			}
+			if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "sdk.pets."+tc.fn+": _meta.auth.pets: ") || !strings.Contains(r.Message, tc.want) {
+				t.Errorf("got %d %q, want a refusal naming %q", r.Fail, r.Message, tc.want)
+			}
+			if n := a.requests.Load() - before; n != 0 {
+				t.Errorf("the API received %d requests, want none", n)
+			}
+		})
+	}
+}
