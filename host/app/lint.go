@@ -29,9 +29,7 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A file's deadline (lint.Options.FileTimeout) stops the module
-	// wherever it is.
-	rtConfig := luau.Config{StopOnContextDone: true, CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
+	rtConfig := luau.Config{CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()
@@ -45,6 +43,21 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 		return nil, usage(err)
 	}
 	defer rt.Close(context.Background())
+	// A large file's deadline (lint.Options.FileTimeout) stops the module
+	// wherever it is, in a Runtime of its own, made only when one comes.
+	var stoppable *luau.Runtime
+	defer func() {
+		if stoppable != nil {
+			stoppable.Close(context.Background())
+		}
+	}()
+	cfg.Options.Stoppable = func() (*luau.Runtime, error) {
+		c := rtConfig
+		c.StopOnContextDone = true
+		var err error
+		stoppable, err = luau.New(ctx, c)
+		return stoppable, err
+	}
 	report, err := lint.Run(ctx, rt, cfg.Sources, cfg.Options)
 	if err != nil {
 		return nil, usage(err)

@@ -44,16 +44,12 @@ total_%d += #results[%d]
 
 // BenchmarkLint1000 lints 1,000 scripts of 200 lines, the target of
 // `toolscript lint` (at most 2 s on a 2-core machine), with a Runtime whose
-// module is already compiled, stoppable at a deadline as `toolscript lint`
-// makes it: the instances (one per worker) are created inside the
-// measurement.
+// module is already compiled: the instances (one per worker) are created
+// inside the measurement. It runs the module as `toolscript lint` runs it
+// for files up to lint.SmallFileBytes (no-deadline) and for larger ones
+// (deadline), in one run.
 func BenchmarkLint1000(b *testing.B) {
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rt.Close(ctx)
 	sources := make([]lint.Source, 1000)
 	for i := range sources {
 		sources[i] = lint.Source{Name: fmt.Sprintf("s%d.luau", i), Text: benchScript(i, 200)}
@@ -61,14 +57,28 @@ func BenchmarkLint1000(b *testing.B) {
 	if got := strings.Count(string(sources[0].Text), "\n"); got < 190 || got > 210 {
 		b.Fatalf("scripts have %d lines", got)
 	}
-	for b.Loop() {
-		rep, err := lint.Run(ctx, rt, sources, lint.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(rep.Diagnostics) != 0 {
-			b.Fatalf("generated scripts have diagnostics: %+v", rep.Diagnostics[0])
-		}
+	// What the deadline's checks cost, in one run: the module as lint
+	// uses it, and the same module without the checks.
+	for _, mode := range []struct {
+		name      string
+		stoppable bool
+	}{{"deadline", true}, {"no-deadline", false}} {
+		b.Run(mode.name, func(b *testing.B) {
+			rt, err := luau.New(ctx, luau.Config{StopOnContextDone: mode.stoppable})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rt.Close(ctx)
+			for b.Loop() {
+				rep, err := lint.Run(ctx, rt, sources, lint.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.Diagnostics) != 0 {
+					b.Fatalf("generated scripts have diagnostics: %+v", rep.Diagnostics[0])
+				}
+			}
+		})
 	}
 }
 
@@ -81,7 +91,7 @@ func BenchmarkLint1000Cold(b *testing.B) {
 		sources[i] = lint.Source{Name: fmt.Sprintf("s%d.luau", i), Text: benchScript(i, 200)}
 	}
 	for b.Loop() {
-		rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
+		rt, err := luau.New(ctx, luau.Config{})
 		if err != nil {
 			b.Fatal(err)
 		}

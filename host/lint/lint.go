@@ -34,9 +34,22 @@ type Options struct {
 	Functions func(name string) (Function, bool)
 	// FileTimeout is how long linting one file may take; a file that takes
 	// longer gets a lint_failed diagnostic. Zero means DefaultFileTimeout.
-	// The Runtime stops the module only with luau.Config.StopOnContextDone.
+	// A Runtime stops the module only with luau.Config.StopOnContextDone.
 	FileTimeout time.Duration
+	// Stoppable, when set, returns a Runtime made with
+	// luau.Config.StopOnContextDone, which lints the files larger than
+	// SmallFileBytes, so that FileTimeout can stop the module wherever it
+	// is; the Runtime Run is given lints the others, whose time their size
+	// bounds. It is called once, when the first such file comes; the
+	// caller closes the Runtime. Without it, Run's Runtime lints every file.
+	Stoppable func() (*luau.Runtime, error)
 }
+
+// SmallFileBytes is the size up to which a file is linted without the
+// deadline's checks (Options.Stoppable), which make linting about four
+// times as slow (BenchmarkLint1000): the slowest such file found, 64 KiB
+// of ")" (a syntax error per byte), lints in about a second.
+const SmallFileBytes = 64 << 10
 
 // Validate checks that Disable names existing rules that may be disabled.
 func (o Options) Validate() error {
@@ -133,13 +146,39 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 		failure  error
 	)
 
+	lintOptions := luau.LintOptions{IO: opts.IO, Effects: opts.Effects}
+	var stoppable func() (*luau.Runtime, error)
+	if opts.Stoppable != nil {
+		stoppable = sync.OnceValues(opts.Stoppable)
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			linter := rt.NewLinter(luau.LintOptions{IO: opts.IO, Effects: opts.Effects})
+			linter := rt.NewLinter(lintOptions)
 			defer linter.Close()
+			var large *luau.Linter // of the stoppable Runtime, made for the first large file
+			defer func() {
+				if large != nil {
+					large.Close()
+				}
+			}()
 			for i := range jobs {
-				diags, failed, err := lintFile(ctx, linter, sources[i], timeout)
+				use := linter
+				if stoppable != nil && len(sources[i].Text) > SmallFileBytes {
+					if large == nil {
+						srt, err := stoppable()
+						if err != nil {
+							failOnce.Do(func() {
+								failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
+								cancel()
+							})
+							continue
+						}
+						large = srt.NewLinter(lintOptions)
+					}
+					use = large
+				}
+				diags, failed, err := lintFile(ctx, use, sources[i], timeout)
 				if err != nil {
 					failOnce.Do(func() {
 						failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)

@@ -355,6 +355,51 @@ func TestRunFileTimeout(t *testing.T) {
 	}
 }
 
+// TestRunLargeFilesStoppable: with Options.Stoppable, a file larger than
+// SmallFileBytes is linted by the stoppable Runtime (made once, for the
+// first such file), so its deadline stops it; smaller files never make it.
+func TestRunLargeFilesStoppable(t *testing.T) {
+	ctx := context.Background()
+	fast := newRuntime(t)
+	var made int
+	var stoppable *luau.Runtime
+	opts := lint.Options{FileTimeout: time.Millisecond, Workers: 2, Stoppable: func() (*luau.Runtime, error) {
+		made++
+		rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
+		stoppable = rt
+		return rt, err
+	}}
+	t.Cleanup(func() {
+		if stoppable != nil {
+			stoppable.Close(ctx)
+		}
+	})
+	small := []lint.Source{{Name: "a.luau", Text: []byte("return 1")}, {Name: "b.luau", Text: []byte("local x = 1\nreturn x")}}
+	rep, err := lint.Run(ctx, fast, small, lint.Options{FileTimeout: time.Minute, Stoppable: opts.Stoppable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made != 0 || len(rep.Diagnostics) != 0 {
+		t.Fatalf("small files: the stoppable Runtime was made %d times, diagnostics %+v", made, rep.Diagnostics)
+	}
+	large := lint.Source{Name: "slow.luau", Text: []byte(strings.Repeat(")", 1<<20))}
+	rep, err = lint.Run(ctx, fast, []lint.Source{large, large, small[0]}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made != 1 {
+		t.Errorf("the stoppable Runtime was made %d times, want once", made)
+	}
+	if len(rep.Diagnostics) != 2 {
+		t.Fatalf("got %+v, want a lint_failed per large file", rep.Diagnostics)
+	}
+	for _, d := range rep.Diagnostics {
+		if d.Rule != lint.RuleLintFailed || !strings.Contains(d.Message, "took longer than the 1ms allowed per file") {
+			t.Errorf("got %+v, want the deadline's lint_failed", d)
+		}
+	}
+}
+
 func TestRunCancelled(t *testing.T) {
 	rt := newRuntime(t)
 	ctx, cancel := context.WithCancel(context.Background())
