@@ -243,7 +243,25 @@ type hostedServer struct {
 func serveHosted(t *testing.T, file *config.File) *hostedServer {
 	t.Helper()
 	base, stderr, stop := startHosted(t, file)
-	c, err := client.NewStreamableHttpClient(base + "/mcp")
+	c := hostedClient(t, base, "")
+	return &hostedServer{base: base, client: c, stop: func() string {
+		if err := stop(); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		return stderr.String()
+	}}
+}
+
+// hostedClient is an initialized client of the hosted server at base,
+// sending token as its bearer token (none when empty); the test's end
+// closes it.
+func hostedClient(t *testing.T, base, token string) *client.Client {
+	t.Helper()
+	var opts []transport.StreamableHTTPCOption
+	if token != "" {
+		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	}
+	c, err := client.NewStreamableHttpClient(base+"/mcp", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,12 +270,7 @@ func serveHosted(t *testing.T, file *config.File) *hostedServer {
 		t.Fatal(err)
 	}
 	initialize(t, c)
-	return &hostedServer{base: base, client: c, stop: func() string {
-		if err := stop(); err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-		return stderr.String()
-	}}
+	return c
 }
 
 // startHosted serves file in the hosted mode on a loopback listener, with

@@ -94,17 +94,7 @@ func serveRecording(t *testing.T, file *config.File, hosted bool) *served {
 	t.Cleanup(func() { cancel(); <-done })
 	s.connect = func(user string) *client.Client {
 		data(filepath.Join(ioDir, auth.User{Issuer: iss.URL, Subject: user}.DirName()))
-		c, err := client.NewStreamableHttpClient("http://"+ln.Addr().String()+"/mcp",
-			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + iss.Token(t, "ES256", user)}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.Start(testContext(t)); err != nil {
-			t.Fatal(err)
-		}
-		initialize(t, c)
-		return c
+		return hostedClient(t, "http://"+ln.Addr().String(), iss.Token(t, "ES256", user))
 	}
 	return s
 }

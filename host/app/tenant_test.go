@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/auth/authtest"
@@ -99,16 +97,7 @@ func TestHostedTenantCannotOverrideTheOperator(t *testing.T) {
 			t.Errorf("Serve: %v", err)
 		}
 	}()
-	c, err := client.NewStreamableHttpClient(base+"/mcp",
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + iss.Token(t, "ES256", "alice")}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(testContext(t)); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c)
+	c := hostedClient(t, base, iss.Token(t, "ES256", "alice"))
 
 	call := func(cred map[string]any) string {
 		t.Helper()
