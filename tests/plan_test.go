@@ -116,7 +116,7 @@ func TestPlanAppliesWhatARealRunDoes(t *testing.T) {
 	dryRunPlan(t, dir)
 	_, errOut, status := toolscript(t, dir, "", "run", "--plan", "plan.json", "script.luau")
 	if status != 0 || !strings.Contains(errOut, "plan: 7 effects applied:\n  1. write  keep.txt (18 bytes, sha256 ") ||
-		!strings.Contains(errOut, "  5. call   sdk.notes.create_note: POST "+api.URL+"/{team}/notes {\"text\":\"from the script\"}") {
+		!strings.Contains(errOut, "  5. call   sdk.notes.create_note: POST "+api.URL+"/{team}/notes headers {Content-Type: \"application/json\"} {\"text\":\"from the script\"}") {
 		t.Errorf("text mode: %d %s", status, errOut)
 	}
 }

@@ -112,7 +112,7 @@ func TestRecordThenReplay(t *testing.T) {
 		t.Errorf("the trace holds the credential or a frozen value:\n%s", data)
 	}
 	var h trace.Header
-	if err := json.Unmarshal([]byte(strings.SplitN(string(data), "\n", 2)[0]), &h); err != nil || h.Trace != 1 ||
+	if err := json.Unmarshal([]byte(strings.SplitN(string(data), "\n", 2)[0]), &h); err != nil || h.Trace != trace.Version ||
 		len(h.ScriptSHA256) != 64 || len(h.ConfigSHA256) != 64 || h.Toolscript == "" {
 		t.Errorf("header %+v (%v)", h, err)
 	}
