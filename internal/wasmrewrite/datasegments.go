@@ -1,4 +1,4 @@
-package luau
+package wasmrewrite
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"fmt"
 )
 
-// dataSegment is an active data segment of a module: data written at
-// offset of memory 0 when the module is instantiated.
-type dataSegment struct {
-	offset uint32
-	data   []byte
+// DataSegment is an active data segment of a module: Data written at
+// Offset of memory 0 when the module is instantiated.
+type DataSegment struct {
+	Offset uint32
+	Data   []byte
 }
 
 // wasmHeader is the magic number and version 1 that begin a module.
@@ -23,12 +23,12 @@ const (
 	opEnd       = 0x0b
 )
 
-// errUnsupportedData is returned for a module whose data segments
-// withoutActiveData cannot lift out (an offset that is not a constant,
+// ErrUnsupportedData is returned for a module whose data segments
+// WithoutActiveData cannot lift out (an offset that is not a constant,
 // another memory than the first).
-var errUnsupportedData = errors.New("luau: a data segment's offset is not a constant of memory 0")
+var ErrUnsupportedData = errors.New("wasmrewrite: a data segment's offset is not a constant of memory 0")
 
-// withoutActiveData returns module with the contents of its active data
+// WithoutActiveData returns module with the contents of its active data
 // segments removed, and those contents: instantiating the result writes
 // nothing into the linear memory, which then gets the segments from
 // elsewhere (a copy-on-write mapping of an initialised memory). Every
@@ -37,13 +37,13 @@ var errUnsupportedData = errors.New("luau: a data segment's offset is not a cons
 // segment keeps its offset and gets zero bytes. Everything else is copied
 // unchanged. A malformed module is an error, as is an active segment whose
 // offset is not an i32.const on memory 0.
-func withoutActiveData(module []byte) ([]byte, []dataSegment, error) {
+func WithoutActiveData(module []byte) ([]byte, []DataSegment, error) {
 	if !bytes.HasPrefix(module, wasmHeader) {
-		return nil, nil, errors.New("luau: not a WebAssembly module (version 1)")
+		return nil, nil, errors.New("wasmrewrite: not a WebAssembly module (version 1)")
 	}
 	out := make([]byte, 0, len(module))
 	out = append(out, wasmHeader...)
-	var segments []dataSegment
+	var segments []DataSegment
 	seenData := false
 	r := wasmReader{b: module, pos: len(wasmHeader)}
 	for r.pos < len(r.b) {
@@ -53,7 +53,7 @@ func withoutActiveData(module []byte) ([]byte, []dataSegment, error) {
 		}
 		content, err := r.bytes()
 		if err != nil {
-			return nil, nil, fmt.Errorf("luau: section %d: %w", id, err)
+			return nil, nil, fmt.Errorf("wasmrewrite: section %d: %w", id, err)
 		}
 		if id != sectionData {
 			out = append(out, id)
@@ -62,7 +62,7 @@ func withoutActiveData(module []byte) ([]byte, []dataSegment, error) {
 			continue
 		}
 		if seenData {
-			return nil, nil, errors.New("luau: more than one data section")
+			return nil, nil, errors.New("wasmrewrite: more than one data section")
 		}
 		seenData = true
 		stripped, segs, err := stripDataSection(content)
@@ -78,39 +78,39 @@ func withoutActiveData(module []byte) ([]byte, []dataSegment, error) {
 }
 
 // stripDataSection rewrites the contents of a data section.
-func stripDataSection(section []byte) ([]byte, []dataSegment, error) {
+func stripDataSection(section []byte) ([]byte, []DataSegment, error) {
 	r := wasmReader{b: section}
 	count, err := r.u32()
 	if err != nil {
-		return nil, nil, fmt.Errorf("luau: data section: %w", err)
+		return nil, nil, fmt.Errorf("wasmrewrite: data section: %w", err)
 	}
 	out := binary.AppendUvarint(make([]byte, 0, 16+int(min(count, 1<<16))*8), uint64(count))
-	var segments []dataSegment
+	var segments []DataSegment
 	for i := range count {
 		flag, err := r.u32()
 		if err != nil {
-			return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+			return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
 		}
 		switch flag {
 		case 0, 2:
 			if flag == 2 {
 				mem, err := r.u32()
 				if err != nil {
-					return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+					return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
 				}
 				if mem != 0 {
-					return nil, nil, errUnsupportedData
+					return nil, nil, ErrUnsupportedData
 				}
 			}
 			offset, err := r.constOffset()
 			if err != nil {
-				return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
 			}
 			data, err := r.bytes()
 			if err != nil {
-				return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
 			}
-			segments = append(segments, dataSegment{offset: offset, data: data})
+			segments = append(segments, DataSegment{Offset: offset, Data: data})
 			// Active on memory 0 at offset, with no bytes.
 			out = append(out, 0, opI32Const)
 			out = appendSLEB128(out, int32(offset))
@@ -118,16 +118,16 @@ func stripDataSection(section []byte) ([]byte, []dataSegment, error) {
 		case 1:
 			start := r.pos
 			if _, err := r.bytes(); err != nil {
-				return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
 			}
 			out = append(out, 1)
 			out = append(out, section[start:r.pos]...)
 		default:
-			return nil, nil, fmt.Errorf("luau: data segment %d has unknown kind %d", i, flag)
+			return nil, nil, fmt.Errorf("wasmrewrite: data segment %d has unknown kind %d", i, flag)
 		}
 	}
 	if r.pos != len(section) {
-		return nil, nil, errors.New("luau: data section has bytes after its segments")
+		return nil, nil, errors.New("wasmrewrite: data section has bytes after its segments")
 	}
 	return out, segments, nil
 }
@@ -230,14 +230,14 @@ func (r *wasmReader) constOffset() (uint32, error) {
 		return 0, err
 	}
 	if op != opI32Const {
-		return 0, errUnsupportedData
+		return 0, ErrUnsupportedData
 	}
 	v, err := r.i32()
 	if err != nil {
 		return 0, err
 	}
 	if end, err := r.byte(); err != nil || end != opEnd {
-		return 0, errUnsupportedData
+		return 0, ErrUnsupportedData
 	}
 	return uint32(v), nil
 }
