@@ -1,7 +1,6 @@
 package wasmrewrite
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,41 +37,29 @@ var ErrUnsupportedData = errors.New("wasmrewrite: a data segment's offset is not
 // unchanged. A malformed module is an error, as is an active segment whose
 // offset is not an i32.const on memory 0.
 func WithoutActiveData(module []byte) ([]byte, []DataSegment, error) {
-	if !bytes.HasPrefix(module, wasmHeader) {
-		return nil, nil, errors.New("wasmrewrite: not a WebAssembly module (version 1)")
-	}
 	out := make([]byte, 0, len(module))
 	out = append(out, wasmHeader...)
 	var segments []DataSegment
 	seenData := false
-	r := wasmReader{b: module, pos: len(wasmHeader)}
-	for r.pos < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return nil, nil, err
-		}
-		content, err := r.bytes()
-		if err != nil {
-			return nil, nil, fmt.Errorf("wasmrewrite: section %d: %w", id, err)
-		}
+	err := eachSection(module, func(id byte, content []byte) error {
 		if id != sectionData {
-			out = append(out, id)
-			out = binary.AppendUvarint(out, uint64(len(content)))
-			out = append(out, content...)
-			continue
+			out = appendSection(out, id, content)
+			return nil
 		}
 		if seenData {
-			return nil, nil, errors.New("wasmrewrite: more than one data section")
+			return errors.New("more than one data section")
 		}
 		seenData = true
 		stripped, segs, err := stripDataSection(content)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		segments = segs
-		out = append(out, id)
-		out = binary.AppendUvarint(out, uint64(len(stripped)))
-		out = append(out, stripped...)
+		out = appendSection(out, id, stripped)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, segments, nil
 }
@@ -82,21 +69,21 @@ func stripDataSection(section []byte) ([]byte, []DataSegment, error) {
 	r := wasmReader{b: section}
 	count, err := r.u32()
 	if err != nil {
-		return nil, nil, fmt.Errorf("wasmrewrite: data section: %w", err)
+		return nil, nil, fmt.Errorf("%w", err)
 	}
 	out := binary.AppendUvarint(make([]byte, 0, 16+int(min(count, 1<<16))*8), uint64(count))
 	var segments []DataSegment
 	for i := range count {
 		flag, err := r.u32()
 		if err != nil {
-			return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
+			return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 		}
 		switch flag {
 		case 0, 2:
 			if flag == 2 {
 				mem, err := r.u32()
 				if err != nil {
-					return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
+					return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 				}
 				if mem != 0 {
 					return nil, nil, ErrUnsupportedData
@@ -104,11 +91,11 @@ func stripDataSection(section []byte) ([]byte, []DataSegment, error) {
 			}
 			offset, err := r.constOffset()
 			if err != nil {
-				return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
 			data, err := r.bytes()
 			if err != nil {
-				return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
 			segments = append(segments, DataSegment{Offset: offset, Data: data})
 			// Active on memory 0 at offset, with no bytes.
@@ -118,16 +105,16 @@ func stripDataSection(section []byte) ([]byte, []DataSegment, error) {
 		case 1:
 			start := r.pos
 			if _, err := r.bytes(); err != nil {
-				return nil, nil, fmt.Errorf("wasmrewrite: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
 			out = append(out, 1)
 			out = append(out, section[start:r.pos]...)
 		default:
-			return nil, nil, fmt.Errorf("wasmrewrite: data segment %d has unknown kind %d", i, flag)
+			return nil, nil, fmt.Errorf("data segment %d has unknown kind %d", i, flag)
 		}
 	}
 	if r.pos != len(section) {
-		return nil, nil, errors.New("wasmrewrite: data section has bytes after its segments")
+		return nil, nil, errors.New("bytes after the segments")
 	}
 	return out, segments, nil
 }

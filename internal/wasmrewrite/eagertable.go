@@ -1,21 +1,12 @@
 package wasmrewrite
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
 // eagerElementsSection names the custom section in which LazyTable keeps
 // the module's original element section.
 const eagerElementsSection = "wasmrewrite.elements"
-
-// customSection is the content of a custom section of the given name.
-func customSection(name string, data []byte) []byte {
-	out := binary.AppendUvarint(nil, uint64(len(name)))
-	out = append(out, name...)
-	return append(out, data...)
-}
 
 // HasTableExports reports whether module exports two functions named as
 // exports says: whether LazyTable has rewritten it. A malformed module
@@ -95,29 +86,6 @@ func EagerTable(module []byte) ([]byte, error) {
 		return nil
 	})
 	return out, err
-}
-
-// eachSection calls fn with the id and content of each of module's
-// sections, in order, and stops at its first error.
-func eachSection(module []byte, fn func(id byte, content []byte) error) error {
-	if len(module) < len(wasmHeader) || string(module[:len(wasmHeader)]) != string(wasmHeader) {
-		return errors.New("wasmrewrite: not a WebAssembly module (version 1)")
-	}
-	r := wasmReader{b: module, pos: len(wasmHeader)}
-	for r.pos < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return err
-		}
-		content, err := r.bytes()
-		if err != nil {
-			return fmt.Errorf("wasmrewrite: section %d: %w", id, err)
-		}
-		if err := fn(id, content); err != nil {
-			return fmt.Errorf("wasmrewrite: section %d: %w", id, err)
-		}
-	}
-	return nil
 }
 
 // EnsureLazyTable returns module with its function table filled on demand

@@ -54,27 +54,15 @@ type TableExports struct {
 // ErrUnsupportedTable, as is any of the above, and the module is then
 // to be used as it is.
 func LazyTable(module []byte, exports TableExports) ([]byte, error) {
-	if len(module) < len(wasmHeader) || string(module[:len(wasmHeader)]) != string(wasmHeader) {
-		return nil, errors.New("wasmrewrite: not a WebAssembly module (version 1)")
-	}
 	if exports.Fill == "" || exports.Used == "" || exports.Fill == exports.Used {
 		return nil, fmt.Errorf("wasmrewrite: the added exports need two different names, not %q and %q", exports.Fill, exports.Used)
 	}
 	m := lazyModule{codeIndex: -1, names: exports}
-	r := wasmReader{b: module, pos: len(wasmHeader)}
-	for r.pos < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		content, err := r.bytes()
-		if err != nil {
-			return nil, fmt.Errorf("wasmrewrite: section %d: %w", id, err)
-		}
+	if err := eachSection(module, func(id byte, content []byte) error {
 		m.sections = append(m.sections, rawSection{id: id, content: content})
-		if err := m.read(id, content); err != nil {
-			return nil, err
-		}
+		return m.read(id, content)
+	}); err != nil {
+		return nil, err
 	}
 	if m.tables != 1 || m.memories != 1 || !m.hasExports || len(m.entries) == 0 || m.codeIndex < 0 {
 		return nil, ErrUnsupportedTable
@@ -173,9 +161,6 @@ func (m *lazyModule) read(id byte, content []byte) error {
 		if name, _ := r.bytes(); string(name) == eagerElementsSection {
 			return ErrUnsupportedTable // rewritten already
 		}
-	}
-	if err != nil && !errors.Is(err, ErrUnsupportedTable) {
-		return fmt.Errorf("wasmrewrite: section %d: %w", id, err)
 	}
 	return err
 }
@@ -427,13 +412,6 @@ func (m *lazyModule) write() ([]byte, error) {
 		out = appendSection(out, s.id, content)
 	}
 	return appendSection(out, sectionCustom, customSection(eagerElementsSection, m.elements)), nil
-}
-
-// appendSection appends a section of the given id and content to out.
-func appendSection(out []byte, id byte, content []byte) []byte {
-	out = append(out, id)
-	out = binary.AppendUvarint(out, uint64(len(content)))
-	return append(out, content...)
 }
 
 // recount returns a vector section's content with its count set to n and
