@@ -56,7 +56,8 @@ type Config struct {
 	PoolSize int
 	// Module is the Luau module to run. Nil means the embedded wasm.Binary;
 	// another build of luau-build (different flags, say) can be measured
-	// against it.
+	// against it. Its function table is made to fill on demand at load
+	// when it does not already (loadModule).
 	Module []byte
 	// SDK lists the functions of every script's sdk table; nil leaves it
 	// empty. Scripts call them through Script.SDK.
