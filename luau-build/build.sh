@@ -2,6 +2,10 @@
 # build.sh: builds wasm/luau.wasm (upstream Luau plus the toolscript shim, as a
 # WASI reactor) and writes wasm/PROVENANCE.
 #
+# clang links the module; luau-build/rewrite (Go, internal/wasmrewrite) then
+# rewrites its bytes so that its function table is filled on demand, which
+# is the module committed. PROVENANCE records the sha256 of both.
+#
 # Luau's source comes from the luau0-src crate on crates.io, pinned by exact
 # version in luau-build/Cargo.toml and by checksum in luau-build/Cargo.lock;
 # cargo fetches and verifies it. Only its upstream directories are compiled.
@@ -17,6 +21,7 @@ mkdir -p "$out_dir"
 out_dir=$(cd "$out_dir" && pwd)
 
 CLANG=${CLANG:-clang++-19}
+GO=${GO:-go}
 WASM_OPT=${WASM_OPT:-wasm-opt}
 SYSROOT_LIB=/usr/lib/wasm32-wasi
 
@@ -34,6 +39,7 @@ for entry in "${required[@]}"; do
   [ -e "${entry#*:}" ] || missing+=("${entry%%:*}")
 done
 command -v cargo >/dev/null || missing+=("cargo (rustup or Debian's cargo)")
+command -v "$GO" >/dev/null || missing+=("go (the version go.mod names, for luau-build/rewrite)")
 if [ ${#missing[@]} -gt 0 ]; then
   echo "build.sh: missing: ${missing[*]}" >&2
   echo "build.sh: on Debian bookworm: apt-get install clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32" >&2
@@ -106,7 +112,11 @@ if [ "${TOOLSCRIPT_WASM_OPT:-0}" = 1 ]; then
   optimiser="$("$WASM_OPT" --version) -O2"
 fi
 
-cp "$work/luau.wasm" "$out_dir/luau.wasm"
+# The function table filled on demand: see docs/architecture.md.
+clang_sum=$(sha256sum "$work/luau.wasm" | cut -d' ' -f1)
+(cd "$top" && "$GO" run ./luau-build/rewrite "$work/luau.wasm" "$work/luau.lazy.wasm")
+
+cp "$work/luau.lazy.wasm" "$out_dir/luau.wasm"
 sum=$(sha256sum "$out_dir/luau.wasm" | cut -d' ' -f1)
 pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
 {
@@ -120,6 +130,9 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
   echo "optimiser: $optimiser"
   echo "cflags: $(printf '%s ' "${cflags[@]}" | sed "s|$work|\$WORK|g; s|$here|luau-build|g")"
   echo "ldflags: ${ldflags[*]}"
+  echo "clang_size_bytes: $(stat -c %s "$work/luau.wasm")"
+  echo "clang_sha256: $clang_sum"
+  echo "rewrite: luau-build/rewrite (internal/wasmrewrite.LazyTable: the function table filled on demand)"
   echo "size_bytes: $(stat -c %s "$out_dir/luau.wasm")"
   echo "sha256: $sum"
 } > "$out_dir/PROVENANCE"

@@ -6,9 +6,9 @@ import (
 )
 
 // tableModes are the two ways an instance's function table can be
-// filled, which the benchmarks compare in one run: on demand
-// (withLazyTable, what runtimes do) and at instantiation (the module as
-// built).
+// filled, which the benchmarks compare in one run: on demand (the module
+// as built, what runtimes do) and at instantiation (wasmrewrite.EagerTable:
+// the module as clang links it asks that).
 var tableModes = []struct {
 	name  string
 	eager bool
@@ -103,4 +103,17 @@ func BenchmarkExecuteReady(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLoadModule measures what New does to the module's bytes before
+// compiling them, once in every process: finding that the embedded module
+// fills its function table on demand already, and lifting out its data
+// segments (where instances start from a template).
+func BenchmarkLoadModule(b *testing.B) {
+	for b.Loop() {
+		var r Runtime
+		if _, err := r.loadModule(Config{}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

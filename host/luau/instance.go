@@ -218,7 +218,7 @@ func (inst *instance) write(ctx context.Context, data []byte) (uint32, error) {
 // with the module's ts_table_used; nil if it has none. It writes them into
 // the input buffer, which the instance needs no more: it is used.
 func (inst *instance) tableUsed(ctx context.Context) []uint32 {
-	fn := inst.mod.ExportedFunction(exportTableUsed)
+	fn := inst.mod.ExportedFunction(tableExports.Used)
 	if fn == nil {
 		return nil
 	}
@@ -257,7 +257,7 @@ func (inst *instance) fillTable(ctx context.Context, indices []uint32) error {
 	for k, i := range indices {
 		binary.LittleEndian.PutUint32(buf[4*k:], i)
 	}
-	fn, err := exported(inst.mod, exportTableFill)
+	fn, err := exported(inst.mod, tableExports.Fill)
 	if err == nil {
 		if _, err = fn.Call(ctx, uint64(inst.inputAddr), uint64(len(indices))); err != nil {
 			err = fmt.Errorf("luau: filling the function table: %w", err)

@@ -30,6 +30,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/toolscript/toolscript/internal/wasmrewrite"
 	"github.com/toolscript/toolscript/wasm"
 
 	"github.com/toolscript/toolscript/host/cachedir"
@@ -59,15 +60,16 @@ type Config struct {
 	PoolSize int
 	// Module is the Luau module to run. Nil means the embedded wasm.Binary;
 	// another build of luau-build (different flags, say) can be measured
-	// against it.
+	// against it. Its function table is made to fill on demand at load
+	// when it does not already (loadModule).
 	Module []byte
 	// SDK lists the functions of every script's sdk table; nil leaves it
 	// empty. Scripts call them through Script.SDK.
 	SDK *sdkcall.Manifest
 
-	// eagerTable keeps the module's function table filled at
-	// instantiation, as the module asks (tests and benchmarks measure
-	// withLazyTable against it).
+	// eagerTable has the module's function table filled at instantiation,
+	// as clang's output asks (wasmrewrite.EagerTable: tests and benchmarks
+	// measure the table filled on demand against it).
 	eagerTable bool
 }
 
@@ -96,13 +98,14 @@ type Runtime struct {
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
 	// liftedData says that the compiled module's active data segments were
-	// taken out of it (withoutActiveData): instantiating it writes nothing
-	// into memory, the first instance gets dataSegments written by the host
-	// and the later ones start from the image's memory template.
+	// taken out of it (wasmrewrite.WithoutActiveData): instantiating it
+	// writes nothing into memory, the first instance gets dataSegments
+	// written by the host and the later ones start from the image's memory
+	// template.
 	liftedData   bool
-	dataSegments []dataSegment
+	dataSegments []wasmrewrite.DataSegment
 	// lazyTable says that the compiled module fills its function table on
-	// demand (withLazyTable).
+	// demand (wasmrewrite.LazyTable).
 	lazyTable bool
 	// sdk is the current sdk manifest and the image instances start from
 	// (Config.SDK, then SetSDK).
@@ -137,17 +140,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	r.sdk.Store(v)
-	module := cfg.Module
-	if module == nil {
-		module = wasm.Binary
-	}
-	if templatesSupported {
-		if stripped, segments, err := withoutActiveData(module); err == nil {
-			module, r.dataSegments, r.liftedData = stripped, segments, true
-		}
-	}
-	if lazy, err := withLazyTable(module); err == nil && !cfg.eagerTable {
-		module, r.lazyTable = lazy, true
+	module, err := r.loadModule(cfg)
+	if err != nil {
+		return nil, err
 	}
 	compiled, err := r.compileCached(ctx, rtConfig, module, cfg)
 	if err != nil {
@@ -174,6 +169,37 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		r.startPool(cfg.PoolSize)
 	}
 	return r, nil
+}
+
+// tableExports are the exports of a module whose function table is filled
+// on demand.
+var tableExports = wasmrewrite.TableExports{Fill: wasm.TableFillExport, Used: wasm.TableUsedExport}
+
+// loadModule returns the bytes of the module to compile, and notes in r
+// what they are. wasm.Binary fills its function table on demand already
+// (luau-build/build.sh rewrote it); another module (Config.Module) is
+// rewritten here when it can be, and used as it is otherwise. Where
+// instances start from a memory template, the contents of the active data
+// segments are lifted out, for the host to write into the first instance.
+func (r *Runtime) loadModule(cfg Config) ([]byte, error) {
+	module := cfg.Module
+	if module == nil {
+		module = wasm.Binary
+	}
+	module, r.lazyTable = wasmrewrite.EnsureLazyTable(module, tableExports)
+	if cfg.eagerTable && r.lazyTable {
+		eager, err := wasmrewrite.EagerTable(module)
+		if err != nil {
+			return nil, fmt.Errorf("luau: filling the function table at instantiation: %w", err)
+		}
+		module, r.lazyTable = eager, false
+	}
+	if templatesSupported {
+		if stripped, segments, err := wasmrewrite.WithoutActiveData(module); err == nil {
+			module, r.dataSegments, r.liftedData = stripped, segments, true
+		}
+	}
+	return module, nil
 }
 
 // compileCached makes the wazero runtime and compiles module, with the
@@ -521,9 +547,9 @@ func (r *Runtime) makeImage(ctx context.Context, v *sdkVariant, inst *instance, 
 	fresh, _ := mod.Memory().Read(0, mod.Memory().Size())
 	fresh = bytes.Clone(fresh)
 	for _, seg := range r.dataSegments {
-		if !mod.Memory().Write(seg.offset, seg.data) {
+		if !mod.Memory().Write(seg.Offset, seg.Data) {
 			mod.Close(ctx)
-			return nil, fmt.Errorf("luau: a data segment of %d bytes at %d is out of the memory's bounds", len(seg.data), seg.offset)
+			return nil, fmt.Errorf("luau: a data segment of %d bytes at %d is out of the memory's bounds", len(seg.Data), seg.Offset)
 		}
 	}
 	if err := inst.initialize(withInstance(ctx, inst), mod, v.manifest); err != nil {

@@ -1,4 +1,4 @@
-package luau
+package wasmrewrite
 
 import (
 	"bytes"
@@ -68,14 +68,14 @@ func instantiateBytes(t *testing.T, module []byte) api.Module {
 func TestLazyTableCallsGoWhereTheyWent(t *testing.T) {
 	ctx := context.Background()
 	original := tableModule(nil)
-	lazy, err := withLazyTable(original)
+	lazy, err := LazyTable(original, testExports)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before, after := instantiateBytes(t, original), instantiateBytes(t, lazy)
 	used := func() []uint32 {
 		t.Helper()
-		res, err := after.ExportedFunction(exportTableUsed).Call(ctx, 0, 16)
+		res, err := after.ExportedFunction(testExports.Used).Call(ctx, 0, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,16 +103,34 @@ func TestLazyTableCallsGoWhereTheyWent(t *testing.T) {
 	fresh := instantiateBytes(t, lazy)
 	after = fresh
 	fresh.Memory().Write(64, binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 3), 1))
-	if _, err := fresh.ExportedFunction(exportTableFill).Call(ctx, 64, 2); err != nil {
+	if _, err := fresh.ExportedFunction(testExports.Fill).Call(ctx, 64, 2); err != nil {
 		t.Fatal(err)
 	}
 	if got := used(); !slices.Equal(got, []uint32{1, 3}) {
 		t.Errorf("filled entries after ts_table_fill(3, 1): %v, want [1 3]", got)
 	}
-	if res, err := fresh.ExportedFunction(exportTableUsed).Call(ctx, 0, 1); err != nil {
+	if res, err := fresh.ExportedFunction(testExports.Used).Call(ctx, 0, 1); err != nil {
 		t.Fatal(err)
 	} else if res[0] != 1 {
 		t.Errorf("ts_table_used with room for 1 wrote %d", res[0])
+	}
+
+	// EagerTable: the segment fills the table at instantiation again, and
+	// the guarded calls still go where they went.
+	eager, err := EagerTable(lazy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after = instantiateBytes(t, eager)
+	if got := used(); !slices.Equal(got, []uint32{1, 2, 3}) {
+		t.Errorf("EagerTable: a new instance has entries %v filled, want [1 2 3]", got)
+	}
+	for _, i := range []uint64{2, 1, 3, 0, 4, 0xffffffff} {
+		want, wantErr := before.ExportedFunction("call").Call(ctx, i)
+		got, gotErr := after.ExportedFunction("call").Call(ctx, i)
+		if (wantErr != nil) != (gotErr != nil) || (wantErr == nil && got[0] != want[0]) {
+			t.Errorf("EagerTable: call(%d) = %v, %v; before the rewrite %v, %v", i, got, gotErr, want, wantErr)
+		}
 	}
 }
 
@@ -148,8 +166,8 @@ func TestLazyTableLeavesAlone(t *testing.T) {
 		{"a tail call", map[byte][]byte{sectionCode: body(opLocalGet, 0, 0x13, 0, 0, opEnd)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := withLazyTable(tableModule(tc.parts)); !errors.Is(err, errUnsupportedTable) {
-				t.Errorf("got %v, want errUnsupportedTable", err)
+			if _, err := LazyTable(tableModule(tc.parts), testExports); !errors.Is(err, ErrUnsupportedTable) {
+				t.Errorf("got %v, want ErrUnsupportedTable", err)
 			}
 		})
 	}
@@ -162,67 +180,80 @@ func TestLazyTableLeavesAlone(t *testing.T) {
 		{"a truncated section", tableModule(nil)[:40]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := withLazyTable(tc.module); err == nil || errors.Is(err, errUnsupportedTable) {
+			if _, err := LazyTable(tc.module, testExports); err == nil || errors.Is(err, ErrUnsupportedTable) {
 				t.Errorf("got %v, want an error about the module", err)
 			}
 		})
 	}
 }
 
-// TestLazyTableOnLuau checks the rewrite of the real module: it applies,
-// the result compiles, every call_indirect is guarded, and the segment
-// became one declarative segment naming the same functions.
+// testExports are the names the tests give the added exports.
+var testExports = TableExports{Fill: "fill_table", Used: "table_used"}
+
+// luauExports are the names luau-build/build.sh gives them.
+var luauExports = TableExports{Fill: wasm.TableFillExport, Used: wasm.TableUsedExport}
+
+// TestLazyTableOnLuau checks the committed module, which
+// luau-build/build.sh rewrote: it carries the added exports, it compiles,
+// every call_indirect is guarded, the element section is one declarative
+// segment naming the functions of the original segments (which EagerTable
+// restores), and a second rewrite is refused.
 func TestLazyTableOnLuau(t *testing.T) {
-	lazy, err := withLazyTable(wasm.Binary)
+	lazy := wasm.Binary
+	if ok, err := HasTableExports(lazy, luauExports); err != nil || !ok {
+		t.Fatalf("wasm/luau.wasm does not export %s and %s (%v): run luau-build/build.sh", luauExports.Fill, luauExports.Used, err)
+	}
+	if _, err := LazyTable(lazy, luauExports); !errors.Is(err, ErrUnsupportedTable) {
+		t.Errorf("rewriting the rewritten module: got %v, want ErrUnsupportedTable", err)
+	}
+	eager, err := EagerTable(lazy)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
-	if _, err := rt.CompileModule(ctx, lazy); err != nil {
-		t.Fatalf("the rewritten module does not compile: %v", err)
-	}
-	var m, n lazyModule
-	m.codeIndex, n.codeIndex = -1, -1
-	for _, x := range []struct {
-		module []byte
-		into   *lazyModule
-	}{{wasm.Binary, &m}, {lazy, &n}} {
-		r := wasmReader{b: x.module, pos: len(wasmHeader)}
-		for r.pos < len(r.b) {
-			id, _ := r.byte()
-			content, err := r.bytes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			x.into.sections = append(x.into.sections, rawSection{id: id, content: content})
-			if id != sectionElement {
-				if err := x.into.read(id, content); err != nil && x.into == &m {
-					t.Fatal(err)
-				}
-			}
+	for _, module := range [][]byte{lazy, eager} {
+		if _, err := rt.CompileModule(ctx, module); err != nil {
+			t.Fatalf("the module does not compile: %v", err)
 		}
 	}
-	fill := m.importedFuncs + m.funcs + addedFill
-	indirect, _ := callIndirects(t, m.sections[m.codeIndex].content, 0)
-	indirectAfter, guarded := callIndirects(t, n.sections[n.codeIndex].content, fill)
-	if indirect < 100 || guarded != indirect || indirectAfter != indirect {
-		t.Errorf("the module has %d call_indirect; the rewrite %d, %d of them guarded", indirect, indirectAfter, guarded)
+	original, rewritten := readSections(t, eager), readSections(t, lazy)
+	fill := rewritten.importedFuncs + rewritten.funcs - addedFunctions + addedFill
+	indirect, guarded := callIndirects(t, rewritten.sections[rewritten.codeIndex].content, fill)
+	if indirect < 100 || guarded != indirect {
+		t.Errorf("the module has %d call_indirect, %d of them guarded", indirect, guarded)
 	}
 	var elements []byte
-	for _, s := range n.sections {
+	for _, s := range rewritten.sections {
 		if s.id == sectionElement {
 			elements = s.content
 		}
 	}
-	if !bytes.Equal(elements, m.declarativeElementsOf(t)) {
+	if !bytes.Equal(elements, original.declarativeElementsOf(t)) {
 		t.Error("the element section is not one declarative segment of the table's functions")
 	}
 }
 
+// readSections reads module's sections, and what LazyTable reads of
+// them but the element section.
+func readSections(t *testing.T, module []byte) *lazyModule {
+	t.Helper()
+	m := &lazyModule{codeIndex: -1, names: testExports}
+	if err := eachSection(module, func(id byte, content []byte) error {
+		m.sections = append(m.sections, rawSection{id: id, content: content})
+		if id != sectionElement && id != sectionCustom {
+			return m.read(id, content)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // declarativeElementsOf reads m's element section and returns the
-// declarative segment withLazyTable makes of it.
+// declarative segment LazyTable makes of it.
 func (m *lazyModule) declarativeElementsOf(t *testing.T) []byte {
 	t.Helper()
 	for _, s := range m.sections {
@@ -295,9 +326,9 @@ func callIndirects(t *testing.T, code []byte, fill uint32) (all, guarded int) {
 	return all, guarded
 }
 
-// FuzzWithLazyTable checks that the rewrite never panics, and that a
+// FuzzLazyTable checks that the rewrite never panics, and that a
 // module wazero compiles stays one it compiles.
-func FuzzWithLazyTable(f *testing.F) {
+func FuzzLazyTable(f *testing.F) {
 	f.Add(tableModule(nil))
 	f.Add(tableModule(map[byte][]byte{sectionElement: {2, 0, opI32Const, 1, opEnd, 1, 0, 2, 0, opI32Const, 3, opEnd, 0, 1, 2}}))
 	f.Add(tableModule(map[byte][]byte{sectionElement: {1, 2, 0, opI32Const, 0, opEnd, 0, 2, 2, 1}}))
@@ -305,7 +336,7 @@ func FuzzWithLazyTable(f *testing.F) {
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, module []byte) {
-		out, err := withLazyTable(module)
+		out, err := LazyTable(module, testExports)
 		if err != nil {
 			return
 		}
@@ -315,45 +346,20 @@ func FuzzWithLazyTable(f *testing.F) {
 		if _, err := rt.CompileModule(ctx, out); err != nil {
 			t.Fatalf("the module compiles, its rewrite does not: %v", err)
 		}
+		if ok, err := HasTableExports(out, testExports); !ok || err != nil {
+			t.Fatalf("the rewrite does not carry its exports: %v, %v", ok, err)
+		}
+		if again, lazy := EnsureLazyTable(out, testExports); !lazy || !bytes.Equal(again, out) {
+			t.Fatal("EnsureLazyTable rewrote a rewritten module")
+		}
+		eager, err := EagerTable(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.CompileModule(ctx, eager); err != nil {
+			t.Fatalf("the module compiles, EagerTable of its rewrite does not: %v", err)
+		}
 	})
-}
-
-// TestTableHotFilledAhead checks that the runtime learns which entries of
-// the table an execution fills, that each new instance has them filled
-// before it waits in the pool, and that an execution then fills the
-// others it needs on its own.
-func TestTableHotFilledAhead(t *testing.T) {
-	ctx := context.Background()
-	rt, err := New(ctx, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
-	if !rt.lazyTable {
-		t.Fatal("the Luau module's table is filled when an instance is made")
-	}
-	first, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.close()
-	hot := rt.sdk.Load().image.tableHot
-	if len(hot) < 5 || len(hot) > 100 {
-		t.Fatalf("an execution of %q fills %d entries of the table: %v", warmUpScript, len(hot), hot)
-	}
-	inst, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := inst.tableUsed(ctx); !slices.Equal(got, hot) {
-		t.Errorf("a new instance has entries %v filled, want %v", got, hot)
-	}
-	inst.close()
-
-	res := rt.Execute(ctx, Script{Source: []byte(`return string.format("%d", #table.concat({"a", "b"})) .. tostring(math.floor(2.5))`)})
-	if res.Error != nil || string(res.Value) != `"22"` {
-		t.Fatalf("execution: %s, %+v", res.Value, res.Error)
-	}
 }
 
 // FuzzCallIndirectSites checks the inline reading of instructions against

@@ -1,17 +1,16 @@
-package luau
+package wasmrewrite
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 )
 
-// dataSegment is an active data segment of a module: data written at
-// offset of memory 0 when the module is instantiated.
-type dataSegment struct {
-	offset uint32
-	data   []byte
+// DataSegment is an active data segment of a module: Data written at
+// Offset of memory 0 when the module is instantiated.
+type DataSegment struct {
+	Offset uint32
+	Data   []byte
 }
 
 // wasmHeader is the magic number and version 1 that begin a module.
@@ -23,12 +22,12 @@ const (
 	opEnd       = 0x0b
 )
 
-// errUnsupportedData is returned for a module whose data segments
-// withoutActiveData cannot lift out (an offset that is not a constant,
+// ErrUnsupportedData is returned for a module whose data segments
+// WithoutActiveData cannot lift out (an offset that is not a constant,
 // another memory than the first).
-var errUnsupportedData = errors.New("luau: a data segment's offset is not a constant of memory 0")
+var ErrUnsupportedData = errors.New("wasmrewrite: a data segment's offset is not a constant of memory 0")
 
-// withoutActiveData returns module with the contents of its active data
+// WithoutActiveData returns module with the contents of its active data
 // segments removed, and those contents: instantiating the result writes
 // nothing into the linear memory, which then gets the segments from
 // elsewhere (a copy-on-write mapping of an initialised memory). Every
@@ -37,80 +36,68 @@ var errUnsupportedData = errors.New("luau: a data segment's offset is not a cons
 // segment keeps its offset and gets zero bytes. Everything else is copied
 // unchanged. A malformed module is an error, as is an active segment whose
 // offset is not an i32.const on memory 0.
-func withoutActiveData(module []byte) ([]byte, []dataSegment, error) {
-	if !bytes.HasPrefix(module, wasmHeader) {
-		return nil, nil, errors.New("luau: not a WebAssembly module (version 1)")
-	}
+func WithoutActiveData(module []byte) ([]byte, []DataSegment, error) {
 	out := make([]byte, 0, len(module))
 	out = append(out, wasmHeader...)
-	var segments []dataSegment
+	var segments []DataSegment
 	seenData := false
-	r := wasmReader{b: module, pos: len(wasmHeader)}
-	for r.pos < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return nil, nil, err
-		}
-		content, err := r.bytes()
-		if err != nil {
-			return nil, nil, fmt.Errorf("luau: section %d: %w", id, err)
-		}
+	err := eachSection(module, func(id byte, content []byte) error {
 		if id != sectionData {
-			out = append(out, id)
-			out = binary.AppendUvarint(out, uint64(len(content)))
-			out = append(out, content...)
-			continue
+			out = appendSection(out, id, content)
+			return nil
 		}
 		if seenData {
-			return nil, nil, errors.New("luau: more than one data section")
+			return errors.New("more than one data section")
 		}
 		seenData = true
 		stripped, segs, err := stripDataSection(content)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		segments = segs
-		out = append(out, id)
-		out = binary.AppendUvarint(out, uint64(len(stripped)))
-		out = append(out, stripped...)
+		out = appendSection(out, id, stripped)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, segments, nil
 }
 
 // stripDataSection rewrites the contents of a data section.
-func stripDataSection(section []byte) ([]byte, []dataSegment, error) {
+func stripDataSection(section []byte) ([]byte, []DataSegment, error) {
 	r := wasmReader{b: section}
 	count, err := r.u32()
 	if err != nil {
-		return nil, nil, fmt.Errorf("luau: data section: %w", err)
+		return nil, nil, fmt.Errorf("%w", err)
 	}
 	out := binary.AppendUvarint(make([]byte, 0, 16+int(min(count, 1<<16))*8), uint64(count))
-	var segments []dataSegment
+	var segments []DataSegment
 	for i := range count {
 		flag, err := r.u32()
 		if err != nil {
-			return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+			return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 		}
 		switch flag {
 		case 0, 2:
 			if flag == 2 {
 				mem, err := r.u32()
 				if err != nil {
-					return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+					return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 				}
 				if mem != 0 {
-					return nil, nil, errUnsupportedData
+					return nil, nil, ErrUnsupportedData
 				}
 			}
 			offset, err := r.constOffset()
 			if err != nil {
-				return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
 			data, err := r.bytes()
 			if err != nil {
-				return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
-			segments = append(segments, dataSegment{offset: offset, data: data})
+			segments = append(segments, DataSegment{Offset: offset, Data: data})
 			// Active on memory 0 at offset, with no bytes.
 			out = append(out, 0, opI32Const)
 			out = appendSLEB128(out, int32(offset))
@@ -118,16 +105,16 @@ func stripDataSection(section []byte) ([]byte, []dataSegment, error) {
 		case 1:
 			start := r.pos
 			if _, err := r.bytes(); err != nil {
-				return nil, nil, fmt.Errorf("luau: data segment %d: %w", i, err)
+				return nil, nil, fmt.Errorf("data segment %d: %w", i, err)
 			}
 			out = append(out, 1)
 			out = append(out, section[start:r.pos]...)
 		default:
-			return nil, nil, fmt.Errorf("luau: data segment %d has unknown kind %d", i, flag)
+			return nil, nil, fmt.Errorf("data segment %d has unknown kind %d", i, flag)
 		}
 	}
 	if r.pos != len(section) {
-		return nil, nil, errors.New("luau: data section has bytes after its segments")
+		return nil, nil, errors.New("bytes after the segments")
 	}
 	return out, segments, nil
 }
@@ -230,14 +217,14 @@ func (r *wasmReader) constOffset() (uint32, error) {
 		return 0, err
 	}
 	if op != opI32Const {
-		return 0, errUnsupportedData
+		return 0, ErrUnsupportedData
 	}
 	v, err := r.i32()
 	if err != nil {
 		return 0, err
 	}
 	if end, err := r.byte(); err != nil || end != opEnd {
-		return 0, errUnsupportedData
+		return 0, ErrUnsupportedData
 	}
 	return uint32(v), nil
 }

@@ -1,4 +1,4 @@
-package luau
+package wasmrewrite
 
 import (
 	"encoding/binary"
@@ -11,24 +11,37 @@ import (
 	"sync"
 )
 
-// withLazyTable returns module changed so that its function table is
-// filled on demand instead of when an instance is created.
+// TableExports names the two functions LazyTable adds to a module and
+// exports, which let the host see and fill the table ahead:
+//   - Used(out, capacity i32) i32 writes, at out, the indices of the
+//     table's filled entries, at most capacity of them, and returns how
+//     many;
+//   - Fill(list, n i32) fills the n entries whose indices are at list.
 //
-// A C or C++ module keeps every function whose address is taken (Luau's
-// library functions, its fast-call builtins, the compiler's virtual
-// methods) in one table, which an active element segment fills at
-// instantiation: wazero then makes a function reference for each of the
-// 700 entries, which is about half of what creating an instance costs,
-// although a script calls a few dozen of them. In the result the table
-// starts empty (the segment becomes declarative, so that ref.func may name
-// its functions), and every call_indirect is preceded by an inline guard
-// (rewriteBody): when the entry it is about to call is still empty, an
-// added function, fill, stores there with ref.func and table.set the
-// function the segment had put there. The table holds the same function at
-// the same index when it is called as it did before, so calls go where
-// they went; an index the segment left empty, or one outside the table,
-// traps in call_indirect or table.get as it did. Two added exports let the
-// host see and fill the table ahead (exportTableUsed, exportTableFill).
+// Their presence marks a module LazyTable has rewritten (HasTableExports).
+type TableExports struct {
+	Fill, Used string
+}
+
+// LazyTable returns module changed so that its function table is filled
+// on demand instead of when an instance is created.
+//
+// A C or C++ module keeps every function whose address is taken (a
+// library's functions, an interpreter's builtins, virtual methods) in one
+// table, which an active element segment fills at instantiation: wazero
+// then makes a function reference for each entry, which can be half of
+// what creating an instance costs, although a short run calls a few of
+// them. In the result the table starts empty (the segment becomes
+// declarative, so that ref.func may name its functions), and every
+// call_indirect is preceded by an inline guard (rewriteBody): when the
+// entry it is about to call is still empty, an added function, fill,
+// stores there with ref.func and table.set the function the segment had
+// put there. The table holds the same function at the same index when it
+// is called as it did before, so calls go where they went; an index the
+// segment left empty, or one outside the table, traps in call_indirect or
+// table.get as it did. Two added exports, named by exports, let the host
+// see and fill the table ahead. The original element section is kept in
+// a custom section, from which EagerTable restores it.
 //
 // Only a module whose table nothing else reads or changes is rewritten:
 // one funcref table, defined by the module and not exported, one memory,
@@ -38,34 +51,25 @@ import (
 // table.init, ref.func, ...) besides call_indirect on that table. The
 // function bodies are read instruction by instruction; an instruction this
 // reader does not know (SIMD, threads, exception handling, tail calls) is
-// errUnsupportedTable, as is any of the above, and the module is then
-// used as it is.
-func withLazyTable(module []byte) ([]byte, error) {
-	if len(module) < len(wasmHeader) || string(module[:len(wasmHeader)]) != string(wasmHeader) {
-		return nil, errors.New("luau: not a WebAssembly module (version 1)")
+// ErrUnsupportedTable, as is any of the above, and the module is then
+// to be used as it is.
+func LazyTable(module []byte, exports TableExports) ([]byte, error) {
+	if exports.Fill == "" || exports.Used == "" || exports.Fill == exports.Used {
+		return nil, fmt.Errorf("wasmrewrite: the added exports need two different names, not %q and %q", exports.Fill, exports.Used)
 	}
-	m := lazyModule{codeIndex: -1}
-	r := wasmReader{b: module, pos: len(wasmHeader)}
-	for r.pos < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		content, err := r.bytes()
-		if err != nil {
-			return nil, fmt.Errorf("luau: section %d: %w", id, err)
-		}
+	m := lazyModule{codeIndex: -1, names: exports}
+	if err := eachSection(module, func(id byte, content []byte) error {
 		m.sections = append(m.sections, rawSection{id: id, content: content})
-		if err := m.read(id, content); err != nil {
-			return nil, err
-		}
+		return m.read(id, content)
+	}); err != nil {
+		return nil, err
 	}
 	if m.tables != 1 || m.memories != 1 || !m.hasExports || len(m.entries) == 0 || m.codeIndex < 0 {
-		return nil, errUnsupportedTable
+		return nil, ErrUnsupportedTable
 	}
 	m.indices = slices.Sorted(maps.Keys(m.entries))
 	if m.indices[len(m.indices)-1]-m.indices[0] >= maxLazyTable {
-		return nil, errUnsupportedTable
+		return nil, ErrUnsupportedTable
 	}
 	return m.write()
 }
@@ -74,10 +78,11 @@ func withLazyTable(module []byte) ([]byte, error) {
 // has one case per index.
 const maxLazyTable = 1 << 16
 
-// errUnsupportedTable is returned for a module withLazyTable leaves alone.
-var errUnsupportedTable = errors.New("luau: the module's function table cannot be filled on demand")
+// ErrUnsupportedTable is returned for a module LazyTable leaves alone.
+var ErrUnsupportedTable = errors.New("wasmrewrite: the module's function table cannot be filled on demand")
 
 const (
+	sectionCustom   = 0
 	sectionType     = 1
 	sectionImport   = 2
 	sectionFunction = 3
@@ -96,9 +101,11 @@ type rawSection struct {
 	content []byte
 }
 
-// lazyModule is what withLazyTable reads of a module.
+// lazyModule is what LazyTable reads of a module.
 type lazyModule struct {
 	sections []rawSection
+	// names are the exports to add.
+	names TableExports
 	// types, importedFuncs, funcs and exports count the type section's
 	// types, the imported functions, the function section's functions and
 	// the exports.
@@ -114,6 +121,9 @@ type lazyModule struct {
 	// indices are its keys in order.
 	entries map[uint32]uint32
 	indices []uint32
+	// elements is the element section's content, which the rewrite keeps
+	// in a custom section (EagerTable).
+	elements []byte
 	// hasExports says that the module has an export section, which the
 	// added exports join.
 	hasExports bool
@@ -139,17 +149,18 @@ func (m *lazyModule) read(id byte, content []byte) error {
 		m.memories += int(n)
 	case sectionExport:
 		m.hasExports = true
-		m.exports, err = checkTableNotExported(&r)
+		m.exports, err = m.checkTableNotExported(&r)
 	case sectionElement:
 		err = m.readElements(&r)
 	case sectionCode:
 		if m.codeIndex >= 0 {
-			return errUnsupportedTable
+			return ErrUnsupportedTable
 		}
 		m.codeIndex = len(m.sections) - 1
-	}
-	if err != nil && !errors.Is(err, errUnsupportedTable) {
-		return fmt.Errorf("luau: section %d: %w", id, err)
+	case sectionCustom:
+		if name, _ := r.bytes(); string(name) == eagerElementsSection {
+			return ErrUnsupportedTable // rewritten already
+		}
 	}
 	return err
 }
@@ -162,7 +173,7 @@ func (m *lazyModule) readTypes(r *wasmReader) error {
 	m.types = n
 	for range n {
 		if form, err := r.byte(); err != nil || form != 0x60 {
-			return errUnsupportedTable // not a function type
+			return ErrUnsupportedTable // not a function type
 		}
 		params, err := r.bytes() // one byte a value type, in 1.0
 		if err != nil {
@@ -215,7 +226,7 @@ func (m *lazyModule) readImports(r *wasmReader) error {
 			m.importedFuncs++
 			_, err = r.u32()
 		case externTable: // the table would be shared: leave it alone
-			return errUnsupportedTable
+			return ErrUnsupportedTable
 		case 2: // memory: limits
 			m.memories++
 			err = r.limits()
@@ -225,7 +236,7 @@ func (m *lazyModule) readImports(r *wasmReader) error {
 				_, err = r.byte()
 			}
 		default:
-			return errUnsupportedTable
+			return ErrUnsupportedTable
 		}
 		if err != nil {
 			return err
@@ -240,10 +251,10 @@ func (m *lazyModule) readTables(r *wasmReader) error {
 		return err
 	}
 	if n != 1 {
-		return errUnsupportedTable
+		return ErrUnsupportedTable
 	}
 	if t, err := r.byte(); err != nil || t != refTypeFuncref {
-		return errUnsupportedTable
+		return ErrUnsupportedTable
 	}
 	m.tables++
 	return r.limits()
@@ -251,7 +262,7 @@ func (m *lazyModule) readTables(r *wasmReader) error {
 
 // checkTableNotExported reads the export section, and returns how many
 // exports it has.
-func checkTableNotExported(r *wasmReader) (uint32, error) {
+func (m *lazyModule) checkTableNotExported(r *wasmReader) (uint32, error) {
 	n, err := r.u32()
 	if err != nil {
 		return 0, err
@@ -268,8 +279,8 @@ func checkTableNotExported(r *wasmReader) (uint32, error) {
 		if _, err := r.u32(); err != nil {
 			return 0, err
 		}
-		if kind == externTable || string(name) == exportTableFill || string(name) == exportTableUsed {
-			return 0, errUnsupportedTable
+		if kind == externTable || string(name) == m.names.Fill || string(name) == m.names.Used {
+			return 0, ErrUnsupportedTable
 		}
 	}
 	return n, nil
@@ -292,20 +303,20 @@ func (m *lazyModule) readElements(r *wasmReader) error {
 		case 0:
 		case 2:
 			if table, err := r.u32(); err != nil || table != 0 {
-				return errUnsupportedTable
+				return ErrUnsupportedTable
 			}
 		default:
-			return errUnsupportedTable
+			return ErrUnsupportedTable
 		}
 		offset, err := r.constOffset()
-		if errors.Is(err, errUnsupportedData) {
-			return errUnsupportedTable
+		if errors.Is(err, ErrUnsupportedData) {
+			return ErrUnsupportedTable
 		} else if err != nil {
 			return err
 		}
 		if kind == 2 {
 			if elemKind, err := r.byte(); err != nil || elemKind != 0 {
-				return errUnsupportedTable
+				return ErrUnsupportedTable
 			}
 		}
 		count, err := r.u32()
@@ -320,6 +331,7 @@ func (m *lazyModule) readElements(r *wasmReader) error {
 			m.entries[offset+i] = fn
 		}
 	}
+	m.elements = r.b
 	return nil
 }
 
@@ -330,7 +342,7 @@ func (r *wasmReader) limits() error {
 		return err
 	}
 	if flags > 1 {
-		return errUnsupportedTable // shared or 64-bit
+		return ErrUnsupportedTable // shared or 64-bit
 	}
 	if _, err := r.u32(); err != nil {
 		return err
@@ -341,22 +353,12 @@ func (r *wasmReader) limits() error {
 	return err
 }
 
-// The functions withLazyTable adds, in this order after the module's own.
+// The functions LazyTable adds, in this order after the module's own.
 const (
 	addedFill      = iota // fill(i i32)
-	addedTableFill        // exported: ts_table_fill(list, n i32)
-	addedTableUsed        // exported: ts_table_used(out, capacity i32) i32
+	addedTableFill        // exported as TableExports.Fill: (list, n i32)
+	addedTableUsed        // exported as TableExports.Used: (out, capacity i32) i32
 	addedFunctions
-)
-
-// The added exports. ts_table_used writes, at out, the indices of the
-// table's filled entries, at most capacity of them, and returns how many;
-// ts_table_fill fills the n entries whose indices are at list: the host
-// learns what an execution uses with the one and fills it ahead with the
-// other (Runtime.learnHot, image.tableHot).
-const (
-	exportTableFill = "ts_table_fill"
-	exportTableUsed = "ts_table_used"
 )
 
 // write returns the rewritten module.
@@ -398,7 +400,7 @@ func (m *lazyModule) write() ([]byte, error) {
 			for _, e := range []struct {
 				name string
 				fn   uint32
-			}{{exportTableFill, addedTableFill}, {exportTableUsed, addedTableUsed}} {
+			}{{m.names.Fill, addedTableFill}, {m.names.Used, addedTableUsed}} {
 				exports = binary.AppendUvarint(exports, uint64(len(e.name)))
 				exports = append(exports, e.name...)
 				exports = binary.AppendUvarint(append(exports, 0), uint64(first+e.fn))
@@ -407,11 +409,9 @@ func (m *lazyModule) write() ([]byte, error) {
 		case s.id == sectionElement:
 			content = m.declarativeElements()
 		}
-		out = append(out, s.id)
-		out = binary.AppendUvarint(out, uint64(len(content)))
-		out = append(out, content...)
+		out = appendSection(out, s.id, content)
 	}
-	return out, nil
+	return appendSection(out, sectionCustom, customSection(eagerElementsSection, m.elements)), nil
 }
 
 // recount returns a vector section's content with its count set to n and
@@ -532,26 +532,25 @@ func (m *lazyModule) tableUsedBody() []byte {
 
 // rewriteCode returns the code section with every call_indirect guarded
 // (rewriteBody), and the added bodies appended. The bodies are rewritten
-// in as many runs, at once, as the process has processors: this runs
-// when every process starts.
+// in as many runs, at once, as the process has processors.
 func (m *lazyModule) rewriteCode(fill uint32, added [][]byte) ([]byte, error) {
 	section := m.sections[m.codeIndex].content
 	r := wasmReader{b: section}
 	n, err := r.u32()
 	if err != nil {
-		return nil, fmt.Errorf("luau: code section: %w", err)
+		return nil, fmt.Errorf("wasmrewrite: code section: %w", err)
 	}
 	if n != m.funcs {
-		return nil, fmt.Errorf("luau: %d function bodies for %d functions", n, m.funcs)
+		return nil, fmt.Errorf("wasmrewrite: %d function bodies for %d functions", n, m.funcs)
 	}
 	bodies := make([][]byte, n)
 	for i := range bodies {
 		if bodies[i], err = r.bytes(); err != nil {
-			return nil, fmt.Errorf("luau: function body %d: %w", i, err)
+			return nil, fmt.Errorf("wasmrewrite: function body %d: %w", i, err)
 		}
 	}
 	if r.pos != len(section) {
-		return nil, errors.New("luau: code section has bytes after its bodies")
+		return nil, errors.New("wasmrewrite: code section has bytes after its bodies")
 	}
 	runs := make([][]byte, max(1, min(runtime.GOMAXPROCS(0), len(bodies)/64)))
 	errs := make([]error, len(runs))
@@ -564,8 +563,8 @@ func (m *lazyModule) rewriteCode(fill uint32, added [][]byte) ([]byte, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		if errors.Is(err, errUnsupportedTable) {
-			return nil, errUnsupportedTable
+		if errors.Is(err, ErrUnsupportedTable) {
+			return nil, ErrUnsupportedTable
 		}
 		return nil, err
 	}
@@ -594,10 +593,10 @@ func (m *lazyModule) rewriteBodies(bodies [][]byte, first, fill uint32) ([]byte,
 		var err error
 		body, err = rewriteBody(body[:0], src, m.params[m.funcTypes[first+uint32(i)]], fill)
 		if err != nil {
-			if errors.Is(err, errUnsupportedTable) {
+			if errors.Is(err, ErrUnsupportedTable) {
 				return nil, err
 			}
-			return nil, fmt.Errorf("luau: function body %d: %w", first+uint32(i), err)
+			return nil, fmt.Errorf("wasmrewrite: function body %d: %w", first+uint32(i), err)
 		}
 		out = binary.AppendUvarint(out, uint64(len(body)))
 		out = append(out, body...)
@@ -639,7 +638,7 @@ func rewriteBody(out, src []byte, params, fill uint32) ([]byte, error) {
 		return append(out, src...), nil
 	}
 	if locals >= math.MaxUint32 {
-		return nil, errUnsupportedTable // no room for the scratch local
+		return nil, ErrUnsupportedTable // no room for the scratch local
 	}
 	// The local groups, and one more: the scratch local.
 	out = binary.AppendUvarint(out, uint64(groups)+1)
@@ -662,8 +661,8 @@ func rewriteBody(out, src []byte, params, fill uint32) ([]byte, error) {
 
 // callIndirectSites returns the offsets in body of its call_indirect
 // instructions, reading its instructions from offset code on. This is
-// the loop that reads every byte of the module's code when a process
-// starts: the commonest instructions (no immediate, one number, a memory
+// the loop that reads every byte of the module's code: the commonest
+// instructions (no immediate, one number, a memory
 // access with a one-byte alignment) are read inline; the rest and every
 // error go through skipImmediates.
 func callIndirectSites(body []byte, code int) ([]int, error) {
@@ -757,7 +756,7 @@ var immediatesOf = func() (t [256]immediates) {
 // skipImmediates reads the immediates of an instruction whose opcode op
 // was just read. An instruction it does not know (immediatesOf), and one
 // that touches a table other than through call_indirect on table 0, is
-// errUnsupportedTable.
+// ErrUnsupportedTable.
 func (r *wasmReader) skipImmediates(op byte) error {
 	switch immediatesOf[op] {
 	case noImmediate:
@@ -780,7 +779,7 @@ func (r *wasmReader) skipImmediates(op byte) error {
 		}
 		table, err := r.u32()
 		if err == nil && table != 0 {
-			return errUnsupportedTable
+			return ErrUnsupportedTable
 		}
 		return err
 	case selectTypesImm:
@@ -796,11 +795,11 @@ func (r *wasmReader) skipImmediates(op byte) error {
 	case miscImm:
 		return r.skipMisc()
 	}
-	return errUnsupportedTable
+	return ErrUnsupportedTable
 }
 
 // skipMisc reads a 0xfc instruction: saturating conversions and bulk
-// memory. The table instructions of the prefix are errUnsupportedTable.
+// memory. The table instructions of the prefix are ErrUnsupportedTable.
 func (r *wasmReader) skipMisc() error {
 	sub, err := r.u32()
 	if err != nil {
@@ -814,7 +813,7 @@ func (r *wasmReader) skipMisc() error {
 	case sub == 9, sub == 11: // data.drop, memory.fill
 		immediates = 1
 	default:
-		return errUnsupportedTable
+		return ErrUnsupportedTable
 	}
 	for range immediates {
 		if _, err := r.u32(); err != nil {
@@ -847,7 +846,7 @@ func (r *wasmReader) memArg() error {
 		return err
 	}
 	if align&0x40 != 0 { // multiple memories: a memory index follows
-		return errUnsupportedTable
+		return ErrUnsupportedTable
 	}
 	_, err = r.u32()
 	return err

@@ -1,4 +1,4 @@
-package luau
+package wasmrewrite
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/toolscript/toolscript/wasm"
 )
@@ -65,12 +66,9 @@ func TestWithoutActiveDataMatchesTheModule(t *testing.T) {
 		[]byte{12, 4}, // data count: 4
 		dataSection(activeSegment(16, "hello"), passive, activeSegment(65530, "world!"), explicitMemory),
 	)
-	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
 	for name, module := range map[string][]byte{"luau.wasm": wasm.Binary, "small": small} {
 		t.Run(name, func(t *testing.T) {
-			stripped, segments, err := withoutActiveData(module)
+			stripped, segments, err := WithoutActiveData(module)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,17 +78,17 @@ func TestWithoutActiveDataMatchesTheModule(t *testing.T) {
 			if len(stripped) >= len(module) {
 				t.Fatalf("the rewritten module has %d bytes, the original %d", len(stripped), len(module))
 			}
-			want := freshMemory(t, rt, module, nil)
-			got := freshMemory(t, rt, stripped, nil)
+			want := freshMemory(t, module, nil)
+			got := freshMemory(t, stripped, nil)
 			if bytes.Equal(got, want) {
 				t.Fatal("the rewritten module still writes its data segments")
 			}
-			if !bytes.Equal(freshMemory(t, rt, stripped, segments), want) {
+			if !bytes.Equal(freshMemory(t, stripped, segments), want) {
 				t.Fatal("the rewritten module with its segments written differs from the original")
 			}
 			// Idempotent: rewriting again changes nothing and finds the
 			// same segments, empty now.
-			again, emptied, err := withoutActiveData(stripped)
+			again, emptied, err := WithoutActiveData(stripped)
 			if err != nil || !bytes.Equal(again, stripped) || len(emptied) != len(segments) {
 				t.Fatalf("rewriting again: %v, same bytes %v, %d segments", err, bytes.Equal(again, stripped), len(emptied))
 			}
@@ -98,47 +96,53 @@ func TestWithoutActiveDataMatchesTheModule(t *testing.T) {
 	}
 }
 
-// freshMemory instantiates module, with only its memory: imports are
-// satisfied by the modules the wazero runtime has (none for small ones).
-func freshMemory(t *testing.T, rt wazero.Runtime, module []byte, segments []dataSegment) []byte {
+// freshMemory instantiates module, with its imports satisfied by
+// functions that do nothing (instantiating runs none of them), and returns
+// its memory with segments written into it.
+func freshMemory(t *testing.T, module []byte, segments []DataSegment) []byte {
+	t.Helper()
+	mod := instantiateWithStubs(t, module)
+	return written(t, mod.Memory().Size(), mod.Memory().Read, mod.Memory().Write, segments)
+}
+
+// instantiateWithStubs instantiates module, without its start
+// functions, in a runtime of its own where every function it imports is
+// one that does nothing.
+func instantiateWithStubs(t *testing.T, module []byte) api.Module {
 	t.Helper()
 	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
 	compiled, err := rt.CompileModule(ctx, module)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer compiled.Close(ctx)
-	if len(compiled.ImportedFunctions()) > 0 {
-		// The real module imports WASI and the host functions: take the
-		// memory from a Runtime's own instantiation path instead.
-		r, err := New(ctx, Config{CacheDir: "off"})
-		if err != nil {
-			t.Fatal(err)
+	hosts := map[string]wazero.HostModuleBuilder{}
+	for _, fn := range compiled.ImportedFunctions() {
+		moduleName, name, _ := fn.Import()
+		if hosts[moduleName] == nil {
+			hosts[moduleName] = rt.NewHostModuleBuilder(moduleName)
 		}
-		defer r.Close(ctx)
-		compiled, err := r.runtime.CompileModule(ctx, module)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod, err := r.runtime.InstantiateModule(ctx, compiled, r.config)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer mod.Close(ctx)
-		return written(t, mod.Memory().Size(), mod.Memory().Read, mod.Memory().Write, segments)
+		hosts[moduleName].NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(func(context.Context, api.Module, []uint64) {}), fn.ParamTypes(), fn.ResultTypes()).
+			Export(name)
 	}
-	mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithName(""))
+	for name, h := range hosts {
+		if _, err := h.Instantiate(ctx); err != nil {
+			t.Fatalf("stubbing %s: %v", name, err)
+		}
+	}
+	mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithName("").WithStartFunctions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mod.Close(ctx)
-	return written(t, mod.Memory().Size(), mod.Memory().Read, mod.Memory().Write, segments)
+	return mod
 }
 
-func written(t *testing.T, size uint32, read func(uint32, uint32) ([]byte, bool), write func(uint32, []byte) bool, segments []dataSegment) []byte {
+func written(t *testing.T, size uint32, read func(uint32, uint32) ([]byte, bool), write func(uint32, []byte) bool, segments []DataSegment) []byte {
 	for _, s := range segments {
-		if !write(s.offset, s.data) {
-			t.Fatalf("writing a segment of %d bytes at %d", len(s.data), s.offset)
+		if !write(s.Offset, s.Data) {
+			t.Fatalf("writing a segment of %d bytes at %d", len(s.Data), s.Offset)
 		}
 	}
 	mem, _ := read(0, size)
@@ -162,7 +166,7 @@ func TestWithoutActiveDataRefuses(t *testing.T) {
 		"offset too long":    wasmModule(dataSection([]byte{0, opI32Const, 0x80, 0x80, 0x80, 0x80, 0x80, 0, opEnd, 0})),
 		"no end":             wasmModule(dataSection([]byte{0, opI32Const, 0, opI32Const, 0})),
 	} {
-		if _, _, err := withoutActiveData(module); err == nil {
+		if _, _, err := WithoutActiveData(module); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -173,14 +177,14 @@ func FuzzWithoutActiveData(f *testing.F) {
 	f.Add(wasmModule(dataSection([]byte{1, 2, 'a', 'b'}, []byte{2, 0, opI32Const, 0x7f, opEnd, 0})))
 	f.Add(wasmModule([]byte{1, 0}, dataSection()))
 	f.Fuzz(func(t *testing.T, module []byte) {
-		stripped, segments, err := withoutActiveData(module)
+		stripped, segments, err := WithoutActiveData(module)
 		if err != nil {
 			return
 		}
 		if len(stripped) > len(module) {
 			t.Fatalf("the rewrite grew the module from %d to %d bytes", len(module), len(stripped))
 		}
-		again, emptied, err := withoutActiveData(stripped)
+		again, emptied, err := WithoutActiveData(stripped)
 		if err != nil {
 			t.Fatalf("the rewritten module does not parse: %v", err)
 		}
@@ -188,8 +192,8 @@ func FuzzWithoutActiveData(f *testing.F) {
 			t.Fatal("rewriting twice is not rewriting once")
 		}
 		for i, s := range emptied {
-			if len(s.data) != 0 || s.offset != segments[i].offset {
-				t.Fatalf("segment %d: %d bytes at %d after the rewrite, at %d before", i, len(s.data), s.offset, segments[i].offset)
+			if len(s.Data) != 0 || s.Offset != segments[i].Offset {
+				t.Fatalf("segment %d: %d bytes at %d after the rewrite, at %d before", i, len(s.Data), s.Offset, segments[i].Offset)
 			}
 		}
 	})
