@@ -155,6 +155,9 @@ type Server struct {
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
+	// executeScript is execute_script's handler, in its layers
+	// (execution.go).
+	executeScript server.ToolHandlerFunc
 }
 
 // New returns a Server for cfg.
@@ -181,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 		docURIs: map[string]bool{},
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
+	s.executeScript = s.executeScriptHandler()
 	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
 		server.WithTitle("toolscript"),
 		server.WithDescription("Runs Luau scripts in a sandbox and returns one structured result"),
