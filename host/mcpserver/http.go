@@ -131,35 +131,41 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// post handles a POST: one message.
+// post handles a POST: one message, as the hosted mode's handler decoded
+// it (WithMessage), or read and decoded here.
 func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 	max := h.MaxRequestBytes()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
-				http.StatusRequestEntityTooLarge)
+	tooLarge := func() {
+		http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
+			http.StatusRequestEntityTooLarge)
+	}
+	m := messageFrom(r.Context())
+	switch {
+	case m == nil:
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				tooLarge()
+			} else {
+				http.Error(w, "reading the request body failed", http.StatusBadRequest)
+			}
 			return
 		}
-		http.Error(w, "reading the request body failed", http.StatusBadRequest)
+		m = DecodeMessage(body)
+	case int64(len(m.body)) > max: // the handler before allowed more
+		tooLarge()
 		return
 	}
 	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
 		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
 		return
 	}
-	var msg envelope
-	if json.Unmarshal(body, &msg) != nil {
+	if m.err != nil {
 		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "request body is not valid json", nil))
 		return
 	}
-	version := r.Header.Get(mcp.HeaderProtocolVersion)
-	var meta struct {
-		Meta *mcp.Meta `json:"_meta"`
-	}
-	_ = json.Unmarshal(msg.Params, &meta)
-	metaVersion := meta.Meta.ProtocolVersion()
+	msg, body := m.env, m.body
+	version, metaVersion := r.Header.Get(mcp.HeaderProtocolVersion), m.metaVersion
 	modern := mcp.IsModernProtocol(version) || mcp.IsModernProtocol(metaVersion)
 	initialize := msg.Method == string(mcp.MethodInitialize) && !modern
 

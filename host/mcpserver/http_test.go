@@ -612,3 +612,50 @@ func TestHTTPNumbersOutOfRange(t *testing.T) {
 		})
 	}
 }
+
+// failingBody is a request body that cannot be read.
+type failingBody struct{}
+
+func (failingBody) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestHTTPMessageFromContext: a message the handler before decoded
+// (hosted) is taken from the context, and the body is not read again;
+// without one, the body is read; either way the transport's bound holds.
+func TestHTTPMessageFromContext(t *testing.T) {
+	rt := testruntime.New(t, luau.Config{PoolSize: 1})
+	srv, err := mcpserver.New(mcpserver.Config{Runtime: rt, ErrorLog: io.Discard, MaxScriptBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := srv.HTTPHandler(mcpserver.HTTPConfig{Stateless: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := testrpc.ToolCall("7", "return 42")
+	for _, c := range []struct {
+		name    string
+		message string // decoded into the context; "" for none
+		status  int
+		want    string
+	}{
+		{"decoded before", call, http.StatusOK, `"structuredContent":{"result":42`},
+		{"read here", "", http.StatusBadRequest, "reading the request body failed"},
+		{"decoded before, over the bound", testrpc.ToolCall("8", strings.Repeat("x", int(srv.MaxRequestBytes()))),
+			http.StatusRequestEntityTooLarge, "request body too large"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", io.NopCloser(failingBody{}))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			ctx := auth.WithUser(req.Context(), hosted.Anonymous())
+			if c.message != "" {
+				ctx = mcpserver.WithMessage(ctx, mcpserver.DecodeMessage([]byte(c.message)))
+			}
+			rec := httptest.NewRecorder()
+			tr.ServeHTTP(rec, req.WithContext(ctx))
+			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
+				t.Errorf("%d %s, want %d and %q", rec.Code, rec.Body, c.status, c.want)
+			}
+		})
+	}
+}
