@@ -563,56 +563,6 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 	ended(t, first)
 }
 
-// TestHTTPUnknownResource: reading a resource the server does not have is
-// answered in the protocol's terms, as over stdio.
-func TestHTTPUnknownResource(t *testing.T) {
-	h := startHosted(t, hostedOptions{stateless: true})
-	m := response(t, testrpc.Messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"toolscript://docs/nope"}}`)))
-	e, _ := m["error"].(map[string]any)
-	if e == nil || e["message"] != "Resource not found: toolscript://docs/nope (resources/list gives the resources of this server)" ||
-		e["code"] != -32002.0 || m["id"] != 7.0 {
-		t.Errorf("response %v", m)
-	}
-	if data, _ := e["data"].(map[string]any); data["uri"] != "toolscript://docs/nope" {
-		t.Errorf("data %v", e["data"])
-	}
-	m = response(t, testrpc.Messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"toolscript://docs/luau"}}`)))
-	if m["result"] == nil {
-		t.Errorf("a resource the server has: %v", m)
-	}
-}
-
-// TestHTTPNumbersOutOfRange: a number JSON allows but float64 cannot hold
-// gets the answer it gets over stdio: an argument error from the tool in a
-// tools/call's arguments, Invalid params elsewhere.
-func TestHTTPNumbersOutOfRange(t *testing.T) {
-	h := startHosted(t, hostedOptions{stateless: true})
-	for _, c := range []struct {
-		name, body, want string
-		code             float64
-	}{
-		{"in the arguments", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1","timeout_ms":1e400}}}`,
-			`Invalid arguments: argument "timeout_ms" is out of range: 1e400`, 0},
-		{"outside the arguments", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"x"},"_meta":{"progressToken":1e400}}}`,
-			"the number 1e400 is out of range", mcp.INVALID_PARAMS},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			m := response(t, testrpc.Messages(h.post(t, "alice", "", c.body)))
-			if c.code != 0 {
-				e, _ := m["error"].(map[string]any)
-				if e["code"] != c.code || !strings.Contains(fmt.Sprint(e["message"]), c.want) {
-					t.Errorf("got %v", m)
-				}
-				return
-			}
-			res, _ := m["result"].(map[string]any)
-			if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), c.want) {
-				t.Errorf("got %v", m)
-			}
-		})
-	}
-}
-
 // failingBody is a request body that cannot be read.
 type failingBody struct{}
 
