@@ -131,37 +131,10 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// post handles a POST: one message, as the hosted mode's handler decoded
-// it (WithMessage), or read and decoded here.
+// post handles a POST: one message.
 func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
-	max := h.MaxRequestBytes()
-	tooLarge := func() {
-		http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
-			http.StatusRequestEntityTooLarge)
-	}
-	m := messageFrom(r.Context())
-	switch {
-	case m == nil:
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-		if err != nil {
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				tooLarge()
-			} else {
-				http.Error(w, "reading the request body failed", http.StatusBadRequest)
-			}
-			return
-		}
-		m = DecodeMessage(body)
-	case int64(len(m.body)) > max: // the handler before allowed more
-		tooLarge()
-		return
-	}
-	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
-		return
-	}
-	if m.err != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "request body is not valid json", nil))
+	m := h.message(w, r)
+	if m == nil {
 		return
 	}
 	msg, body := m.env, m.body
@@ -201,6 +174,44 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		h.run(c)
 	}
 	out.end()
+}
+
+// message returns the message of a POST, as the hosted mode's handler
+// decoded it (WithMessage), or read and decoded here; nil when it answered
+// the request itself: a body too large (whatever the handler before
+// allowed) or unreadable, not JSON, or of another Content-Type.
+func (h *httpTransport) message(w http.ResponseWriter, r *http.Request) *Message {
+	max := h.MaxRequestBytes()
+	tooLarge := func() {
+		http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
+			http.StatusRequestEntityTooLarge)
+	}
+	m := messageFrom(r.Context())
+	switch {
+	case m == nil:
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				tooLarge()
+			} else {
+				http.Error(w, "reading the request body failed", http.StatusBadRequest)
+			}
+			return nil
+		}
+		m = DecodeMessage(body)
+	case int64(len(m.body)) > max:
+		tooLarge()
+		return nil
+	}
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
+		return nil
+	}
+	if m.err != nil {
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "request body is not valid json", nil))
+		return nil
+	}
+	return m
 }
 
 // peer returns what the client of a request declared at initialize, which
