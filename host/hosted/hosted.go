@@ -267,8 +267,9 @@ func Calls(ctx context.Context) int {
 // peeked reads a POST body (up to max bytes: 413 beyond; 408 when it
 // does not arrive in time, which bounded sees to), notes its JSON-RPC
 // method and tool in the access log and the number of tools/call requests
-// in the context, and hands the body on unchanged. The MCP handler behind
-// reads it from memory.
+// in the context, and hands the body on unchanged. A message (not a
+// batch) is decoded once, and handed on decoded too
+// (mcpserver.WithMessage): the MCP transport behind does not read it again.
 func peeked(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {

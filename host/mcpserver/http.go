@@ -39,7 +39,8 @@ import (
 // It streams nothing on GET (405), which the protocol allows: toolscript
 // sends nothing outside a call. It expects the hosted mode's handler
 // (host/hosted) in front, which has read the body within its deadline,
-// after authentication: the body this transport reads is in memory.
+// after authentication, and hands its message on decoded (WithMessage);
+// without one, the transport reads and decodes the body itself.
 //
 // Who the user is, it learns from the request's context (auth.UserFrom),
 // where the hosted mode's authentication put it.
