@@ -56,6 +56,7 @@ import (
 	"github.com/toolscript/toolscript/host/accesslog"
 	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/limit"
+	"github.com/toolscript/toolscript/host/mcpserver"
 	"github.com/toolscript/toolscript/host/metrics"
 	"github.com/toolscript/toolscript/host/redact"
 )
@@ -270,8 +271,9 @@ func Calls(ctx context.Context) int {
 // peeked reads a POST body (up to max bytes: 413 beyond; 408 when it
 // does not arrive in time, which bounded sees to), notes its JSON-RPC
 // method and tool in the access log and the number of tools/call requests
-// in the context, and hands the body on unchanged. The MCP handler behind
-// reads it from memory.
+// in the context, and hands the body on unchanged. A message (not a
+// batch) is decoded once, and handed on decoded too
+// (mcpserver.WithMessage): the MCP transport behind does not read it again.
 func peeked(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -294,14 +296,28 @@ func peeked(max int64, next http.Handler) http.Handler {
 			}
 			return
 		}
-		calls, method, tool := inspect(body)
-		accesslog.FromContext(r.Context()).SetCall(method, tool)
+		ctx := r.Context()
+		calls, method, tool := 0, "", ""
+		if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+			calls, method, tool = inspectBatch(b)
+		} else {
+			// One message, decoded once: the MCP transport takes it from
+			// the context rather than read the body again.
+			m := mcpserver.DecodeMessage(body)
+			ctx = mcpserver.WithMessage(ctx, m)
+			method, tool = m.Method(), m.Tool()
+			if method == ToolsCall {
+				calls = 1
+			}
+		}
+		accesslog.FromContext(ctx).SetCall(method, tool)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callsKey{}, calls)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, callsKey{}, calls)))
 	})
 }
 
-// envelope is the part of a JSON-RPC message the handler looks at.
+// envelope is the part of a JSON-RPC message of a batch the handler looks
+// at.
 type envelope struct {
 	Method string `json:"method"`
 	Params struct {
@@ -309,20 +325,12 @@ type envelope struct {
 	} `json:"params"`
 }
 
-// inspect returns how many tools/call requests a JSON-RPC body holds (a
-// message or a batch), and the method and tool name of its first message.
-// A body that is not JSON holds none: the MCP layer refuses it.
-func inspect(body []byte) (calls int, method, tool string) {
-	body = bytes.TrimSpace(body)
+// inspectBatch returns how many tools/call requests a JSON-RPC batch
+// holds, and the method and tool name of its first message. The MCP
+// transport refuses batches; the rate limit still charges their calls.
+func inspectBatch(body []byte) (calls int, method, tool string) {
 	var msgs []envelope
-	if len(body) > 0 && body[0] == '[' {
-		_ = json.Unmarshal(body, &msgs) // type errors still fill what they can
-	} else {
-		var m envelope
-		if json.Unmarshal(body, &m) == nil || m.Method != "" {
-			msgs = append(msgs, m)
-		}
-	}
+	_ = json.Unmarshal(body, &msgs) // type errors still fill what they can
 	for _, m := range msgs {
 		if m.Method == ToolsCall {
 			calls++

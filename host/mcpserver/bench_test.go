@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,24 @@ func benchServe(b *testing.B, bare, pipelined bool) {
 	inW.Close()
 	go func() { _, _ = io.Copy(io.Discard, outR) }()
 	<-served
+}
+
+// BenchmarkArgumentsPath: what a tools/call's arguments cost from mcp-go's
+// decoding of the request to the checked arguments.
+func BenchmarkArgumentsPath(b *testing.B) {
+	for _, n := range []int{8, 64 << 10} {
+		line := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1 --` + strings.Repeat("x", n) + `","timeout_ms":1000}}}`)
+		b.Run(map[int]string{8: "small", 64 << 10: "64KiB"}[n], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var req mcp.CallToolRequest
+				if err := json.Unmarshal(line, &req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := parseArguments(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

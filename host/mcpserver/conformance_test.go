@@ -45,6 +45,10 @@ import (
 //   - testdata/conformance/stdio, testdata/conformance/http: over that
 //     transport only.
 //
+// go test -run TestConformance -update rewrites the < lines from what
+// the server sends (conformance_update_test.go); review the diff, and put
+// back a pattern where a value depends on the run.
+//
 // An archive's comment says what the case checks. Its files:
 //
 //	-- config --     optional: a JSON object of server settings
@@ -136,6 +140,7 @@ type caseConfig struct {
 // conformanceCase is one archive.
 type conformanceCase struct {
 	name   string
+	file   string
 	dir    string // both, stdio or http
 	config caseConfig
 	steps  []caseStep
@@ -169,11 +174,11 @@ type caseStep struct {
 	tracked int
 }
 
-// expected is one expected message.
+// expected is one expected message, on lines line to last of its file.
 type expected struct {
-	line  int
-	text  string
-	value any
+	line, last int
+	text       string
+	value      any
 }
 
 // received is one message from the server.
@@ -251,7 +256,7 @@ func loadCase(file string) (*conformanceCase, error) {
 		return nil, err
 	}
 	a := txtar.Parse(data)
-	c := &conformanceCase{name: strings.TrimSuffix(filepath.Base(file), ".txtar")}
+	c := &conformanceCase{name: strings.TrimSuffix(filepath.Base(file), ".txtar"), file: file}
 	if len(bytes.TrimSpace(a.Comment)) == 0 {
 		return nil, errors.New("no comment: say what the case checks")
 	}
@@ -305,16 +310,17 @@ func expand(s string) string {
 func parseExchange(text string, first int) ([]caseStep, error) {
 	// Join the continuation lines first, keeping each line's number.
 	type srcLine struct {
-		n    int
-		text string
+		n, last int
+		text    string
 	}
 	var lines []srcLine
 	for i, l := range strings.Split(text, "\n") {
 		if (strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t")) && len(lines) > 0 && strings.TrimSpace(l) != "" {
 			lines[len(lines)-1].text += strings.TrimSpace(l)
+			lines[len(lines)-1].last = first + i
 			continue
 		}
-		lines = append(lines, srcLine{first + i, l})
+		lines = append(lines, srcLine{first + i, first + i, l})
 	}
 	var steps []caseStep
 	block := -1 // the index of the open expect step
@@ -342,7 +348,7 @@ func parseExchange(text string, first int) ([]caseStep, error) {
 				steps = append(steps, caseStep{kind: stepExpect, line: l.n})
 				block = len(steps) - 1
 			}
-			steps[block].expect = append(steps[block].expect, expected{line: l.n, text: strings.TrimPrefix(s, "< "), value: v})
+			steps[block].expect = append(steps[block].expect, expected{line: l.n, last: l.last, text: strings.TrimPrefix(s, "< "), value: v})
 		case s == "wait-idle":
 			block = -1
 			steps = append(steps, caseStep{kind: stepWaitIdle, line: l.n})
@@ -542,6 +548,10 @@ func runCase(t *testing.T, env *caseEnv, c *conformanceCase, over string) {
 	} else {
 		conn = startHTTPConn(t, env, c.config, over == "http-stateless", log)
 	}
+	var upd *updater
+	if *update && over == c.transports()[0] {
+		upd = &updater{}
+	}
 	order := &progressOrder{}
 	var history []string // what the server sent, for failures
 	check := func(m received) {
@@ -569,35 +579,70 @@ func runCase(t *testing.T, env *caseEnv, c *conformanceCase, over string) {
 		case stepEnd:
 			conn.end(t)
 		case stepExpect:
-			left := slices.Clone(st.expect)
-			for len(left) > 0 {
-				var m received
-				var ok bool
-				select {
-				case m, ok = <-msgs:
-				case <-time.After(watchdog):
-					t.Fatalf("line %d: no message for %s; still expected:\n%s\nreceived so far:\n%s",
-						st.line, watchdog, describe(left), strings.Join(history, "\n"))
-				}
-				if !ok {
-					t.Fatalf("line %d: the server sent nothing more; still expected:\n%s\nreceived so far:\n%s",
-						st.line, describe(left), strings.Join(history, "\n"))
-				}
-				check(m)
-				i := slices.IndexFunc(left, func(e expected) bool { return matchJSON(e.value, m.value) })
-				if i < 0 {
-					t.Fatalf("line %d: the server sent\n  %s\nwhich matches none of the messages expected now:\n%s",
-						st.line, m.raw, describe(left))
-				}
-				left = slices.Delete(left, i, i+1)
+			got := receive(t, msgs, st, check, &history, upd != nil)
+			if upd != nil {
+				upd.block(st.expect, got)
 			}
 		}
 	}
 	conn.end(t)
 	for m := range msgs {
 		check(m)
+		if upd != nil {
+			upd.extra(m)
+			continue
+		}
 		t.Errorf("after the last expected message the server sent %s", m.raw)
 	}
+	if upd != nil {
+		upd.write(t, c)
+	}
+}
+
+// receive reads the messages of a block of expected ones, in any order,
+// each matched against the expected ones still left; it fails the case at
+// the first message that matches none, or when one does not come. When
+// updating, it instead returns what came: at least as many messages as
+// expected, until each expected one is matched or has a message with its
+// id, or until nothing more comes for updateWait.
+func receive(t *testing.T, msgs <-chan received, st caseStep, check func(received), history *[]string, updating bool) []received {
+	left := slices.Clone(st.expect)
+	var got []received
+	for !updating && len(left) > 0 || updating && !settled(st.expect, got) {
+		wait := watchdog
+		if updating {
+			wait = updateWait
+		}
+		var m received
+		var ok bool
+		select {
+		case m, ok = <-msgs:
+		case <-time.After(wait):
+			if updating {
+				return got
+			}
+			t.Fatalf("line %d: no message for %s; still expected:\n%s\nreceived so far:\n%s",
+				st.line, watchdog, describe(left), strings.Join(*history, "\n"))
+		}
+		if !ok {
+			if updating {
+				return got
+			}
+			t.Fatalf("line %d: the server sent nothing more; still expected:\n%s\nreceived so far:\n%s",
+				st.line, describe(left), strings.Join(*history, "\n"))
+		}
+		check(m)
+		got = append(got, m)
+		i := slices.IndexFunc(left, func(e expected) bool { return matchJSON(e.value, m.value) })
+		switch {
+		case i >= 0:
+			left = slices.Delete(left, i, i+1)
+		case !updating:
+			t.Fatalf("line %d: the server sent\n  %s\nwhich matches none of the messages expected now:\n%s",
+				st.line, m.raw, describe(left))
+		}
+	}
+	return got
 }
 
 func describe(left []expected) string {

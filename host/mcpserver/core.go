@@ -311,7 +311,11 @@ func outOfRangeArguments(params json.RawMessage, number string) string {
 
 // outOfRange returns the first number in the JSON text v that float64
 // cannot hold. Only numbers with an exponent or many digits can overflow,
-// and only those are parsed.
+// and only those are parsed. A scan, because no JSON library says where
+// such a number is without decoding the whole message into values first,
+// and mcp-go, which does decode it, either refuses the message in words
+// about Go types or ignores the number (FuzzOutOfRange checks the scan
+// against encoding/json).
 func outOfRange(v []byte) (string, bool) {
 	inString, escaped := false, false
 	for i := 0; i < len(v); i++ {

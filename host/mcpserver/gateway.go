@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/sdkcall"
 )
@@ -83,19 +84,6 @@ func (p *peer) capabilities() mcp.ClientCapabilities {
 	return mcp.ClientCapabilities{}
 }
 
-// isModern tells whether a request (the whole message) says protocol
-// 2026-07-28 or later in its params' _meta. It decodes the message again,
-// so it is asked only when an upstream makes a request.
-func isModern(raw json.RawMessage) bool {
-	var m struct {
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(raw, &m)
-	return mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion())
-}
-
 // gateway returns what upstreams reach of the client of the call whose
 // context is ctx: progress goes to progress (nil when the client asked
 // for none), requests to the client.
@@ -111,11 +99,11 @@ func (s *Server) gateway(ctx context.Context, progress *progressReporter) *sdkca
 	caps := c.peer.capabilities()
 	g.Sampling, g.Elicitation, g.Roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
 	g.Owner = c.key.scope
-	modern := sync.OnceValue(func() bool { return isModern(c.raw) })
+	modern := server.IsModernRequest(ctx) // as mcp-go read the request's _meta
 	var mu sync.Mutex
 	var relayed, running int
 	g.Request = func(rctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		if err := relayable(g, modern(), method, len(params)); err != nil {
+		if err := relayable(g, modern, method, len(params)); err != nil {
 			return nil, err
 		}
 		mu.Lock()

@@ -39,7 +39,8 @@ import (
 // It streams nothing on GET (405), which the protocol allows: toolscript
 // sends nothing outside a call. It expects the hosted mode's handler
 // (host/hosted) in front, which has read the body within its deadline,
-// after authentication: the body this transport reads is in memory.
+// after authentication, and hands its message on decoded (WithMessage);
+// without one, the transport reads and decodes the body itself.
 //
 // Who the user is, it learns from the request's context (auth.UserFrom),
 // where the hosted mode's authentication put it.
@@ -133,33 +134,12 @@ func (h *httpTransport) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // post handles a POST: one message.
 func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
-	max := h.MaxRequestBytes()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
-				http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "reading the request body failed", http.StatusBadRequest)
+	m := h.message(w, r)
+	if m == nil {
 		return
 	}
-	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
-		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
-		return
-	}
-	var msg envelope
-	if json.Unmarshal(body, &msg) != nil {
-		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "request body is not valid json", nil))
-		return
-	}
-	version := r.Header.Get(mcp.HeaderProtocolVersion)
-	var meta struct {
-		Meta *mcp.Meta `json:"_meta"`
-	}
-	_ = json.Unmarshal(msg.Params, &meta)
-	metaVersion := meta.Meta.ProtocolVersion()
+	msg, body := m.env, m.body
+	version, metaVersion := r.Header.Get(mcp.HeaderProtocolVersion), m.metaVersion
 	modern := mcp.IsModernProtocol(version) || mcp.IsModernProtocol(metaVersion)
 	initialize := msg.Method == string(mcp.MethodInitialize) && !modern
 
@@ -195,6 +175,44 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 		h.run(c)
 	}
 	out.end()
+}
+
+// message returns the message of a POST, as the hosted mode's handler
+// decoded it (WithMessage), or read and decoded here; nil when it answered
+// the request itself: a body too large (whatever the handler before
+// allowed) or unreadable, not JSON, or of another Content-Type.
+func (h *httpTransport) message(w http.ResponseWriter, r *http.Request) *Message {
+	max := h.MaxRequestBytes()
+	tooLarge := func() {
+		http.Error(w, fmt.Sprintf("request body too large: at most %d bytes (a script may be at most %d bytes)", max, h.Server.cfg.MaxScriptBytes),
+			http.StatusRequestEntityTooLarge)
+	}
+	m := messageFrom(r.Context())
+	switch {
+	case m == nil:
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				tooLarge()
+			} else {
+				http.Error(w, "reading the request body failed", http.StatusBadRequest)
+			}
+			return nil
+		}
+		m = DecodeMessage(body)
+	case int64(len(m.body)) > max:
+		tooLarge()
+		return nil
+	}
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		http.Error(w, "Invalid content type: must be 'application/json'", http.StatusBadRequest)
+		return nil
+	}
+	if m.err != nil {
+		writeJSON(w, http.StatusBadRequest, rpcError(json.RawMessage("null"), mcp.PARSE_ERROR, "request body is not valid json", nil))
+		return nil
+	}
+	return m
 }
 
 // peer returns what the client of a request declared at initialize, which

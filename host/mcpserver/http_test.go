@@ -613,51 +613,48 @@ func TestHTTPCancelledBeforeAnyOutput(t *testing.T) {
 	ended(t, first)
 }
 
-// TestHTTPUnknownResource: reading a resource the server does not have is
-// answered in the protocol's terms, as over stdio.
-func TestHTTPUnknownResource(t *testing.T) {
-	h := startHosted(t, hostedOptions{stateless: true})
-	m := response(t, testrpc.Messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"toolscript://docs/nope"}}`)))
-	e, _ := m["error"].(map[string]any)
-	if e == nil || e["message"] != "Resource not found: toolscript://docs/nope (resources/list gives the resources of this server)" ||
-		e["code"] != -32002.0 || m["id"] != 7.0 {
-		t.Errorf("response %v", m)
-	}
-	if data, _ := e["data"].(map[string]any); data["uri"] != "toolscript://docs/nope" {
-		t.Errorf("data %v", e["data"])
-	}
-	m = response(t, testrpc.Messages(h.post(t, "alice", "", `{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"toolscript://docs/luau"}}`)))
-	if m["result"] == nil {
-		t.Errorf("a resource the server has: %v", m)
-	}
-}
+// failingBody is a request body that cannot be read.
+type failingBody struct{}
 
-// TestHTTPNumbersOutOfRange: a number JSON allows but float64 cannot hold
-// gets the answer it gets over stdio: an argument error from the tool in a
-// tools/call's arguments, Invalid params elsewhere.
-func TestHTTPNumbersOutOfRange(t *testing.T) {
-	h := startHosted(t, hostedOptions{stateless: true})
+func (failingBody) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestHTTPMessageFromContext: a message the handler before decoded
+// (hosted) is taken from the context, and the body is not read again;
+// without one, the body is read; either way the transport's bound holds.
+func TestHTTPMessageFromContext(t *testing.T) {
+	rt := testruntime.New(t, luau.Config{PoolSize: 1})
+	srv, err := mcpserver.New(mcpserver.Config{Runtime: rt, ErrorLog: io.Discard, MaxScriptBytes: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := srv.HTTPHandler(mcpserver.HTTPConfig{Stateless: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := testrpc.ToolCall("7", "return 42")
 	for _, c := range []struct {
-		name, body, want string
-		code             float64
+		name    string
+		message string // decoded into the context; "" for none
+		status  int
+		want    string
 	}{
-		{"in the arguments", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1","timeout_ms":1e400}}}`,
-			`Invalid arguments: argument "timeout_ms" is out of range: 1e400`, 0},
-		{"outside the arguments", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"x"},"_meta":{"progressToken":1e400}}}`,
-			"the number 1e400 is out of range", mcp.INVALID_PARAMS},
+		{"decoded before", call, http.StatusOK, `"structuredContent":{"result":42`},
+		{"read here", "", http.StatusBadRequest, "reading the request body failed"},
+		{"decoded before, over the bound", testrpc.ToolCall("8", strings.Repeat("x", int(srv.MaxRequestBytes()))),
+			http.StatusRequestEntityTooLarge, "request body too large"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := response(t, testrpc.Messages(h.post(t, "alice", "", c.body)))
-			if c.code != 0 {
-				e, _ := m["error"].(map[string]any)
-				if e["code"] != c.code || !strings.Contains(fmt.Sprint(e["message"]), c.want) {
-					t.Errorf("got %v", m)
-				}
-				return
+			req := httptest.NewRequest(http.MethodPost, "/mcp", io.NopCloser(failingBody{}))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			ctx := auth.WithUser(req.Context(), hosted.Anonymous())
+			if c.message != "" {
+				ctx = mcpserver.WithMessage(ctx, mcpserver.DecodeMessage([]byte(c.message)))
 			}
-			res, _ := m["result"].(map[string]any)
-			if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), c.want) {
-				t.Errorf("got %v", m)
+			rec := httptest.NewRecorder()
+			tr.ServeHTTP(rec, req.WithContext(ctx))
+			if rec.Code != c.status || !strings.Contains(rec.Body.String(), c.want) {
+				t.Errorf("%d %s, want %d and %q", rec.Code, rec.Body, c.status, c.want)
 			}
 		})
 	}

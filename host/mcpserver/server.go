@@ -3,8 +3,8 @@
 // (stdio.go) or as the streamable HTTP transport of the hosted mode
 // (http.go).
 //
-// The core (this file, tool.go, progress.go, docs.go) does not depend on
-// the transport. The server offers one tool, execute_script, which runs a
+// The core (this file, tool.go, execution.go and its layers, progress.go,
+// docs.go) does not depend on the transport. The server offers one tool, execute_script, which runs a
 // Luau script in a fresh sandboxed instance and returns the execution
 // result both as structured content (with a declared output schema) and as
 // JSON text. Its instructions and resources document the runtime for the
@@ -21,6 +21,10 @@
 // MCPServer.HandleMessage dispatch the rest. A request reaches its handler
 // with its connection in the context, so that a call's progress
 // notifications are written on the connection its response will take.
+// execute_script's handler is its script's run inside small layers
+// (execution.go), each a server.ToolHandlerMiddleware: the arguments as
+// mcp-go decoded them, the server's stop, the user's slot, the
+// preparation of the script, progress, the metrics and the access log.
 package mcpserver
 
 import (
@@ -172,6 +176,9 @@ type Server struct {
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
+	// executeScript is execute_script's handler, in its layers
+	// (execution.go).
+	executeScript server.ToolHandlerFunc
 }
 
 // New returns a Server for cfg.
@@ -206,6 +213,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.stopped, s.stop = context.WithCancel(context.Background())
+	s.executeScript = s.executeScriptHandler()
 	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
 		server.WithTitle("toolscript"),
 		server.WithDescription("Runs Luau scripts in a sandbox and returns one structured result"),

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -284,6 +285,23 @@ type idFinder struct {
 
 const maxIDBytes = 256
 
+// maxKeyBytes is the longest member name, as sent, the finder reads:
+// "id" spelt with escapes ("\u0069\u0064") is 12 bytes.
+const maxKeyBytes = 16
+
+// memberName is the name of a member as sent between its quotes, its
+// escapes decoded.
+func memberName(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw)
+	}
+	var name string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &name) != nil {
+		return ""
+	}
+	return name
+}
+
 func (f *idFinder) write(b []byte) {
 	for _, c := range b {
 		f.scan(c)
@@ -301,7 +319,7 @@ func (f *idFinder) scan(c byte) {
 			f.inString = false
 			if f.readingKey {
 				f.readingKey = false
-				f.lastKey = string(f.key)
+				f.lastKey = memberName(f.key)
 				return
 			}
 		}
@@ -355,7 +373,7 @@ func (f *idFinder) scan(c byte) {
 func (f *idFinder) record(c byte) {
 	switch {
 	case f.readingKey:
-		if len(f.key) <= 8 { // longer names are kept cut, and match nothing
+		if len(f.key) <= maxKeyBytes { // longer names are kept cut, and match nothing
 			f.key = append(f.key, c)
 		}
 	case f.inID && f.depth == 1:

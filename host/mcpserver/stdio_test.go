@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -19,6 +20,7 @@ func TestIDFinder(t *testing.T) {
 		{`{"id":{"nested":1},"method":"x"}`, "", true},
 		{`{"id":null}`, "", true},
 		{`{"identity":1,"id":2}`, "2", true},
+		{`{"\u0069\u0064":5,"method":"x"}`, "5", true}, // "id" spelt with escapes
 		{`[1,2,3]`, "", true},
 		{`garbage`, "", true},
 		{`{"id":"` + strings.Repeat("z", 300) + `"}`, "", true},
@@ -35,6 +37,47 @@ func TestIDFinder(t *testing.T) {
 			t.Errorf("%.60s: id %q request %v, want %q %v", c.msg, id, isRequest, c.id, c.isRequest)
 		}
 	}
+}
+
+// FuzzIDFinder checks the idFinder against a full decoding, fed in pieces
+// of any size: an id it finds is the message's top-level "id" as
+// encoding/json reads it, and a message it says is no request is an
+// object without one. (It may find no id where one is, an id spelt with
+// escapes, say: the error then goes out with id null.)
+func FuzzIDFinder(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}`, `{"id":"a\"b","id":3}`, `{"\u0069d":1}`,
+		`{"params":{"id":1},"method":"x"}`, `{"id":[1]}`, `[{"id":1}]`, `{"id":1e400}`, `{"id" : -0.5 }`,
+	} {
+		f.Add([]byte(seed), []byte{3, 1, 7})
+	}
+	f.Fuzz(func(t *testing.T, msg, sizes []byte) {
+		var fd idFinder
+		rest := msg
+		for i := 0; len(rest) > 0; i++ {
+			n := len(rest)
+			if len(sizes) > 0 {
+				n = min(n, int(sizes[i%len(sizes)])+1)
+			}
+			fd.write(rest[:n])
+			rest = rest[n:]
+		}
+		id, isRequest := fd.result()
+		var members map[string]json.RawMessage
+		if json.Unmarshal(msg, &members) != nil {
+			return // not an object: whatever it found, the message is refused
+		}
+		sent, hasID := members["id"]
+		if !isRequest && hasID {
+			t.Errorf("%q: said to be no request, yet it has the id %s", msg, sent)
+		}
+		if id == nil {
+			return
+		}
+		if !hasID || string(id) != string(sent) {
+			t.Errorf("%q: found the id %s, the message's is %s", msg, id, sent)
+		}
+	})
 }
 
 // TestRunners checks how the stdio transport runs calls: a call never

@@ -78,6 +78,13 @@ func TestParseArguments(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %s", c.args, got.effects().Mode(), err, c.mode)
 		}
 	}
+	// The arguments are read as mcp-go decoded them: their JSON is not
+	// read again (it is only kept for a plan's entries).
+	decoded := request(`{"script":"return 1"}`)
+	decoded.Params.RawArguments = json.RawMessage(`{"script":"not read again"}`)
+	if got, err := parseArguments(decoded); err != nil || got.script != "return 1" {
+		t.Errorf("decoded once: %+v %v", got, err)
+	}
 	// An in-process call carries Arguments, not their JSON.
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Arguments: map[string]any{"script": "return 2", "timeout_ms": 10}}}
 	if got, err := parseArguments(req); err != nil || got.script != "return 2" || got.timeout != 10*time.Millisecond {
