@@ -49,7 +49,7 @@ type RunConfig struct {
 // runs the script once. The error is the host's (a UsageError when the
 // sdk cannot be opened); the script's own failure is in the result.
 func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
-	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: cfg.Settings.Limits, IO: cfg.Settings.IO,
+	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: scriptLimits(cfg.Settings.Limits), IO: scriptIO(cfg.Settings.IO),
 		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
 	modes := 0
 	for _, given := range []bool{cfg.DryRun, cfg.Plan != nil, cfg.Record != "", cfg.Replay != ""} {
@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	case cfg.Replay != "":
 		// No payload of the replay is larger than a response or than
 		// one io read (which the script's heap holds).
-		payload := max(cfg.File.MaxResponseBytes(), int64(cfg.Settings.Limits.WithDefaults().HeapBytes))
+		payload := max(maxResponseBytes(cfg.File), int64(script.Limits.HeapBytes))
 		fx, closer, h, failed, err := openReplay(cfg.Replay, payload)
 		if err != nil || failed != nil {
 			return failed, err
@@ -96,8 +96,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := cfg.Settings
-	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes)}
+	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(script.Limits.HeapBytes)}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

@@ -59,10 +59,11 @@ func resolveSDK(file *config.File, opts SDKOptions) (sdk.Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cfg, err := config.ResolveSDK(file, opts.Flags, getenv)
+	s, err := config.ResolveSDK(file, opts.Flags, getenv)
 	if err != nil {
-		return cfg, usage(err)
+		return sdk.Config{}, usage(err)
 	}
+	cfg := sdkConfig(s)
 	cfg.Redactor = cfg.NewRedactor()
 	return cfg, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -218,7 +219,14 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 
 	stderr := h.stop()
 	sinks["standard error (logs, access log, servers' lines)"] = stderr
-	traces, _ := filepath.Glob(filepath.Join(recordDir, "*"))
+	// The hosted mode's traces are in a directory of each user's.
+	var traces []string
+	_ = filepath.WalkDir(recordDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			traces = append(traces, p)
+		}
+		return nil
+	})
 	if len(traces) == 0 {
 		t.Error("no execution was recorded")
 	}

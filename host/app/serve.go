@@ -68,6 +68,7 @@ type ServeConfig struct {
 func Serve(ctx context.Context, cfg ServeConfig) error {
 	floor := heapfloor.Start(HeapFloor)
 	defer floor.Stop()
+	cfg.Server = serverLimits(cfg.Server)
 	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
 	dir, err := cfg.File.RecordDir(os.Getenv)
 	if err != nil {
@@ -87,7 +88,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	if dir != "" {
 		// An unusable directory is the operator's to fix before any call.
-		total, perUser := cfg.File.RecordBounds()
+		total, perUser := recordBounds(cfg.File)
 		if a.records, err = openRecordDir(dir, total, perUser); err != nil {
 			return usage(fmt.Errorf("effects.record_dir: %w", err))
 		}
@@ -118,7 +119,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		fmt.Fprintf(cfg.Stderr, "toolscript serve: %s\n", termtext.Line(fmt.Sprintf(format, args...)))
 	})
 	fmt.Fprintf(cfg.Stderr, "toolscript serve: ready (io directory: %s; %s at once)\n",
-		ioDir(cfg.Settings.IO), count(cfg.Server.MaxConcurrent, "script"))
+		ioDir(scriptIO(cfg.Settings.IO)), count(cfg.Server.MaxConcurrent, "script"))
 	return srv.Serve(ctx, cfg.Stdin, cfg.Stdout)
 }
 
@@ -169,7 +170,7 @@ func (a *assembly) open(ctx context.Context) error {
 	}
 	compiled := make(chan newRuntime, 1)
 	go func() {
-		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(a.cfg.Settings.Limits.HeapBytes)})
+		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(scriptLimits(a.cfg.Settings.Limits).HeapBytes)})
 		compiled <- newRuntime{rt, err}
 	}()
 	opts := a.cfg.SDK
@@ -224,8 +225,8 @@ func (a *assembly) open(ctx context.Context) error {
 func (a *assembly) mcpConfig() mcpserver.Config {
 	cfg := mcpserver.Config{
 		Runtime:        a.rt,
-		Limits:         a.cfg.Settings.Limits,
-		IO:             a.cfg.Settings.IO,
+		Limits:         scriptLimits(a.cfg.Settings.Limits),
+		IO:             scriptIO(a.cfg.Settings.IO),
 		MaxConcurrent:  a.cfg.Server.MaxConcurrent,
 		MaxTimeout:     a.cfg.Server.MaxTimeout,
 		MaxScriptBytes: a.cfg.Server.MaxScriptBytes,

@@ -89,11 +89,13 @@ type HostedSettings struct {
 	RateLimit       int
 	AllowedOrigins  []string
 	TLSCert, TLSKey string
-	ShutdownGrace   time.Duration
+	// ShutdownGrace is 0 for the HTTP server's default (host/hosted).
+	ShutdownGrace time.Duration
 	// MaxConnections and MaxConnectionsPerClient cap the open
 	// connections; 0 is hosted's default.
 	MaxConnections, MaxConnectionsPerClient int
-	// BodyTimeout bounds the time a client takes to send a request body.
+	// BodyTimeout bounds the time a client takes to send a request body;
+	// 0 is the HTTP server's default.
 	BodyTimeout time.Duration
 	// MetricsAddr, when set, is the address /metrics is served on, alone
 	// and without authentication; the public address then has none.
@@ -121,11 +123,9 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		AllowedOrigins:       sv.AllowedOrigins,
 		TLSCert:              sv.TLSCert,
 		TLSKey:               sv.TLSKey,
-		ShutdownGrace:        DefaultShutdownGrace,
 		MaxConnections:       sv.MaxConnections,
 		// 0 is hosted's default; the total bounds it.
 		MaxConnectionsPerClient: sv.MaxConnectionsPerClient,
-		BodyTimeout:             DefaultBodyTimeout,
 		MetricsAddr:             sv.MetricsAddr,
 	}
 	if sv.ShutdownGrace != "" {
