@@ -88,11 +88,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 			}
 		}()
 	}
-	sdkCfg, err := resolveSDK(cfg.File, cfg.SDK)
+	setup, err := resolveSDK(cfg.File, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
-	client, err := openSDK(ctx, sdkCfg, cfg.SDK)
+	client, err := openSDK(ctx, setup, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
-	return redactResult(sdkCfg.Redactor, rt.Execute(ctx, script)), nil
+	return redactResult(setup.cfg.Redactor, rt.Execute(ctx, script)), nil
 }
 
 // redactResult redacts the configuration's secrets from what a run shows:

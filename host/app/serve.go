@@ -79,7 +79,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	// Every line on standard error (the logs, the access log, the
 	// upstream servers' lines) passes the configuration's redactor.
-	a.cfg.Stderr = a.sdk.Redactor.Writer(cfg.Stderr)
+	a.cfg.Stderr = a.sdk.cfg.Redactor.Writer(cfg.Stderr)
 	cfg = a.cfg
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
@@ -142,9 +142,9 @@ type assembly struct {
 	// records is [effects] record_dir: where each execution's trace is
 	// recorded (nil: none are).
 	records *recordDir
-	// sdk is the sdk's configuration, resolved; its Redactor is the one
-	// every sink of the server is handed.
-	sdk sdk.Config
+	// sdk is what the sdk is opened from, resolved; its Config's Redactor
+	// is the one every sink of the server is handed.
+	sdk sdkSetup
 }
 
 // warn says msg on standard error: a JSON line in hosted mode.
@@ -233,7 +233,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		QueueWait:      a.cfg.Server.QueueWait,
 		Version:        a.cfg.Version,
 		ErrorLog:       a.cfg.Stderr,
-		Redactor:       a.sdk.Redactor,
+		Redactor:       a.sdk.cfg.Redactor,
 	}
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
@@ -384,7 +384,7 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 		// The module is compiled and the specs are loaded by now; the
 		// upstream MCP servers are checked on each probe.
 		Ready:    hosted.AllReady(ready),
-		Redactor: a.sdk.Redactor,
+		Redactor: a.sdk.cfg.Redactor,
 	})
 	if err != nil {
 		return usage(err)

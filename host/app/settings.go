@@ -10,6 +10,7 @@ import (
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/sandboxio"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/upstream"
@@ -131,14 +132,14 @@ func recordBounds(f *config.File) (total, perUser int64) {
 }
 
 // sdkConfig is the sdk's configuration of s (the sdk's defaults where s
-// sets no budget).
+// sets no budget); its secrets are every secret of s, the upstream
+// servers' too.
 func sdkConfig(s config.SDKSettings) sdk.Config {
 	cfg := sdk.Config{
 		Frozen:   s.Frozen,
 		MaxCalls: s.MaxCalls, MaxResponseBytes: s.MaxResponseBytes, MaxParallel: s.MaxParallel,
 		MaxHostBytes: s.MaxHostBytes, MaxHostBytesTotal: s.MaxHostBytesTotal,
-		WithheldEnv: s.WithheldEnv,
-		Secrets:     s.Secrets,
+		Secrets: append([]redact.Secret(nil), s.Secrets...),
 	}
 	for _, a := range s.APIs {
 		cfg.APIs = append(cfg.APIs, sdk.APIConfig{
@@ -147,7 +148,7 @@ func sdkConfig(s config.SDKSettings) sdk.Config {
 		})
 	}
 	for _, u := range s.Upstreams {
-		cfg.Upstreams = append(cfg.Upstreams, upstreamConfig(u))
+		cfg.Secrets = append(cfg.Secrets, u.Secrets...)
 	}
 	if len(s.ToolSafety) > 0 {
 		cfg.ToolSafety = make(map[string]sdk.Safety, len(s.ToolSafety))

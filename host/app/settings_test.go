@@ -143,12 +143,12 @@ func TestBaseURLUserinfoRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := cfg.APIs[0]
+	a := cfg.cfg.APIs[0]
 	if a.BaseURL != "https://api.example/v1" || a.Auth == nil || a.Auth.Type != sdk.AuthBasic || a.Auth.Username != "svc" || a.Auth.Password != "p@ss:w0rd" {
 		t.Errorf("base URL %q, auth %+v", a.BaseURL, a.Auth)
 	}
 	basic := base64.StdEncoding.EncodeToString([]byte("svc:p@ss:w0rd"))
-	if got := cfg.Redactor.String(basic); got != "[REDACTED]" {
+	if got := cfg.cfg.Redactor.String(basic); got != "[REDACTED]" {
 		t.Errorf("the basic header's value is not redacted: %q", got)
 	}
 }
