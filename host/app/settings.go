@@ -87,17 +87,13 @@ func scriptIO(s *config.IOSettings) *luau.IO {
 	return io
 }
 
-// serverLimits are serve's limits of s with the MCP server's defaults,
-// and the hosted mode's queue wait, where s sets none.
+// serverLimits are serve's limits of s with what app says of them: the
+// scripts run at once (the MCP server's default, named in serve's
+// messages) and the hosted mode's queue wait, where s sets none. The MCP
+// server fills in its other defaults itself.
 func serverLimits(s config.ServerSettings) config.ServerSettings {
 	if s.MaxConcurrent <= 0 {
 		s.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if s.MaxTimeout <= 0 {
-		s.MaxTimeout = DefaultMaxTimeout
-	}
-	if s.MaxScriptBytes <= 0 {
-		s.MaxScriptBytes = DefaultMaxScriptBytes
 	}
 	if s.QueueWait <= 0 && s.Mode() == config.Hosted {
 		s.QueueWait = DefaultQueueWait

@@ -47,8 +47,7 @@ func TestSettingsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config.ServerSettings{MaxConcurrent: mcpserver.DefaultMaxConcurrent, MaxTimeout: mcpserver.DefaultMaxTimeout,
-		MaxScriptBytes: mcpserver.DefaultMaxScriptBytes}
+	want := config.ServerSettings{MaxConcurrent: mcpserver.DefaultMaxConcurrent}
 	if got := serverLimits(stdio); got != want {
 		t.Errorf("stdio %+v, want %+v (no queue bound)", got, want)
 	}
