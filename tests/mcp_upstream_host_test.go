@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/result"
 	"github.com/toolscript/toolscript/host/sdk"
@@ -24,7 +25,7 @@ import (
 func openUpstreams(tb testing.TB, name string, argv []string) (*sdk.Client, *luau.Runtime) {
 	tb.Helper()
 	ctx := context.Background()
-	c, err := sdk.Open(ctx, sdk.Config{Upstreams: []upstream.Config{{Name: name, Command: argv[0], Args: argv[1:]}}, MaxCalls: 100000})
+	c, err := app.NewSDK(ctx, sdk.Config{MaxCalls: 100000}, []upstream.Config{{Name: name, Command: argv[0], Args: argv[1:]}}, app.SDKOptions{})
 	if err != nil {
 		tb.Fatal(err)
 	}

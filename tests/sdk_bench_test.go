@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdkcall"
@@ -20,10 +21,10 @@ import (
 // benchSDK is a runtime whose sdk is the test API, and the client behind it.
 func benchSDK(b *testing.B, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
 	b.Helper()
-	client, err := sdk.Open(context.Background(), sdk.Config{
+	client, err := app.NewSDK(context.Background(), sdk.Config{
 		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: api.URL, Auth: &sdk.Credential{Token: "benchmark"}}},
 		MaxCalls: 1 << 20,
-	})
+	}, nil, app.SDKOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testecho"
@@ -71,10 +72,10 @@ return {recovered = known, seen = seen}
 func TestCutMessageAttack(t *testing.T) {
 	e := testecho.New(t)
 	ctx := context.Background()
-	c, err := sdk.Open(ctx, sdk.Config{
+	c, err := app.NewSDK(ctx, sdk.Config{
 		APIs:     []sdk.APIConfig{{Name: "echo", Spec: testecho.SpecPath(), BaseURL: e.URL, Auth: &sdk.Credential{Token: attackSecret}}},
 		MaxCalls: 1000,
-	})
+	}, nil, app.SDKOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

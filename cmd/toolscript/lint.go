@@ -81,7 +81,8 @@ func runLint(c *cli.Context) error {
 		on := c.Bool("io")
 		flags.IO = &on
 	}
-	s, err := config.ResolveLint(file, flags)
+	s := config.ResolveLint(file, flags)
+	options, err := app.LintOptions(s)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -89,7 +90,7 @@ func runLint(c *cli.Context) error {
 		if format != lint.FormatText && format != lint.FormatJSON {
 			return usagef("lint: --effects writes the text or json format, not %s", format)
 		}
-		s.Options.Effects = true
+		options.Effects = true
 	}
 
 	sources, err := lint.Collect(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))
@@ -99,7 +100,7 @@ func runLint(c *cli.Context) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: s.Options})
+	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: options})
 	if err != nil {
 		return exitFor(err)
 	}

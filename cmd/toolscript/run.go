@@ -17,7 +17,6 @@ import (
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/progressbar"
 	"github.com/toolscript/toolscript/host/result"
-	"github.com/toolscript/toolscript/host/sandboxio"
 	"github.com/toolscript/toolscript/host/termtext"
 )
 
@@ -25,11 +24,11 @@ import (
 func sharedFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
-		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit per script, e.g. 500ms, 30s (default 30s)"},
-		&cli.Int64Flag{Name: "memory-limit", Usage: "Luau heap limit in `MB` (default 64)"},
+		&cli.DurationFlag{Name: "timeout", Usage: fmt.Sprintf("wall-clock limit per script, e.g. 500ms, 30s (default %s)", app.DefaultTimeout)},
+		&cli.Int64Flag{Name: "memory-limit", Usage: fmt.Sprintf("Luau heap limit in `MB` (default %d)", app.DefaultMemoryLimitMB)},
 		&cli.StringFlag{Name: "io-dir", Usage: "directory the io library works in (enables io)"},
 		&cli.BoolFlag{Name: "no-io", Usage: "disable the io library"},
-		&cli.Int64Flag{Name: "max-bytes", Usage: "cumulative write budget of one script, in bytes (default 50 MiB)"},
+		&cli.Int64Flag{Name: "max-bytes", Usage: fmt.Sprintf("cumulative write budget of one script, in bytes (default %d MiB)", app.DefaultIOMaxBytes>>20)},
 		&cli.StringFlag{Name: "output-dir", Usage: "deprecated: use --io-dir", Hidden: true},
 	}, sdkFlags()...)
 }
@@ -37,7 +36,7 @@ func sharedFlags() []cli.Flag {
 // loadConfig reads the configuration file --config names (or the
 // default one): once per command.
 func loadConfig(c *cli.Context) (*config.File, error) {
-	file, err := config.LoadDefault(c.String("config"))
+	file, err := app.LoadConfig(c.String("config"))
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -71,7 +70,7 @@ func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Setti
 	// An unusable io directory is not fatal: scripts that use no files
 	// still run, and those that do get the same message as their error.
 	if s.IO != nil && c.String("replay") == "" { // a replay does not use the directory
-		if err := sandboxio.CheckDir(s.IO.Dir); err != nil {
+		if err := app.CheckIODir(s.IO.Dir); err != nil {
 			warn(err.Error())
 		}
 	}

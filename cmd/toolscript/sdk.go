@@ -14,7 +14,6 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdkdocs"
 	"github.com/toolscript/toolscript/host/termtext"
 )
@@ -26,7 +25,7 @@ func sdkFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "api", Usage: "add an API: `NAME=SPEC` (a path or http(s) URL of an OpenAPI or Swagger document; repeatable)"},
 		&cli.StringSliceFlag{Name: "auth", Usage: "`NAME:ENV_VAR`: API NAME's credential is read from ENV_VAR (repeatable)"},
 		&cli.StringSliceFlag{Name: "mcp", Usage: "add an upstream MCP server: `NAME=COMMAND ARGS...` (stdio, split like a shell) or NAME=URL (streamable HTTP); its tools are sdk.NAME.<tool> (repeatable)"},
-		&cli.IntFlag{Name: "max-calls", Usage: fmt.Sprintf("sdk calls one script may make (default %d)", sdk.DefaultMaxCalls)},
+		&cli.IntFlag{Name: "max-calls", Usage: fmt.Sprintf("sdk calls one script may make (default %d)", app.DefaultMaxCalls)},
 	}
 }
 
@@ -119,7 +118,7 @@ func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
 			break
 		}
 	}
-	file, err := config.LoadDefault(configPath)
+	file, err := app.LoadConfig(configPath)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}

@@ -1,9 +1,10 @@
 // Package app assembles toolscript's parts into what its commands run,
-// once the command line and the configuration file are resolved: the sdk
-// opened from the APIs and upstream MCP servers configured (OpenSDK), one
-// script run (Run), and the MCP server over standard input and output or
-// hosted over HTTP (Serve), with its upstream watch, metrics and graceful
-// shutdown. It knows nothing of flags or exit statuses: a caller's
+// once the command line and the configuration file are resolved: it maps
+// host/config's plain settings into each package's Config, with that
+// package's defaults (settings.go); the sdk, over the specs it loads and
+// the upstream MCP servers it starts (OpenSDK); one script run (Run), and
+// the MCP server over standard input and output or hosted over HTTP
+// (Serve), with its upstream watch, metrics and graceful shutdown. It knows nothing of flags or exit statuses: a caller's
 // mistake comes back as a UsageError, anything else as a plain error.
 package app
 

@@ -49,7 +49,7 @@ type RunConfig struct {
 // runs the script once. The error is the host's (a UsageError when the
 // sdk cannot be opened); the script's own failure is in the result.
 func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
-	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: cfg.Settings.Limits, IO: cfg.Settings.IO,
+	script := luau.Script{Source: cfg.Source, Args: cfg.Args, Limits: scriptLimits(cfg.Settings.Limits), IO: scriptIO(cfg.Settings.IO),
 		OnLog: cfg.OnLog, OnProgress: cfg.OnProgress}
 	modes := 0
 	for _, given := range []bool{cfg.DryRun, cfg.Plan != nil, cfg.Record != "", cfg.Replay != ""} {
@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	case cfg.Replay != "":
 		// No payload of the replay is larger than a response or than
 		// one io read (which the script's heap holds).
-		payload := max(cfg.File.MaxResponseBytes(), int64(cfg.Settings.Limits.WithDefaults().HeapBytes))
+		payload := max(maxResponseBytes(cfg.File), int64(script.Limits.HeapBytes))
 		fx, closer, h, failed, err := openReplay(cfg.Replay, payload)
 		if err != nil || failed != nil {
 			return failed, err
@@ -88,16 +88,15 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 			}
 		}()
 	}
-	sdkCfg, err := resolveSDK(cfg.File, cfg.SDK)
+	setup, err := resolveSDK(cfg.File, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
-	client, err := openSDK(ctx, sdkCfg, cfg.SDK)
+	client, err := openSDK(ctx, setup, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
-	s := cfg.Settings
-	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(s.Limits.HeapBytes), CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
+	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(script.Limits.HeapBytes), CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()
@@ -110,7 +109,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
-	return redactResult(sdkCfg.Redactor, rt.Execute(ctx, script)), nil
+	return redactResult(setup.cfg.Redactor, rt.Execute(ctx, script)), nil
 }
 
 // redactResult redacts the configuration's secrets from what a run shows:

@@ -68,6 +68,7 @@ type ServeConfig struct {
 func Serve(ctx context.Context, cfg ServeConfig) error {
 	floor := heapfloor.Start(HeapFloor)
 	defer floor.Stop()
+	cfg.Server = serverLimits(cfg.Server)
 	a := &assembly{cfg: cfg, changed: make(chan string, 1)}
 	dir, err := cfg.File.RecordDir(os.Getenv)
 	if err != nil {
@@ -78,7 +79,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	// Every line on standard error (the logs, the access log, the
 	// upstream servers' lines) passes the configuration's redactor.
-	a.cfg.Stderr = a.sdk.Redactor.Writer(cfg.Stderr)
+	a.cfg.Stderr = a.sdk.cfg.Redactor.Writer(cfg.Stderr)
 	cfg = a.cfg
 	if cfg.Server.Mode() == config.Hosted {
 		// Everything on standard error is a JSON line, the upstream
@@ -87,7 +88,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	if dir != "" {
 		// An unusable directory is the operator's to fix before any call.
-		total, perUser := cfg.File.RecordBounds()
+		total, perUser := recordBounds(cfg.File)
 		if a.records, err = openRecordDir(dir, total, perUser); err != nil {
 			return usage(fmt.Errorf("effects.record_dir: %w", err))
 		}
@@ -118,7 +119,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		fmt.Fprintf(cfg.Stderr, "toolscript serve: %s\n", termtext.Line(fmt.Sprintf(format, args...)))
 	})
 	fmt.Fprintf(cfg.Stderr, "toolscript serve: ready (io directory: %s; %s at once)\n",
-		ioDir(cfg.Settings.IO), count(cfg.Server.MaxConcurrent, "script"))
+		ioDir(scriptIO(cfg.Settings.IO)), count(cfg.Server.MaxConcurrent, "script"))
 	return srv.Serve(ctx, cfg.Stdin, cfg.Stdout)
 }
 
@@ -141,9 +142,9 @@ type assembly struct {
 	// records is [effects] record_dir: where each execution's trace is
 	// recorded (nil: none are).
 	records *recordDir
-	// sdk is the sdk's configuration, resolved; its Redactor is the one
-	// every sink of the server is handed.
-	sdk sdk.Config
+	// sdk is what the sdk is opened from, resolved; its Config's Redactor
+	// is the one every sink of the server is handed.
+	sdk sdkSetup
 	// budget is [limits] max_host_bytes_total: the host bytes the sdk's
 	// responses and the hosted mode's unwritten responses share.
 	budget *limit.Bytes
@@ -172,7 +173,7 @@ func (a *assembly) open(ctx context.Context) error {
 	}
 	compiled := make(chan newRuntime, 1)
 	go func() {
-		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(a.cfg.Settings.Limits.HeapBytes),
+		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(scriptLimits(a.cfg.Settings.Limits).HeapBytes),
 			CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
 		compiled <- newRuntime{rt, err}
 	}()
@@ -231,15 +232,15 @@ func (a *assembly) open(ctx context.Context) error {
 func (a *assembly) mcpConfig() mcpserver.Config {
 	cfg := mcpserver.Config{
 		Runtime:        a.rt,
-		Limits:         a.cfg.Settings.Limits,
-		IO:             a.cfg.Settings.IO,
+		Limits:         scriptLimits(a.cfg.Settings.Limits),
+		IO:             scriptIO(a.cfg.Settings.IO),
 		MaxConcurrent:  a.cfg.Server.MaxConcurrent,
 		MaxTimeout:     a.cfg.Server.MaxTimeout,
 		MaxScriptBytes: a.cfg.Server.MaxScriptBytes,
 		QueueWait:      a.cfg.Server.QueueWait,
 		Version:        a.cfg.Version,
 		ErrorLog:       a.cfg.Stderr,
-		Redactor:       a.sdk.Redactor,
+		Redactor:       a.sdk.cfg.Redactor,
 	}
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
@@ -405,7 +406,7 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 		// The module is compiled and the specs are loaded by now; the
 		// upstream MCP servers are checked on each probe.
 		Ready:    hosted.AllReady(ready),
-		Redactor: a.sdk.Redactor,
+		Redactor: a.sdk.cfg.Redactor,
 	})
 	if err != nil {
 		return usage(err)

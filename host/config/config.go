@@ -1,7 +1,13 @@
 // Package config reads toolscript.toml and resolves, with command-line flags
-// and the environment, the settings one surface (run, serve) runs scripts
-// with: the execution limits, the io directory and the sdk's APIs, serve's
-// limits (server.go) and the hosted mode's settings (hosted.go).
+// and the environment, the settings one surface (run, serve, lint, sdk)
+// runs with: the execution limits, the io directory and the sdk's APIs,
+// serve's limits (server.go) and the hosted mode's settings (hosted.go).
+//
+// The settings are plain values: config imports none of the packages that
+// use them. A setting left unset is zero (or nil) and means the default of
+// the package that uses it, which host/app fills in when it maps the
+// settings into that package's Config; what config checks beyond the
+// file's own shape (lint's rule names) host/app checks after Load.
 package config
 
 import (
@@ -14,8 +20,6 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-
-	"github.com/toolscript/toolscript/host/luau"
 )
 
 // File is the content of a toolscript.toml. Every section is optional.
@@ -39,8 +43,9 @@ type File struct {
 	// Effects is the [effects] section (effects.go).
 	Effects Effects `toml:"effects"`
 
-	// dir is the directory of the file: relative spec paths start there.
-	dir string
+	// path is the file read; dir is its directory: relative spec paths
+	// start there.
+	path, dir string
 }
 
 // Limits is the [limits] section.
@@ -94,9 +99,12 @@ func Load(path string) (*File, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	f.dir = filepath.Dir(path)
+	f.path, f.dir = path, filepath.Dir(path)
 	return &f, nil
 }
+
+// Path is the file f was read from; "" when no file was read.
+func (f *File) Path() string { return f.path }
 
 // LoadDefault loads path, or DefaultFileName if path is empty and that file
 // exists; with neither it returns an empty File.
@@ -141,9 +149,6 @@ func (f *File) check() error {
 		return err
 	}
 	if err := f.Auth.check(); err != nil {
-		return err
-	}
-	if err := f.Lint.check(); err != nil {
 		return err
 	}
 	if err := f.checkSDK(); err != nil {
@@ -230,12 +235,36 @@ type Flags struct {
 
 // Settings are what an execution runs with.
 type Settings struct {
-	Limits luau.Limits
+	Limits ExecLimits
 	// IO is nil when io is disabled.
-	IO *luau.IO
+	IO *IOSettings
 	// Warnings are deprecation notices for the user, one line each.
 	Warnings []string
 }
+
+// ExecLimits are an execution's limits ([limits], --timeout,
+// --memory-limit); a zero field is the runtime's default (host/luau).
+type ExecLimits struct {
+	Timeout        time.Duration
+	HeapBytes      uint64
+	MaxLogLines    int
+	MaxLogBytes    int
+	MaxResultBytes int
+	MaxOutputBytes int
+}
+
+// IOSettings are a script's io library: its directory and budgets.
+type IOSettings struct {
+	Dir string
+	// MaxBytes is the write budget; nil is the runtime's default.
+	MaxBytes *int64
+	// MaxFiles caps the files created; 0 is the default.
+	MaxFiles int
+}
+
+// MaxScriptMemoryMB is the most memory a script can address (wasm32's
+// 4 GiB), the bound of --memory-limit and limits.memory_limit_mb.
+const MaxScriptMemoryMB = 4096
 
 // Resolve combines the config file, the flags and the environment (getenv,
 // usually os.Getenv) into Settings. Flags win over the environment, which
@@ -245,47 +274,89 @@ func Resolve(f *File, flags Flags, getenv func(string) string, mode Mode) (Setti
 		f = &File{}
 	}
 	var s Settings
-	l := f.Limits
+	var err error
+	if s.Limits, err = resolveLimits(f.Limits, flags); err != nil {
+		return s, err
+	}
+	io, warnings := ioSection(f, flags)
+	s.Warnings = warnings
+	dir, enabled := ioDirOf(io, flags, getenv, mode)
+	if !enabled {
+		return s, nil
+	}
+	if dir, err = expandHome(dir, getenv); err != nil {
+		return s, fmt.Errorf("io directory: %w", err)
+	}
+	if err := checkDir(dir); err != nil {
+		return s, fmt.Errorf("io directory: %w", err)
+	}
+	s.IO = &IOSettings{Dir: dir, MaxBytes: io.MaxBytes}
+	if flags.MaxBytes != 0 {
+		if flags.MaxBytes < 0 {
+			return s, fmt.Errorf("--max-bytes must not be negative (got %d)", flags.MaxBytes)
+		}
+		s.IO.MaxBytes = &flags.MaxBytes
+	}
+	if io.MaxFiles != nil {
+		s.IO.MaxFiles = *io.MaxFiles
+	}
+	return s, nil
+}
+
+// resolveLimits combines [limits] with the flags, which win.
+func resolveLimits(l Limits, flags Flags) (ExecLimits, error) {
+	var out ExecLimits
 	if l.Timeout != "" {
-		s.Limits.Timeout, _ = time.ParseDuration(l.Timeout) // checked by Load
+		out.Timeout, _ = time.ParseDuration(l.Timeout) // checked by Load
 	}
 	if flags.Timeout != 0 {
 		if flags.Timeout < 0 {
-			return s, fmt.Errorf("--timeout must be positive (got %s)", flags.Timeout)
+			return out, fmt.Errorf("--timeout must be positive (got %s)", flags.Timeout)
 		}
-		s.Limits.Timeout = flags.Timeout
+		out.Timeout = flags.Timeout
 	}
 	memoryMB := l.MemoryLimitMB
 	if flags.MemoryLimitMB != 0 {
 		if flags.MemoryLimitMB < 0 {
-			return s, fmt.Errorf("--memory-limit must be positive (got %d)", flags.MemoryLimitMB)
+			return out, fmt.Errorf("--memory-limit must be positive (got %d)", flags.MemoryLimitMB)
 		}
 		memoryMB = flags.MemoryLimitMB
 	}
-	if memoryMB > 4096 {
-		return s, fmt.Errorf("memory limit %d MB exceeds the 4096 MB a script can address", memoryMB)
+	if memoryMB > MaxScriptMemoryMB {
+		return out, fmt.Errorf("memory limit %d MB exceeds the %d MB a script can address", memoryMB, MaxScriptMemoryMB)
 	}
-	s.Limits.HeapBytes = uint64(memoryMB) << 20
-	s.Limits.MaxLogLines = l.MaxLogLines
-	s.Limits.MaxLogBytes = l.MaxLogBytes
-	s.Limits.MaxResultBytes = l.MaxResultBytes
-	s.Limits.MaxOutputBytes = l.MaxOutputBytes
-	s.Limits = s.Limits.WithDefaults()
+	out.HeapBytes = uint64(memoryMB) << 20
+	out.MaxLogLines = l.MaxLogLines
+	out.MaxLogBytes = l.MaxLogBytes
+	out.MaxResultBytes = l.MaxResultBytes
+	out.MaxOutputBytes = l.MaxOutputBytes
+	return out, nil
+}
 
+// ioSection is the [io] section (or the deprecated [output]), never nil,
+// with the deprecation notices of what was read.
+func ioSection(f *File, flags Flags) (*IO, []string) {
+	var warnings []string
 	io := f.IO
 	if f.Output != nil {
-		s.Warnings = append(s.Warnings, "config: [output] is deprecated; use [io] (same keys: dir, max_bytes, enabled)")
+		warnings = append(warnings, "config: [output] is deprecated; use [io] (same keys: dir, max_bytes, enabled)")
 		if io == nil {
 			io = f.Output
 		}
 	}
 	if flags.OutputDir != "" {
-		s.Warnings = append(s.Warnings, "--output-dir is deprecated; use --io-dir")
+		warnings = append(warnings, "--output-dir is deprecated; use --io-dir")
 	}
 	if io == nil {
 		io = &IO{}
 	}
+	return io, warnings
+}
 
+// ioDirOf is the io directory and whether io is on: a flag wins over the
+// environment, which wins over the file; io is on by default except in
+// the hosted mode.
+func ioDirOf(io *IO, flags Flags, getenv func(string) string, mode Mode) (string, bool) {
 	enabled := mode != Hosted
 	if io.Enabled != nil {
 		enabled = *io.Enabled
@@ -301,32 +372,5 @@ func Resolve(f *File, flags Flags, getenv func(string) string, mode Mode) (Setti
 	case flags.OutputDir != "":
 		dir, enabled = flags.OutputDir, true
 	}
-	if flags.NoIO {
-		enabled = false
-	}
-	if !enabled {
-		return s, nil
-	}
-	dir, err := expandHome(dir, getenv)
-	if err != nil {
-		return s, fmt.Errorf("io directory: %w", err)
-	}
-	if err := checkDir(dir); err != nil {
-		return s, fmt.Errorf("io directory: %w", err)
-	}
-	maxBytes := int64(luau.DefaultIOMaxBytes)
-	if io.MaxBytes != nil {
-		maxBytes = *io.MaxBytes
-	}
-	if flags.MaxBytes != 0 {
-		if flags.MaxBytes < 0 {
-			return s, fmt.Errorf("--max-bytes must not be negative (got %d)", flags.MaxBytes)
-		}
-		maxBytes = flags.MaxBytes
-	}
-	s.IO = &luau.IO{Dir: dir, MaxBytes: maxBytes} // MaxFiles 0: sandboxio's default
-	if io.MaxFiles != nil {
-		s.IO.MaxFiles = *io.MaxFiles
-	}
-	return s, nil
+	return dir, enabled && !flags.NoIO
 }

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolscript/toolscript/host/luau"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -62,44 +60,44 @@ func TestResolve(t *testing.T) {
 		flags    Flags
 		getenv   func(string) string
 		mode     Mode
-		wantIO   *luau.IO
+		wantIO   *ioWant
 		wantWarn string
 	}{
-		{name: "run defaults on", mode: Run, getenv: noEnv, wantIO: &luau.IO{Dir: DefaultIODir, MaxBytes: luau.DefaultIOMaxBytes}},
-		{name: "stdio defaults on", mode: Stdio, getenv: noEnv, wantIO: &luau.IO{Dir: DefaultIODir, MaxBytes: luau.DefaultIOMaxBytes}},
+		{name: "run defaults on", mode: Run, getenv: noEnv, wantIO: &ioWant{Dir: DefaultIODir}},
+		{name: "stdio defaults on", mode: Stdio, getenv: noEnv, wantIO: &ioWant{Dir: DefaultIODir}},
 		{name: "hosted defaults off", mode: Hosted, getenv: noEnv},
 		{name: "hosted enabled by config", mode: Hosted, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(true)}},
-			wantIO: &luau.IO{Dir: DefaultIODir, MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: DefaultIODir}},
 		{name: "hosted enabled by --io-dir", mode: Hosted, getenv: noEnv, flags: Flags{IODir: "files"},
-			wantIO: &luau.IO{Dir: "files", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "files"}},
 		{name: "disabled by config", mode: Run, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(false)}}},
 		{name: "--io-dir beats enabled=false", mode: Run, getenv: noEnv, file: &File{IO: &IO{Enabled: boolPtr(false)}}, flags: Flags{IODir: "d"},
-			wantIO: &luau.IO{Dir: "d", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "d"}},
 		{name: "--no-io wins", mode: Run, getenv: noEnv, flags: Flags{IODir: "d", NoIO: true}},
 		{name: "config dir", mode: Run, getenv: noEnv, file: &File{IO: &IO{Dir: ptr("cfg"), MaxBytes: int64Ptr(10), MaxFiles: intPtr(7)}},
-			wantIO: &luau.IO{Dir: "cfg", MaxBytes: 10, MaxFiles: 7}},
+			wantIO: &ioWant{Dir: "cfg", MaxBytes: 10, MaxFiles: 7}},
 		{name: "env beats config", mode: Run, getenv: env(map[string]string{EnvIODir: "fromenv"}), file: &File{IO: &IO{Dir: ptr("cfg")}},
-			wantIO: &luau.IO{Dir: "fromenv", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "fromenv"}},
 		{name: "flag beats env", mode: Run, getenv: env(map[string]string{EnvIODir: "fromenv"}), flags: Flags{IODir: "flag", MaxBytes: 99},
-			wantIO: &luau.IO{Dir: "flag", MaxBytes: 99}},
+			wantIO: &ioWant{Dir: "flag", MaxBytes: 99}},
 		{name: "legacy output section", mode: Run, getenv: noEnv, file: &File{Output: &IO{Dir: ptr("out"), MaxBytes: int64Ptr(7)}},
-			wantIO: &luau.IO{Dir: "out", MaxBytes: 7}, wantWarn: "[output] is deprecated"},
+			wantIO: &ioWant{Dir: "out", MaxBytes: 7}, wantWarn: "[output] is deprecated"},
 		{name: "io beats legacy output", mode: Run, getenv: noEnv, file: &File{IO: &IO{Dir: ptr("new")}, Output: &IO{Dir: ptr("old")}},
-			wantIO: &luau.IO{Dir: "new", MaxBytes: luau.DefaultIOMaxBytes}, wantWarn: "[output] is deprecated"},
+			wantIO: &ioWant{Dir: "new"}, wantWarn: "[output] is deprecated"},
 		{name: "~/ in --io-dir", mode: Stdio, getenv: env(map[string]string{"HOME": "/home/me"}), flags: Flags{IODir: "~/files"},
-			wantIO: &luau.IO{Dir: "/home/me/files", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "/home/me/files"}},
 		{name: "~/ in the environment", mode: Stdio, getenv: env(map[string]string{"HOME": "/home/me", EnvIODir: "~/env/files"}),
-			wantIO: &luau.IO{Dir: "/home/me/env/files", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "/home/me/env/files"}},
 		{name: "~/ in [io] dir", mode: Stdio, getenv: env(map[string]string{"HOME": "/home/me"}), file: &File{IO: &IO{Dir: ptr("~/cfg")}},
-			wantIO: &luau.IO{Dir: "/home/me/cfg", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "/home/me/cfg"}},
 		{name: "~ alone", mode: Stdio, getenv: env(map[string]string{"HOME": "/home/me"}), flags: Flags{IODir: "~"},
-			wantIO: &luau.IO{Dir: "/home/me", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "/home/me"}},
 		{name: "~ inside a name stays", mode: Stdio, getenv: env(map[string]string{"HOME": "/home/me"}), flags: Flags{IODir: "a~/~b"},
-			wantIO: &luau.IO{Dir: "a~/~b", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "a~/~b"}},
 		{name: "~user stays", mode: Stdio, getenv: env(map[string]string{"HOME": "/home/me"}), flags: Flags{IODir: "~other/x"},
-			wantIO: &luau.IO{Dir: "~other/x", MaxBytes: luau.DefaultIOMaxBytes}},
+			wantIO: &ioWant{Dir: "~other/x"}},
 		{name: "legacy --output-dir", mode: Hosted, getenv: noEnv, flags: Flags{OutputDir: "legacy"},
-			wantIO: &luau.IO{Dir: "legacy", MaxBytes: luau.DefaultIOMaxBytes}, wantWarn: "--output-dir is deprecated; use --io-dir"},
+			wantIO: &ioWant{Dir: "legacy"}, wantWarn: "--output-dir is deprecated; use --io-dir"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,7 +108,7 @@ func TestResolve(t *testing.T) {
 			switch {
 			case c.wantIO == nil && s.IO != nil:
 				t.Errorf("io = %+v, want disabled", *s.IO)
-			case c.wantIO != nil && (s.IO == nil || *s.IO != *c.wantIO):
+			case c.wantIO != nil && (s.IO == nil || viewIO(s.IO) != *c.wantIO):
 				t.Errorf("io = %+v, want %+v", s.IO, *c.wantIO)
 			}
 			if got := strings.Join(s.Warnings, "\n"); !strings.Contains(got, c.wantWarn) || (c.wantWarn == "" && got != "") {
@@ -126,7 +124,7 @@ func TestResolveLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := luau.Limits{Timeout: 5 * time.Second, HeapBytes: 16 << 20, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000, MaxOutputBytes: 5000}
+	want := ExecLimits{Timeout: 5 * time.Second, HeapBytes: 16 << 20, MaxLogLines: 3, MaxLogBytes: 100, MaxResultBytes: 1000, MaxOutputBytes: 5000}
 	if s.Limits != want {
 		t.Errorf("limits = %+v, want %+v", s.Limits, want)
 	}
@@ -135,8 +133,8 @@ func TestResolveLimits(t *testing.T) {
 		t.Errorf("flags did not override: %+v", s.Limits)
 	}
 	s, _ = Resolve(nil, Flags{}, nil, Run)
-	if s.Limits != (luau.Limits{}).WithDefaults() {
-		t.Errorf("defaults = %+v", s.Limits)
+	if s.Limits != (ExecLimits{}) {
+		t.Errorf("no limit set = %+v, want all zero (the runtime's defaults)", s.Limits)
 	}
 	for _, flags := range []Flags{{Timeout: -time.Second}, {MemoryLimitMB: -1}, {MemoryLimitMB: 5000}, {MaxBytes: -1}, {IODir: "a/../.."}} {
 		if _, err := Resolve(nil, flags, nil, Run); err == nil {
@@ -146,3 +144,19 @@ func TestResolveLimits(t *testing.T) {
 }
 
 func intPtr(v int) *int { return &v }
+
+// ioWant is what IOSettings hold, comparable; MaxBytes 0 is none set
+// (the runtime's default).
+type ioWant struct {
+	Dir      string
+	MaxBytes int64
+	MaxFiles int
+}
+
+func viewIO(s *IOSettings) ioWant {
+	v := ioWant{Dir: s.Dir, MaxFiles: s.MaxFiles}
+	if s.MaxBytes != nil {
+		v.MaxBytes = *s.MaxBytes
+	}
+	return v
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
-	"github.com/toolscript/toolscript/host/effects/trace"
 )
 
 // Effects is the [effects] section: what the operator asks of the effects
@@ -18,7 +16,7 @@ type Effects struct {
 	RecordDir string `toml:"record_dir"`
 	// RecordMaxBytes bounds the bytes of every trace in RecordDir
 	// together, RecordMaxBytesPerUser each user's (host/effects/trace
-	// Quota; its defaults when unset).
+	// Quota; nil is its default).
 	RecordMaxBytes        *int64 `toml:"record_max_bytes" json:",omitempty"`
 	RecordMaxBytesPerUser *int64 `toml:"record_max_bytes_per_user" json:",omitempty"`
 }
@@ -52,23 +50,6 @@ func (f *File) RecordDir(getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("effects.record_dir: %w", err)
 	}
 	return dir, nil
-}
-
-// RecordBounds are the bounds of the traces in record_dir: all of them
-// together (record_max_bytes) and each user's (record_max_bytes_per_user),
-// trace.DefaultDirBytes and trace.DefaultDirBytesPerUser when unset.
-func (f *File) RecordBounds() (total, perUser int64) {
-	total, perUser = trace.DefaultDirBytes, trace.DefaultDirBytesPerUser
-	if f == nil {
-		return total, perUser
-	}
-	if v := f.Effects.RecordMaxBytes; v != nil {
-		total = *v
-	}
-	if v := f.Effects.RecordMaxBytesPerUser; v != nil {
-		perUser = *v
-	}
-	return total, perUser
 }
 
 // Digest is the SHA-256 (hex) of the configuration f holds, without its

@@ -3,8 +3,6 @@ package config
 import (
 	"strings"
 	"testing"
-
-	"github.com/toolscript/toolscript/host/effects/trace"
 )
 
 func TestEffectsRecordDir(t *testing.T) {
@@ -34,21 +32,6 @@ func TestEffectsRecordDir(t *testing.T) {
 		if got, err := f.RecordDir(env); err != nil || got != c.want {
 			t.Errorf("%q: record dir %q (%v), want %q", c.text, got, err, c.want)
 		}
-	}
-}
-
-// TestRecordBounds: the bounds of record_dir are the trace package's
-// defaults unless set.
-func TestRecordBounds(t *testing.T) {
-	f, err := Load(writeConfig(t, "[effects]\nrecord_dir = \"t\"\nrecord_max_bytes_per_user = 1024\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if total, perUser := f.RecordBounds(); total != trace.DefaultDirBytes || perUser != 1024 {
-		t.Errorf("bounds %d, %d", total, perUser)
-	}
-	if total, perUser := (*File)(nil).RecordBounds(); total != 1<<30 || perUser != 256<<20 {
-		t.Errorf("default bounds %d, %d", total, perUser)
 	}
 }
 

@@ -89,13 +89,16 @@ type HostedSettings struct {
 	RateLimit       int
 	AllowedOrigins  []string
 	TLSCert, TLSKey string
-	ShutdownGrace   time.Duration
+	// ShutdownGrace is 0 for the HTTP server's default (host/hosted).
+	ShutdownGrace time.Duration
 	// MaxConnections and MaxConnectionsPerClient cap the open
 	// connections; 0 is hosted's default.
 	MaxConnections, MaxConnectionsPerClient int
-	// BodyTimeout bounds the time a client takes to send a request body.
+	// BodyTimeout bounds the time a client takes to send a request body;
+	// 0 is the HTTP server's default.
 	BodyTimeout time.Duration
-	// WriteTimeout bounds each write of a response.
+	// WriteTimeout bounds each write of a response; 0 is the HTTP
+	// server's default.
 	WriteTimeout time.Duration
 	// MaxUnwrittenBytesPerUser bounds one user's responses not yet
 	// written; 0 is mcpserver's default (half of max_host_bytes_total).
@@ -126,12 +129,9 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		AllowedOrigins:       sv.AllowedOrigins,
 		TLSCert:              sv.TLSCert,
 		TLSKey:               sv.TLSKey,
-		ShutdownGrace:        DefaultShutdownGrace,
 		MaxConnections:       sv.MaxConnections,
 		// 0 is hosted's default; the total bounds it.
 		MaxConnectionsPerClient:  sv.MaxConnectionsPerClient,
-		BodyTimeout:              DefaultBodyTimeout,
-		WriteTimeout:             DefaultWriteTimeout,
 		MaxUnwrittenBytesPerUser: sv.MaxUnwrittenBytesPerUser,
 		MetricsAddr:              sv.MetricsAddr,
 	}
@@ -144,13 +144,30 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 	if sv.WriteTimeout != "" {
 		s.WriteTimeout, _ = time.ParseDuration(sv.WriteTimeout) // checked by Load
 	}
+	if err := s.applyFlags(flags); err != nil {
+		return s, err
+	}
+	auth, warning, err := resolveAuth(f.Auth, addr, flags)
+	if err != nil {
+		return s, err
+	}
+	s.Auth = auth
+	if warning != "" {
+		s.Warnings = append(s.Warnings, warning)
+	}
+	return s, nil
+}
+
+// applyFlags puts the flags given over what the file says, and checks
+// the result.
+func (s *HostedSettings) applyFlags(flags HostedFlags) error {
 	switch {
 	case flags.MaxConcurrentPerUser < 0:
-		return s, fmt.Errorf("--max-concurrent-per-user must be positive (got %d)", flags.MaxConcurrentPerUser)
+		return fmt.Errorf("--max-concurrent-per-user must be positive (got %d)", flags.MaxConcurrentPerUser)
 	case flags.RateLimit < 0:
-		return s, fmt.Errorf("--rate-limit must be positive (got %d)", flags.RateLimit)
+		return fmt.Errorf("--rate-limit must be positive (got %d)", flags.RateLimit)
 	case flags.ShutdownGrace < 0:
-		return s, fmt.Errorf("--shutdown-grace must be positive (got %s)", flags.ShutdownGrace)
+		return fmt.Errorf("--shutdown-grace must be positive (got %s)", flags.ShutdownGrace)
 	}
 	if flags.MaxConcurrentPerUser > 0 {
 		s.MaxConcurrentPerUser = flags.MaxConcurrentPerUser
@@ -161,28 +178,32 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 	if len(flags.AllowedOrigins) > 0 {
 		s.AllowedOrigins = flags.AllowedOrigins
 	}
-	if flags.TLSCert != "" {
-		s.TLSCert = flags.TLSCert
-	}
-	if flags.TLSKey != "" {
-		s.TLSKey = flags.TLSKey
+	for _, v := range []struct{ flag, field *string }{
+		{&flags.TLSCert, &s.TLSCert}, {&flags.TLSKey, &s.TLSKey}, {&flags.MetricsAddr, &s.MetricsAddr},
+	} {
+		if *v.flag != "" {
+			*v.field = *v.flag
+		}
 	}
 	if flags.ShutdownGrace > 0 {
 		s.ShutdownGrace = flags.ShutdownGrace
 	}
-	if flags.MetricsAddr != "" {
-		s.MetricsAddr = flags.MetricsAddr
-	}
 	if s.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(s.MetricsAddr); err != nil {
-			return s, fmt.Errorf("metrics address %q: want HOST:PORT, such as 127.0.0.1:9090 (--metrics-addr, [server] metrics_addr)", s.MetricsAddr)
+			return fmt.Errorf("metrics address %q: want HOST:PORT, such as 127.0.0.1:9090 (--metrics-addr, [server] metrics_addr)", s.MetricsAddr)
 		}
 	}
 	if (s.TLSCert == "") != (s.TLSKey == "") {
-		return s, errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
+		return errors.New("TLS needs both a certificate (--tls-cert) and its key (--tls-key)")
 	}
+	return nil
+}
 
-	a := f.Auth
+// resolveAuth combines the [auth] section with the flags into the token
+// issuer (nil when authentication is off, with a warning for the
+// operator). It fails closed: without an issuer only a loopback address,
+// unless InsecureNoAuth.
+func resolveAuth(a Auth, addr string, flags HostedFlags) (*Auth, string, error) {
 	for _, v := range []struct {
 		flag  string
 		field *string
@@ -200,23 +221,22 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		a.Scopes = flags.Auth.Scopes
 	}
 	if err := a.check(); err != nil {
-		return s, fmt.Errorf("%w (flags --auth-authority, --auth-audience)", err)
+		return nil, "", fmt.Errorf("%w (flags --auth-authority, --auth-audience)", err)
 	}
 	switch {
 	case a.Authority != "" && flags.InsecureNoAuth:
-		return s, errors.New("--insecure-no-auth and an issuer (--auth-authority) contradict each other: give one")
+		return nil, "", errors.New("--insecure-no-auth and an issuer (--auth-authority) contradict each other: give one")
 	case a.Authority != "":
-		s.Auth = &a
+		return &a, "", nil
 	case flags.InsecureNoAuth:
-		s.Warnings = append(s.Warnings, "authentication is off (--insecure-no-auth): anyone who reaches "+addr+" runs scripts, as one anonymous user")
+		return nil, "authentication is off (--insecure-no-auth): anyone who reaches " + addr + " runs scripts, as one anonymous user", nil
 	case !isLoopback(addr):
-		return s, fmt.Errorf("--http %s listens beyond this machine without authentication: give the token issuer "+
+		return nil, "", fmt.Errorf("--http %s listens beyond this machine without authentication: give the token issuer "+
 			"(--auth-authority and --auth-audience), listen on a loopback address such as 127.0.0.1:8080, "+
 			"or pass --insecure-no-auth", addr)
 	default:
-		s.Warnings = append(s.Warnings, "authentication is off: listening on "+addr+" (loopback) only, every request as one anonymous user; give --auth-authority to require tokens")
+		return nil, "authentication is off: listening on " + addr + " (loopback) only, every request as one anonymous user; give --auth-authority to require tokens", nil
 	}
-	return s, nil
 }
 
 // isLoopback tells whether addr (host:port) names a loopback host only:

@@ -81,8 +81,9 @@ func TestHostedDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.QueueWait != DefaultQueueWait {
-		t.Errorf("hosted queue wait %s, want %s", srv.QueueWait, DefaultQueueWait)
+	// Unset is zero: host/app fills in the defaults (TestSettingsDefaults).
+	if srv.QueueWait != 0 || srv.Mode() != Hosted {
+		t.Errorf("hosted: %+v", srv)
 	}
 	if stdio, _ := ResolveServer(nil, ServerFlags{}); stdio.QueueWait != 0 || stdio.Mode() != Stdio {
 		t.Errorf("stdio: %+v", stdio)
@@ -91,8 +92,8 @@ func TestHostedDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Auth != nil || h.ShutdownGrace != DefaultShutdownGrace || h.RateLimit != 0 || len(h.Warnings) != 1 ||
-		h.BodyTimeout != DefaultBodyTimeout || h.WriteTimeout != DefaultWriteTimeout || h.MaxUnwrittenBytesPerUser != 0 ||
+	if h.Auth != nil || h.ShutdownGrace != 0 || h.RateLimit != 0 || len(h.Warnings) != 1 ||
+		h.BodyTimeout != 0 || h.WriteTimeout != 0 || h.MaxUnwrittenBytesPerUser != 0 ||
 		h.MaxConnections != 0 || h.MaxConnectionsPerClient != 0 ||
 		!strings.Contains(h.Warnings[0], "authentication is off") {
 		t.Errorf("defaults: %+v", h)

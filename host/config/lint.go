@@ -1,12 +1,7 @@
 package config
 
-import (
-	"fmt"
-
-	"github.com/toolscript/toolscript/host/lint"
-)
-
-// Lint is the [lint] section: the defaults of `toolscript lint`.
+// Lint is the [lint] section: the defaults of `toolscript lint`. Its rule
+// names are lint's to check (host/app does, after Load).
 type Lint struct {
 	// Disable names rules whose diagnostics are dropped.
 	Disable []string `toml:"disable"`
@@ -15,13 +10,6 @@ type Lint struct {
 	IO *bool `toml:"io"`
 	// Strict makes warnings fail the run too.
 	Strict bool `toml:"strict"`
-}
-
-func (l Lint) check() error {
-	if err := (lint.Options{Disable: l.Disable}).Validate(); err != nil {
-		return fmt.Errorf("lint.disable: %w", err)
-	}
-	return nil
 }
 
 // LintFlags are the command-line flags of lint. Zero values mean "not given".
@@ -36,34 +24,35 @@ type LintFlags struct {
 
 // LintSettings are what lint runs with.
 type LintSettings struct {
-	Options lint.Options
-	Strict  bool
+	// Disable are the rules whose diagnostics are dropped: the file's,
+	// then the flags'.
+	Disable []string
+	// IO lints for an environment with the io library.
+	IO     bool
+	Strict bool
 }
 
 // ResolveLint combines the [lint] section (and [io] enabled) with the flags,
 // which win.
-func ResolveLint(f *File, flags LintFlags) (LintSettings, error) {
+func ResolveLint(f *File, flags LintFlags) LintSettings {
 	if f == nil {
 		f = &File{}
 	}
 	s := LintSettings{Strict: f.Lint.Strict || flags.Strict}
-	s.Options.Disable = append(append([]string(nil), f.Lint.Disable...), flags.Disable...)
+	s.Disable = append(append([]string(nil), f.Lint.Disable...), flags.Disable...)
 
 	io := f.IO
 	if io == nil {
 		io = f.Output
 	}
-	s.Options.IO = true
+	s.IO = true
 	switch {
 	case flags.IO != nil:
-		s.Options.IO = *flags.IO
+		s.IO = *flags.IO
 	case f.Lint.IO != nil:
-		s.Options.IO = *f.Lint.IO
+		s.IO = *f.Lint.IO
 	case io != nil && io.Enabled != nil:
-		s.Options.IO = *io.Enabled
+		s.IO = *io.Enabled
 	}
-	if err := s.Options.Validate(); err != nil {
-		return s, err
-	}
-	return s, nil
+	return s
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // MCPServer is one [mcp_servers.NAME] section: an upstream MCP server
@@ -27,14 +26,40 @@ type MCPServer struct {
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"`
 	Timeout string            `toml:"timeout"`
-	// Stderr is where a stdio server's standard error goes:
-	// upstream.StderrInherit (the default), upstream.StderrDiscard, or a
-	// file's path (relative to the configuration file's directory).
+	// Stderr is where a stdio server's standard error goes: StderrInherit
+	// (the default), StderrDiscard, or a file's path (relative to the
+	// configuration file's directory).
 	Stderr string `toml:"stderr"`
 	// Safe and Unsafe classify tools (by name) against their readOnlyHint
 	// annotation.
 	Safe   []string `toml:"safe"`
 	Unsafe []string `toml:"unsafe"`
+}
+
+// The words of [mcp_servers.NAME] stderr that name no file.
+const (
+	StderrInherit = "inherit"
+	StderrDiscard = "discard"
+)
+
+// MCPServerSettings are one upstream MCP server, resolved: exactly one of
+// Command (a stdio server) and URL (streamable HTTP).
+type MCPServerSettings struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+	// Dir is the working directory of Command.
+	Dir     string
+	URL     string
+	Headers map[string]string
+	// Timeout is 0 for the default of host/upstream.
+	Timeout time.Duration
+	// Stderr is StderrInherit ("" too), StderrDiscard or a file's path.
+	Stderr string
+	// Secrets are what ${VAR} brought into the fields above, and the
+	// credentials of URL and Headers.
+	Secrets []redact.Secret
 }
 
 func (f *File) checkMCPServers() error {
@@ -79,66 +104,12 @@ func (f *File) checkMCPServers() error {
 // ${VAR} brings in, in any field, is a secret (a token in an argument, a
 // URL, a header or a server's environment), and its variable is withheld
 // from every server's environment (env gives a server one of its own).
-func resolveMCPServers(f *File, flags []string, env *secretEnv) ([]upstream.Config, error) {
-	byName := map[string]upstream.Config{}
+func resolveMCPServers(f *File, flags []string, env *secretEnv) ([]MCPServerSettings, error) {
+	byName := map[string]MCPServerSettings{}
 	for _, name := range sortedNames(f.MCPServers) {
-		m := f.MCPServers[name]
-		key := "mcp_servers." + name
-		c := upstream.Config{Name: name}
-		var err error
-		lookup := func(name string) string {
-			v := env.get(name)
-			c.Secrets = appendSecret(c.Secrets, v)
-			return v
-		}
-		expand := func(field, s string) string {
-			if err != nil {
-				return ""
-			}
-			var out string
-			out, err = expandVars(s, lookup)
-			if err != nil {
-				err = fmt.Errorf("%s.%s: %w", key, field, err)
-			}
-			return out
-		}
-		c.Command = expand("command", m.Command)
-		c.URL = expand("url", m.URL)
-		addURLSecrets(&c, env)
-		for _, a := range m.Args {
-			c.Args = append(c.Args, expand("args", a))
-		}
-		if len(m.Env) > 0 {
-			c.Env = map[string]string{}
-			for k, v := range m.Env {
-				c.Env[k] = expand("env."+k, v)
-			}
-		}
-		if len(m.Headers) > 0 {
-			c.Headers = map[string]string{}
-			for k, v := range m.Headers {
-				c.Headers[k] = expand("headers."+k, v)
-				for _, secret := range headerSecrets(c.Headers[k]) {
-					env.add(secret)
-					c.Secrets = appendSecret(c.Secrets, secret)
-				}
-			}
-		}
-		if m.Cwd != "" {
-			c.Dir = expand("cwd", m.Cwd)
-			if err == nil && !filepath.IsAbs(c.Dir) && f.dir != "" {
-				c.Dir = filepath.Join(f.dir, c.Dir)
-			}
-		}
+		c, err := resolveMCPServer(f, name, env)
 		if err != nil {
 			return nil, err
-		}
-		if m.Timeout != "" {
-			c.Timeout, _ = time.ParseDuration(m.Timeout) // checked by Load
-		}
-		c.Stderr = m.Stderr
-		if c.Stderr != "" && c.Stderr != upstream.StderrInherit && c.Stderr != upstream.StderrDiscard && !filepath.IsAbs(c.Stderr) && f.dir != "" {
-			c.Stderr = filepath.Join(f.dir, c.Stderr)
 		}
 		byName[name] = c
 	}
@@ -150,36 +121,99 @@ func resolveMCPServers(f *File, flags []string, env *secretEnv) ([]upstream.Conf
 		addURLSecrets(&c, env)
 		byName[c.Name] = c
 	}
-	out := make([]upstream.Config, 0, len(byName))
+	out := make([]MCPServerSettings, 0, len(byName))
 	for _, name := range sortedNames(byName) {
 		out = append(out, byName[name])
 	}
 	return out, nil
 }
 
+// resolveMCPServer resolves the [mcp_servers.NAME] section.
+func resolveMCPServer(f *File, name string, env *secretEnv) (MCPServerSettings, error) {
+	m := f.MCPServers[name]
+	key := "mcp_servers." + name
+	c := MCPServerSettings{Name: name}
+	var err error
+	lookup := func(name string) string {
+		v := env.get(name)
+		c.Secrets = appendSecret(c.Secrets, v)
+		return v
+	}
+	expand := func(field, s string) string {
+		if err != nil {
+			return ""
+		}
+		var out string
+		out, err = expandVars(s, lookup)
+		if err != nil {
+			err = fmt.Errorf("%s.%s: %w", key, field, err)
+		}
+		return out
+	}
+	c.Command = expand("command", m.Command)
+	c.URL = expand("url", m.URL)
+	addURLSecrets(&c, env)
+	for _, a := range m.Args {
+		c.Args = append(c.Args, expand("args", a))
+	}
+	if len(m.Env) > 0 {
+		c.Env = map[string]string{}
+		for k, v := range m.Env {
+			c.Env[k] = expand("env."+k, v)
+		}
+	}
+	if len(m.Headers) > 0 {
+		c.Headers = map[string]string{}
+		for k, v := range m.Headers {
+			c.Headers[k] = expand("headers."+k, v)
+			for _, secret := range headerSecrets(c.Headers[k]) {
+				env.add(secret)
+				c.Secrets = appendSecret(c.Secrets, secret)
+			}
+		}
+	}
+	if m.Cwd != "" {
+		c.Dir = expand("cwd", m.Cwd)
+		if err == nil && !filepath.IsAbs(c.Dir) && f.dir != "" {
+			c.Dir = filepath.Join(f.dir, c.Dir)
+		}
+	}
+	if err != nil {
+		return c, err
+	}
+	if m.Timeout != "" {
+		c.Timeout, _ = time.ParseDuration(m.Timeout) // checked by Load
+	}
+	c.Stderr = m.Stderr
+	if c.Stderr != "" && c.Stderr != StderrInherit && c.Stderr != StderrDiscard && !filepath.IsAbs(c.Stderr) && f.dir != "" {
+		c.Stderr = filepath.Join(f.dir, c.Stderr)
+	}
+	return c, nil
+}
+
 // ParseMCPFlag reads one --mcp value: NAME=URL for a value starting with
 // http:// or https://, else NAME=COMMAND ARGS... split as a shell would
 // (quotes and backslashes; no variables, no globs).
-func ParseMCPFlag(v string) (upstream.Config, error) {
+func ParseMCPFlag(v string) (MCPServerSettings, error) {
 	name, rest, ok := strings.Cut(v, "=")
 	if !ok || name == "" || strings.TrimSpace(rest) == "" {
-		return upstream.Config{}, fmt.Errorf("--mcp %q: want NAME=COMMAND ARGS... or NAME=URL", v)
+		return MCPServerSettings{}, fmt.Errorf("--mcp %q: want NAME=COMMAND ARGS... or NAME=URL", v)
 	}
 	if !catalog.IsIdentifier(name) {
-		return upstream.Config{}, fmt.Errorf("--mcp %s: %q is not a Luau identifier", v, name)
+		return MCPServerSettings{}, fmt.Errorf("--mcp %s: %q is not a Luau identifier", v, name)
 	}
 	rest = strings.TrimSpace(rest)
 	if strings.HasPrefix(rest, "http://") || strings.HasPrefix(rest, "https://") {
-		return upstream.Config{Name: name, URL: rest}, nil
+		return MCPServerSettings{Name: name, URL: rest}, nil
 	}
 	words, err := shellquote.Split(rest)
 	if err != nil {
-		return upstream.Config{}, fmt.Errorf("--mcp %s: %w", v, err)
+		return MCPServerSettings{}, fmt.Errorf("--mcp %s: %w", v, err)
 	}
 	if len(words) == 0 || words[0] == "" {
-		return upstream.Config{}, fmt.Errorf("--mcp %q: no command", v)
+		return MCPServerSettings{}, fmt.Errorf("--mcp %q: no command", v)
 	}
-	return upstream.Config{Name: name, Command: words[0], Args: words[1:]}, nil
+	return MCPServerSettings{Name: name, Command: words[0], Args: words[1:]}, nil
 }
 
 // expandVars replaces each ${VAR} of s with the variable's value; a
@@ -221,7 +255,7 @@ func appendSecret(secrets []redact.Secret, v string) []redact.Secret {
 }
 
 // addURLSecrets makes the credentials of c's URL secrets.
-func addURLSecrets(c *upstream.Config, env *secretEnv) {
+func addURLSecrets(c *MCPServerSettings, env *secretEnv) {
 	for _, s := range urlSecrets(c.URL) {
 		env.add(s)
 		c.Secrets = appendSecret(c.Secrets, s)

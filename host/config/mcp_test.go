@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/upstream"
 )
 
 func TestMCPServersConfig(t *testing.T) {
@@ -38,11 +37,11 @@ headers = { Authorization = "Bearer ${REMOTE_TOKEN}" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []upstream.Config{
+	want := []MCPServerSettings{
 		{Name: "files", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/data/in"},
 			Env: map[string]string{"HOME": "/tmp", "KEY": "s3"}, Dir: filepath.Join(filepath.Dir(path), "work"), Timeout: 5 * time.Second,
 			Secrets: redact.Secrets("/data", "s3"), Stderr: filepath.Join(filepath.Dir(path), "logs", "files.log")},
-		{Name: "quiet", Command: "quiet-server", Stderr: upstream.StderrDiscard},
+		{Name: "quiet", Command: "quiet-server", Stderr: StderrDiscard},
 		{Name: "remote", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer tok"},
 			Secrets: redact.Secrets("tok", "Bearer tok")},
 		{Name: "shell", Command: "my-server", Args: []string{"--name", "a b", "it's"}},
@@ -83,12 +82,12 @@ func TestMCPServersConfigErrors(t *testing.T) {
 func TestParseMCPFlag(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want upstream.Config
+		want MCPServerSettings
 		err  string
 	}{
-		{in: "ev=npx -y @modelcontextprotocol/server-everything", want: upstream.Config{Name: "ev", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}}},
-		{in: `py=python "my server.py" --flag='x y'`, want: upstream.Config{Name: "py", Command: "python", Args: []string{"my server.py", "--flag=x y"}}},
-		{in: "r=https://mcp.example/mcp?a=b c", want: upstream.Config{Name: "r", URL: "https://mcp.example/mcp?a=b c"}},
+		{in: "ev=npx -y @modelcontextprotocol/server-everything", want: MCPServerSettings{Name: "ev", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}}},
+		{in: `py=python "my server.py" --flag='x y'`, want: MCPServerSettings{Name: "py", Command: "python", Args: []string{"my server.py", "--flag=x y"}}},
+		{in: "r=https://mcp.example/mcp?a=b c", want: MCPServerSettings{Name: "r", URL: "https://mcp.example/mcp?a=b c"}},
 		{in: "noequals", err: "want NAME=COMMAND ARGS... or NAME=URL"},
 		{in: "x=", err: "want NAME=COMMAND"},
 		{in: "a-b=cmd", err: "is not a Luau identifier"},

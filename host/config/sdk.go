@@ -14,8 +14,6 @@ import (
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // API is one [apis.NAME] section: an OpenAPI spec scripts call as
@@ -35,7 +33,7 @@ type API struct {
 }
 
 // checkSafety checks a section's safe and unsafe lists as far as they can
-// be without the spec or the server's tools (sdk.New checks the names
+// be without the spec or the server's tools (the sdk checks the names
 // against those): no empty name, none in both lists.
 func checkSafety(key string, safe, unsafe []string) error {
 	inSafe := map[string]bool{}
@@ -159,60 +157,96 @@ type SDKFlags struct {
 	WithoutCredentials bool
 }
 
+// SDKSettings are the sdk's settings: its APIs and upstream MCP servers,
+// frozen parameters, budgets and the secrets the configuration read. A
+// zero budget is the sdk's default (host/sdk).
+type SDKSettings struct {
+	// APIs are in name order.
+	APIs []APISettings
+	// Frozen are the global frozen parameters; an API's own win.
+	Frozen map[string]any
+	// MaxCalls, MaxResponseBytes and MaxParallel are [sdk]'s (and
+	// --max-calls'); MaxHostBytes and MaxHostBytesTotal are [limits]'.
+	MaxCalls          int
+	MaxResponseBytes  int64
+	MaxParallel       int
+	MaxHostBytes      int64
+	MaxHostBytesTotal int64
+	// Upstreams are the MCP servers ([mcp_servers.NAME], --mcp), in name
+	// order.
+	Upstreams []MCPServerSettings
+	// ToolSafety are the servers' safe and unsafe lists, by server; nil
+	// when none has any.
+	ToolSafety map[string]Safety
+	// WithheldEnv names every environment variable read: the MCP servers
+	// toolscript starts do not inherit them.
+	WithheldEnv []string
+	// Secrets are every value read from the environment and every
+	// credential given, besides the APIs' Auth and the Upstreams' Secrets.
+	Secrets []redact.Secret
+}
+
+// APISettings are one [apis.NAME] section (or --api flag).
+type APISettings struct {
+	Name string
+	// Spec is a path or URL; Dir is what a relative path is relative to
+	// (the config file's directory).
+	Spec, Dir string
+	// BaseURL overrides the spec's servers.
+	BaseURL string
+	// Timeout is per call; 0 is the sdk's default.
+	Timeout time.Duration
+	// Auth is the configured credential, nil for none.
+	Auth   *Credential
+	Frozen map[string]any
+	Safety Safety
+}
+
+// Safety is a section's safe and unsafe lists: operationIds, sdk function
+// names or tool names.
+type Safety struct {
+	Safe, Unsafe []string
+}
+
+// The credential types of [apis.NAME.auth] type.
+const (
+	AuthBearer = "bearer"
+	AuthBasic  = "basic"
+	AuthAPIKey = "api_key"
+)
+
+// Credential is one API's secret and how to send it: Type is AuthBearer,
+// AuthBasic or AuthAPIKey, or empty for a bare secret in Token (auth =
+// "...", auth_env, --auth) sent as the spec's security schemes say. Its
+// secrets are redact.Secrets: a printed configuration shows none.
+type Credential struct {
+	Type string
+	// Token is the bearer token (or the bare secret).
+	Token redact.Secret
+	// Username and Password are for basic.
+	Username, Password redact.Secret
+	// Value is the API key; Name and In ("header", "query", "cookie")
+	// locate it.
+	Value    redact.Secret
+	Name, In string
+}
+
 // ResolveSDK combines the [apis], [frozen_params] and [sdk] sections with
 // the flags (which win) and the environment (getenv, for auth_env, the
-// *_env keys and --auth) into the sdk's configuration. APIs are in name
-// order. Secrets are read here and appear in no error message.
-func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config, error) {
+// *_env keys and --auth) into the sdk's settings. APIs are in name order.
+// Secrets are read here and appear in no error message.
+func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (SDKSettings, error) {
 	if f == nil {
 		f = &File{}
 	}
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cfg := sdk.Config{Frozen: frozenValues(f.FrozenParams)}
+	cfg := SDKSettings{Frozen: frozenValues(f.FrozenParams)}
 	env := &secretEnv{getenv: getenv}
-	getenv = env.get
-	apis := map[string]*sdk.APIConfig{}
-	for _, name := range sortedNames(f.APIs) {
-		ac, err := resolveAPI(f, name, flags.WithoutCredentials, env)
-		if err != nil {
-			return cfg, err
-		}
-		apis[name] = ac
-	}
-	for _, v := range flags.APIs {
-		name, spec, ok := strings.Cut(v, "=")
-		if !ok || name == "" || spec == "" {
-			return cfg, fmt.Errorf("--api %q: want NAME=SPEC (a path or http(s) URL)", v)
-		}
-		if !catalog.IsIdentifier(name) {
-			return cfg, fmt.Errorf("--api %s: %q is not a Luau identifier", v, name)
-		}
-		if ac, ok := apis[name]; ok {
-			ac.Spec, ac.Dir = spec, "" // the flag's path is relative to the working directory
-			continue
-		}
-		env.addURL(spec)
-		apis[name] = &sdk.APIConfig{Name: name, Spec: spec}
-	}
-	for _, v := range flags.Auth {
-		name, env, ok := strings.Cut(v, ":")
-		if !ok || name == "" || env == "" {
-			return cfg, fmt.Errorf("--auth %q: want NAME:ENV_VAR (the secret is read from that variable)", v)
-		}
-		ac, ok := apis[name]
-		if !ok {
-			return cfg, fmt.Errorf("--auth %s: no API named %s (give it with --api or [apis.%s])", v, name, name)
-		}
-		if flags.WithoutCredentials {
-			continue
-		}
-		secret := getenv(env)
-		if secret == "" {
-			return cfg, fmt.Errorf("--auth %s: the environment variable %s is not set or empty", v, env)
-		}
-		ac.Auth = &sdk.Credential{Token: secret}
+	apis, err := resolveAPIs(f, flags, env)
+	if err != nil {
+		return cfg, err
 	}
 	for _, name := range sortedNames(apis) {
 		cfg.APIs = append(cfg.APIs, *apis[name])
@@ -240,15 +274,62 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (sdk.Config
 	return cfg, nil
 }
 
+// resolveAPIs are the [apis] sections with the --api and --auth flags, by
+// name.
+func resolveAPIs(f *File, flags SDKFlags, env *secretEnv) (map[string]*APISettings, error) {
+	apis := map[string]*APISettings{}
+	for _, name := range sortedNames(f.APIs) {
+		ac, err := resolveAPI(f, name, flags.WithoutCredentials, env)
+		if err != nil {
+			return nil, err
+		}
+		apis[name] = ac
+	}
+	for _, v := range flags.APIs {
+		name, spec, ok := strings.Cut(v, "=")
+		if !ok || name == "" || spec == "" {
+			return nil, fmt.Errorf("--api %q: want NAME=SPEC (a path or http(s) URL)", v)
+		}
+		if !catalog.IsIdentifier(name) {
+			return nil, fmt.Errorf("--api %s: %q is not a Luau identifier", v, name)
+		}
+		if ac, ok := apis[name]; ok {
+			ac.Spec, ac.Dir = spec, "" // the flag's path is relative to the working directory
+			continue
+		}
+		env.addURL(spec)
+		apis[name] = &APISettings{Name: name, Spec: spec}
+	}
+	for _, v := range flags.Auth {
+		name, variable, ok := strings.Cut(v, ":")
+		if !ok || name == "" || variable == "" {
+			return nil, fmt.Errorf("--auth %q: want NAME:ENV_VAR (the secret is read from that variable)", v)
+		}
+		ac, ok := apis[name]
+		if !ok {
+			return nil, fmt.Errorf("--auth %s: no API named %s (give it with --api or [apis.%s])", v, name, name)
+		}
+		if flags.WithoutCredentials {
+			continue
+		}
+		secret := env.read(variable)
+		if secret.IsZero() {
+			return nil, fmt.Errorf("--auth %s: the environment variable %s is not set or empty", v, variable)
+		}
+		ac.Auth = &Credential{Token: secret}
+	}
+	return apis, nil
+}
+
 // resolveAPI resolves the [apis.NAME] section: base_url's ${VAR}s are
 // secrets, and a user and password in it become the API's basic
 // credential (never shown in a URL).
-func resolveAPI(f *File, name string, withoutCredentials bool, env *secretEnv) (*sdk.APIConfig, error) {
+func resolveAPI(f *File, name string, withoutCredentials bool, env *secretEnv) (*APISettings, error) {
 	a := f.APIs[name]
 	key := "apis." + name
 	env.addURL(a.Spec)
-	ac := &sdk.APIConfig{Name: name, Spec: a.Spec, Dir: f.dir, Frozen: frozenValues(a.FrozenParams),
-		Safety: sdk.Safety{Safe: a.Safe, Unsafe: a.Unsafe}}
+	ac := &APISettings{Name: name, Spec: a.Spec, Dir: f.dir, Frozen: frozenValues(a.FrozenParams),
+		Safety: Safety{Safe: a.Safe, Unsafe: a.Unsafe}}
 	if a.Timeout != "" {
 		ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
 	}
@@ -272,7 +353,7 @@ func resolveAPI(f *File, name string, withoutCredentials bool, env *secretEnv) (
 			return nil, fmt.Errorf("%s: base_url holds a user and password, and auth is given too: give one", key)
 		}
 		p, _ := user.Password()
-		ac.Auth = &sdk.Credential{Type: sdk.AuthBasic, Username: user.Username(), Password: p}
+		ac.Auth = &Credential{Type: AuthBasic, Username: redact.NewSecret(user.Username()), Password: redact.NewSecret(p)}
 		env.add(p)
 	}
 	return ac, nil
@@ -340,14 +421,14 @@ func (e *secretEnv) addURL(raw string) {
 // sections of the servers started, by server; nil when none has any. Like
 // --api for an API's spec, a --mcp flag replaces how its server starts and
 // keeps the section's lists.
-func toolSafety(f *File, upstreams []upstream.Config) map[string]sdk.Safety {
-	var out map[string]sdk.Safety
+func toolSafety(f *File, upstreams []MCPServerSettings) map[string]Safety {
+	var out map[string]Safety
 	for _, u := range upstreams {
 		if m, ok := f.MCPServers[u.Name]; ok && (len(m.Safe) > 0 || len(m.Unsafe) > 0) {
 			if out == nil {
-				out = map[string]sdk.Safety{}
+				out = map[string]Safety{}
 			}
-			out[u.Name] = sdk.Safety{Safe: m.Safe, Unsafe: m.Unsafe}
+			out[u.Name] = Safety{Safe: m.Safe, Unsafe: m.Unsafe}
 		}
 	}
 	return out
@@ -355,15 +436,14 @@ func toolSafety(f *File, upstreams []upstream.Config) map[string]sdk.Safety {
 
 // fileCredential reads an API's auth, auth_env or auth table; a ${VAR}
 // in auth's values is read from the environment.
-func fileCredential(name string, a API, env *secretEnv) (*sdk.Credential, error) {
+func fileCredential(name string, a API, env *secretEnv) (*Credential, error) {
 	key := "apis." + name
-	getenv := env.get
 	if a.AuthEnv != "" {
-		v := getenv(a.AuthEnv)
-		if v == "" {
+		v := env.read(a.AuthEnv)
+		if v.IsZero() {
 			return nil, fmt.Errorf("%s.auth_env: the environment variable %s is not set or empty", key, a.AuthEnv)
 		}
-		return &sdk.Credential{Token: v}, nil
+		return &Credential{Token: v}, nil
 	}
 	if a.Auth == nil {
 		return nil, nil
@@ -372,49 +452,65 @@ func fileCredential(name string, a API, env *secretEnv) (*sdk.Credential, error)
 		if a.Auth.Literal == "" {
 			return nil, fmt.Errorf("%s.auth: empty", key)
 		}
-		token, err := expandVars(a.Auth.Literal, getenv)
+		token, err := expandVars(a.Auth.Literal, env.get)
 		if err != nil {
 			return nil, fmt.Errorf("%s.auth: %w", key, err)
 		}
-		return &sdk.Credential{Token: token}, nil
+		return &Credential{Token: redact.NewSecret(token)}, nil
 	}
-	t := a.Auth.Table
-	value := func(field string) (string, error) {
-		if env := t[field+"_env"]; env != "" {
-			if t[field] != "" {
-				return "", fmt.Errorf("%s.auth: give %s or %s_env, not both", key, field, field)
-			}
-			v := getenv(env)
-			if v == "" {
-				return "", fmt.Errorf("%s.auth.%s_env: the environment variable %s is not set or empty", key, field, env)
-			}
-			return v, nil
+	return tableCredential(key, authTable{key: key, t: a.Auth.Table, env: env})
+}
+
+// authTable reads the values of an [apis.NAME.auth] table.
+type authTable struct {
+	key string
+	t   map[string]string
+	env *secretEnv
+}
+
+// value is field's value: from field_env's variable, or field with its
+// ${VAR}s expanded.
+func (a authTable) value(field string) (redact.Secret, error) {
+	if variable := a.t[field+"_env"]; variable != "" {
+		if a.t[field] != "" {
+			return redact.Secret{}, fmt.Errorf("%s.auth: give %s or %s_env, not both", a.key, field, field)
 		}
-		v, err := expandVars(t[field], getenv)
-		if err != nil {
-			return "", fmt.Errorf("%s.auth.%s: %w", key, field, err)
+		v := a.env.read(variable)
+		if v.IsZero() {
+			return v, fmt.Errorf("%s.auth.%s_env: the environment variable %s is not set or empty", a.key, field, variable)
 		}
 		return v, nil
 	}
-	c := &sdk.Credential{Type: t["type"], Name: t["name"], In: t["in"]}
+	v, err := expandVars(a.t[field], a.env.get)
+	if err != nil {
+		return redact.Secret{}, fmt.Errorf("%s.auth.%s: %w", a.key, field, err)
+	}
+	return redact.NewSecret(v), nil
+}
+
+// tableCredential is the credential of an [apis.NAME.auth] table: its
+// type (bearer when not given) and the values that type needs.
+func tableCredential(key string, a authTable) (*Credential, error) {
+	t := a.t
+	c := &Credential{Type: t["type"], Name: t["name"], In: t["in"]}
 	if c.Type == "" {
-		c.Type = sdk.AuthBearer
+		c.Type = AuthBearer
 	}
 	var err error
 	switch c.Type {
-	case sdk.AuthBearer:
-		if c.Token, err = value("token"); err == nil && c.Token == "" {
+	case AuthBearer:
+		if c.Token, err = a.value("token"); err == nil && c.Token.IsZero() {
 			err = fmt.Errorf("%s.auth: bearer needs token or token_env", key)
 		}
-	case sdk.AuthBasic:
-		if c.Username, err = value("username"); err != nil {
+	case AuthBasic:
+		if c.Username, err = a.value("username"); err != nil {
 			return nil, err
 		}
-		if c.Password, err = value("password"); err == nil && c.Username == "" && c.Password == "" {
+		if c.Password, err = a.value("password"); err == nil && c.Username.IsZero() && c.Password.IsZero() {
 			err = fmt.Errorf("%s.auth: basic needs username and password (or username_env, password_env)", key)
 		}
-	case sdk.AuthAPIKey:
-		if c.Value, err = value("value"); err == nil && c.Value == "" {
+	case AuthAPIKey:
+		if c.Value, err = a.value("value"); err == nil && c.Value.IsZero() {
 			err = fmt.Errorf("%s.auth: api_key needs value or value_env", key)
 		}
 		if err == nil && c.In != "" && c.In != "header" && c.In != "query" && c.In != "cookie" {
@@ -462,18 +558,9 @@ func jsonValue(v any) any {
 	return v
 }
 
-// MaxResponseBytes is the [sdk] max_response_bytes an execution with f
-// is held to (the sdk's default when f does not set it).
-func (f *File) MaxResponseBytes() int64 {
-	if f != nil && f.SDK.MaxResponseBytes != nil {
-		return *f.SDK.MaxResponseBytes
-	}
-	return sdk.DefaultMaxResponseBytes
-}
-
-// sdkLimits sets cfg's budgets from the [sdk] section, the --max-calls
-// flag (which wins) and the sdk's defaults.
-func sdkLimits(cfg *sdk.Config, sec SDK, maxCallsFlag int) error {
+// sdkLimits sets cfg's budgets from the [sdk] section and the --max-calls
+// flag (which wins); what neither sets stays zero, the sdk's default.
+func sdkLimits(cfg *SDKSettings, sec SDK, maxCallsFlag int) error {
 	if v := sec.MaxCalls; v != nil {
 		cfg.MaxCalls = *v
 	}
@@ -488,15 +575,6 @@ func sdkLimits(cfg *sdk.Config, sec SDK, maxCallsFlag int) error {
 		return fmt.Errorf("--max-calls must be positive (got %d)", maxCallsFlag)
 	case maxCallsFlag > 0:
 		cfg.MaxCalls = maxCallsFlag
-	}
-	if cfg.MaxCalls == 0 {
-		cfg.MaxCalls = sdk.DefaultMaxCalls
-	}
-	if cfg.MaxResponseBytes == 0 {
-		cfg.MaxResponseBytes = sdk.DefaultMaxResponseBytes
-	}
-	if cfg.MaxParallel == 0 {
-		cfg.MaxParallel = sdk.DefaultMaxParallel
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolscript/toolscript/host/sdk"
 )
 
 func TestSDKConfig(t *testing.T) {
@@ -63,7 +61,7 @@ max_host_bytes_total = 9000
 		t.Errorf("limits %+v", cfg)
 	}
 	var names []string
-	by := map[string]sdk.APIConfig{}
+	by := map[string]APISettings{}
 	for _, a := range cfg.APIs {
 		names = append(names, a.Name)
 		by[a.Name] = a
@@ -73,19 +71,19 @@ max_host_bytes_total = 9000
 	}
 	p := by["petstore"]
 	if p.Spec != "petstore.yaml" || p.Dir != filepath.Dir(path) || p.BaseURL != "https://api.example" || p.Timeout != 5*time.Second ||
-		p.Auth == nil || p.Auth.Token != "tok" || p.Auth.Type != "" || p.Frozen["tenant_id"] != "abc-123" || p.Frozen["api_version"] != "v3" {
+		p.Auth == nil || p.Auth.Token.Reveal() != "tok" || p.Auth.Type != "" || p.Frozen["tenant_id"] != "abc-123" || p.Frozen["api_version"] != "v3" {
 		t.Errorf("petstore %+v auth %+v", p, p.Auth)
 	}
 	if cfg.Frozen["api_version"] != "v2" || cfg.Frozen["page_size"] != json.Number("50") {
 		t.Errorf("global frozen %v", cfg.Frozen)
 	}
-	if l := by["legacy"].Auth; l == nil || l.Type != "basic" || l.Username != "admin" || l.Password != "pw" {
+	if l := by["legacy"].Auth; l == nil || l.Type != "basic" || l.Username.Reveal() != "admin" || l.Password.Reveal() != "pw" {
 		t.Errorf("legacy auth %+v", l)
 	}
-	if k := by["keyed"].Auth; k == nil || k.Type != "api_key" || k.Value != "literal-key" || k.Name != "X-Key" || k.In != "header" {
+	if k := by["keyed"].Auth; k == nil || k.Type != "api_key" || k.Value.Reveal() != "literal-key" || k.Name != "X-Key" || k.In != "header" {
 		t.Errorf("keyed auth %+v", k)
 	}
-	if g := by["gh"]; g.Spec != "gh.json" || g.Auth == nil || g.Auth.Token != "gh-secret" {
+	if g := by["gh"]; g.Spec != "gh.json" || g.Auth == nil || g.Auth.Token.Reveal() != "gh-secret" {
 		t.Errorf("gh %+v", g)
 	}
 	// The variables credentials came from are withheld from MCP servers.
@@ -108,10 +106,11 @@ max_host_bytes_total = 9000
 		t.Errorf("--max-calls: %d", cfg.MaxCalls)
 	}
 
-	// Defaults.
+	// Nothing set is zero: the sdk's defaults (host/app
+	// TestSettingsDefaults).
 	cfg, err = ResolveSDK(&File{}, SDKFlags{}, nil)
-	if err != nil || cfg.MaxCalls != sdk.DefaultMaxCalls || cfg.MaxResponseBytes != sdk.DefaultMaxResponseBytes || cfg.MaxParallel != sdk.DefaultMaxParallel || len(cfg.APIs) != 0 {
-		t.Errorf("defaults %+v %v", cfg, err)
+	if err != nil || cfg.MaxCalls != 0 || cfg.MaxResponseBytes != 0 || cfg.MaxParallel != 0 || len(cfg.APIs) != 0 {
+		t.Errorf("nothing set %+v %v", cfg, err)
 	}
 }
 
@@ -232,7 +231,7 @@ env = { API_TOKEN = "${LOCAL_TOKEN}" }
 }
 
 // [apis.NAME] and [mcp_servers.NAME] safe and unsafe reach the sdk's
-// configuration as they are (sdk.New checks the names against the spec).
+// settings as they are (the sdk checks the names against the spec).
 func TestSafetyConfig(t *testing.T) {
 	f, err := Load(writeConfig(t, `
 [apis.p]

@@ -1,11 +1,29 @@
 package config
 
 import (
-	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/redact"
 )
+
+// redactorOf is a redactor of the secrets s holds: Secrets, the APIs'
+// credentials' and the servers' secrets. The process's one redactor is
+// the sdk's Config.NewRedactor, which adds what a credential sends (a
+// basic header): host/app's tests check it.
+func redactorOf(s SDKSettings) *redact.Redactor {
+	all := append([]redact.Secret(nil), s.Secrets...)
+	for _, a := range s.APIs {
+		if c := a.Auth; c != nil {
+			all = append(all, c.Token, c.Password, c.Value)
+		}
+	}
+	for _, u := range s.Upstreams {
+		all = append(all, u.Secrets...)
+	}
+	return redact.New(all...)
+}
 
 // TestEveryValueReadIsASecret: a ${VAR} in any field that takes one
 // (command, args, cwd, url, headers, env, base_url, auth), auth_env, the
@@ -46,7 +64,7 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 			if !slices.Contains(cfg.WithheldEnv, tc.env) {
 				t.Errorf("%s is not withheld from the MCP servers: %q", tc.env, cfg.WithheldEnv)
 			}
-			if got := cfg.NewRedactor().String("shown: " + tc.value); got != "shown: [REDACTED]" {
+			if got := redactorOf(cfg).String("shown: " + tc.value); got != "shown: [REDACTED]" {
 				t.Errorf("the redactor leaves %q", got)
 			}
 		})
@@ -65,12 +83,11 @@ func TestBaseURLUserinfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := cfg.APIs[0]
-	if a.BaseURL != "https://api.example/v1" || a.Auth == nil || a.Auth.Type != "basic" || a.Auth.Username != "svc" || a.Auth.Password != "p@ss:w0rd" {
+	if a.BaseURL != "https://api.example/v1" || a.Auth == nil || a.Auth.Type != "basic" || a.Auth.Username.Reveal() != "svc" || a.Auth.Password.Reveal() != "p@ss:w0rd" {
 		t.Errorf("base URL %q, auth %+v", a.BaseURL, a.Auth)
 	}
-	basic := base64.StdEncoding.EncodeToString([]byte("svc:p@ss:w0rd"))
-	if got := cfg.NewRedactor().String(basic); got != "[REDACTED]" {
-		t.Errorf("the basic header's value is not redacted: %q", got)
+	if got := redactorOf(cfg).String("p@ss:w0rd"); got != "[REDACTED]" {
+		t.Errorf("the password is not a secret: %q", got)
 	}
 	f, _ = Load(writeConfig(t, "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:hunter2-pass@api.example/v1\"\nauth = \"tok-0123\"\n"))
 	if _, err := ResolveSDK(f, SDKFlags{}, func(string) string { return "" }); err == nil ||

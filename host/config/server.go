@@ -3,9 +3,6 @@ package config
 import (
 	"fmt"
 	"time"
-
-	"github.com/toolscript/toolscript/host/hosted"
-	"github.com/toolscript/toolscript/host/mcpserver"
 )
 
 // Server is the [server] section: the limits of `toolscript serve`, and
@@ -55,20 +52,6 @@ type Server struct {
 	MetricsAddr string `toml:"metrics_addr"`
 }
 
-// The defaults of the [server] section. Those of the MCP server and the
-// HTTP server are theirs (mcpserver, hosted), named here once.
-const (
-	DefaultMaxConcurrent  = mcpserver.DefaultMaxConcurrent
-	DefaultMaxTimeout     = mcpserver.DefaultMaxTimeout
-	DefaultMaxScriptBytes = mcpserver.DefaultMaxScriptBytes
-	DefaultShutdownGrace  = hosted.DefaultShutdownGrace
-	DefaultBodyTimeout    = hosted.DefaultBodyTimeout
-	DefaultWriteTimeout   = hosted.DefaultWriteTimeout
-	// DefaultQueueWait bounds the wait for a slot in the hosted mode;
-	// under stdio a call waits as long as it lives.
-	DefaultQueueWait = 30 * time.Second
-)
-
 func (s Server) check() error {
 	for _, d := range []struct{ key, value, example string }{
 		{"server.max_timeout", s.MaxTimeout, "5m"},
@@ -114,13 +97,14 @@ type ServerFlags struct {
 	HTTP string
 }
 
-// ServerSettings are the limits serve runs with, every field set.
+// ServerSettings are the limits serve runs with. A zero field is the
+// default of the MCP server (host/mcpserver); a zero QueueWait is host/app's
+// default for the mode (no bound under stdio).
 type ServerSettings struct {
 	MaxConcurrent  int
 	MaxTimeout     time.Duration
 	MaxScriptBytes int64
-	// QueueWait bounds the wait for a slot; 0 is no bound (stdio's
-	// default).
+	// QueueWait bounds the wait for a slot.
 	QueueWait time.Duration
 	// HTTP is the address of the hosted mode ("" for stdio): the hosted
 	// settings are ResolveHosted's.
@@ -135,26 +119,18 @@ func (s ServerSettings) Mode() Mode {
 	return Stdio
 }
 
-// ResolveServer combines the [server] section with the flags (which win)
-// and fills in the defaults.
+// ResolveServer combines the [server] section with the flags (which win).
 func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 	if f == nil {
 		f = &File{}
 	}
 	s := ServerSettings{
-		MaxConcurrent:  DefaultMaxConcurrent,
-		MaxTimeout:     DefaultMaxTimeout,
-		MaxScriptBytes: DefaultMaxScriptBytes,
+		MaxConcurrent:  f.Server.MaxConcurrent,
+		MaxScriptBytes: f.Server.MaxScriptBytes,
 		HTTP:           f.Server.HTTP,
-	}
-	if f.Server.MaxConcurrent > 0 {
-		s.MaxConcurrent = f.Server.MaxConcurrent
 	}
 	if f.Server.MaxTimeout != "" {
 		s.MaxTimeout, _ = time.ParseDuration(f.Server.MaxTimeout) // checked by Load
-	}
-	if f.Server.MaxScriptBytes > 0 {
-		s.MaxScriptBytes = f.Server.MaxScriptBytes
 	}
 	switch {
 	case flags.MaxConcurrent < 0:
@@ -177,9 +153,6 @@ func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 	}
 	if flags.HTTP != "" {
 		s.HTTP = flags.HTTP
-	}
-	if s.HTTP != "" {
-		s.QueueWait = DefaultQueueWait
 	}
 	if f.Server.QueueWait != "" {
 		s.QueueWait, _ = time.ParseDuration(f.Server.QueueWait) // checked by Load

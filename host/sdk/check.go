@@ -100,104 +100,126 @@ func intRange(lo, hi float64) func(v any) error {
 // toJSONSchema renders root as a JSON Schema document whose $defs hold
 // the named schemas it reaches.
 func toJSONSchema(api *catalog.API, root *catalog.Schema) map[string]any {
-	defs := map[string]any{}
-	var pending []string
-	var conv func(s *catalog.Schema) any
-	conv = func(s *catalog.Schema) any {
-		if s == nil {
-			return true
-		}
-		if s.Ref != "" {
-			if _, done := defs[s.Ref]; !done {
-				defs[s.Ref] = nil
-				pending = append(pending, s.Ref)
-			}
-			return map[string]any{"$ref": "#/$defs/" + escapeRef(s.Ref)}
-		}
-		out := map[string]any{}
-		if len(s.Type) > 0 {
-			types := make([]any, len(s.Type))
-			for i, t := range s.Type {
-				types[i] = t
-			}
-			out["type"] = types
-		}
-		if checkedFormats[s.Format] {
-			out["format"] = s.Format
-		}
-		if len(s.Enum) > 0 {
-			enum := make([]any, 0, len(s.Enum))
-			for _, e := range s.Enum {
-				if v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(e))); err == nil {
-					enum = append(enum, v)
-				}
-			}
-			// A nullable enum without null among its values still takes null.
-			if s.Has("null") && len(s.Type) > 0 {
-				enum = append(enum, nil)
-			}
-			out["enum"] = enum
-		}
-		if len(s.Const) > 0 {
-			if v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(s.Const))); err == nil {
-				out["const"] = v
-			}
-		}
-		if len(s.Properties) > 0 {
-			props := map[string]any{}
-			for _, p := range s.Properties {
-				props[p.Name] = conv(p.Schema)
-			}
-			out["properties"] = props
-		}
-		var required []any
-		for _, r := range s.Required {
-			if p := s.Property(r); p != nil && api.Resolve(p) != nil && api.Resolve(p).ReadOnly {
-				continue
-			}
-			required = append(required, r)
-		}
-		if len(required) > 0 {
-			out["required"] = required
-		}
-		switch {
-		case s.NoAdditional:
-			out["additionalProperties"] = false
-		case s.AdditionalProperties != nil:
-			out["additionalProperties"] = conv(s.AdditionalProperties)
-		}
-		if s.Items != nil {
-			out["items"] = conv(s.Items)
-		}
-		list := func(ss []*catalog.Schema) []any {
-			out := make([]any, len(ss))
-			for i, x := range ss {
-				out[i] = conv(x)
-			}
-			return out
-		}
-		if len(s.AllOf) > 0 {
-			out["allOf"] = list(s.AllOf)
-		}
-		if any := append(append([]*catalog.Schema(nil), s.AnyOf...), s.OneOf...); len(any) > 0 {
-			out["anyOf"] = list(any)
-		}
-		return out
-	}
-	doc := conv(root).(map[string]any)
-	for len(pending) > 0 {
-		name := pending[0]
-		pending = pending[1:]
+	w := &schemaWriter{api: api, defs: map[string]any{}}
+	doc := w.conv(root).(map[string]any)
+	for len(w.pending) > 0 {
+		name := w.pending[0]
+		w.pending = w.pending[1:]
 		if s := api.Schemas[name]; s != nil {
-			defs[name] = conv(s)
+			w.defs[name] = w.conv(s)
 		} else {
-			defs[name] = true
+			w.defs[name] = true
 		}
 	}
-	if len(defs) > 0 {
-		doc["$defs"] = defs
+	if len(w.defs) > 0 {
+		doc["$defs"] = w.defs
 	}
 	return doc
+}
+
+// schemaWriter renders catalog schemas as JSON Schema, collecting the
+// named schemas they refer to.
+type schemaWriter struct {
+	api  *catalog.API
+	defs map[string]any
+	// pending are the names referred to and not rendered yet.
+	pending []string
+}
+
+// conv renders s: a reference to $defs for a named schema.
+func (w *schemaWriter) conv(s *catalog.Schema) any {
+	if s == nil {
+		return true
+	}
+	if s.Ref != "" {
+		if _, done := w.defs[s.Ref]; !done {
+			w.defs[s.Ref] = nil
+			w.pending = append(w.pending, s.Ref)
+		}
+		return map[string]any{"$ref": "#/$defs/" + escapeRef(s.Ref)}
+	}
+	out := map[string]any{}
+	valueKeywords(out, s)
+	w.objectKeywords(out, s)
+	if s.Items != nil {
+		out["items"] = w.conv(s.Items)
+	}
+	if len(s.AllOf) > 0 {
+		out["allOf"] = w.list(s.AllOf)
+	}
+	if any := append(append([]*catalog.Schema(nil), s.AnyOf...), s.OneOf...); len(any) > 0 {
+		out["anyOf"] = w.list(any)
+	}
+	return out
+}
+
+func (w *schemaWriter) list(ss []*catalog.Schema) []any {
+	out := make([]any, len(ss))
+	for i, x := range ss {
+		out[i] = w.conv(x)
+	}
+	return out
+}
+
+// valueKeywords renders what s says of a value itself: type, format,
+// enum and const.
+func valueKeywords(out map[string]any, s *catalog.Schema) {
+	if len(s.Type) > 0 {
+		types := make([]any, len(s.Type))
+		for i, t := range s.Type {
+			types[i] = t
+		}
+		out["type"] = types
+	}
+	if checkedFormats[s.Format] {
+		out["format"] = s.Format
+	}
+	if len(s.Enum) > 0 {
+		enum := make([]any, 0, len(s.Enum))
+		for _, e := range s.Enum {
+			if v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(e))); err == nil {
+				enum = append(enum, v)
+			}
+		}
+		// A nullable enum without null among its values still takes null.
+		if s.Has("null") && len(s.Type) > 0 {
+			enum = append(enum, nil)
+		}
+		out["enum"] = enum
+	}
+	if len(s.Const) > 0 {
+		if v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(s.Const))); err == nil {
+			out["const"] = v
+		}
+	}
+}
+
+// objectKeywords renders s's properties, required (less those read
+// only) and additionalProperties.
+func (w *schemaWriter) objectKeywords(out map[string]any, s *catalog.Schema) {
+	if len(s.Properties) > 0 {
+		props := map[string]any{}
+		for _, p := range s.Properties {
+			props[p.Name] = w.conv(p.Schema)
+		}
+		out["properties"] = props
+	}
+	var required []any
+	for _, r := range s.Required {
+		if p := s.Property(r); p != nil && w.api.Resolve(p) != nil && w.api.Resolve(p).ReadOnly {
+			continue
+		}
+		required = append(required, r)
+	}
+	if len(required) > 0 {
+		out["required"] = required
+	}
+	switch {
+	case s.NoAdditional:
+		out["additionalProperties"] = false
+	case s.AdditionalProperties != nil:
+		out["additionalProperties"] = w.conv(s.AdditionalProperties)
+	}
 }
 
 func escapeRef(name string) string {

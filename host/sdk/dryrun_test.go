@@ -137,7 +137,7 @@ paths:
 		}
 	}))
 	t.Cleanup(srv.Close)
-	c, err := Open(context.Background(), Config{APIs: []APIConfig{{Name: "sw", Spec: srv.URL + "/spec.yaml"}}})
+	c, err := open(context.Background(), Config{APIs: []APIConfig{{Name: "sw", Spec: srv.URL + "/spec.yaml"}}}, testSources{})
 	if err != nil {
 		t.Fatal(err)
 	}

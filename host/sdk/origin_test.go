@@ -77,7 +77,7 @@ func TestCredentialsGoToTheLoadedOrigin(t *testing.T) {
 
 			open := func(apis ...APIConfig) *Client {
 				t.Helper()
-				c, err := Open(context.Background(), Config{APIs: apis, Cache: cache})
+				c, err := open(context.Background(), Config{APIs: apis}, testSources{cache: cache})
 				if err != nil {
 					t.Fatal(err)
 				}

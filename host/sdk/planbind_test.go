@@ -276,7 +276,7 @@ func TestPlanBindsAMultipartBody(t *testing.T) {
 func TestPlanBindsAToolsArguments(t *testing.T) {
 	file := t.TempDir() + "/memory.jsonl"
 	argv, env := testupstreams.Memory(t, file)
-	c, err := Open(context.Background(), Config{Upstreams: []upstream.Config{{Name: "mem", Command: argv[0], Args: argv[1:], Env: env}}, Stderr: io.Discard})
+	c, err := open(context.Background(), Config{}, testSources{upstreams: []upstream.Config{{Name: "mem", Command: argv[0], Args: argv[1:], Env: env}}, stderr: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}

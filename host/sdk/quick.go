@@ -56,9 +56,7 @@ type enumSet struct {
 // value).
 func newQuickCheck(api *catalog.API, s *catalog.Schema) *quickCheck {
 	r := api.Resolve(s)
-	if r == nil || len(r.Const) > 0 || len(r.Properties) > 0 || len(r.Required) > 0 ||
-		r.AdditionalProperties != nil || r.NoAdditional || r.Items != nil ||
-		len(r.AllOf) > 0 || len(r.AnyOf) > 0 || len(r.OneOf) > 0 {
+	if r == nil || !scalarOnly(r) {
 		return nil
 	}
 	q := &quickCheck{anyType: len(r.Type) == 0}
@@ -80,28 +78,41 @@ func newQuickCheck(api *catalog.API, s *catalog.Schema) *quickCheck {
 		}
 	}
 	if len(r.Enum) > 0 {
-		e := &enumSet{strings: map[string]bool{}, numbers: map[string]bool{}}
-		for _, raw := range r.Enum {
-			v, err := sdkargs.Parse(raw)
-			if err != nil {
-				continue // as toJSONSchema: an unreadable value is no value
-			}
-			switch x := v.(type) {
-			case nil:
-				e.null = true
-			case bool:
-				e.hasTrue, e.hasFalse = e.hasTrue || x, e.hasFalse || !x
-			case string:
-				e.strings[x] = true
-			case json.Number:
-				e.numbers[string(x)] = true
-			}
-		}
-		// A nullable enum without null among its values still takes null.
-		e.null = e.null || (r.Has("null") && len(r.Type) > 0)
-		q.enum = e
+		q.enum = newEnumSet(r)
 	}
 	return q
+}
+
+// scalarOnly reports whether r says no more than a scalar's types, enum
+// and format.
+func scalarOnly(r *catalog.Schema) bool {
+	return len(r.Const) == 0 && len(r.Properties) == 0 && len(r.Required) == 0 &&
+		r.AdditionalProperties == nil && !r.NoAdditional && r.Items == nil &&
+		len(r.AllOf) == 0 && len(r.AnyOf) == 0 && len(r.OneOf) == 0
+}
+
+// newEnumSet is r's enum's values by kind.
+func newEnumSet(r *catalog.Schema) *enumSet {
+	e := &enumSet{strings: map[string]bool{}, numbers: map[string]bool{}}
+	for _, raw := range r.Enum {
+		v, err := sdkargs.Parse(raw)
+		if err != nil {
+			continue // as toJSONSchema: an unreadable value is no value
+		}
+		switch x := v.(type) {
+		case nil:
+			e.null = true
+		case bool:
+			e.hasTrue, e.hasFalse = e.hasTrue || x, e.hasFalse || !x
+		case string:
+			e.strings[x] = true
+		case json.Number:
+			e.numbers[string(x)] = true
+		}
+	}
+	// A nullable enum without null among its values still takes null.
+	e.null = e.null || (r.Has("null") && len(r.Type) > 0)
+	return e
 }
 
 // accepts reports whether v is certainly valid; false means "ask the
@@ -112,24 +123,32 @@ func (q *quickCheck) accepts(v any) bool {
 	}
 	switch x := v.(type) {
 	case nil:
-		return (q.anyType || q.types.has(typeNull)) && (q.enum == nil || q.enum.null)
+		return q.takes(typeNull) && (q.enum == nil || q.enum.null)
 	case bool:
-		return (q.anyType || q.types.has(typeBoolean)) && (q.enum == nil || x && q.enum.hasTrue || !x && q.enum.hasFalse)
+		return q.takes(typeBoolean) && (q.enum == nil || x && q.enum.hasTrue || !x && q.enum.hasFalse)
 	case string:
-		return (q.anyType || q.types.has(typeString)) && !q.stringFormat && (q.enum == nil || q.enum.strings[x])
+		return q.takes(typeString) && !q.stringFormat && (q.enum == nil || q.enum.strings[x])
 	case json.Number:
-		integral := isIntegerText(string(x))
-		if !(q.anyType || q.types.has(typeNumber) || q.types.has(typeInteger) && integral) {
-			return false
-		}
-		if q.intBits > 0 {
-			if _, err := strconv.ParseInt(string(x), 10, q.intBits); !integral || err != nil {
-				return false
-			}
-		}
-		return q.enum == nil || q.enum.numbers[string(x)]
+		return q.acceptsNumber(string(x))
 	}
 	return false // tables: the validator
+}
+
+// takes reports whether the schema's types take a value of type t.
+func (q *quickCheck) takes(t typeSet) bool { return q.anyType || q.types.has(t) }
+
+// acceptsNumber is accepts for a number's text.
+func (q *quickCheck) acceptsNumber(x string) bool {
+	integral := isIntegerText(x)
+	if !(q.takes(typeNumber) || q.types.has(typeInteger) && integral) {
+		return false
+	}
+	if q.intBits > 0 {
+		if _, err := strconv.ParseInt(x, 10, q.intBits); !integral || err != nil {
+			return false
+		}
+	}
+	return q.enum == nil || q.enum.numbers[x]
 }
 
 // isIntegerText: an optional minus and digits only.

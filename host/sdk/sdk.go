@@ -7,33 +7,28 @@
 // the response into a sdkcall.Response, within the execution's deadline and
 // budgets (max_calls, max_response_bytes, max_parallel). Credentials never
 // reach the guest: they are added to requests here, and removed from
-// anything that goes back.
+// anything that goes back. The sdk loads nothing and starts nothing:
+// host/app loads the specs and starts the upstream MCP servers, and hands
+// their catalog and the running servers to New.
 package sdk
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/effects"
 	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/openapi"
 	"github.com/toolscript/toolscript/host/redact"
 	"github.com/toolscript/toolscript/host/redirect"
 	"github.com/toolscript/toolscript/host/sdkcall"
-	"github.com/toolscript/toolscript/host/upstream"
 )
 
 // The defaults of the [sdk] section and of [apis.NAME] timeout: the one
@@ -53,12 +48,10 @@ const (
 	// MaxHeaderBytes caps a response's headers (when max_response_bytes,
 	// which they count toward, is not smaller).
 	MaxHeaderBytes = 1 << 20
-	// SpecTimeout bounds fetching a spec (or a document it refers to) by URL.
-	SpecTimeout = time.Minute
 )
 
-// Config is everything the sdk needs, resolved from the configuration
-// file, the flags and the environment (host/config builds it).
+// Config is everything the sdk needs (host/app maps the configuration's
+// settings into it).
 type Config struct {
 	// APIs are the OpenAPI sources, in configuration order.
 	APIs []APIConfig
@@ -78,50 +71,29 @@ type Config struct {
 	// or its wait outlasts it. Zero means the default.
 	MaxHostBytes      int64
 	MaxHostBytesTotal int64
-	// Cache, when not nil, keeps parsed specs on disk.
-	Cache *openapi.Cache
 	// HTTPClient, when not nil, replaces the client the sdk makes (tests).
 	// Its CheckRedirect is replaced by the sdk's same-origin rule.
 	HTTPClient *http.Client
 	// Tools calls the functions of kind mcp (tools of upstream MCP
-	// servers, whose APIs the catalog holds beside the OpenAPI ones). Open
-	// sets it when Upstreams is not empty.
+	// servers, whose APIs the catalog holds beside the OpenAPI ones); nil
+	// means Upstreams.
 	Tools ToolCaller
-	// Upstreams are the MCP servers ([mcp_servers.NAME], --mcp) whose
-	// tools are sdk.<server>.<tool>; Open starts them and Close stops them.
-	Upstreams []upstream.Config
-	// StartUpstreamsInBackground makes Open return without waiting for the
-	// MCP servers (upstream.Launch): a server's API has no functions and
-	// a State until its tools are listed, and OnToolsChanged is called
-	// then; WaitUpstream waits for one. Otherwise Open waits for every
-	// server, and one that cannot start is its error.
+	// Upstreams, when not nil, are the running upstream MCP servers whose
+	// tools the catalog lists (host/upstream's Set): Refresh lists their
+	// tools again, Ready and WaitUpstream ask them, and Close stops them.
+	Upstreams Upstreams
+	// StartUpstreamsInBackground says that the upstream servers were
+	// started without waiting for them (serve): a server's tools may come
+	// and change later, so that ToolSafety naming a tool it does not list
+	// (yet) is no error.
 	StartUpstreamsInBackground bool
-	// Gateway relays the MCP servers' requests to a client (sampling,
-	// elicitation, roots) to the client of the execution whose call they
-	// serve (upstream.Options.Gateway).
-	Gateway bool
-	// WithheldEnv names the environment variables credentials were read
-	// from (the APIs', and what ${VAR} put into an MCP server's URL,
-	// headers or env): the MCP servers toolscript starts do not inherit
-	// them (upstream.Options.WithheldEnv).
-	WithheldEnv []string
-	// Stderr receives the upstream servers' standard error, each line
-	// prefixed with the server's name; nil means os.Stderr.
-	Stderr io.Writer
-	// Logger, when set, takes the upstream servers' standard error instead
-	// of Stderr, each line a record naming its server
-	// (upstream.Options.Logger).
-	Logger *slog.Logger
 	// ToolSafety are the MCP servers' configured classifications, by
 	// server name.
 	ToolSafety map[string]Safety
-	// OnToolsChanged, when not nil, is called after an upstream server's
-	// tools changed (notifications/tools/list_changed, or a restart):
-	// Client.Refresh then gives a client with the current tools.
-	OnToolsChanged func(server string)
 	// Secrets are what the configuration read from the environment and
-	// the credentials it was given (host/config collects them), besides
-	// the APIs' Auth and the Upstreams' Secrets, which NewRedactor adds.
+	// the credentials it was given (host/config collects them, the
+	// upstream servers' among them), besides the APIs' Auth, which
+	// NewRedactor adds.
 	Secrets []redact.Secret
 	// Redactor removes the secrets from everything the sdk and its MCP
 	// servers give back (responses, messages, errors, the servers' lines
@@ -129,17 +101,28 @@ type Config struct {
 	Redactor *redact.Redactor
 }
 
-// NewRedactor is the redactor of every secret of c: Secrets, the APIs'
-// credentials and the MCP servers' secrets.
+// Upstreams are running upstream MCP servers (host/upstream's Set).
+type Upstreams interface {
+	ToolCaller
+	// APIs are the servers' APIs as the catalog holds them, with the
+	// tools listed now.
+	APIs() []*catalog.API
+	// Ready reports whether every server is connected.
+	Ready(ctx context.Context) error
+	// Wait waits until the server name's tools are listed.
+	Wait(ctx context.Context, name string) error
+	// Close stops the servers.
+	Close()
+}
+
+// NewRedactor is the redactor of every secret of c: Secrets and the
+// APIs' credentials (with what they send).
 func (c *Config) NewRedactor() *redact.Redactor {
 	all := append([]redact.Secret(nil), c.Secrets...)
 	for _, a := range c.APIs {
 		if a.Auth != nil {
 			all = append(all, redact.Secrets(a.Auth.secrets()...)...)
 		}
-	}
-	for _, u := range c.Upstreams {
-		all = append(all, u.Secrets...)
 	}
 	return redact.New(all...)
 }
@@ -221,9 +204,9 @@ type Client struct {
 	// ordered are the functions in catalog order, for the manifest.
 	ordered []*function
 	apis    map[string]*apiState
-	// upstreams are the MCP servers Open started (nil without any); shared
-	// by the clients Refresh makes.
-	upstreams *upstream.Set
+	// upstreams are the MCP servers (nil without any); shared by the
+	// clients Refresh makes.
+	upstreams Upstreams
 	// budget is max_host_bytes_total, shared by the clients Refresh makes.
 	budget *limit.Bytes
 }
@@ -288,82 +271,6 @@ func (f *function) prepare() {
 	})
 }
 
-// Open loads every API of cfg and starts its upstream MCP servers (all in
-// parallel) and returns the Client. A spec that cannot be read or parsed,
-// a server that cannot be started, or a name clash, is an error naming the
-// API or server and the cause.
-func Open(ctx context.Context, cfg Config) (*Client, error) {
-	cat := &catalog.Catalog{APIs: make([]*catalog.API, len(cfg.APIs))}
-	errs := make([]error, len(cfg.APIs))
-	var parsed atomic.Bool
-	loader := cfg.HTTPClient
-	if loader == nil {
-		loader = &http.Client{Timeout: SpecTimeout}
-	}
-	var wg sync.WaitGroup
-	var set *upstream.Set
-	var setErr error
-	if cfg.Redactor == nil {
-		cfg.Redactor = cfg.NewRedactor()
-	}
-	if len(cfg.Upstreams) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			max := cfg.MaxResponseBytes
-			if max <= 0 {
-				max = DefaultMaxResponseBytes
-			}
-			opts := upstream.Options{
-				Stderr: cfg.Stderr, Logger: cfg.Logger, OnToolsChanged: cfg.OnToolsChanged, MaxResponseBytes: max,
-				WithheldEnv: cfg.WithheldEnv, Gateway: cfg.Gateway, Redactor: cfg.Redactor,
-			}
-			if cfg.StartUpstreamsInBackground {
-				set, setErr = upstream.Launch(cfg.Upstreams, opts)
-			} else {
-				set, setErr = upstream.Start(ctx, cfg.Upstreams, opts)
-			}
-		}()
-	}
-	for i, a := range cfg.APIs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			api, p, err := openapi.LoadParsed(ctx, openapi.Source{Name: a.Name, Spec: a.Spec, Dir: a.Dir},
-				openapi.Options{Cache: cfg.Cache, HTTPClient: loader})
-			cat.APIs[i], errs[i] = api, err
-			if p {
-				parsed.Store(true)
-			}
-		}()
-	}
-	wg.Wait()
-	if parsed.Load() {
-		// A parser's document of a large spec is hundreds of MB of garbage
-		// now: give it back, so a long-lived serve keeps only the catalog.
-		debug.FreeOSMemory()
-	}
-	if err := errors.Join(append(errs, setErr)...); err != nil {
-		if set != nil {
-			set.Close()
-		}
-		return nil, err
-	}
-	if set != nil {
-		cat.APIs = append(cat.APIs, set.APIs()...)
-		cfg.Tools = set
-	}
-	c, err := New(cat, cfg)
-	if err != nil {
-		if set != nil {
-			set.Close()
-		}
-		return nil, err
-	}
-	c.upstreams = set
-	return c, nil
-}
-
 // Refresh returns a Client like c whose catalog has the upstream servers'
 // current tools (after OnToolsChanged): the runtime's manifest and the
 // docs are to be rebuilt from it. c stays valid for the executions that
@@ -416,7 +323,10 @@ func (c *Client) Refresh() (*Client, error) {
 // from cat afterwards show exactly what scripts can call.
 func New(cat *catalog.Catalog, cfg Config) (*Client, error) {
 	cfg.withDefaults()
-	c := &Client{cfg: cfg, catalog: cat, apis: map[string]*apiState{}}
+	if cfg.Tools == nil && cfg.Upstreams != nil {
+		cfg.Tools = cfg.Upstreams
+	}
+	c := &Client{cfg: cfg, catalog: cat, apis: map[string]*apiState{}, upstreams: cfg.Upstreams}
 	byName := map[string]APIConfig{}
 	for _, a := range cfg.APIs {
 		byName[a.Name] = a
@@ -560,7 +470,7 @@ func (c *Client) Manifest() sdkcall.Manifest {
 }
 
 // Ready reports whether the upstream MCP servers are connected (see
-// upstream.Set.Ready); the APIs' specs are loaded once Open returns.
+// upstream.Set.Ready); the APIs' specs are loaded before New.
 func (c *Client) Ready(ctx context.Context) error {
 	if c.upstreams == nil {
 		return nil

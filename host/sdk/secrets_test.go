@@ -273,10 +273,11 @@ func TestDecompressionBomb(t *testing.T) {
 func TestToolResultsRedacted(t *testing.T) {
 	argv := testupstreams.Everything(t)
 	a := newTestAPI(t)
-	c, err := Open(context.Background(), Config{
-		APIs:      []APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: a.srv.URL, Auth: &Credential{Token: echoSecret}}},
-		Upstreams: []upstream.Config{{Name: "ev", Command: argv[0], Args: argv[1:], Env: map[string]string{"PETS_TOKEN": echoSecret}}},
-		Stderr:    io.Discard,
+	c, err := open(context.Background(), Config{
+		APIs: []APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: a.srv.URL, Auth: &Credential{Token: echoSecret}}},
+	}, testSources{
+		upstreams: []upstream.Config{{Name: "ev", Command: argv[0], Args: argv[1:], Env: map[string]string{"PETS_TOKEN": echoSecret}}},
+		stderr:    io.Discard,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -23,11 +23,12 @@ func TestUpstreamRefresh(t *testing.T) {
 	argv := testupstreams.Python(t)
 	changed := make(chan string, 4)
 	a := newTestAPI(t)
-	c, err := Open(context.Background(), Config{
-		APIs:           []APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: a.srv.URL}},
-		Upstreams:      []upstream.Config{{Name: "py", Command: argv[0], Args: argv[1:]}},
-		Stderr:         io.Discard,
-		OnToolsChanged: func(s string) { changed <- s },
+	c, err := open(context.Background(), Config{
+		APIs: []APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: a.srv.URL}},
+	}, testSources{
+		upstreams:      []upstream.Config{{Name: "py", Command: argv[0], Args: argv[1:]}},
+		stderr:         io.Discard,
+		onToolsChanged: func(s string) { changed <- s },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -135,11 +136,9 @@ func TestToolSafetyNames(t *testing.T) {
 		{name: "by the sdk name only one has", safe: []string{"wipe_all_2"}, safeFuncs: "wipe_all_2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Open(context.Background(), Config{
-				Upstreams:  []upstream.Config{server},
+			c, err := open(context.Background(), Config{
 				ToolSafety: map[string]Safety{"py": {Safe: tc.safe, Unsafe: tc.unsafe}},
-				Stderr:     io.Discard,
-			})
+			}, testSources{upstreams: []upstream.Config{server}, stderr: io.Discard})
 			if tc.err != "" {
 				if err == nil {
 					c.Close()

@@ -197,47 +197,8 @@ func (d *jsonDecoder) string() (string, error) {
 		case c < 0x20:
 			return "", errJSON
 		case c == '\\':
-			d.pos++
-			if d.pos >= len(d.data) {
-				return "", errJSON
-			}
-			e := d.data[d.pos]
-			d.pos++
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				r, ok := d.hex4()
-				if !ok {
-					return "", errJSON
-				}
-				if utf16.IsSurrogate(r) {
-					// A pair makes one rune; anything else is U+FFFD.
-					if d.pos+6 <= len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
-						save := d.pos
-						d.pos += 2
-						if r2, ok := d.hex4(); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-								out = utf8.AppendRune(out, dec)
-								continue
-							}
-						}
-						d.pos = save
-					}
-					r = utf8.RuneError
-				}
-				out = utf8.AppendRune(out, r)
-			default:
+			var ok bool
+			if out, ok = d.escape(out); !ok {
 				return "", errJSON
 			}
 		case c < utf8.RuneSelf:
@@ -254,6 +215,57 @@ func (d *jsonDecoder) string() (string, error) {
 		}
 	}
 	return "", errJSON
+}
+
+// escape appends what the escape at d.pos (its backslash) stands for to
+// out; false for one JSON does not have.
+func (d *jsonDecoder) escape(out []byte) ([]byte, bool) {
+	d.pos++
+	if d.pos >= len(d.data) {
+		return out, false
+	}
+	e := d.data[d.pos]
+	d.pos++
+	switch e {
+	case '"', '\\', '/':
+		return append(out, e), true
+	case 'b':
+		return append(out, '\b'), true
+	case 'f':
+		return append(out, '\f'), true
+	case 'n':
+		return append(out, '\n'), true
+	case 'r':
+		return append(out, '\r'), true
+	case 't':
+		return append(out, '\t'), true
+	case 'u':
+		return d.unicodeEscape(out)
+	}
+	return out, false
+}
+
+// unicodeEscape appends the rune of a \u escape (its four digits at
+// d.pos): a surrogate pair makes one rune, any other surrogate U+FFFD.
+func (d *jsonDecoder) unicodeEscape(out []byte) ([]byte, bool) {
+	r, ok := d.hex4()
+	if !ok {
+		return out, false
+	}
+	if utf16.IsSurrogate(r) {
+		if d.pos+6 <= len(d.data) && d.data[d.pos] == '\\' && d.data[d.pos+1] == 'u' {
+			save := d.pos
+			d.pos += 2
+			if r2, ok := d.hex4(); ok {
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					return utf8.AppendRune(out, dec), true
+				}
+			}
+			d.pos = save
+		}
+		r = utf8.RuneError
+	}
+	return utf8.AppendRune(out, r), true
 }
 
 func (d *jsonDecoder) hex4() (rune, bool) {

@@ -15,11 +15,28 @@ const module = "github.com/toolscript/toolscript/"
 // TestLayers: what makes the calls (host/sdk, host/upstream) and the
 // redactor every sink shares (host/redact) reach the script runtime
 // (host/luau, and with it wazero) through no import of their non-test
-// files: the call boundary is this package.
+// files: the call boundary is this package. The configuration
+// (host/config) is plain settings: it reaches none of the packages that
+// use them (host/app maps the settings into their Configs), and the sdk
+// loads no spec and starts no server.
 func TestLayers(t *testing.T) {
 	for _, pkg := range []string{"host/sdk", "host/upstream", "host/sdkargs", "host/sdkcall", "host/redact"} {
 		if path := reaches(t, pkg, "host/luau", map[string]bool{}); path != nil {
 			t.Errorf("%s imports host/luau: %s", pkg, strings.Join(path, " -> "))
+		}
+	}
+	// The sdk makes calls: host/app loads the specs and starts the
+	// upstream servers it is handed.
+	for _, loader := range []string{"host/openapi", "host/upstream"} {
+		if path := reaches(t, "host/sdk", loader, map[string]bool{}); path != nil {
+			t.Errorf("host/sdk imports %s: %s", loader, strings.Join(path, " -> "))
+		}
+	}
+	for _, user := range []string{"host/app", "host/hosted", "host/lint", "host/luau", "host/mcpserver",
+		"host/sdk", "host/upstream", "host/openapi", "host/effects", "host/effects/trace", "host/auth",
+		"host/sandboxio", "host/sdkdocs"} {
+		if path := reaches(t, "host/config", user, map[string]bool{}); path != nil {
+			t.Errorf("host/config imports %s, which uses its settings: %s", user, strings.Join(path, " -> "))
 		}
 	}
 }

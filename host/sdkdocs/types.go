@@ -2,6 +2,7 @@ package sdkdocs
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,56 +81,9 @@ func (t *typer) typ(s *catalog.Schema, depth int) string {
 		return "any"
 	}
 	if s.Ref != "" {
-		name, ok := t.names[s.Ref]
-		if !ok {
-			return "any"
-		}
-		if !t.seen[s.Ref] {
-			t.seen[s.Ref] = true
-			t.used = append(t.used, s.Ref)
-		}
-		return name
+		return t.named(s.Ref)
 	}
-	nullable := s.Has("null") && len(s.Type) > 0
-	var alts []string
-	add := func(x string) {
-		for _, a := range alts {
-			if a == x {
-				return
-			}
-		}
-		alts = append(alts, x)
-	}
-	switch {
-	case len(s.Enum) > 0:
-		for _, e := range s.Enum {
-			add(literal(e))
-		}
-	case len(s.Const) > 0:
-		add(literal(s.Const))
-	case len(s.AllOf) > 0 && len(s.Properties) == 0:
-		var parts []string
-		for _, sub := range s.AllOf {
-			parts = append(parts, paren(t.typ(sub, depth+1)))
-		}
-		if len(parts) == 1 {
-			add(parts[0])
-		} else {
-			add(strings.Join(parts, " & "))
-		}
-	case len(s.OneOf)+len(s.AnyOf) > 0:
-		for _, sub := range append(append([]*catalog.Schema(nil), s.OneOf...), s.AnyOf...) {
-			if sub.Ref == "" && len(sub.Type) == 1 && sub.Type[0] == "null" {
-				nullable = true
-				continue
-			}
-			add(t.typ(sub, depth+1))
-		}
-	default:
-		for _, ty := range t.plain(s, depth) {
-			add(ty)
-		}
-	}
+	alts, nullable := t.alternatives(s, depth)
 	if len(alts) == 0 {
 		if nullable && len(s.Type) == 1 {
 			return "nil"
@@ -146,6 +100,65 @@ func (t *typer) typ(s *catalog.Schema, depth int) string {
 		out = paren(out) + "?"
 	}
 	return out
+}
+
+// named renders a reference to the named schema ref, and notes its use.
+func (t *typer) named(ref string) string {
+	name, ok := t.names[ref]
+	if !ok {
+		return "any"
+	}
+	if !t.seen[ref] {
+		t.seen[ref] = true
+		t.used = append(t.used, ref)
+	}
+	return name
+}
+
+// alternatives are the distinct types s takes, and whether it takes nil
+// too.
+func (t *typer) alternatives(s *catalog.Schema, depth int) (alts []string, nullable bool) {
+	nullable = s.Has("null") && len(s.Type) > 0
+	add := func(x string) {
+		if !slices.Contains(alts, x) {
+			alts = append(alts, x)
+		}
+	}
+	switch {
+	case len(s.Enum) > 0:
+		for _, e := range s.Enum {
+			add(literal(e))
+		}
+	case len(s.Const) > 0:
+		add(literal(s.Const))
+	case len(s.AllOf) > 0 && len(s.Properties) == 0:
+		add(t.intersection(s.AllOf, depth))
+	case len(s.OneOf)+len(s.AnyOf) > 0:
+		for _, sub := range append(append([]*catalog.Schema(nil), s.OneOf...), s.AnyOf...) {
+			if sub.Ref == "" && len(sub.Type) == 1 && sub.Type[0] == "null" {
+				nullable = true
+				continue
+			}
+			add(t.typ(sub, depth+1))
+		}
+	default:
+		for _, ty := range t.plain(s, depth) {
+			add(ty)
+		}
+	}
+	return alts, nullable
+}
+
+// intersection renders allOf's parts joined with &.
+func (t *typer) intersection(all []*catalog.Schema, depth int) string {
+	var parts []string
+	for _, sub := range all {
+		parts = append(parts, paren(t.typ(sub, depth+1)))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, " & ")
 }
 
 // literal renders an enum value: string literals as Luau singletons,

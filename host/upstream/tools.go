@@ -139,15 +139,7 @@ type converter struct {
 
 func (c *converter) schema(raw json.RawMessage, depth int) *catalog.Schema {
 	if depth == 0 {
-		var top struct {
-			Defs        map[string]json.RawMessage `json:"$defs"`
-			Definitions map[string]json.RawMessage `json:"definitions"`
-		}
-		_ = json.Unmarshal(raw, &top)
-		c.defs = top.Defs
-		if c.defs == nil {
-			c.defs = top.Definitions
-		}
+		c.readDefs(raw)
 	}
 	if depth > maxSchemaDepth {
 		return &catalog.Schema{}
@@ -156,20 +148,60 @@ func (c *converter) schema(raw json.RawMessage, depth int) *catalog.Schema {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return &catalog.Schema{} // true, false or garbage: any
 	}
-	s := &catalog.Schema{}
 	if ref := str(m["$ref"]); ref != "" {
-		for _, p := range []string{"#/$defs/", "#/definitions/"} {
-			if name, ok := strings.CutPrefix(ref, p); ok && c.defs[name] != nil {
-				full := c.prefix + "." + name
-				if _, done := c.api.Schemas[full]; !done {
-					c.api.Schemas[full] = &catalog.Schema{} // breaks cycles
-					c.api.Schemas[full] = c.schema(c.defs[name], depth+1)
-				}
-				return &catalog.Schema{Ref: full}
-			}
-		}
-		return s
+		return c.ref(ref, depth)
 	}
+	s := &catalog.Schema{}
+	valueKeywords(s, m)
+	c.objectKeywords(s, m, depth)
+	if items := bytes.TrimSpace(m["items"]); len(items) > 0 && items[0] == '{' {
+		s.Items = c.schema(items, depth+1)
+	}
+	list := func(raw json.RawMessage) []*catalog.Schema {
+		var parts []json.RawMessage
+		_ = json.Unmarshal(raw, &parts)
+		var out []*catalog.Schema
+		for _, p := range parts {
+			out = append(out, c.schema(p, depth+1))
+		}
+		return out
+	}
+	s.AllOf, s.OneOf, s.AnyOf = list(m["allOf"]), list(m["oneOf"]), list(m["anyOf"])
+	return s
+}
+
+// readDefs keeps the top schema's $defs (or definitions).
+func (c *converter) readDefs(raw json.RawMessage) {
+	var top struct {
+		Defs        map[string]json.RawMessage `json:"$defs"`
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	_ = json.Unmarshal(raw, &top)
+	c.defs = top.Defs
+	if c.defs == nil {
+		c.defs = top.Definitions
+	}
+}
+
+// ref is the schema of a $ref: a named schema of the API for one of the
+// top schema's $defs, any schema otherwise.
+func (c *converter) ref(ref string, depth int) *catalog.Schema {
+	for _, p := range []string{"#/$defs/", "#/definitions/"} {
+		if name, ok := strings.CutPrefix(ref, p); ok && c.defs[name] != nil {
+			full := c.prefix + "." + name
+			if _, done := c.api.Schemas[full]; !done {
+				c.api.Schemas[full] = &catalog.Schema{} // breaks cycles
+				c.api.Schemas[full] = c.schema(c.defs[name], depth+1)
+			}
+			return &catalog.Schema{Ref: full}
+		}
+	}
+	return &catalog.Schema{}
+}
+
+// valueKeywords reads what m says of a value itself: its type (with
+// null when nullable), format, texts, enum, const, flags and bounds.
+func valueKeywords(s *catalog.Schema, m map[string]json.RawMessage) {
 	switch t := m["type"]; {
 	case len(t) > 0 && t[0] == '"':
 		s.Type = []string{str(t)}
@@ -198,6 +230,11 @@ func (c *converter) schema(raw json.RawMessage, depth int) *catalog.Schema {
 	if nullable(m) && len(s.Type) > 0 && !s.Has("null") {
 		s.Type = append(s.Type, "null")
 	}
+}
+
+// objectKeywords reads m's properties (a nullable one is optional) and
+// additionalProperties.
+func (c *converter) objectKeywords(s *catalog.Schema, m map[string]json.RawMessage, depth int) {
 	if props := m["properties"]; len(props) > 0 {
 		var all map[string]json.RawMessage
 		_ = json.Unmarshal(props, &all)
@@ -214,20 +251,6 @@ func (c *converter) schema(raw json.RawMessage, depth int) *catalog.Schema {
 	case len(ap) > 0 && ap[0] == '{':
 		s.AdditionalProperties = c.schema(ap, depth+1)
 	}
-	if items := bytes.TrimSpace(m["items"]); len(items) > 0 && items[0] == '{' {
-		s.Items = c.schema(items, depth+1)
-	}
-	list := func(raw json.RawMessage) []*catalog.Schema {
-		var parts []json.RawMessage
-		_ = json.Unmarshal(raw, &parts)
-		var out []*catalog.Schema
-		for _, p := range parts {
-			out = append(out, c.schema(p, depth+1))
-		}
-		return out
-	}
-	s.AllOf, s.OneOf, s.AnyOf = list(m["allOf"]), list(m["oneOf"]), list(m["anyOf"])
-	return s
 }
 
 // nullable reports whether a schema says OpenAPI's `nullable: true`, which

@@ -79,11 +79,46 @@ func New(t testing.TB) *Server {
 
 func (a *Server) serve(w http.ResponseWriter, r *http.Request) {
 	a.Requests.Add(1)
-	writeJSON := func(status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(v)
+	path := r.URL.Path
+	switch {
+	case path == "/pets" || strings.HasPrefix(path, "/pets/"):
+		a.pets(w, r)
+	case strings.HasPrefix(path, "/echo") || path == "/form" || path == "/upload" || path == "/public" || strings.HasPrefix(path, "/tenants/"):
+		if e, ok := echo(w, r); ok {
+			writeJSON(w, 200, e)
+		}
+	case strings.HasPrefix(path, "/delay/"):
+		ms, _ := strconv.Atoi(strings.TrimPrefix(path, "/delay/"))
+		if a.delay(r, time.Duration(ms)*time.Millisecond) {
+			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+			writeJSON(w, 200, map[string]any{"ms": ms, "n": n})
+		}
+	case path == "/slow":
+		a.SlowStarted <- struct{}{}
+		<-r.Context().Done()
+		a.SlowDone <- struct{}{}
+	case path == "/big":
+		big(w, r)
+	case path == "/text":
+		w.Header().Set("Content-Type", "text/plain; charset=latin1")
+		w.Write([]byte("caf\xe9\x00end"))
+	case path == "/fail":
+		w.WriteHeader(500)
+	case path == "/redirect":
+		a.redirect(w, r)
+	default:
+		http.NotFound(w, r)
 	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// pets serves /pets (a page of pets, or a new one) and /pets/{id}.
+func (a *Server) pets(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
 	case path == "/pets" && r.Method == "GET":
@@ -94,74 +129,61 @@ func (a *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Link", fmt.Sprintf(`<%s/pets?page=%d>; rel="next"`, a.URL, page+1))
 		w.Header().Set("X-RateLimit-Remaining", "42")
 		w.Header().Set("ETag", `"v1"`)
-		writeJSON(200, []map[string]any{{"id": page*10 + 1, "name": "Rex", "tag": nil}, {"id": page*10 + 2, "name": "Tom"}})
+		writeJSON(w, 200, []map[string]any{{"id": page*10 + 1, "name": "Rex", "tag": nil}, {"id": page*10 + 2, "name": "Tom"}})
 	case path == "/pets" && r.Method == "POST":
 		var pet map[string]any
 		json.NewDecoder(r.Body).Decode(&pet)
 		pet["id"] = 9007199254740991
-		writeJSON(201, pet)
-	case strings.HasPrefix(path, "/pets/"):
+		writeJSON(w, 201, pet)
+	case path == "/pets":
+		http.NotFound(w, r)
+	default:
 		id := strings.TrimPrefix(path, "/pets/")
 		switch {
 		case r.Method == "DELETE":
 			w.WriteHeader(204)
 		case id == "404":
-			writeJSON(404, map[string]any{"message": "no pet 404"})
+			writeJSON(w, 404, map[string]any{"message": "no pet 404"})
 		case id == "500":
 			w.Header().Set("Content-Type", "text/plain")
 			w.WriteHeader(500)
 			w.Write([]byte("database on fire"))
 		default:
 			n, _ := strconv.Atoi(id)
-			writeJSON(200, map[string]any{"id": n, "name": "Rex"})
+			writeJSON(w, 200, map[string]any{"id": n, "name": "Rex"})
 		}
-	case strings.HasPrefix(path, "/echo") || path == "/form" || path == "/upload" || path == "/public" || strings.HasPrefix(path, "/tenants/"):
-		if e, ok := echo(w, r); ok {
-			writeJSON(200, e)
+	}
+}
+
+// big serves n bytes of text, with a Content-Length unless chunked.
+func big(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+	if r.URL.Query().Get("chunked") != "true" {
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	chunk := []byte(strings.Repeat("x", 4096))
+	for n > 0 {
+		k := min(n, len(chunk))
+		if _, err := w.Write(chunk[:k]); err != nil {
+			return
 		}
-	case strings.HasPrefix(path, "/delay/"):
-		ms, _ := strconv.Atoi(strings.TrimPrefix(path, "/delay/"))
-		if a.delay(r, time.Duration(ms)*time.Millisecond) {
-			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-			writeJSON(200, map[string]any{"ms": ms, "n": n})
-		}
-	case path == "/slow":
-		a.SlowStarted <- struct{}{}
-		<-r.Context().Done()
-		a.SlowDone <- struct{}{}
-	case path == "/big":
-		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-		if r.URL.Query().Get("chunked") != "true" {
-			w.Header().Set("Content-Length", strconv.Itoa(n))
-		}
-		w.Header().Set("Content-Type", "text/plain")
-		chunk := []byte(strings.Repeat("x", 4096))
-		for n > 0 {
-			k := min(n, len(chunk))
-			if _, err := w.Write(chunk[:k]); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			n -= k
-		}
-	case path == "/text":
-		w.Header().Set("Content-Type", "text/plain; charset=latin1")
-		w.Write([]byte("caf\xe9\x00end"))
-	case path == "/fail":
-		w.WriteHeader(500)
-	case path == "/redirect":
-		times, _ := strconv.Atoi(r.URL.Query().Get("times"))
-		to := r.URL.Query().Get("to")
-		switch {
-		case times > 0:
-			http.Redirect(w, r, fmt.Sprintf("/redirect?to=%s&times=%d", to, times-1), http.StatusFound)
-		case to == "other":
-			http.Redirect(w, r, a.other.URL+"/stolen", http.StatusFound)
-		default:
-			http.Redirect(w, r, "/echo/landed", http.StatusFound)
-		}
+		w.(http.Flusher).Flush()
+		n -= k
+	}
+}
+
+// redirect redirects times times, then to the other origin or to /echo.
+func (a *Server) redirect(w http.ResponseWriter, r *http.Request) {
+	times, _ := strconv.Atoi(r.URL.Query().Get("times"))
+	to := r.URL.Query().Get("to")
+	switch {
+	case times > 0:
+		http.Redirect(w, r, fmt.Sprintf("/redirect?to=%s&times=%d", to, times-1), http.StatusFound)
+	case to == "other":
+		http.Redirect(w, r, a.other.URL+"/stolen", http.StatusFound)
 	default:
-		http.NotFound(w, r)
+		http.Redirect(w, r, "/echo/landed", http.StatusFound)
 	}
 }
 

@@ -181,56 +181,109 @@ type namedMeasurement struct {
 	m    measurement
 }
 
+// engineSet is what the engines other than wazero's need, and which of
+// them run.
+type engineSet struct {
+	engines  map[string]bool
+	nativeOK bool
+	native   string
+	luaPath  string
+	luaOK    bool
+	// module is -wasm's module (nil: the embedded one).
+	module []byte
+	v8     *v8Engine
+}
+
+// findEngines finds the engines o selects, with a note for each one
+// skipped or measured differently.
+func findEngines(o options, dir string) (engineSet, []string) {
+	var notes []string
+	e := engineSet{engines: o.engines, native: o.native}
+	if !o.engines["native"] {
+		notes = append(notes, "native: not selected (-engines).")
+	} else if info, err := os.Stat(o.native); err == nil && !info.IsDir() {
+		e.nativeOK = true
+	} else {
+		notes = append(notes, fmt.Sprintf("native: %s not found; run `make native` (luau-build/native/build.sh). Native columns skipped.", o.native))
+	}
+	luaPath, err := exec.LookPath(o.lua51)
+	e.luaPath, e.luaOK = luaPath, err == nil && o.engines["lua5.1"]
+	if !o.engines["lua5.1"] {
+		notes = append(notes, "lua5.1: not selected (-engines).")
+	} else if !e.luaOK {
+		notes = append(notes, fmt.Sprintf("lua5.1: %q not found (Debian package lua5.1); its column is skipped.", o.lua51))
+	}
+	if !o.engines["gopher-lua"] {
+		notes = append(notes, "gopher-lua: not selected (-engines).")
+	}
+	if o.wasm != "" {
+		if e.module, err = os.ReadFile(o.wasm); err != nil {
+			fatalf("-wasm: %v", err)
+		}
+		notes = append(notes, "wasm: measured "+o.wasm+", not the embedded wasm/luau.wasm.")
+	}
+	// V8 runs the very module wazero does: the embedded one (or -wasm's),
+	// written out, not whatever wasm/luau.wasm holds by now.
+	if !o.engines["v8"] {
+		notes = append(notes, "v8: not selected (-engines).")
+	} else if e.v8, err = newV8Engine(o, dir, e.module); err != nil {
+		notes = append(notes, fmt.Sprintf("v8: %v; its columns are skipped.", err))
+	} else {
+		notes = append(notes, fmt.Sprintf("v8: %s, the same luau.wasm, a fresh instance per execution, %d untimed warm-up run(s) per script; times are ts_init+ts_run, as native's.",
+			e.v8.version, o.v8Warmups))
+	}
+	return e, notes
+}
+
+// measure runs script s n times on each engine that runs (a skipped one
+// is marked so) and checks that they agree.
+func (e engineSet) measure(ctx context.Context, rt *luau.Runtime, o options, dir string, s bench.Script) *row {
+	file := filepath.Join(dir, s.Name+".lua")
+	if err := os.WriteFile(file, s.Source, 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	r := &row{script: s}
+	for _, step := range []struct {
+		name string
+		runs bool
+		m    *measurement
+		run  func() measurement
+	}{
+		{"wasm", e.engines["wasm"], &r.wasm, func() measurement { return runWasm(ctx, rt, s.Source, o.n) }},
+		{"v8", e.v8 != nil, &r.v8, func() measurement { return e.v8.run(file, o.n) }},
+		{"native", e.nativeOK, &r.native, func() measurement { return runNative(e.native, file, o.n) }},
+		{"gopher-lua", e.engines["gopher-lua"], &r.gopher, func() measurement { return runGopher(s.Source, o.n) }},
+		{"lua5.1", e.luaOK, &r.lua, func() measurement { return runLua51(e.luaPath, file, o.n) }},
+	} {
+		if step.name == "wasm" {
+			fmt.Fprintf(os.Stderr, "compare: %s: wasm", s.Name)
+		} else {
+			fmt.Fprint(os.Stderr, ", "+step.name)
+		}
+		if step.runs {
+			*step.m = step.run()
+		} else {
+			step.m.skipped = true
+		}
+	}
+	fmt.Fprintln(os.Stderr)
+	r.check()
+	return r
+}
+
 func report(o options) {
 	ctx := context.Background()
 	fmt.Printf("toolscript performance comparison: %s, %s/%s, %d CPUs, %d executions per script and engine (%s)\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.n, statName)
 
-	var notes []string
 	dir, err := os.MkdirTemp("", "toolscript-compare-")
 	if err != nil {
 		fatalf("%v", err)
 	}
 	defer os.RemoveAll(dir)
 
-	nativeOK := false
-	if !o.engines["native"] {
-		notes = append(notes, "native: not selected (-engines).")
-	} else if info, err := os.Stat(o.native); err == nil && !info.IsDir() {
-		nativeOK = true
-	} else {
-		notes = append(notes, fmt.Sprintf("native: %s not found; run `make native` (luau-build/native/build.sh). Native columns skipped.", o.native))
-	}
-	luaPath, err := exec.LookPath(o.lua51)
-	luaOK := err == nil && o.engines["lua5.1"]
-	if !o.engines["lua5.1"] {
-		notes = append(notes, "lua5.1: not selected (-engines).")
-	} else if !luaOK {
-		notes = append(notes, fmt.Sprintf("lua5.1: %q not found (Debian package lua5.1); its column is skipped.", o.lua51))
-	}
-	if !o.engines["gopher-lua"] {
-		notes = append(notes, "gopher-lua: not selected (-engines).")
-	}
-
-	var module []byte
-	if o.wasm != "" {
-		if module, err = os.ReadFile(o.wasm); err != nil {
-			fatalf("-wasm: %v", err)
-		}
-		notes = append(notes, "wasm: measured "+o.wasm+", not the embedded wasm/luau.wasm.")
-	}
-
-	// V8 runs the very module wazero does: the embedded one (or -wasm's),
-	// written out, not whatever wasm/luau.wasm holds by now.
-	var v8 *v8Engine
-	if !o.engines["v8"] {
-		notes = append(notes, "v8: not selected (-engines).")
-	} else if v8, err = newV8Engine(o, dir, module); err != nil {
-		notes = append(notes, fmt.Sprintf("v8: %v; its columns are skipped.", err))
-	} else {
-		notes = append(notes, fmt.Sprintf("v8: %s, the same luau.wasm, a fresh instance per execution, %d untimed warm-up run(s) per script; times are ts_init+ts_run, as native's.",
-			v8.version, o.v8Warmups))
-	}
+	eng, notes := findEngines(o, dir)
+	module := eng.module
 	rt, err := luau.New(ctx, luau.Config{PoolSize: 1, Module: module})
 	if err != nil {
 		fatalf("luau.New: %v", err)
@@ -243,44 +296,7 @@ func report(o options) {
 		if !o.filter.MatchString(s.Name) {
 			continue
 		}
-		file := filepath.Join(dir, s.Name+".lua")
-		if err := os.WriteFile(file, s.Source, 0o644); err != nil {
-			fatalf("%v", err)
-		}
-		r := &row{script: s}
-		fmt.Fprintf(os.Stderr, "compare: %s: wasm", s.Name)
-		if o.engines["wasm"] {
-			r.wasm = runWasm(ctx, rt, s.Source, o.n)
-		} else {
-			r.wasm.skipped = true
-		}
-		fmt.Fprint(os.Stderr, ", v8")
-		if v8 != nil {
-			r.v8 = v8.run(file, o.n)
-		} else {
-			r.v8.skipped = true
-		}
-		fmt.Fprint(os.Stderr, ", native")
-		if nativeOK {
-			r.native = runNative(o.native, file, o.n)
-		} else {
-			r.native.skipped = true
-		}
-		fmt.Fprint(os.Stderr, ", gopher-lua")
-		if o.engines["gopher-lua"] {
-			r.gopher = runGopher(s.Source, o.n)
-		} else {
-			r.gopher.skipped = true
-		}
-		fmt.Fprint(os.Stderr, ", lua5.1")
-		if luaOK {
-			r.lua = runLua51(luaPath, file, o.n)
-		} else {
-			r.lua.skipped = true
-		}
-		fmt.Fprintln(os.Stderr)
-		r.check()
-		rows = append(rows, r)
+		rows = append(rows, eng.measure(ctx, rt, o, dir, s))
 	}
 
 	geomean, geomeanN, v8Geomean, v8GeomeanN := printTable(rows)
