@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -71,7 +72,8 @@ func needRoot(t *testing.T) {
 
 // refuseWrites makes every file write of the process fail past a few
 // bytes (RLIMIT_FSIZE), as a full disk does, even for root, until the test
-// ends.
+// ends. The limit is the whole process's: only a child process that runs
+// one test may set it (TestCompilationCacheFullDisk).
 func refuseWrites(t *testing.T) {
 	var old syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
@@ -139,10 +141,6 @@ func TestCompilationCacheIsOnlyAnOptimisation(t *testing.T) {
 		{name: "truncated entry", want: "compilationcache", setup: func(t *testing.T) string {
 			return withEntry(t, truncate(func(n int64) int64 { return n / 2 }))
 		}},
-		{name: "writes refused", want: "compiled-module cache", setup: func(t *testing.T) string {
-			refuseWrites(t)
-			return filepath.Join(t.TempDir(), "wazero")
-		}},
 		{name: "group-writable directory", want: "may be written by other users", setup: func(t *testing.T) string {
 			dir := withEntry(t, func(string) {})
 			os.Chmod(dir, 0o770)
@@ -170,20 +168,7 @@ func TestCompilationCacheIsOnlyAnOptimisation(t *testing.T) {
 			}
 			dir := tc.setup(t)
 			before := cacheEntries(t, dir)
-			var w warnings
-			rt, err := luau.New(ctx, luau.Config{CacheDir: dir, CacheWarning: w.warning()})
-			if err != nil {
-				t.Fatalf("New: %v", err)
-			}
-			res := rt.Execute(ctx, luau.Script{Source: []byte("return 1 + 1")})
-			rt.Close(ctx)
-			if res.Error != nil || string(res.Value) != "2" {
-				t.Fatalf("the script failed: %+v", res)
-			}
-			got := w.all()
-			if len(got) != 1 || !strings.Contains(got[0], tc.want) || !strings.Contains(got[0], "running without it") {
-				t.Fatalf("warnings %q, want one naming %q", got, tc.want)
-			}
+			runWarnedOnce(t, dir, tc.want)
 			after := cacheEntries(t, dir)
 			if tc.kept {
 				if strings.Join(after, ",") != strings.Join(before, ",") {
@@ -199,9 +184,53 @@ func TestCompilationCacheIsOnlyAnOptimisation(t *testing.T) {
 				t.Fatalf("New again: %v", err)
 			}
 			rt.Close(ctx)
-			if tc.name != "writes refused" && tc.name != "group-writable directory" && len(again.all()) != 0 {
+			if tc.name != "group-writable directory" && len(again.all()) != 0 {
 				t.Errorf("the next start warned again: %q", again.all())
 			}
 		})
+	}
+}
+
+// runWarnedOnce runs a script with the compilation cache in dir and checks
+// that it ran and that the cache warned once, naming want.
+func runWarnedOnce(t *testing.T, dir, want string) {
+	t.Helper()
+	ctx := context.Background()
+	var w warnings
+	rt, err := luau.New(ctx, luau.Config{CacheDir: dir, CacheWarning: w.warning()})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	res := rt.Execute(ctx, luau.Script{Source: []byte("return 1 + 1")})
+	rt.Close(ctx)
+	if res.Error != nil || string(res.Value) != "2" {
+		t.Fatalf("the script failed: %+v", res)
+	}
+	got := w.all()
+	if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], "running without it") {
+		t.Fatalf("warnings %q, want one naming %q", got, want)
+	}
+}
+
+// fullDiskChild, set in a child's environment, makes it the process that
+// runs TestCompilationCacheFullDisk with file writes refused.
+const fullDiskChild = "TOOLSCRIPT_TEST_FULL_DISK_CHILD"
+
+// TestCompilationCacheFullDisk: a cache that cannot be written (a full
+// disk) costs the run its cache and one warning. The writes are refused in
+// a child process running this test alone, since the limit that refuses
+// them is the process's and would refuse other tests' writes (and the
+// testing package's own log) too.
+func TestCompilationCacheFullDisk(t *testing.T) {
+	if os.Getenv(fullDiskChild) != "" {
+		refuseWrites(t)
+		runWarnedOnce(t, filepath.Join(t.TempDir(), "wazero"), "compiled-module cache")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCompilationCacheFullDisk$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), fullDiskChild+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestCompilationCacheFullDisk") {
+		t.Fatalf("the test with writes refused, in a child process: %v\n%s", err, out)
 	}
 }
