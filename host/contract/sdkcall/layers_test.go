@@ -52,29 +52,12 @@ func reaches(t *testing.T, pkg, target string, seen map[string]bool) []string {
 	}
 	seen[pkg] = true
 	dir := filepath.Join("..", "..", "..", filepath.FromSlash(pkg))
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil || len(files) == 0 {
+	if files, err := filepath.Glob(filepath.Join(dir, "*.go")); err != nil || len(files) == 0 {
 		t.Fatalf("%s: no Go files (%v)", pkg, err)
 	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			if dep, ok := strings.CutPrefix(p, module); ok {
-				if path := reaches(t, dep, target, seen); path != nil {
-					return append([]string{pkg}, path...)
-				}
-			}
+	for _, dep := range moduleImports(t, dir) {
+		if path := reaches(t, dep, target, seen); path != nil {
+			return append([]string{pkg}, path...)
 		}
 	}
 	return nil
