@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
 )

@@ -27,8 +27,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/auth"
-	"github.com/toolscript/toolscript/host/auth/authtest"
+	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/internal/testrpc"
 )
 

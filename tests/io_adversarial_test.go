@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 // Attacks on the io sandbox, run for real against the file system: links

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testruntime"
 )
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/result"
-	"github.com/toolscript/toolscript/host/sandboxio"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 )
 
 // What a script makes on disk counts against its budgets, whatever the

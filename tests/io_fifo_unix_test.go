@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 func TestIOFIFO(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 

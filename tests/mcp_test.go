@@ -857,7 +857,7 @@ func (r *rawServer) initialize(version string) map[string]any {
 // is the tool's error, a message larger than the largest request is an
 // Invalid Request with its id; the server keeps serving. The protocol's
 // edge cases themselves (malformed lines, ids, arguments, numbers,
-// methods, resources) are the cases of host/mcpserver/testdata/conformance,
+// methods, resources) are the cases of host/serve/mcpserver/testdata/conformance,
 // run against the server on both transports.
 func TestMCPMalformedInput(t *testing.T) {
 	t.Parallel()

@@ -12,10 +12,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testruntime"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )

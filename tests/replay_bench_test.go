@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testecho"
 	"github.com/toolscript/toolscript/internal/testruntime"

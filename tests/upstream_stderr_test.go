@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 

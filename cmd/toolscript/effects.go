@@ -8,14 +8,14 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/result"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/platform/termtext"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 // The listings below are for a person reviewing what a script did or
 // would do, and the script wrote much of their text (file names, contents,
-// URLs, bodies): every such field is escaped by host/termtext, one line
+// URLs, bodies): every such field is escaped by host/platform/termtext, one line
 // each, so that nothing it holds can move the cursor, clear what is shown,
 // or start a line of its own. One effect is one line; each line of a diff
 // is one line below it, with its prefix.

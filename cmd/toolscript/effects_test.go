@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 // A dry run's listing for a person shows every part of a call a plan

@@ -15,7 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
 // lintCommand returns `toolscript lint`: checks scripts before they are

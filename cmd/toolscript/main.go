@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
 // version may be set at build time: -ldflags "-X main.version=v1.2.3".
@@ -32,7 +32,7 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	// Everything the command shows a person passes host/termtext's rule
+	// Everything the command shows a person passes host/platform/termtext's rule
 	// (escape sequences and other controls shown, never run); exact data
 	// (JSON, SARIF, the MCP protocol, the progress bar's own sequences) is
 	// written to the writer beneath, termtext.Raw.
@@ -95,7 +95,7 @@ func usagef(format string, args ...any) error {
 }
 
 // errorText shows err for a person: each error it joins (errors.Join) on
-// a line of its own, escaped as one line (host/termtext), so that a path
+// a line of its own, escaped as one line (host/platform/termtext), so that a path
 // or a spec's text in it cannot start a line of its own.
 func errorText(err error) string {
 	return strings.Join(errorLines(err), "\ntoolscript: ")

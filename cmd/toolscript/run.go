@@ -14,10 +14,10 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/progressbar"
-	"github.com/toolscript/toolscript/host/result"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/platform/progressbar"
+	"github.com/toolscript/toolscript/host/platform/termtext"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 // sharedFlags are the flags run and serve take alike.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/sdkdocs"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/platform/termtext"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
 // sdkFlags are the flags that configure the sdk, shared by run, serve,

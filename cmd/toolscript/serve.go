@@ -13,7 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
 func serveCommand() *cli.Command {

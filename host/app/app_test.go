@@ -21,7 +21,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
 )

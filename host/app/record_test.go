@@ -18,10 +18,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/auth"
-	"github.com/toolscript/toolscript/host/auth/authtest"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
 )

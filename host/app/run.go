@@ -5,10 +5,10 @@ import (
 	"errors"
 
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 // RunConfig is one script run.
@@ -26,14 +26,14 @@ type RunConfig struct {
 	OnProgress func(done float64, total *float64, message string)
 	// DryRun runs the script without its unsafe effects: writes go to an
 	// overlay, unsafe calls are not sent, and the result lists them
-	// (host/effects).
+	// (host/contract/effects).
 	DryRun bool
 	// Plan, when set, runs the script for real held to a dry run's
 	// effects: the first unsafe effect the plan does not hold stops it
-	// (host/effects). Not with DryRun.
+	// (host/contract/effects). Not with DryRun.
 	Plan *effects.Approved
 	// Record, when set, is a file the run records its trace to
-	// (host/effects/trace); Version goes in its header.
+	// (host/contract/effects/trace); Version goes in its header.
 	Record  string
 	Version string
 	// Replay, when set, is a trace the run replays: every sdk response, io

@@ -13,12 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolscript/toolscript/host/cachedir"
-	"github.com/toolscript/toolscript/host/catalog"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/openapi"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/platform/cachedir"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
 )
 
 // SDKOptions say which sdk to open, besides what the configuration file

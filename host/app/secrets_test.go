@@ -18,7 +18,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
 	"github.com/toolscript/toolscript/internal/testupstreams"

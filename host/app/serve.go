@@ -11,18 +11,18 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/toolscript/toolscript/host/auth"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/heapfloor"
-	"github.com/toolscript/toolscript/host/hosted"
-	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/mcpserver"
-	"github.com/toolscript/toolscript/host/metrics"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/platform/heapfloor"
+	"github.com/toolscript/toolscript/host/platform/termtext"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdkdocs"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
+	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/host/serve/hosted"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
+	"github.com/toolscript/toolscript/host/serve/metrics"
 )
 
 // PoolSize is how many ready instances the server keeps.
@@ -351,7 +351,7 @@ func (a *assembly) watch(ctx context.Context, srv *mcpserver.Server, logf func(f
 }
 
 // serveHTTP is the hosted mode: the MCP server behind authentication,
-// limits, logs and metrics (host/hosted), until ctx ends. Its diagnostics
+// limits, logs and metrics (host/serve/hosted), until ctx ends. Its diagnostics
 // and access log are JSON lines on standard error.
 func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 	h, err := config.ResolveHosted(a.cfg.File, a.cfg.Server.HTTP, a.cfg.Hosted)

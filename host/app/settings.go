@@ -5,15 +5,15 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/mcpserver"
-	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/sandboxio"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
+	"github.com/toolscript/toolscript/host/serve/hosted"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 )
 
 // The settings host/config resolves are plain values; here they become

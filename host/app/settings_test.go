@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 )
 
 func writeConfigFile(t *testing.T, text string) string {

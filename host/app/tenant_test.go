@@ -14,9 +14,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/auth/authtest"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/mcpserver"
+	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 )
 
 // tenantSpec is an API whose operation takes a tenant (header X-Tenant and

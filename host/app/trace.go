@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/result"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
-// Recording and replaying executions (host/effects, host/effects/trace):
+// Recording and replaying executions (host/contract/effects, host/contract/effects/trace):
 // the files a run records to or replays from, and the files `serve`
 // records each execution to under [effects] record_dir.
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 )
 
 // TestStartRecording: --record replaces a file already there (it is not

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
 )
 
 // Under serve the upstream MCP servers start in the background (initialize

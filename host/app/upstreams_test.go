@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 func TestPendingUpstreams(t *testing.T) {

@@ -243,7 +243,7 @@ type Settings struct {
 }
 
 // ExecLimits are an execution's limits ([limits], --timeout,
-// --memory-limit); a zero field is the runtime's default (host/luau).
+// --memory-limit); a zero field is the runtime's default (host/runtime/luau).
 type ExecLimits struct {
 	Timeout        time.Duration
 	HeapBytes      uint64

@@ -8,14 +8,14 @@ import (
 )
 
 // Effects is the [effects] section: what the operator asks of the effects
-// layer (host/effects) for every execution.
+// layer (host/contract/effects) for every execution.
 type Effects struct {
 	// RecordDir, when set, is where `serve` records each execution's trace
 	// (one file per execution). It is the operator's choice: no caller can
 	// ask for a recording, nor name its file.
 	RecordDir string `toml:"record_dir"`
 	// RecordMaxBytes bounds the bytes of every trace in RecordDir
-	// together, RecordMaxBytesPerUser each user's (host/effects/trace
+	// together, RecordMaxBytesPerUser each user's (host/contract/effects/trace
 	// Quota; nil is its default).
 	RecordMaxBytes        *int64 `toml:"record_max_bytes" json:",omitempty"`
 	RecordMaxBytesPerUser *int64 `toml:"record_max_bytes_per_user" json:",omitempty"`

@@ -89,7 +89,7 @@ type HostedSettings struct {
 	RateLimit       int
 	AllowedOrigins  []string
 	TLSCert, TLSKey string
-	// ShutdownGrace is 0 for the HTTP server's default (host/hosted).
+	// ShutdownGrace is 0 for the HTTP server's default (host/serve/hosted).
 	ShutdownGrace time.Duration
 	// MaxConnections and MaxConnectionsPerClient cap the open
 	// connections; 0 is hosted's default.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/kballard/go-shellquote"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/redact"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 // MCPServer is one [mcp_servers.NAME] section: an upstream MCP server
@@ -53,7 +53,7 @@ type MCPServerSettings struct {
 	Dir     string
 	URL     string
 	Headers map[string]string
-	// Timeout is 0 for the default of host/upstream.
+	// Timeout is 0 for the default of host/sdk/upstream.
 	Timeout time.Duration
 	// Stderr is StderrInherit ("" too), StderrDiscard or a file's path.
 	Stderr string

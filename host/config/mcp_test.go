@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/redact"
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 func TestMCPServersConfig(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/redact"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 // API is one [apis.NAME] section: an OpenAPI spec scripts call as

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/redact"
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 // redactorOf is a redactor of the secrets s holds: Secrets, the APIs'

@@ -98,7 +98,7 @@ type ServerFlags struct {
 }
 
 // ServerSettings are the limits serve runs with. A zero field is the
-// default of the MCP server (host/mcpserver); a zero QueueWait is host/app's
+// default of the MCP server (host/serve/mcpserver); a zero QueueWait is host/app's
 // default for the mode (no bound under stdio).
 type ServerSettings struct {
 	MaxConcurrent  int

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // benchScript returns a script of about lines lines in the style of real

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // referenceColumn is the definition charColumns keeps: a 1-based byte

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/platform/termtext"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // Function is what lint --effects knows of an sdk function
 // (Options.Functions).
 type Function struct {
-	// Unsafe is whether calling it can change something (host/effects'
+	// Unsafe is whether calling it can change something (host/contract/effects'
 	// classification, the configuration's safe and unsafe included).
 	Unsafe bool
 	// Does is what a call does, for a person: "POST /repos/{owner}/{repo}/issues",
@@ -108,7 +108,7 @@ func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Fun
 }
 
 // writeEffectsText writes one block per script, each field escaped as one
-// line by host/termtext (a script's name and what it names are its own):
+// line by host/platform/termtext (a script's name and what it names are its own):
 //
 //	a.luau: can change the world through sdk.gh.issues_create (POST /repos/{owner}/{repo}/issues), ...
 //	a.luau: writes files: io.open(..., "w") (3:12), os.remove (9:1)

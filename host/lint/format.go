@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/termtext"
+	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
 // Format is an output format of a lint report.
@@ -80,7 +80,7 @@ func Write(w io.Writer, f Format, report *Report, tool Tool) error {
 // writeText writes the diagnostics, then, with --effects, each script's
 // effects (writeEffectsText). Text is for a person's terminal, and the
 // scripts (their names, the source a message quotes) wrote much of it:
-// each field is escaped as one line by host/termtext, so that one
+// each field is escaped as one line by host/platform/termtext, so that one
 // diagnostic is one line and nothing in it acts on the terminal.
 func writeText(w *bufio.Writer, report *Report) error {
 	for _, d := range report.Diagnostics {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // What one file may cost a lint run. A script under review can be hostile

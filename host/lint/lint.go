@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // Options configures a lint run.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/luau"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // testSDK is what a configured API gives lint to check sdk calls against.

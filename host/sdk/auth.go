@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 // The credential types of the configuration and of _meta.auth.

@@ -10,7 +10,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/redact"
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 // BenchmarkCall compares one sdk call (argument checks, encoding, auth,

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // The host memory budgets: the bytes of responses held for scripts, per

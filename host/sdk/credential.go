@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/toolscript/toolscript/host/redact"
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 // A Credential formats as its type and where it goes, its secrets as

@@ -13,12 +13,12 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
-// The sdk's side of the effects layer (host/effects): every call is
+// The sdk's side of the effects layer (host/contract/effects): every call is
 // classified when its function is made (safe: GET, HEAD, OPTIONS and
 // read-only MCP tools), and an unsafe one asks the session's effects
 // layer before it is sent. In a dry run it is held: the effect (method,

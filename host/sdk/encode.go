@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 // Values are JSON as decoded with UseNumber: nil, bool, json.Number,
@@ -508,7 +508,7 @@ func formBody(m map[string]any) ([]byte, error) {
 // multipartBody encodes m as multipart/form-data, its fields in name
 // order. The boundary is taken from the parts' content (a digest of
 // them), so the same fields are the same bytes every time: a plan and a
-// replay compare them (host/effects), and no part holds the boundary.
+// replay compare them (host/contract/effects), and no part holds the boundary.
 func multipartBody(api *catalog.API, schema *catalog.Schema, m map[string]any) ([]byte, string, error) {
 	type formPart struct {
 		header textproto.MIMEHeader

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/sdkargs"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/sdkargs"
 )
 
 // FuzzParameterEncoding: whatever the value, a path parameter stays one

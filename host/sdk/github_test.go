@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/openapi"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // A functionKind is how the functions of one catalog kind are called.

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // Observed returns caller (a Session of c) reporting each call that

@@ -4,9 +4,9 @@ import (
 	"context"
 	"io"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/openapi"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
 )
 
 // testSources are what a test's Client is opened from besides its Config:

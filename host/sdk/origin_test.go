@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/openapi"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi"
 )
 
 // specHost is an API that serves its own spec (at /spec.json) and records

@@ -12,12 +12,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/openapi"
-	"github.com/toolscript/toolscript/host/sdkcall"
-	"github.com/toolscript/toolscript/host/upstream"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
-// The sdk's side of record and replay (host/effects): every call, safe or
+// The sdk's side of record and replay (host/contract/effects): every call, safe or
 // unsafe, passes the effects layer when the session records or replays,
 // in the order Begin sees calls (the script's order, a parallel batch's
 // included). Its request is described as a dry run's effect (no

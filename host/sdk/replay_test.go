@@ -3,8 +3,8 @@ package sdk
 import (
 	"testing"
 
-	"github.com/toolscript/toolscript/host/effects/trace"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // TestTraceKnowsTheFailures: a trace accepts exactly the failure kinds of

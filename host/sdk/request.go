@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/sdkargs"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/sdk/sdkargs"
 )
 
 // An OpenAPI operation's request is made in steps, each with its own

@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // messageBodyBytes is how much of an error response's body its message

@@ -23,12 +23,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/redirect"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/redirect"
 )
 
 // The defaults of the [sdk] section and of [apis.NAME] timeout: the one
@@ -79,7 +79,7 @@ type Config struct {
 	// means Upstreams.
 	Tools ToolCaller
 	// Upstreams, when not nil, are the running upstream MCP servers whose
-	// tools the catalog lists (host/upstream's Set): Refresh lists their
+	// tools the catalog lists (host/sdk/upstream's Set): Refresh lists their
 	// tools again, Ready and WaitUpstream ask them, and Close stops them.
 	Upstreams Upstreams
 	// StartUpstreamsInBackground says that the upstream servers were
@@ -101,7 +101,7 @@ type Config struct {
 	Redactor *redact.Redactor
 }
 
-// Upstreams are running upstream MCP servers (host/upstream's Set).
+// Upstreams are running upstream MCP servers (host/sdk/upstream's Set).
 type Upstreams interface {
 	ToolCaller
 	// APIs are the servers' APIs as the catalog holds them, with the
@@ -243,7 +243,7 @@ type function struct {
 	// asText is, by parameter (fn.Params), whether a number passes as its
 	// text (asText).
 	asText []bool
-	// safety is whether the function's calls are safe (host/effects).
+	// safety is whether the function's calls are safe (host/contract/effects).
 	safety effects.Safety
 	dryFields
 }

@@ -11,10 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/toolscript/toolscript/host/effects"
-	"github.com/toolscript/toolscript/host/limit"
-	"github.com/toolscript/toolscript/host/redact"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // Session makes the sdk calls of one execution: a sdkcall.Caller. Its

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 func TestResponses(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 // A dry run does not send an unsafe call: the script gets a response made

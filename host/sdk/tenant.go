@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/toolscript/toolscript/host/catalog"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 // A credential a request brings (_meta.auth) is the tenant's; the

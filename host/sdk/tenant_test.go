@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/catalog"
-	"github.com/toolscript/toolscript/host/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
 // TestRequestCredentialSlot: a credential a request brings fills the slot

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
 // New returns a Runtime of cfg that is closed when tb ends.

@@ -8,7 +8,7 @@
 // names of the exports LazyTable adds.
 //
 // luau-build/build.sh applies LazyTable when it builds wasm/luau.wasm
-// (luau-build/rewrite); host/luau applies WithoutActiveData when it loads
+// (luau-build/rewrite); host/runtime/luau applies WithoutActiveData when it loads
 // the module, and LazyTable only to a module that was not built so
 // (EnsureLazyTable).
 package wasmrewrite

@@ -72,7 +72,7 @@ extern "C"
 namespace
 {
 
-// The limits the Go host passes (host/luau/abi.go initHeapLimit, and the
+// The limits the Go host passes (host/runtime/luau/abi.go initHeapLimit, and the
 // defaults of luau.Limits).
 const uint32_t kInitHeapLimit = 16u << 20;
 const uint32_t kHeapLimit = 64u << 20;

@@ -1,7 +1,7 @@
 // abi.h: the guest/host ABI of the Luau module, in one place.
 //
-// Every number the Go host (host/luau) and this shim must agree on is
-// defined here, one `#define TS_NAME value` a line; host/luau/abi.go holds
+// Every number the Go host (host/runtime/luau) and this shim must agree on is
+// defined here, one `#define TS_NAME value` a line; host/runtime/luau/abi.go holds
 // the same constants and a test there reads this file and checks that both
 // sides define the same names with the same values. Changing anything here
 // means raising TS_ABI_VERSION: the host refuses a module whose version

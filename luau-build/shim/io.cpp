@@ -1,6 +1,6 @@
 // io.cpp: the sandboxed io library (io.open, io.lines, io.list, io.type,
 // file handles, os.remove, the deprecated file.save) over the host's file
-// functions (host/luau/io.go, host/sandboxio).
+// functions (host/runtime/luau/io.go, host/runtime/sandboxio).
 //
 // The host confines every path to one directory and meters writes; this file
 // gives scripts standard Lua 5.1 semantics on top. Reads go through a 64 KiB

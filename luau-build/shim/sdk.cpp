@@ -262,7 +262,7 @@ const uint32_t kDataOnly = TS_SDK_DATA_ONLY;
 // A direct call's buffer, which every call reuses: the shim encodes the
 // arguments into it, after a 32-bit word that says how many bytes the
 // buffer holds, and the host writes the response envelope over the whole
-// of it when the envelope fits (host/luau/sdk.go, sdkCall), which spares
+// of it when the envelope fits (host/runtime/luau/sdk.go, sdkCall), which spares
 // it a call back into the guest and the guest an allocation per call. No
 // call can start while another one's buffer is in use: nothing runs
 // between the host writing the envelope and deliver reading it. A failed

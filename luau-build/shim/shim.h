@@ -43,7 +43,7 @@ void ts_json_encode(lua_State* L, int idx, const char* root, size_t cap);
 // memory limit.
 void ts_json_decode(lua_State* L, const char* s, size_t len);
 
-// Builds the read-only sdk table from its manifest (JSON: host/luau's
+// Builds the read-only sdk table from its manifest (JSON: host/runtime/luau's
 // SDKManifest) and sets it as the global sdk; with no manifest, sdk is an
 // empty read-only table. Runs before luaL_sandbox, from ts_init.
 void ts_open_sdk(lua_State* L, const char* manifest, size_t len);

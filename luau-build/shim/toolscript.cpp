@@ -507,7 +507,7 @@ TS_EXPORT("ts_init") int ts_init(uint32_t heapLimit)
     return TS_OK;
 }
 
-// Hands over the sdk's manifest (JSON, host/luau's SDKManifest) before
+// Hands over the sdk's manifest (JSON, host/runtime/luau's SDKManifest) before
 // ts_init builds the environment; the bytes must stay where they are.
 TS_EXPORT("ts_set_sdk") void ts_set_sdk(const char* manifest, size_t len)
 {

@@ -40,7 +40,7 @@ extern "C"
     // message and 1-based line are handed over and the execution unwinds.
     [[noreturn]] TS_IMPORT("abort") void ts_host_abort(const char* message, size_t len, int line);
 
-    // The io library (io.cpp over host/luau/io.go). Calls return a negative
+    // The io library (io.cpp over host/runtime/luau/io.go). Calls return a negative
     // status on failure (abi.h: TS_IO_FAILED, TS_IO_OVER_LIMIT) and leave a
     // message for io_take.
     TS_IMPORT("io_open") int32_t ts_host_io_open(const char* path, size_t pathLen, const char* mode, size_t modeLen);

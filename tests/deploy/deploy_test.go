@@ -27,8 +27,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/toolscript/toolscript/host/auth/authtest"
-	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/host/serve/hosted"
 )
 
 var buildDir string

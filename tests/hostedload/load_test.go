@@ -26,9 +26,9 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/auth/authtest"
 	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/hosted"
+	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/host/serve/hosted"
 	"github.com/toolscript/toolscript/tests/loadgen"
 )
 

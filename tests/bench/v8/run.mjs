@@ -11,7 +11,7 @@
 // arguments, no environment), _initialize (the module is a reactor),
 // ts_init, then ts_run with the script, no arguments and the default limits
 // of luau.Limits. The toolscript host imports are implemented here as in
-// host/luau/host.go; io is not offered (the benchmarks do not use it).
+// host/runtime/luau/host.go; io is not offered (the benchmarks do not use it).
 //
 // V8 compiles wasm in tiers: a function starts in its baseline compiler
 // (Liftoff) and is recompiled by the optimising one (TurboFan) once hot.
@@ -37,7 +37,7 @@ import { readFileSync } from 'node:fs';
 import { WASI } from 'node:wasi';
 import { randomInt } from 'node:crypto';
 
-// The limits the Go host passes (host/luau/abi.go, luau.Limits defaults).
+// The limits the Go host passes (host/runtime/luau/abi.go, luau.Limits defaults).
 const initHeapLimit = 16 << 20;
 const heapLimit = 64 << 20;
 const resultCap = 4 << 20;

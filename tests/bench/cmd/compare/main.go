@@ -43,7 +43,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/toolscript/toolscript/host/luau"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/tests/bench"
 	"github.com/toolscript/toolscript/wasm"
 )

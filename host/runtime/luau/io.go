@@ -1,0 +1,235 @@
+package luau
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
+)
+
+// The host side of the io library (luau-build/shim/io.cpp). Every call moves
+// bytes directly between a file and guest memory in bounded chunks the
+// guest chooses, so host memory stays bounded whatever the file sizes.
+//
+// A failed call returns ioFailed or ioOverLimit and leaves its message
+// pending; the guest fetches it (or a listing) with io_take and raises it.
+
+// exportIO registers the io library's host functions.
+func exportIO(b wazero.HostModuleBuilder) {
+	exportIIIII(b, "io_open", ioOpen)
+	exportIIII(b, "io_read", ioRead)
+	exportIIII(b, "io_write", ioWrite)
+	exportJIIJ(b, "io_seek", ioSeek)
+	exportII(b, "io_flush", ioFlush)
+	exportII(b, "io_close", ioClose)
+	exportIII(b, "io_list", ioList)
+	exportIII(b, "io_remove", ioRemove)
+	exportIII(b, "io_take", ioTake)
+}
+
+var errIODisabled = &sandboxio.Error{Kind: sandboxio.KindIO, Op: "io", Reason: "io is not enabled for this execution"}
+
+// ioExec returns the execution of an io call, nil with the failure status
+// (its message pending) when io is disabled.
+func ioExec(ctx context.Context) (*execution, int32) {
+	exec := instanceFrom(ctx).exec
+	if exec.fs == nil {
+		return nil, exec.fail(errIODisabled)
+	}
+	return exec, 0
+}
+
+// status is an io call's result: n, or on error a failure status with the
+// message left pending for io_take.
+func (e *execution) status(n int32, err error) int32 {
+	if err != nil {
+		return e.fail(err)
+	}
+	return n
+}
+
+// fail leaves err's message pending and returns its status code.
+func (e *execution) fail(err error) int32 {
+	e.pending = []byte(err.Error())
+	e.checkEffects()
+	var se *sandboxio.Error
+	if errors.As(err, &se) && se.Kind == sandboxio.KindLimit {
+		return ioOverLimit
+	}
+	return ioFailed
+}
+
+func guestBytes(mod api.Module, ptr, n uint32) []byte { return view(mod.Memory(), "io buffer", ptr, n) }
+
+func guestString(mod api.Module, ptr, n uint32) string { return string(guestBytes(mod, ptr, n)) }
+
+// guestPath reads a path the script named for op, refusing one too long to
+// be a path before copying it: the message shows its first bytes.
+func guestPath(op string, mod api.Module, ptr, n uint32) (string, error) {
+	if err := sandboxio.CheckLength(int(n)); err != nil {
+		shown := guestBytes(mod, ptr, 40)
+		return "", &sandboxio.Error{Kind: sandboxio.KindIO, Op: op, Path: strings.ToValidUTF8(string(shown), "?") + "...", Reason: err.Error()}
+	}
+	return guestString(mod, ptr, n), nil
+}
+
+// ioOpen is ts_host_io_open(path, pathLen, mode, modeLen): a handle.
+func ioOpen(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, modeLen uint32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	path, err := guestPath("io.open", mod, pathPtr, pathLen)
+	if err != nil {
+		return exec.fail(err)
+	}
+	mode := guestString(mod, modePtr, min(modeLen, 16))
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOOpen, Path: path, Mode: mode}, nil, func() int64 {
+			return int64(exec.status(exec.fs.Open(path, mode)))
+		}))
+	}
+	return exec.status(exec.fs.Open(path, mode))
+}
+
+// ioRead is ts_host_io_read(handle, buf, len): the bytes read.
+func ioRead(ctx context.Context, mod api.Module, handle int32, ptr, n uint32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	buf := guestBytes(mod, ptr, n)
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IORead, Handle: handle, Len: int64(len(buf))}, buf, func() int64 {
+			read, err := exec.fs.Read(handle, buf)
+			return int64(exec.status(int32(read), err))
+		}))
+	}
+	read, err := exec.fs.Read(handle, buf)
+	return exec.status(int32(read), err)
+}
+
+// ioWrite is ts_host_io_write(handle, buf, len).
+func ioWrite(ctx context.Context, mod api.Module, handle int32, ptr, n uint32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	data := guestBytes(mod, ptr, n)
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOWrite, Handle: handle, Len: int64(len(data)), SHA256: digest(data)}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Write(handle, data)))
+		}))
+	}
+	return exec.status(0, exec.fs.Write(handle, data))
+}
+
+// ioSeek is ts_host_io_seek(handle, whence, offset): the new position.
+func ioSeek(ctx context.Context, _ api.Module, handle, whence int32, offset int64) int64 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return int64(fail)
+	}
+	if exec.fx.Traced() {
+		return exec.traceIO(trace.IO{Op: trace.IOSeek, Handle: handle, Whence: whence, Offset: offset}, nil, func() int64 {
+			pos, err := exec.fs.Seek(handle, int(whence), offset)
+			if err != nil {
+				return int64(exec.fail(err))
+			}
+			return pos
+		})
+	}
+	pos, err := exec.fs.Seek(handle, int(whence), offset)
+	if err != nil {
+		return int64(exec.fail(err))
+	}
+	return pos
+}
+
+// ioFlush is ts_host_io_flush(handle).
+func ioFlush(ctx context.Context, _ api.Module, handle int32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOFlush, Handle: handle}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Flush(handle)))
+		}))
+	}
+	return exec.status(0, exec.fs.Flush(handle))
+}
+
+// ioClose is ts_host_io_close(handle).
+func ioClose(ctx context.Context, _ api.Module, handle int32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOClose, Handle: handle}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Close(handle)))
+		}))
+	}
+	return exec.status(0, exec.fs.Close(handle))
+}
+
+// ioList is ts_host_io_list(path, len): it leaves the listing pending and
+// returns its length.
+func ioList(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	path, err := guestPath("io.list", mod, ptr, n)
+	if err != nil {
+		return exec.fail(err)
+	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 { return int64(exec.list(path)) }))
+	}
+	return exec.list(path)
+}
+
+// list leaves the listing of path pending and returns its length.
+func (e *execution) list(path string) int32 {
+	names, err := e.fs.List(path)
+	if err != nil {
+		return e.fail(err)
+	}
+	// Names cannot contain NUL: it separates them.
+	e.pending = []byte(strings.Join(names, "\x00"))
+	return int32(len(e.pending))
+}
+
+// ioRemove is ts_host_io_remove(path, len).
+func ioRemove(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	path, err := guestPath("os.remove", mod, ptr, n)
+	if err != nil {
+		return exec.fail(err)
+	}
+	if exec.fx.Traced() {
+		return int32(exec.traceIO(trace.IO{Op: trace.IORemove, Path: path}, nil, func() int64 {
+			return int64(exec.status(0, exec.fs.Remove(path)))
+		}))
+	}
+	return exec.status(0, exec.fs.Remove(path))
+}
+
+// ioTake is ts_host_io_take(buf, len): it copies the pending message or
+// listing into the guest's buffer and returns its length.
+func ioTake(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
+	exec := instanceFrom(ctx).exec
+	copied := copy(guestBytes(mod, ptr, n), exec.pending)
+	exec.pending = nil
+	return int32(copied)
+}

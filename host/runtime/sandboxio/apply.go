@@ -1,0 +1,136 @@
+package sandboxio
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+
+	"github.com/toolscript/toolscript/host/contract/effects"
+)
+
+// A plan run (effects.Plan) stages like a dry run: a file's writes go to
+// the overlay, since the content the plan must hold is known only when
+// its handle closes. Each effect the plan holds is then carried out in
+// the real directory: a directory is made and a file removed when the
+// script asks, and a write reaches the real file at its handle's close
+// (or the script's end), written beside it and renamed over it, so that
+// the real file is either as it was or as planned. An effect the plan
+// does not hold reaches nothing. The overlay stays the script's view
+// until the end: it holds what was carried out, and what was not.
+
+// stopped is the error of an effect the effects layer stopped.
+func (s *FS) stopped(op, p string) error {
+	stop := s.fx.Err()
+	if stop == nil { // cannot happen: a Stop has its reason
+		stop = &effects.StopError{Kind: effects.KindPlan, Message: "the effect was stopped"}
+	}
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: stop.Message, Err: stop}
+}
+
+// applyRemove removes name for real: in a plan run the overlay's copy
+// too, and the real file only when there is one (a file created and not
+// yet closed has none).
+func (s *FS) applyRemove(name string) error {
+	if s.ov == nil {
+		return removeFile(s.root, name)
+	}
+	s.removeStaged(name)
+	s.applied[name] = true
+	if s.root == nil {
+		return nil
+	}
+	if _, err := s.root.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return removeFile(s.root, name)
+}
+
+// applyWrite carries a plan run's write out: the overlay's content of
+// name is copied to a new file beside the real one, synced, and renamed
+// over it (the real file keeps its permissions; a symbolic link is
+// written through, as a real run does). Nothing is left behind on
+// failure. A file removed since it was written is left alone: the
+// write left nothing.
+func (s *FS) applyWrite(name string) error {
+	staged, ok := s.ov.files[name]
+	if !ok {
+		return nil
+	}
+	s.applied[name] = true
+	if err := s.openRoot(true); err != nil {
+		return err
+	}
+	in, err := os.Open(staged)
+	if err != nil {
+		return withoutPath(err)
+	}
+	defer in.Close()
+	if info, err := s.root.Lstat(name); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		// A real run writes through a link (one that stays inside): so
+		// does this, in place, rather than replace the link with a file.
+		return s.writeThrough(name, in)
+	}
+	perm, existed := fs.FileMode(0o644), false // a new file's, as a real run's
+	if info, err := s.root.Stat(name); err == nil && info.Mode().IsRegular() {
+		perm, existed = info.Mode().Perm(), true
+	}
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	tmp := path.Join(path.Dir(name), ".toolscript-plan-"+hex.EncodeToString(suffix[:]))
+	out, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openFlags, perm)
+	if err != nil {
+		return withoutPath(err)
+	}
+	_, err = io.Copy(out, in)
+	if err == nil && existed {
+		err = out.Chmod(perm) // as it was, whatever the umask
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if closeErr := out.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = s.root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = s.root.Remove(tmp)
+		return withoutPath(err)
+	}
+	return nil
+}
+
+// writeThrough writes the content of in to the file name links to, in
+// place.
+func (s *FS) writeThrough(name string, in io.Reader) error {
+	out, err := s.root.OpenFile(name, os.O_WRONLY|os.O_TRUNC|openFlags, 0)
+	if err != nil {
+		return withoutPath(err)
+	}
+	if info, err := out.Stat(); err != nil || !info.Mode().IsRegular() {
+		out.Close()
+		return errors.New("not a regular file")
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	return errors.Join(withoutPath(err), out.Close())
+}
+
+// appliedOnly keeps of names those a plan run changed in the real
+// directory.
+func (s *FS) appliedOnly(names []string) []string {
+	out := names[:0]
+	for _, n := range names {
+		if s.applied[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,300 @@
+package sdkdocs
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/toolscript/toolscript/host/contract/catalog"
+)
+
+// maxInline bounds how deep inline object types are written out; deeper
+// ones are {[string]: any}. Named schemas are always written by name.
+const maxInline = 8
+
+// luauReserved are names a type alias cannot take.
+var luauReserved = map[string]bool{
+	"any": true, "nil": true, "number": true, "string": true, "boolean": true, "thread": true,
+	"buffer": true, "vector": true, "userdata": true, "unknown": true, "never": true, "table": true,
+	"typeof": true, "true": true, "false": true, "File": true, "SdkResponse": true, "SdkError": true,
+}
+
+// typeNames gives every named schema of an API a Luau type name: the
+// schema's name with other characters made "_", unique, never a built-in
+// type; prefix is put first (for a definitions file holding several APIs).
+func typeNames(api *catalog.API, prefix string) map[string]string {
+	names := make([]string, 0, len(api.Schemas))
+	for n := range api.Schemas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make(map[string]string, len(names))
+	taken := map[string]bool{}
+	for _, n := range names {
+		var b strings.Builder
+		for i, r := range n {
+			switch {
+			case r == '_' || r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'):
+				b.WriteRune(r)
+			case r >= '0' && r <= '9':
+				if i == 0 {
+					b.WriteString("T")
+				}
+				b.WriteRune(r)
+			default:
+				b.WriteByte('_')
+			}
+		}
+		base := prefix + b.String()
+		if base == "" || luauReserved[base] || !catalog.IsIdentifier(base) {
+			base += "_"
+		}
+		name := base
+		for i := 2; taken[name]; i++ {
+			name = base + "_" + strconv.Itoa(i)
+		}
+		taken[name] = true
+		out[n] = name
+	}
+	return out
+}
+
+// typer renders schemas of one API as Luau types.
+type typer struct {
+	api   *catalog.API
+	names map[string]string
+	// used collects the named schemas a rendering referred to, in order.
+	used  []string
+	seen  map[string]bool
+	write bool // a request: readOnly properties are left out
+}
+
+func newTyper(api *catalog.API, names map[string]string) *typer {
+	return &typer{api: api, names: names, seen: map[string]bool{}}
+}
+
+// typ renders s; optional adds "?" (for a value that may be absent).
+func (t *typer) typ(s *catalog.Schema, depth int) string {
+	if s == nil {
+		return "any"
+	}
+	if s.Ref != "" {
+		return t.named(s.Ref)
+	}
+	alts, nullable := t.alternatives(s, depth)
+	if len(alts) == 0 {
+		if nullable && len(s.Type) == 1 {
+			return "nil"
+		}
+		return "any"
+	}
+	if len(alts) > 1 {
+		for i, a := range alts {
+			alts[i] = paren(a) // Luau needs (A & B) | C
+		}
+	}
+	out := strings.Join(alts, " | ")
+	if nullable && out != "any" {
+		out = paren(out) + "?"
+	}
+	return out
+}
+
+// named renders a reference to the named schema ref, and notes its use.
+func (t *typer) named(ref string) string {
+	name, ok := t.names[ref]
+	if !ok {
+		return "any"
+	}
+	if !t.seen[ref] {
+		t.seen[ref] = true
+		t.used = append(t.used, ref)
+	}
+	return name
+}
+
+// alternatives are the distinct types s takes, and whether it takes nil
+// too.
+func (t *typer) alternatives(s *catalog.Schema, depth int) (alts []string, nullable bool) {
+	nullable = s.Has("null") && len(s.Type) > 0
+	add := func(x string) {
+		if !slices.Contains(alts, x) {
+			alts = append(alts, x)
+		}
+	}
+	switch {
+	case len(s.Enum) > 0:
+		for _, e := range s.Enum {
+			add(literal(e))
+		}
+	case len(s.Const) > 0:
+		add(literal(s.Const))
+	case len(s.AllOf) > 0 && len(s.Properties) == 0:
+		add(t.intersection(s.AllOf, depth))
+	case len(s.OneOf)+len(s.AnyOf) > 0:
+		for _, sub := range append(append([]*catalog.Schema(nil), s.OneOf...), s.AnyOf...) {
+			if sub.Ref == "" && len(sub.Type) == 1 && sub.Type[0] == "null" {
+				nullable = true
+				continue
+			}
+			add(t.typ(sub, depth+1))
+		}
+	default:
+		for _, ty := range t.plain(s, depth) {
+			add(ty)
+		}
+	}
+	return alts, nullable
+}
+
+// intersection renders allOf's parts joined with &.
+func (t *typer) intersection(all []*catalog.Schema, depth int) string {
+	var parts []string
+	for _, sub := range all {
+		parts = append(parts, paren(t.typ(sub, depth+1)))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, " & ")
+}
+
+// literal renders an enum value: string literals as Luau singletons,
+// booleans as true/false, numbers as number, null as nil.
+func literal(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return "any"
+	}
+	switch x := v.(type) {
+	case string:
+		q, _ := json.Marshal(x)
+		return string(q)
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	case float64:
+		return "number"
+	case nil:
+		return "nil"
+	}
+	return "any"
+}
+
+// object renders an object schema as a table type.
+func (t *typer) object(s *catalog.Schema, depth int) string {
+	if depth > maxInline {
+		return "{[string]: any}"
+	}
+	var fields []string
+	required := map[string]bool{}
+	for _, r := range s.Required {
+		required[r] = true
+	}
+	for _, p := range s.Properties {
+		ps := p.Schema
+		if t.write {
+			if r := t.api.Resolve(ps); r != nil && r.ReadOnly {
+				continue
+			}
+		}
+		ty := t.typ(ps, depth+1)
+		if !required[p.Name] && !strings.HasSuffix(ty, "?") && ty != "any" && ty != "nil" {
+			ty = paren(ty) + "?"
+		}
+		fields = append(fields, key(p.Name)+": "+ty)
+	}
+	switch {
+	case s.AdditionalProperties != nil:
+		fields = append(fields, "[string]: "+t.typ(s.AdditionalProperties, depth+1))
+	case len(s.Properties) == 0 && !s.NoAdditional:
+		fields = append(fields, "[string]: any")
+	}
+	if len(fields) == 0 {
+		return "{}"
+	}
+	out := "{ " + strings.Join(fields, ", ") + " }"
+	if len(fields) == 1 && strings.HasPrefix(fields[0], "[string]: ") {
+		out = "{" + fields[0] + "}" // a map: {[string]: T}
+	}
+	if len(s.AllOf) > 0 && len(s.Properties) > 0 {
+		var parts []string
+		for _, sub := range s.AllOf {
+			parts = append(parts, paren(t.typ(sub, depth+1)))
+		}
+		return strings.Join(append(parts, out), " & ")
+	}
+	return out
+}
+
+// key renders a table type's property name: bare when an identifier,
+// quoted otherwise.
+func key(name string) string {
+	if catalog.IsIdentifier(name) {
+		return name
+	}
+	q, _ := json.Marshal(name)
+	return "[" + string(q) + "]"
+}
+
+// paren wraps a union or intersection so that "?" or "&" binds to all of it.
+func paren(s string) string {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{', '(':
+			depth++
+		case '}', ')':
+			depth--
+		case '|', '&':
+			if depth == 0 {
+				return "(" + s + ")"
+			}
+		case '"':
+			for i++; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	if strings.HasSuffix(s, "?") && depth == 0 {
+		return "(" + s + ")"
+	}
+	return s
+}
+
+// plain is the Luau types of a schema's own types (or of what its
+// properties and items imply when it names none), without its enum,
+// const or combinators.
+func (t *typer) plain(s *catalog.Schema, depth int) []string {
+	types := s.Type
+	if len(types) == 0 {
+		switch {
+		case len(s.Properties) > 0 || s.AdditionalProperties != nil:
+			types = []string{"object"}
+		case s.Items != nil:
+			types = []string{"array"}
+		}
+	}
+	var out []string
+	for _, ty := range types {
+		switch ty {
+		case "string":
+			out = append(out, "string")
+		case "integer", "number":
+			out = append(out, "number")
+		case "boolean":
+			out = append(out, "boolean")
+		case "array":
+			out = append(out, "{"+t.typ(s.Items, depth+1)+"}")
+		case "object":
+			out = append(out, t.object(s, depth))
+		}
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package mcpserver
+
+import (
+	"context"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
+)
+
+// execute_script's handler is the script's run (runScript) inside layers,
+// each a server.ToolHandlerMiddleware in a file of its own, outermost
+// first:
+//
+//   - checkArguments (arguments.go): the arguments as mcp-go decoded them,
+//     checked; the script's size;
+//   - untilStopped (stopping.go): the call ends with Stop, and a call
+//     cancelled before it gets here does not start;
+//   - withSlot (slot.go): a slot of the user's, waited for;
+//   - prepare (prepare.go): the user's io directory, the limits,
+//     Config.Prepare;
+//   - withProgress (notify.go): progress notifications, when asked for;
+//   - observe (observe.go): the metrics and the access log's outcome.
+//
+// They wrap execute_script alone (the docs tools have none of these
+// concerns), so they are composed here rather than given to mcp-go's
+// WithToolHandlerMiddleware, which wraps every tool.
+func (s *Server) executeScriptHandler() server.ToolHandlerFunc {
+	layers := []server.ToolHandlerMiddleware{
+		s.checkArguments, s.untilStopped, s.withSlot, s.prepare, s.withProgress, s.observe,
+	}
+	h := s.runScript
+	for _, layer := range slices.Backward(layers) {
+		h = layer(h)
+	}
+	return h
+}
+
+// execution is one execute_script call on its way through the layers:
+// each fills in what it owns.
+type execution struct {
+	args arguments
+	// call is what Config.Prepare saw; script is what runs (call.Script,
+	// with its progress reporting).
+	call     Call
+	script   luau.Script
+	progress *progressReporter // nil when the client asked for none
+	res      *result.Result    // once the script ran
+}
+
+type executionKey struct{}
+
+// executionFrom returns the execution of a layer's context.
+func executionFrom(ctx context.Context) *execution {
+	return ctx.Value(executionKey{}).(*execution)
+}
+
+// The access log outcomes of calls that run no script: invalid arguments
+// or _meta, and no slot free within the wait.
+const (
+	outcomeInvalid = "invalid"
+	outcomeBusy    = "busy"
+)
+
+// runScript is the innermost handler: it runs the script.
+func (s *Server) runScript(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	x := executionFrom(ctx)
+	x.res = s.cfg.Runtime.Execute(sdkcall.WithClient(ctx, s.gateway(ctx, x.progress)), x.script)
+	if s.cfg.IO == nil {
+		explainDisabledIO(x.res, x.script.Source)
+	}
+	// The response counts against the host's budgets until it is written,
+	// reserved while the call still holds its slot (holdResponse).
+	return s.holdResponse(ctx, x.call.User, x.res), nil
+}

@@ -1,0 +1,163 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+)
+
+// The gateway: what the upstream MCP servers a script calls reach of the
+// client whose execute_script call runs it. host/sdk/upstream finds it in the
+// context of the script's sdk calls (sdkcall.ClientFrom):
+//
+//   - progress: an upstream tool's progress becomes progress of the call,
+//     through the call's reporter (progress.go);
+//   - requests: an upstream's sampling/createMessage, elicitation/create
+//     and roots/list go to the client on the call's connection (relay.go),
+//     when the client declared the capability at initialize; otherwise
+//     they are refused with an error saying so. At most maxRelayedAtOnce
+//     of one call's are relayed at once and maxRelayed in all, each with
+//     params of at most maxRelayBytes: an upstream asking for thousands
+//     of samplings gets errors, the client is not flooded.
+//
+// A client of protocol 2026-07-28 is asked nothing: that revision has no
+// requests from server to client (a server asks for input in its result
+// instead), and its requests are refused.
+
+// The bounds of what one execute_script call relays.
+const (
+	maxRelayed       = 64
+	maxRelayedAtOnce = 4
+	maxRelayBytes    = 4 << 20
+)
+
+// peer is what a client declared when it initialized: which requests of
+// the server it can answer. Its methods accept a nil peer (unknown: a
+// stateless HTTP request), which declares nothing.
+type peer struct {
+	caps atomic.Pointer[mcp.ClientCapabilities]
+}
+
+type peerKey struct{}
+
+func withPeer(ctx context.Context, p *peer) context.Context {
+	if p == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+func peerFrom(ctx context.Context) *peer {
+	p, _ := ctx.Value(peerKey{}).(*peer)
+	return p
+}
+
+// declare records the capabilities of an initialize request's params.
+func (p *peer) declare(params json.RawMessage) {
+	if p == nil {
+		return
+	}
+	var init struct {
+		Capabilities mcp.ClientCapabilities `json:"capabilities"`
+	}
+	if json.Unmarshal(params, &init) == nil {
+		p.caps.Store(&init.Capabilities)
+	}
+}
+
+// capabilities returns what the client declared, the zero value when
+// unknown.
+func (p *peer) capabilities() mcp.ClientCapabilities {
+	if p == nil {
+		return mcp.ClientCapabilities{}
+	}
+	if c := p.caps.Load(); c != nil {
+		return *c
+	}
+	return mcp.ClientCapabilities{}
+}
+
+// gateway returns what upstreams reach of the client of the call whose
+// context is ctx: progress goes to progress (nil when the client asked
+// for none), requests to the client.
+func (s *Server) gateway(ctx context.Context, progress *progressReporter) *sdkcall.Client {
+	g := &sdkcall.Client{}
+	if progress != nil {
+		g.Progress = progress.upstream
+	}
+	c := callFrom(ctx)
+	if c == nil {
+		return g
+	}
+	caps := c.peer.capabilities()
+	g.Sampling, g.Elicitation, g.Roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	g.Owner = c.key.scope
+	modern := server.IsModernRequest(ctx) // as mcp-go read the request's _meta
+	var mu sync.Mutex
+	var relayed, running int
+	g.Request = func(rctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if err := relayable(g, modern, method, len(params)); err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		switch {
+		case relayed >= maxRelayed:
+			mu.Unlock()
+			return nil, refuse(fmt.Sprintf("toolscript relays at most %d requests of upstream servers to the client of one execute_script call", maxRelayed))
+		case running >= maxRelayedAtOnce:
+			mu.Unlock()
+			return nil, refuse(fmt.Sprintf("toolscript relays at most %d requests of upstream servers to the client of one execute_script call at once", maxRelayedAtOnce))
+		}
+		relayed++
+		running++
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			running--
+			mu.Unlock()
+		}()
+		return s.request(rctx, c, method, params)
+	}
+	return g
+}
+
+// relayable says why a request cannot be relayed to the client g stands
+// for, nil when it can.
+func relayable(g *sdkcall.Client, modern bool, method string, size int) error {
+	var what string
+	var declared bool
+	switch method {
+	case string(mcp.MethodSamplingCreateMessage):
+		what, declared = "sampling", g.Sampling
+	case string(mcp.MethodElicitationCreate):
+		what, declared = "elicitation", g.Elicitation
+	case string(mcp.MethodListRoots):
+		what, declared = "roots", g.Roots
+	default:
+		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
+			"toolscript relays sampling/createMessage, elicitation/create and roots/list to its client, not %s", echo(method))}
+	}
+	switch {
+	case modern:
+		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
+			"the client of this call does not support %s: it speaks MCP %s, in which servers send no requests to clients, and toolscript relays none to it",
+			what, mcp.ProtocolVersion20260728)}
+	case !declared:
+		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
+			"the client of this call does not support %s (it did not declare the %s capability)", what, what)}
+	case size > maxRelayBytes:
+		return refuse(fmt.Sprintf("the %s request is %d bytes, more than the %d toolscript relays", method, size, maxRelayBytes))
+	}
+	return nil
+}
+
+func refuse(message string) error {
+	return &sdkcall.RelayError{Code: mcp.INVALID_REQUEST, Message: message}
+}

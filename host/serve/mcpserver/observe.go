@@ -1,0 +1,28 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolscript/toolscript/host/serve/accesslog"
+	"github.com/toolscript/toolscript/host/serve/metrics"
+)
+
+// observe counts the execution in the metrics (when set) and writes its
+// outcome to the access log: ok, or error with the error's kind.
+func (s *Server) observe(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		x := executionFrom(ctx)
+		done := s.cfg.Metrics.Start()
+		out, err := next(ctx, req)
+		done(x.res)
+		if x.res.Failed() {
+			accesslog.FromContext(ctx).SetOutcome(metrics.OutcomeError, string(x.res.Error.Kind))
+		} else {
+			accesslog.FromContext(ctx).SetOutcome(metrics.OutcomeOK, "")
+		}
+		return out, err
+	}
+}
