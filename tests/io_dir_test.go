@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+
 	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testwait"
 )

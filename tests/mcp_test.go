@@ -78,6 +78,17 @@ func mcpClientProcess(t testing.TB, dir, version string, args ...string) (*clien
 // transports are those the suites that take one run over.
 var transports = []string{"stdio", "http"}
 
+// overEachTransport runs test, in parallel, with a client of a server in
+// a new directory over each transport.
+func overEachTransport(t *testing.T, test func(t *testing.T, c *client.Client)) {
+	for _, over := range transports {
+		t.Run(over, func(t *testing.T) {
+			t.Parallel()
+			test(t, mcpClientOver(t, over, t.TempDir()))
+		})
+	}
+}
+
 // mcpClientOver returns an initialized mcp-go client of `toolscript serve
 // ARGS` in dir: over stdio, or over streamable HTTP (`serve --http` on a
 // loopback address, without authentication).
@@ -384,12 +395,7 @@ func TestMCPResources(t *testing.T) {
 
 func TestMCPExecute(t *testing.T) {
 	t.Parallel()
-	for _, over := range transports {
-		t.Run(over, func(t *testing.T) {
-			t.Parallel()
-			testExecute(t, mcpClientOver(t, over, t.TempDir()))
-		})
-	}
+	overEachTransport(t, testExecute)
 }
 
 func testExecute(t *testing.T, c *client.Client) {
@@ -674,12 +680,7 @@ func TestMCPCancellation(t *testing.T) {
 
 func TestMCPProgress(t *testing.T) {
 	t.Parallel()
-	for _, over := range transports {
-		t.Run(over, func(t *testing.T) {
-			t.Parallel()
-			testProgress(t, mcpClientOver(t, over, t.TempDir()))
-		})
-	}
+	overEachTransport(t, testProgress)
 }
 
 func testProgress(t *testing.T, c *client.Client) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
