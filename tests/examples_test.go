@@ -18,9 +18,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // TestExamples runs the examples of README.md and docs/*.md as a reader
@@ -526,16 +527,11 @@ func (s *exampleSession) mcpConfig(t *testing.T, text string) {
 		}),
 		transport.WithCommandStderrWriter(stderr))
 	c := client.NewClient(tr)
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
+	if _, err := testclient.Start(t, c, ""); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	defer c.Close()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ClientInfo: mcp.Implementation{Name: "toolscript-tests", Version: "1"},
-	}}); err != nil {
-		t.Fatalf("initialize: %v\n%s", err, stderr.String())
-	}
+	defer c.Close() // the server ends here, not with the test
+	ctx := testwait.Context(t)
 	_, res := callScript(t, ctx, c, map[string]any{"script": `io.open("hello.txt", "w"):write("hi"):close() return "ok"`})
 	if res.Error != nil {
 		t.Fatalf("execute_script: %+v\n%s", res.Error, stderr.String())

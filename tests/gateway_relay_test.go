@@ -15,7 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // gatewayClient starts `toolscript serve ARGS` (over stdio, or hosted
@@ -43,21 +45,14 @@ func gatewayClient(t *testing.T, over string, opts []client.ClientOption, args .
 			t.Fatal(err)
 		}
 	}
-	c := client.NewClient(tr, opts...)
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		c.Close()
 		if t.Failed() && stderr.String() != "" {
 			t.Logf("server stderr:\n%s", stderr.String())
 		}
 	})
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ClientInfo: mcp.Implementation{Name: "toolscript-tests", Version: "1"},
-	}}); err != nil {
-		t.Fatalf("initialize: %v", err)
+	c := client.NewClient(tr, opts...)
+	if _, err := testclient.Start(t, c, ""); err != nil {
+		t.Fatal(err)
 	}
 	return c
 }
@@ -98,7 +93,7 @@ func (rooter) ListRoots(context.Context, mcp.ListRootsRequest) (*mcp.ListRootsRe
 // or error message.
 func relayScript(t *testing.T, c *client.Client, script string) (result, errMessage string) {
 	t.Helper()
-	_, out := callScript(t, testContext(t), c, map[string]any{"script": script})
+	_, out := callScript(t, testwait.Context(t), c, map[string]any{"script": script})
 	if out.Error != nil {
 		return "", out.Error.Message
 	}
@@ -175,7 +170,7 @@ func TestGatewayUnattributableRequest(t *testing.T) {
 	ev := "--mcp=ev=" + testupstreams.Shell(testupstreams.Everything(t))
 	s := &sampler{}
 	c := gatewayClient(t, "stdio", []client.ClientOption{client.WithSamplingHandler(s)}, "--no-io", ev)
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	// A long operation, in flight on the upstream once the upstream has
 	// reported its first step.
 	longCtx, stopLong := context.WithCancel(ctx)
@@ -220,15 +215,8 @@ func hostedGatewayClient(t *testing.T, url, token string, opts ...client.ClientO
 		t.Fatal(err)
 	}
 	c := client.NewClient(tr, append(opts, client.WithProtocolVersion("2025-11-25"))...)
-	t.Cleanup(func() { c.Close() })
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
+	if _, err := testclient.Start(t, c, ""); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ClientInfo: mcp.Implementation{Name: "toolscript-tests", Version: "1"},
-	}}); err != nil {
-		t.Fatalf("initialize: %v", err)
 	}
 	return c
 }
@@ -248,7 +236,7 @@ func TestGatewayRelayStaysWithItsUser(t *testing.T) {
 	aliceAsked, bobAsked := &countingElicitor{}, &countingElicitor{}
 	alice := hostedGatewayClient(t, p.url, iss.Token(t, "ES256", "alice"), client.WithElicitationHandler(aliceAsked))
 	bob := hostedGatewayClient(t, p.url, iss.Token(t, "ES256", "bob"), client.WithElicitationHandler(bobAsked))
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	logHas := func(prefix string) string {
 		b, _ := os.ReadFile(upstreamLog)
 		for _, line := range strings.Split(string(b), "\n") {
@@ -263,7 +251,7 @@ func TestGatewayRelayStaysWithItsUser(t *testing.T) {
 	defer stopBob()
 	go bob.CallTool(bobCtx, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: "execute_script",
 		Arguments: map[string]any{"script": `return sdk.py.sleep({ seconds = 60, tag = "bob" })`, "timeout_ms": 120000}}})
-	waitFor(t, func() bool { return logHas("started sleep bob") != "" })
+	testwait.Until(t, "bob's sleep started", func() bool { return logHas("started sleep bob") != "" })
 
 	signal := filepath.Join(t.TempDir(), "ask-now")
 	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+quote(signal)+` })`); res != `"answered"` {
@@ -272,7 +260,7 @@ func TestGatewayRelayStaysWithItsUser(t *testing.T) {
 	if err := os.WriteFile(signal, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return logHas("late_elicit ") != "" })
+	testwait.Until(t, "the late elicitation logged", func() bool { return logHas("late_elicit ") != "" })
 	outcome := logHas("late_elicit ")
 	if !strings.HasPrefix(outcome, "late_elicit refused ") || !strings.Contains(outcome, "which has carried calls of more than one client") {
 		t.Errorf("the upstream's elicitation: %q; want toolscript's refusal", outcome)

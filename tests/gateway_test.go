@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // progressNote is one notifications/progress a client received.
@@ -67,7 +68,7 @@ func TestGatewayUpstreamProgress(t *testing.T) {
 				mcpFlag = "--mcp=ev=" + testupstreams.EverythingHTTP(t)
 			}
 			c := mcpClientOver(t, tc.over, t.TempDir(), "--no-io", mcpFlag)
-			ctx := testContext(t)
+			ctx := testwait.Context(t)
 			for i, script := range []string{
 				// Only the upstream reports: its last step is the last notification.
 				`return sdk.ev.trigger_long_running_operation({ duration = 0.4, steps = 4 })`,

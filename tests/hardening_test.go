@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // pathological are scripts whose work once ran in C code that never reached
@@ -33,7 +33,7 @@ func TestServeStaysResponsiveDuringPathologicalScripts(t *testing.T) {
 	// 2025-11-25 still has ping (the newest revision leaves liveness to
 	// the transport, and mcp-go's Ping then sends nothing).
 	c, _ := mcpClient(t, t.TempDir(), "2025-11-25", "--max-concurrent", "8", "--no-io")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 
 	var wg sync.WaitGroup
 	for name, src := range pathological {
@@ -94,7 +94,7 @@ func TestRunSignalStopsTheScript(t *testing.T) {
 			}
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
-			waitFor(t, func() bool { return strings.Contains(stdout.String(), "started") })
+			testwait.Until(t, "the script started", func() bool { return strings.Contains(stdout.String(), "started") })
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -109,19 +109,5 @@ func TestRunSignalStopsTheScript(t *testing.T) {
 				t.Fatalf("toolscript run did not stop on %s", sig)
 			}
 		})
-	}
-}
-
-// waitFor polls cond until it holds, for at most 30 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("timed out waiting for a condition")
-		case <-time.After(10 * time.Millisecond):
-		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // TestHostedHostileConnections: a server that may open 1,024 files, and
@@ -76,7 +78,7 @@ func TestHostedHostileConnections(t *testing.T) {
 	if status, body := get(t, p.base+"/healthz"); status != 200 {
 		t.Errorf("/healthz: %d %s", status, body)
 	}
-	_, out := callScript(t, testContext(t), c, map[string]any{"script": `return 1`})
+	_, out := callScript(t, testwait.Context(t), c, map[string]any{"script": `return 1`})
 	if string(out.Result) != "1" || out.Error != nil {
 		t.Errorf("a valid user's script: result %s, error %+v", out.Result, out.Error)
 	}

@@ -1,18 +1,10 @@
 package tests
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,7 +21,10 @@ import (
 
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/internal/testcert"
+	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testrpc"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // These tests run `toolscript serve --http` as a process, with a real
@@ -153,23 +148,9 @@ func issuerArgs(t *testing.T) (*authtest.Issuer, []string) {
 // url, with a bearer token unless token is empty.
 func connectHTTP(t *testing.T, url, token string, opts ...transport.StreamableHTTPCOption) *client.Client {
 	t.Helper()
-	if token != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	}
-	c, err := client.NewStreamableHttpClient(url, opts...)
+	c, err := testclient.HTTP(t, url, token, opts...)
 	if err != nil {
 		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "toolscript-tests", Version: "1"},
-	}}); err != nil {
-		t.Fatalf("initialize: %v", err)
 	}
 	return c
 }
@@ -240,14 +221,14 @@ func TestHostedExecute(t *testing.T) {
 	p := startServe(t, t.TempDir(), args...)
 
 	c := connectHTTP(t, p.url, iss.Token(t, "RS256", "alice"))
-	tools, err := c.ListTools(testContext(t), mcp.ListToolsRequest{})
+	tools, err := c.ListTools(testwait.Context(t), mcp.ListToolsRequest{})
 	if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != "execute_script" {
 		t.Fatalf("tools/list: %v %+v", err, tools)
 	}
 	if tools.Tools[0].Annotations.ReadOnlyHint == nil || !*tools.Tools[0].Annotations.ReadOnlyHint {
 		t.Error("io is on: the hosted mode has it off by default")
 	}
-	_, out := callScript(t, testContext(t), c, map[string]any{"script": `print("hi") return {sum = 1 + 2}`})
+	_, out := callScript(t, testwait.Context(t), c, map[string]any{"script": `print("hi") return {sum = 1 + 2}`})
 	if string(out.Result) != `{"sum":3}` || len(out.Logs) != 1 || out.Error != nil {
 		t.Errorf("result %s, logs %v, error %+v", out.Result, out.Logs, out.Error)
 	}
@@ -347,14 +328,14 @@ func TestHostedOrigin(t *testing.T) {
 func TestHostedTLS(t *testing.T) {
 	t.Parallel()
 	iss, args := issuerArgs(t)
-	cert, key, pool := selfSignedCert(t)
+	cert, key, pool := testcert.SelfSigned(t)
 	p := startServe(t, t.TempDir(), append(args, "--tls-cert", cert, "--tls-key", key)...)
 	if !strings.HasPrefix(p.url, "https://") {
 		t.Fatalf("serving %s", p.url)
 	}
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	c := connectHTTP(t, p.url, iss.Token(t, "EdDSA", "alice"), transport.WithHTTPBasicClient(hc))
-	if _, out := callScript(t, testContext(t), c, map[string]any{"script": "return 'secure'"}); string(out.Result) != `"secure"` {
+	if _, out := callScript(t, testwait.Context(t), c, map[string]any{"script": "return 'secure'"}); string(out.Result) != `"secure"` {
 		t.Errorf("result %s", out.Result)
 	}
 }
@@ -368,7 +349,7 @@ func TestHostedUserDirectories(t *testing.T) {
 	p := startServe(t, dir, append(args, "--io-dir", "files")...)
 	alice := connectHTTP(t, p.url, iss.Token(t, "ES256", "alice"))
 	bob := connectHTTP(t, p.url, iss.Token(t, "ES256", "bob"))
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	if _, out := callScript(t, ctx, alice, map[string]any{"script": `local f = io.open("notes.txt", "w") f:write("alice's") f:close() return io.list()`}); string(out.Result) != `["notes.txt"]` {
 		t.Fatalf("alice: %s %+v", out.Result, out.Error)
 	}
@@ -457,38 +438,6 @@ func TestHostedFailsClosed(t *testing.T) {
 	}
 }
 
-// selfSignedCert writes a certificate for 127.0.0.1 and its key, and
-// returns a pool that trusts it.
-func selfSignedCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "toolscript test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, _ := x509.MarshalECPrivateKey(key)
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
-	cert, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
-
 // TestHostedMetricsAddress: with --metrics-addr, /metrics is served there
 // (without a token) and no longer on the public address, which keeps
 // serving /mcp and its probes.
@@ -502,7 +451,7 @@ func TestHostedMetricsAddress(t *testing.T) {
 		t.Fatalf("metrics url %q (public %s)", metricsURL, p.base)
 	}
 	c := connectHTTP(t, p.url, iss.Token(t, "RS256", "alice"))
-	if _, out := callScript(t, testContext(t), c, map[string]any{"script": `return 1`}); string(out.Result) != "1" {
+	if _, out := callScript(t, testwait.Context(t), c, map[string]any{"script": `return 1`}); string(out.Result) != "1" {
 		t.Fatalf("execute_script: %s %+v", out.Result, out.Error)
 	}
 	if status, body := get(t, metricsURL); status != 200 || !strings.Contains(body, `toolscript_executions_total{kind="",outcome="ok"} 1`) {

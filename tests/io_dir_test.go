@@ -10,7 +10,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // The io directory as MCP clients meet it: started in a working directory
@@ -128,14 +130,11 @@ func TestServeIODir(t *testing.T) {
 			return cmd, nil
 		}))
 	c := client.NewClient(tr)
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
+	if _, err := testclient.Start(t, c, "2025-11-25"); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{ProtocolVersion: "2025-11-25"}}); err != nil {
-		t.Fatal(err)
-	}
+	defer c.Close() // the server ends here, not with the test
+	ctx := testwait.Context(t)
 	_, out := callScript(t, ctx, c, map[string]any{"script": `io.open("x.txt", "w"):write("home"):close()`})
 	if out.Error != nil {
 		t.Fatalf("%+v", out.Error)

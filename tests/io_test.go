@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -66,6 +67,20 @@ func touchedString(files []result.FileTouched) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// mismatch says how res differs from the result or error c wants, or
+// is empty.
+func (c ioCase) mismatch(res *result.Result) string {
+	switch {
+	case c.kind == "" && res.Error != nil:
+		return fmt.Sprintf("error: %+v", res.Error)
+	case c.kind == "" && string(res.Value) != c.result:
+		return fmt.Sprintf("result = %s, want %s", res.Value, c.result)
+	case c.kind != "" && (res.Error == nil || res.Error.Kind != c.kind || !strings.Contains(res.Error.Message, c.message)):
+		return fmt.Sprintf("error = %+v, want kind %s with %q", res.Error, c.kind, c.message)
+	}
+	return ""
+}
+
 func runIOCases(t *testing.T, cases []ioCase, io luau.IO) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,17 +90,8 @@ func runIOCases(t *testing.T, cases []ioCase, io luau.IO) {
 				c.setup(t, dir)
 			}
 			res := runIO(t, dir, c.source, io, luau.Limits{})
-			if c.kind == "" {
-				if res.Error != nil {
-					t.Fatalf("error: %+v", res.Error)
-				}
-				if string(res.Value) != c.result {
-					t.Errorf("result = %s, want %s", res.Value, c.result)
-				}
-			} else {
-				if res.Error == nil || res.Error.Kind != c.kind || !strings.Contains(res.Error.Message, c.message) {
-					t.Fatalf("error = %+v, want kind %s with %q", res.Error, c.kind, c.message)
-				}
+			if msg := c.mismatch(res); msg != "" {
+				t.Fatal(msg)
 			}
 			if c.touched != "" {
 				if got := touchedString(res.FilesTouched); got != c.touched {
@@ -390,14 +396,8 @@ func TestIOSymlinks(t *testing.T) {
 	}
 	for _, c := range cases {
 		res := runIO(t, dir, c.source, luau.IO{MaxBytes: 1 << 20}, luau.Limits{})
-		if c.kind == "" {
-			if res.Error != nil || string(res.Value) != c.result {
-				t.Errorf("%s: %s %v", c.name, res.Value, res.Error)
-			}
-			continue
-		}
-		if res.Error == nil || res.Error.Kind != c.kind || !strings.Contains(res.Error.Message, c.message) {
-			t.Errorf("%s: error = %+v, want kind %s with %q", c.name, res.Error, c.kind, c.message)
+		if msg := c.mismatch(res); msg != "" {
+			t.Errorf("%s: %s", c.name, msg)
 		}
 		if res.Error != nil && strings.Contains(res.Error.Message, base) {
 			t.Errorf("%s: the message reveals the host path: %q", c.name, res.Error.Message)

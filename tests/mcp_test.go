@@ -26,6 +26,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // These tests drive `toolscript serve` as a subprocess: through mcp-go's
@@ -60,30 +62,32 @@ func mcpClientProcess(t testing.TB, dir, version string, args ...string) (*clien
 	if version != "" {
 		opts = append(opts, client.WithProtocolVersion(version))
 	}
-	c := client.NewClient(tr, opts...)
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatalf("starting toolscript serve: %v", err)
-	}
 	t.Cleanup(func() {
-		c.Close()
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", stderr.String())
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	init, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: version,
-		ClientInfo:      mcp.Implementation{Name: "toolscript-tests", Version: "1"},
-	}})
+	c := client.NewClient(tr, opts...)
+	init, err := testclient.Start(t, c, version)
 	if err != nil {
-		t.Fatalf("initialize: %v (stderr %s)", err, stderr.String())
+		t.Fatalf("toolscript serve: %v (stderr %s)", err, stderr.String())
 	}
 	return c, init, serve
 }
 
 // transports are those the suites that take one run over.
 var transports = []string{"stdio", "http"}
+
+// overEachTransport runs test, in parallel, with a client of a server in
+// a new directory over each transport.
+func overEachTransport(t *testing.T, test func(t *testing.T, c *client.Client)) {
+	for _, over := range transports {
+		t.Run(over, func(t *testing.T) {
+			t.Parallel()
+			test(t, mcpClientOver(t, over, t.TempDir()))
+		})
+	}
+}
 
 // mcpClientOver returns an initialized mcp-go client of `toolscript serve
 // ARGS` in dir: over stdio, or over streamable HTTP (`serve --http` on a
@@ -233,12 +237,6 @@ func validateOutput(t *testing.T, c *client.Client, content json.RawMessage) {
 	}
 }
 
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestMCPInitialize(t *testing.T) {
 	t.Parallel()
 	for _, version := range []string{"", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"} {
@@ -262,7 +260,7 @@ func TestMCPInitialize(t *testing.T) {
 				t.Errorf("instructions %q", init.Instructions)
 			}
 			// Every revision can run a script.
-			_, out := callScript(t, testContext(t), c, map[string]any{"script": "return 6 * 7"})
+			_, out := callScript(t, testwait.Context(t), c, map[string]any{"script": "return 6 * 7"})
 			if string(out.Result) != "42" {
 				t.Errorf("result %s, want 42", out.Result)
 			}
@@ -286,7 +284,7 @@ func TestMCPToolsList(t *testing.T) {
 				args = append(args, "--io-dir", "files") // off by default in hosted mode
 			}
 			c := mcpClientOver(t, over, t.TempDir(), append(args, "--timeout", "20s", "--max-timeout", "2m")...)
-			tools, err := c.ListTools(testContext(t), mcp.ListToolsRequest{})
+			tools, err := c.ListTools(testwait.Context(t), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -353,7 +351,7 @@ func TestMCPResources(t *testing.T) {
 				args = append(args, "--no-io")
 			}
 			c, _ := mcpClient(t, t.TempDir(), "", args...)
-			ctx := testContext(t)
+			ctx := testwait.Context(t)
 			list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -397,16 +395,11 @@ func TestMCPResources(t *testing.T) {
 
 func TestMCPExecute(t *testing.T) {
 	t.Parallel()
-	for _, over := range transports {
-		t.Run(over, func(t *testing.T) {
-			t.Parallel()
-			testExecute(t, mcpClientOver(t, over, t.TempDir()))
-		})
-	}
+	overEachTransport(t, testExecute)
 }
 
 func testExecute(t *testing.T, c *client.Client) {
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 
 	t.Run("success", func(t *testing.T) {
 		res, out := callScript(t, ctx, c, map[string]any{"script": `
@@ -477,7 +470,7 @@ func TestMCPIO(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	c, _ := mcpClient(t, dir, "")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	_, probe := callScript(t, ctx, c, map[string]any{"script": "return io ~= nil and io.open ~= nil"})
 	if string(probe.Result) != "true" {
 		t.Skip("the io global is absent from this build: the io library has not landed")
@@ -528,7 +521,7 @@ func TestMCPIO(t *testing.T) {
 func TestMCPTimeout(t *testing.T) {
 	t.Parallel()
 	c, _ := mcpClient(t, t.TempDir(), "", "--max-timeout", "1s")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 
 	// The message names the limit that stopped the script; ctx's minute is
 	// the watchdog for a limit not kept.
@@ -586,7 +579,7 @@ func TestMCPConcurrency(t *testing.T) {
 	t.Run("calls run concurrently", func(t *testing.T) {
 		t.Parallel()
 		c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "2")
-		ctx := testContext(t)
+		ctx := testwait.Context(t)
 		// The busy call runs until it is cancelled: the quick one can
 		// only end while it runs if it took the free slot.
 		busyCtx, stopBusy := context.WithCancel(ctx)
@@ -605,7 +598,7 @@ func TestMCPConcurrency(t *testing.T) {
 	t.Run("the limit makes calls wait", func(t *testing.T) {
 		t.Parallel()
 		c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "1")
-		ctx := testContext(t)
+		ctx := testwait.Context(t)
 		busyCtx, stopBusy := context.WithCancel(ctx)
 		defer stopBusy()
 		busyDone := callRunning(t, busyCtx, c, map[string]any{"script": busy, "timeout_ms": 60000})
@@ -633,7 +626,7 @@ func TestMCPConcurrency(t *testing.T) {
 	t.Run("many in flight", func(t *testing.T) {
 		t.Parallel()
 		c, _ := mcpClient(t, t.TempDir(), "")
-		ctx := testContext(t)
+		ctx := testwait.Context(t)
 		var wg sync.WaitGroup
 		for i := range 24 {
 			wg.Go(func() {
@@ -651,7 +644,7 @@ func TestMCPCancellation(t *testing.T) {
 	t.Parallel()
 	// One slot: the next call can only run once the cancelled script stopped.
 	c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "1")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 
 	callCtx, cancel := context.WithCancel(ctx)
 	errc := callRunning(t, callCtx, c, map[string]any{"script": busy, "timeout_ms": 60000})
@@ -687,16 +680,11 @@ func TestMCPCancellation(t *testing.T) {
 
 func TestMCPProgress(t *testing.T) {
 	t.Parallel()
-	for _, over := range transports {
-		t.Run(over, func(t *testing.T) {
-			t.Parallel()
-			testProgress(t, mcpClientOver(t, over, t.TempDir()))
-		})
-	}
+	overEachTransport(t, testProgress)
 }
 
 func testProgress(t *testing.T, c *client.Client) {
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	var mu sync.Mutex
 	var got []map[string]any
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
@@ -1003,7 +991,7 @@ func TestMCPEndOfInput(t *testing.T) {
 func TestMCPIODisabled(t *testing.T) {
 	t.Parallel()
 	c, _ := mcpClient(t, t.TempDir(), "", "--no-io")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	for script, want := range map[string]string{
 		`local f = io.open("x.txt", "w")`: "script:1: attempt to index nil with 'open' (file access is disabled on this server: io, os.remove and file are not available)",
 		"print(1)\nos.remove('x.txt')":    "script:2: attempt to call a nil value (file access is disabled on this server: io, os.remove and file are not available)",
@@ -1022,49 +1010,17 @@ func TestMCPIODisabled(t *testing.T) {
 // running it for its whole minute.
 func TestMCPClientGone(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(binary, "serve", "--no-io")
-	cmd.Dir = t.TempDir()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncbuf.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	// Progress notifications go to initialized clients only.
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
-	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local i = 0 while true do i += 1 if i % 100000 == 0 then progress(i) end end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`+"\n")
-	// Wait for the handshake's response and a first notification, then go
-	// away.
-	out := bufio.NewReader(stdout)
-	for range 2 {
-		if _, err := out.ReadString('\n'); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stdout.Close()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit: %v (stderr %s)", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("the server kept running without a client (stderr %s)", stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "the client is gone") {
-		t.Errorf("stderr %q", stderr.String())
-	}
+	clientHangsUp(t, hangUp{
+		// Progress notifications go to initialized clients only.
+		before: []string{
+			rawInitialize,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"local i = 0 while true do i += 1 if i % 100000 == 0 then progress(i) end end","timeout_ms":60000},"_meta":{"progressToken":"p"}}}`,
+		},
+		// The two lines read: the handshake's response and a first notification.
+		watchdog: 30 * time.Second,
+		stderr:   "the client is gone",
+	})
 }
 
 // TestMCPClientKilledMidCall: a client that goes away while a call runs
@@ -1073,6 +1029,32 @@ func TestMCPClientGone(t *testing.T) {
 // before the script's own timeout.
 func TestMCPClientKilledMidCall(t *testing.T) {
 	t.Parallel()
+	clientHangsUp(t, hangUp{
+		before: []string{rawInitialize, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`},
+		// A call that runs for five minutes and writes nothing meanwhile;
+		// standard input stays open.
+		after:    []string{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"while true do end","timeout_ms":300000}}}`},
+		watchdog: 2 * time.Minute, // the script runs for 5
+		stderr:   "the client is gone (its end of standard output is closed)",
+	})
+}
+
+// rawInitialize is an initialize request written by hand.
+const rawInitialize = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// hangUp is a client of `serve --no-io` over its pipes that goes away
+// (closes the server's standard output) with its standard input open.
+type hangUp struct {
+	before   []string      // lines written before the server's first two lines are read
+	after    []string      // lines written after them, just before the hang-up
+	watchdog time.Duration // how long the server may take to exit after it
+	stderr   string        // what the server's standard error says
+}
+
+// clientHangsUp runs h: the server exits without error within the watchdog
+// and says h.stderr.
+func clientHangsUp(t *testing.T, h hangUp) {
+	t.Helper()
 	cmd := exec.Command(binary, "serve", "--no-io")
 	cmd.Dir = t.TempDir()
 	stdin, err := cmd.StdinPipe()
@@ -1091,28 +1073,29 @@ func TestMCPClientKilledMidCall(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"ping","method":"ping"}`+"\n")
+	for _, line := range h.before {
+		io.WriteString(stdin, line+"\n")
+	}
 	out := bufio.NewReader(stdout)
 	for range 2 {
 		if _, err := out.ReadString('\n'); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// A call that runs for five minutes and writes nothing meanwhile;
-	// standard input stays open.
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"while true do end","timeout_ms":300000}}}`+"\n")
+	for _, line := range h.after {
+		io.WriteString(stdin, line+"\n")
+	}
 	stdout.Close()
 	select {
 	case err := <-exited:
 		if err != nil {
 			t.Errorf("exit: %v (stderr %s)", err, stderr.String())
 		}
-	case <-time.After(2 * time.Minute): // a watchdog: the script runs for 5
+	case <-time.After(h.watchdog):
 		cmd.Process.Kill()
 		t.Fatalf("the server kept running without a client (stderr %s)", stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "the client is gone (its end of standard output is closed)") {
+	if !strings.Contains(stderr.String(), h.stderr) {
 		t.Errorf("stderr %q", stderr.String())
 	}
 }
@@ -1144,7 +1127,7 @@ func TestMCPDocumentedExamplesRun(t *testing.T) {
 				args = append(args, "--no-io")
 			}
 			c, _ := mcpClient(t, dir, "", args...)
-			ctx := testContext(t)
+			ctx := testwait.Context(t)
 
 			examples := map[string]string{}
 			tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})

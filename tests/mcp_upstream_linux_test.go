@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // alive reports whether process pid runs (a zombie waiting to be reaped
@@ -79,17 +80,20 @@ func TestUpstreamStoppedWithServe(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			pid := 0
-			for deadline := time.Now().Add(30 * time.Second); pid == 0 || !strings.Contains(stderr.String(), "ready"); time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("serve did not start its upstream: %s", stderr.String())
+			defer cmd.Process.Kill() // a no-op once serve has exited
+			defer func() {
+				if t.Failed() {
+					t.Logf("serve's stderr: %s", stderr.String())
 				}
+			}()
+			pid := 0
+			testwait.Until(t, "serve started its upstream (its pid logged, ready on stderr)", func() bool {
 				b, _ := os.ReadFile(log)
 				if line, ok := strings.CutPrefix(string(b), "pid "); ok {
 					pid, _ = strconv.Atoi(strings.TrimSpace(strings.SplitN(line, "\n", 2)[0]))
 				}
-			}
+				return pid != 0 && strings.Contains(stderr.String(), "ready")
+			})
 			if !alive(pid) {
 				t.Fatalf("the upstream %d is not running", pid)
 			}
@@ -118,13 +122,8 @@ func TestHostedReadinessChecksUpstreams(t *testing.T) {
 		t.Errorf("/readyz with the server gone: %d %s", status, body)
 	}
 	testupstreams.PythonHTTP(t, port, false)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		status, body := get(t, p.base+"/readyz")
-		if status == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz after the server came back: %d %s", status, body)
-		}
-	}
+	testwait.Until(t, "/readyz 200 after the server came back", func() bool {
+		status, _ := get(t, p.base+"/readyz")
+		return status == 200
+	})
 }

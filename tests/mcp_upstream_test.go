@@ -12,6 +12,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // runUpstreamScript runs source with `toolscript run --json` and the
@@ -175,7 +176,7 @@ func TestUpstreamToolsChangeUnderServe(t *testing.T) {
 	py := "--mcp=py=" + testupstreams.Shell(testupstreams.Python(t))
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", py)
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	notified := make(chan string, 16)
 	c.OnNotification(func(n mcp.JSONRPCNotification) { notified <- n.Method })
 	script := func(src string) string {
@@ -254,7 +255,7 @@ func TestHostedMetricsCountUpstreamCalls(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	p := startServe(t, dir, "--no-io", "--mcp=py="+testupstreams.Shell(testupstreams.Python(t)))
 	c := connectURL(t, p.url)
-	_, out := callScript(t, testContext(t), c, map[string]any{"script": `
+	_, out := callScript(t, testwait.Context(t), c, map[string]any{"script": `
 		sdk.get_pet({ petId = 7 })
 		sdk.get_pet({ petId = 8 })
 		pcall(sdk.get_pet, { petId = 404 })

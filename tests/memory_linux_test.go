@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // The host's memory while scripts fetch large responses: peak resident
@@ -209,7 +211,7 @@ func TestMemoryHostedParallelBigResponses(t *testing.T) {
 	for i := range clients {
 		clients[i] = connectHTTP(t, p.url, iss.Token(t, "RS256", fmt.Sprintf("user%d", i)))
 	}
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	var wg sync.WaitGroup
 	results := make([]execResult, executions)
 	for i, c := range clients {

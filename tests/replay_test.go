@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // replayScript reads, writes, appends, removes, lists, calls (a parallel
@@ -241,7 +242,7 @@ func TestHostedRecordDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startServe(t, dir, append(args, "--io-dir", "files")...)
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	got := map[string]bool{}
 	for _, user := range []string{"alice", "bob"} {
 		c := connectHTTP(t, p.url, iss.Token(t, "ES256", user))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // maxAnswer is the most characters any discovery answer may have.
@@ -103,7 +104,7 @@ func (call toolCaller) text(name string, args map[string]any) (string, bool, err
 // gets bounded answers or clear errors.
 func TestSDKDiscoveryFitsContext(t *testing.T) {
 	c := discoveryServe(t)
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	call := toolCaller{c: c, ctx: ctx}
 	ok := func(name string, args map[string]any) string {
 		t.Helper()
@@ -280,7 +281,7 @@ func TestSDKDiscoveryHosted(t *testing.T) {
 	spec := testspecs.GitHub(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c := connectURL(t, startServe(t, t.TempDir(), "--api", "gh="+spec).url)
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	call := toolCaller{c: c, ctx: ctx}
 	seen := map[string]bool{}
 	lines, total := walk(t, "hosted list_functions(gh)", func(cursor string) (string, error) {

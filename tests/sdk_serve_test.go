@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // serve with an API configured: the discovery tools, the sdk:// resources,
@@ -25,7 +26,7 @@ func TestSDKServe(t *testing.T) {
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c, _ := mcpClient(t, dir, "", "--no-io")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {

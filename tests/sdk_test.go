@@ -20,63 +20,50 @@ func TestSDKCommand(t *testing.T) {
 	dir := t.TempDir()
 	api := "pets=" + testAPISpec
 
-	out, errOut, status := toolscript(t, dir, "", "sdk", "list", "--api", api)
-	if status != 0 || !strings.Contains(out, "pets") || !strings.Contains(out, "Test API") {
-		t.Errorf("list: %d %q %q", status, out, errOut)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "--api", api, "list")
-	if status != 0 || !strings.Contains(out, "Test API") {
-		t.Errorf("flags before the subcommand: %d %q", status, out)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "list", "--api", api, "pets")
-	if status != 0 || !regexp.MustCompile(`(?m)^sdk\.list_pets +List pets, a page at a time$`).MatchString(out) {
-		t.Errorf("list pets: %d %q", status, out)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "list", "--json", "--tag", "pets", "--api", api)
-	if status != 0 || !strings.Contains(out, `"name": "sdk.get_pet"`) || strings.Contains(out, "sdk.echo") {
-		t.Errorf("list --tag: %d %q", status, out)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "get_pet")
-	if status != 0 || !strings.Contains(out, "sdk.get_pet(params: { petId: number }): (Pet, SdkResponse)") || !strings.Contains(out, "type Pet = NewPet & { id: number }") {
-		t.Errorf("docs: %d %q", status, out)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "pets")
-	if status != 0 || !strings.Contains(out, "# sdk.pets: Test API") {
-		t.Errorf("docs API: %d %q", status, out)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "sdk://pets/schemas/NewPet")
-	if status != 0 || !strings.Contains(out, "type NewPet = {") {
-		t.Errorf("docs resource: %d %q", status, out)
-	}
-	_, errOut, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "get_pets")
-	if status != 1 || !strings.Contains(errOut, `did you mean "get_pet"`) {
-		t.Errorf("docs unknown: %d %q", status, errOut)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "search", "--api", api, "upload", "a", "file")
-	if status != 0 || !strings.HasPrefix(out, "sdk.upload") {
-		t.Errorf("search: %d %q", status, out)
-	}
-	_, errOut, status = toolscript(t, dir, "", "sdk", "search", "--api", api, "the", "of")
-	if status != 2 || !strings.Contains(errOut, "no words to look for") {
-		t.Errorf("search for stop words: %d %q", status, errOut)
-	}
-	out, _, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "sdk://pets/schemas")
-	if status != 0 || !strings.Contains(out, "NewPet (object, ") {
-		t.Errorf("the schemas resource: %d %q", status, out)
-	}
-	_, errOut, status = toolscript(t, dir, "", "sdk", "docs", "--api", api, "sdk://pets/functions?cursor=nope")
-	if status != 1 || !strings.Contains(errOut, "invalid cursor") {
-		t.Errorf("a bad cursor: %d %q", status, errOut)
+	for _, c := range []struct {
+		name       string
+		args       []string // after "sdk"
+		status     int
+		stdout     []string // each in standard output
+		stdoutNot  string   // not in it, unless empty
+		stdoutLine string   // a line of it (a regular expression), unless empty
+		prefix     string   // how it starts
+		stderr     string   // in standard error
+	}{
+		{name: "list", args: []string{"list", "--api", api}, stdout: []string{"pets", "Test API"}},
+		{name: "flags before the subcommand", args: []string{"--api", api, "list"}, stdout: []string{"Test API"}},
+		{name: "list pets", args: []string{"list", "--api", api, "pets"}, stdoutLine: `^sdk\.list_pets +List pets, a page at a time$`},
+		{name: "list --tag", args: []string{"list", "--json", "--tag", "pets", "--api", api}, stdout: []string{`"name": "sdk.get_pet"`}, stdoutNot: "sdk.echo"},
+		{name: "docs", args: []string{"docs", "--api", api, "get_pet"}, stdout: []string{"sdk.get_pet(params: { petId: number }): (Pet, SdkResponse)", "type Pet = NewPet & { id: number }"}},
+		{name: "docs API", args: []string{"docs", "--api", api, "pets"}, stdout: []string{"# sdk.pets: Test API"}},
+		{name: "docs resource", args: []string{"docs", "--api", api, "sdk://pets/schemas/NewPet"}, stdout: []string{"type NewPet = {"}},
+		{name: "docs unknown", args: []string{"docs", "--api", api, "get_pets"}, status: 1, stderr: `did you mean "get_pet"`},
+		{name: "search", args: []string{"search", "--api", api, "upload", "a", "file"}, prefix: "sdk.upload"},
+		{name: "search for stop words", args: []string{"search", "--api", api, "the", "of"}, status: 2, stderr: "no words to look for"},
+		{name: "the schemas resource", args: []string{"docs", "--api", api, "sdk://pets/schemas"}, stdout: []string{"NewPet (object, "}},
+		{name: "a bad cursor", args: []string{"docs", "--api", api, "sdk://pets/functions?cursor=nope"}, status: 1, stderr: "invalid cursor"},
+		{name: "no APIs", args: []string{"list"}, status: 2, stderr: "no APIs"},
+	} {
+		out, errOut, status := toolscript(t, dir, "", append([]string{"sdk"}, c.args...)...)
+		ok := status == c.status && strings.HasPrefix(out, c.prefix) && strings.Contains(errOut, c.stderr)
+		for _, want := range c.stdout {
+			ok = ok && strings.Contains(out, want)
+		}
+		if c.stdoutNot != "" && strings.Contains(out, c.stdoutNot) {
+			ok = false
+		}
+		if c.stdoutLine != "" && !regexp.MustCompile("(?m)"+c.stdoutLine).MatchString(out) {
+			ok = false
+		}
+		if !ok {
+			t.Errorf("%s: %d %q %q", c.name, status, out, errOut)
+		}
 	}
 	defs := filepath.Join(dir, "sdk.d.luau")
-	_, _, status = toolscript(t, dir, "", "sdk", "types", "--api", api, "-o", defs)
+	_, _, status := toolscript(t, dir, "", "sdk", "types", "--api", api, "-o", defs)
 	data, _ := os.ReadFile(defs)
 	if status != 0 || !strings.Contains(string(data), "declare sdk: {") {
 		t.Errorf("types: %d %q", status, data)
-	}
-	_, errOut, status = toolscript(t, dir, "", "sdk", "list")
-	if status != 2 || !strings.Contains(errOut, "no APIs") {
-		t.Errorf("no APIs: %d %q", status, errOut)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // readOnlySpec is an API of GET operations only.
@@ -79,7 +80,7 @@ func (a annotations) String() string {
 // annotations, as they were on the wire, and its description.
 func executeScriptTool(t *testing.T, c *client.Client) (annotations, string) {
 	t.Helper()
-	tools, err := c.ListTools(testContext(t), mcp.ListToolsRequest{})
+	tools, err := c.ListTools(testwait.Context(t), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func watchTools(c *client.Client) <-chan string {
 // listed, and tells its clients when they are).
 func waitTool(t *testing.T, c *client.Client, notified <-chan string, done func(description string) bool) (annotations, string) {
 	t.Helper()
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	for {
 		got, description := executeScriptTool(t, c)
 		if done(description) {
@@ -265,7 +266,7 @@ func TestToolAnnotationsFollowUpstreamChanges(t *testing.T) {
 	dir := writeConfig(t, t.TempDir(), "[mcp_servers.py]\ncommand = "+quoteTOML(args[0])+"\nargs = "+string(list)+
 		"\nenv = { PYSERVER_READ_ONLY = \"1\" }\n")
 	c, _ := mcpClient(t, dir, "", "--no-io")
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	notified := watchTools(c)
 
 	before, description := waitTool(t, c, notified, listed)

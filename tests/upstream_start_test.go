@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
@@ -29,7 +30,7 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 	ctl.Hold(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", "--mcp=slow="+testupstreams.Shell(ctl.Command))
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	notified := make(chan string, 16)
 	c.OnNotification(func(n mcp.JSONRPCNotification) { notified <- n.Method })
 	ctl.WaitHeld(t, 30*time.Second) // the upstream started, and waits at the gate
@@ -168,7 +169,7 @@ func TestDocsToolsNameServerDown(t *testing.T) {
 	ctl.Break(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", "--mcp=broken="+testupstreams.Shell(ctl.Command))
-	ctx := testContext(t)
+	ctx := testwait.Context(t)
 	for _, q := range []struct {
 		tool string
 		args map[string]any

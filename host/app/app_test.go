@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -24,6 +23,8 @@ import (
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // petsConfig writes a configuration file naming the test API at api and
@@ -41,12 +42,6 @@ func petsConfig(t *testing.T, api *testapi.Server, extra string) *config.File {
 		t.Fatal(err)
 	}
 	return file
-}
-
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func settings(t *testing.T, file *config.File, mode config.Mode) config.Settings {
@@ -78,7 +73,7 @@ func TestOpenSDK(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			client, err := app.OpenSDK(testContext(t), c.file, app.SDKOptions{Flags: c.flags, Stderr: io.Discard})
+			client, err := app.OpenSDK(testwait.Context(t), c.file, app.SDKOptions{Flags: c.flags, Stderr: io.Discard})
 			if c.wantUsage != "" {
 				var u *app.UsageError
 				if !errors.As(err, &u) || !strings.Contains(err.Error(), c.wantUsage) {
@@ -110,7 +105,7 @@ func TestRun(t *testing.T) {
 	api := testapi.New(t)
 	file := petsConfig(t, api, "")
 	var logs []string
-	res, err := app.Run(testContext(t), app.RunConfig{
+	res, err := app.Run(testwait.Context(t), app.RunConfig{
 		File: file, Settings: settings(t, file, config.Run), SDK: app.SDKOptions{Stderr: io.Discard},
 		Source: []byte(`print("hi", ...) return sdk.get_pet({petId = 7}).id`), Args: []string{"there"},
 		OnLog: func(line string) { logs = append(logs, line) },
@@ -128,12 +123,12 @@ func TestRun(t *testing.T) {
 		t.Errorf("the API got %d requests, want 1", api.Requests.Load())
 	}
 
-	res, err = app.Run(testContext(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run), Source: []byte(`error("boom")`)})
+	res, err = app.Run(testwait.Context(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run), Source: []byte(`error("boom")`)})
 	if err != nil || res.Error == nil || !strings.Contains(res.Error.Message, "boom") {
 		t.Fatalf("result %+v, error %v, want the script's error in the result", res, err)
 	}
 
-	_, err = app.Run(testContext(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run),
+	_, err = app.Run(testwait.Context(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run),
 		SDK:    app.SDKOptions{Flags: config.SDKFlags{APIs: []string{"ghost=" + filepath.Join(t.TempDir(), "none.yaml")}}, Stderr: io.Discard},
 		Source: []byte(`return 1`)})
 	if !app.IsUsage(err) {
@@ -144,7 +139,7 @@ func TestRun(t *testing.T) {
 // execute calls execute_script and returns its structured content.
 func execute(t *testing.T, c *client.Client, script string) string {
 	t.Helper()
-	res, err := c.CallTool(testContext(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
+	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
 		Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}}})
 	if err != nil {
 		t.Fatalf("tools/call: %v", err)
@@ -154,15 +149,6 @@ func execute(t *testing.T, c *client.Client, script string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func initialize(t *testing.T, c *client.Client) {
-	t.Helper()
-	if _, err := c.Initialize(testContext(t), mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "app-test", Version: "1"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestServeStdio: the stdio server answers over the streams it is given,
@@ -180,7 +166,7 @@ func TestServeStdio(t *testing.T) {
 	var stderr syncbuf.Buffer
 	served := make(chan error, 1)
 	go func() {
-		served <- app.Serve(testContext(t), app.ServeConfig{
+		served <- app.Serve(testwait.Context(t), app.ServeConfig{
 			File: file, Server: server, Settings: settings(t, file, config.Stdio),
 			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test",
 			Stdin: inR, Stdout: outW, Stderr: &stderr,
@@ -188,10 +174,9 @@ func TestServeStdio(t *testing.T) {
 		outW.Close()
 	}()
 	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	if err := c.Start(testContext(t)); err != nil {
+	if _, err := testclient.Start(t, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
 		t.Fatal(err)
 	}
-	initialize(t, c)
 	if got := execute(t, c, `return sdk.get_pet({petId = 7}).id`); !strings.Contains(got, `"result":7`) {
 		t.Errorf("structured content %s, want result 7", got)
 	}
@@ -257,19 +242,10 @@ func serveHosted(t *testing.T, file *config.File) *hostedServer {
 // closes it.
 func hostedClient(t *testing.T, base, token string) *client.Client {
 	t.Helper()
-	var opts []transport.StreamableHTTPCOption
-	if token != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	}
-	c, err := client.NewStreamableHttpClient(base+"/mcp", opts...)
+	c, err := testclient.HTTP(t, base+"/mcp", token)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(testContext(t)); err != nil {
-		t.Fatal(err)
-	}
-	initialize(t, c)
 	return c
 }
 
@@ -286,7 +262,7 @@ func startHosted(t *testing.T, file *config.File) (base string, stderr *syncbuf.
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(testwait.Context(t))
 	t.Cleanup(cancel)
 	stderr = &syncbuf.Buffer{}
 	served := make(chan error, 1)
@@ -326,7 +302,7 @@ func TestServeUsage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = app.Serve(testContext(t), app.ServeConfig{
+			err = app.Serve(testwait.Context(t), app.ServeConfig{
 				File: file, Server: server, Settings: settings(t, file, server.Mode()), Hosted: c.hosted,
 				SDK: app.SDKOptions{Flags: c.sdk, Stderr: io.Discard}, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard,
 			})
@@ -361,7 +337,7 @@ func TestLint(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			report, err := app.Lint(testContext(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
+			report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
 				Sources: []lint.Source{{Name: "script.luau", Text: []byte(c.source)}}})
 			if err != nil {
 				t.Fatal(err)
@@ -377,14 +353,14 @@ func TestLint(t *testing.T) {
 // UsageError.
 func TestDocs(t *testing.T) {
 	api := testapi.New(t)
-	d, err := app.Docs(testContext(t), petsConfig(t, api, ""), app.SDKOptions{Stderr: io.Discard}, io.Discard)
+	d, err := app.Docs(testwait.Context(t), petsConfig(t, api, ""), app.SDKOptions{Stderr: io.Discard}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if apis := d.ListAPIs(); len(apis) != 1 || apis[0].Name != "pets" {
 		t.Errorf("APIs %+v, want pets", apis)
 	}
-	if _, err := app.Docs(testContext(t), &config.File{}, app.SDKOptions{}, io.Discard); !app.IsUsage(err) || !errors.Is(err, app.ErrNoAPIs) {
+	if _, err := app.Docs(testwait.Context(t), &config.File{}, app.SDKOptions{}, io.Discard); !app.IsUsage(err) || !errors.Is(err, app.ErrNoAPIs) {
 		t.Errorf("error %v, want ErrNoAPIs as a UsageError", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // whoSpec is an API at server (its only server) that takes a bearer token.
@@ -42,7 +43,7 @@ func runWho(t *testing.T, dir, cacheHome string) string {
 		t.Fatal(err)
 	}
 	var stderr syncbuf.Buffer
-	res, err := app.Run(testContext(t), app.RunConfig{
+	res, err := app.Run(testwait.Context(t), app.RunConfig{
 		File: file, Settings: settings(t, file, config.Run), SDK: app.SDKOptions{Stderr: &stderr},
 		Source: []byte(`return sdk.acct.who().ok`),
 	})

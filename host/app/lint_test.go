@@ -13,6 +13,7 @@ import (
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // summary is a script's effects in one line: "unsafe A (does), B; safe C;
@@ -56,7 +57,7 @@ func lintEffects(t *testing.T, keys string, sources ...lint.Source) *lint.Report
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := app.Lint(testContext(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
+	report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
 		Sources: sources, Options: lint.Options{IO: true, Effects: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestLintEffectsGitHub(t *testing.T) {
 		{Name: "render.luau", Text: []byte("return sdk.gh.markdown_render({}, {text = '# hi'})\n")},
 		{Name: "report.luau", Text: []byte("local f = io.open('report.md', 'w')\nf:write(sdk.gh.repos_get({owner = 'o', repo = 'r'}).full_name)\nf:close()\n")},
 	}
-	report, err := app.Lint(testContext(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
+	report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
 		Sources: sources, Options: lint.Options{IO: true, Effects: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,8 @@ import (
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // served is a serve of a test's own: its stderr, and a client of it per
@@ -71,7 +73,7 @@ func serveRecording(t *testing.T, file *config.File, hosted bool) *served {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testContext(t))
+	ctx, cancel := context.WithCancel(testwait.Context(t))
 	s := &served{stderr: &syncbuf.Buffer{}}
 	done := make(chan error, 1)
 	cfg := app.ServeConfig{File: file, Server: server, Settings: settings, Hosted: hostedFlags,
@@ -82,10 +84,9 @@ func serveRecording(t *testing.T, file *config.File, hosted bool) *served {
 		cfg.Stdin, cfg.Stdout = inR, outW
 		go func() { done <- app.Serve(ctx, cfg); outW.Close() }()
 		c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-		if err := c.Start(testContext(t)); err != nil {
+		if _, err := testclient.Start(t, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
 			t.Fatal(err)
 		}
-		initialize(t, c)
 		t.Cleanup(func() { inW.Close(); cancel(); <-done })
 		s.connect = func(string) *client.Client { return c }
 		return s
@@ -102,7 +103,7 @@ func serveRecording(t *testing.T, file *config.File, hosted bool) *served {
 // call runs execute_script with args and returns its result.
 func call(t *testing.T, c *client.Client, args map[string]any) map[string]json.RawMessage {
 	t.Helper()
-	res, err := c.CallTool(testContext(t), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: args}})
+	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: args}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +301,7 @@ func TestServeRecordRefusedCallsTakeNothing(t *testing.T) {
 	for range 40 {
 		req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": "return 1"}}}
 		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"auth": "not an object"}}
-		if res, err := c.CallTool(testContext(t), req); err != nil || !res.IsError {
+		if res, err := c.CallTool(testwait.Context(t), req); err != nil || !res.IsError {
 			t.Fatalf("a bad _meta.auth: %+v %v", res, err)
 		}
 	}

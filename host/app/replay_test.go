@@ -11,6 +11,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // TestReplayBounds: a replay holds its trace to its own limits as it
@@ -26,7 +27,7 @@ func TestReplayBounds(t *testing.T) {
 	source := []byte(`return sdk.get_pet({petId = 7}).id`)
 	run := func(record, replay string) *resultOf {
 		t.Helper()
-		res, err := app.Run(testContext(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+		res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
 			SDK: app.SDKOptions{Stderr: io.Discard}, Source: source, Record: record, Replay: replay})
 		if err != nil {
 			t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // secretField is a configuration field that reads a value from the
@@ -136,7 +137,7 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 
 	sinks := map[string]string{}
 	call := func(sink, tool string, args map[string]any) string {
-		res, err := c.CallTool(testContext(t), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
+		res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: tool, Arguments: args}})
 		if err != nil {
 			sinks[sink] = err.Error()
 			return err.Error()
@@ -191,11 +192,11 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 	}
 	call("get_function_docs", mcpserver.ToolGetFunctionDocs, map[string]any{"name": "sdk.echo2.anything"})
 	call("search_docs", mcpserver.ToolSearchDocs, map[string]any{"query": "token echo"})
-	if res, err := c.ListResources(testContext(t), mcp.ListResourcesRequest{}); err == nil {
+	if res, err := c.ListResources(testwait.Context(t), mcp.ListResourcesRequest{}); err == nil {
 		b, _ := json.Marshal(res)
 		sinks["resources/list"] = string(b)
 		for _, r := range res.Resources {
-			read, err := c.ReadResource(testContext(t), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: r.URI}})
+			read, err := c.ReadResource(testwait.Context(t), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: r.URI}})
 			if err == nil {
 				b, _ := json.Marshal(read)
 				sinks["resources/read "+r.URI] = string(b)
@@ -271,7 +272,7 @@ func TestRunRedactsItsResult(t *testing.T) {
 		`print("` + token + `") return 1`,
 		`error("` + token + `")`,
 	} {
-		res, err := app.Run(testContext(t), app.RunConfig{
+		res, err := app.Run(testwait.Context(t), app.RunConfig{
 			File: file, Settings: settings(t, file, config.Run), SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(source)})
 		if err != nil {
 			t.Fatal(err)

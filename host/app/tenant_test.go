@@ -17,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // tenantSpec is an API whose operation takes a tenant (header X-Tenant and
@@ -104,7 +105,7 @@ func TestHostedTenantCannotOverrideTheOperator(t *testing.T) {
 		req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName,
 			Arguments: map[string]any{"script": `return sdk.echo.lookup({filter = "x"}).ok`}}}
 		req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"auth": map[string]any{"echo": cred}}}
-		res, err := c.CallTool(testContext(t), req)
+		res, err := c.CallTool(testwait.Context(t), req)
 		if err != nil {
 			t.Fatalf("tools/call: %v", err)
 		}

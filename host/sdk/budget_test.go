@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // The host memory budgets: the bytes of responses held for scripts, per
@@ -26,22 +27,6 @@ func free(b *limit.Bytes) bool {
 	}
 	b.Release(b.Size())
 	return true
-}
-
-// waitForWaiters returns once b has n waiters.
-func waitForWaiters(t *testing.T, b *limit.Bytes, n int) {
-	t.Helper()
-	for {
-		changed := b.Changed()
-		if b.Waiters() == n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("never %d waiters on %s", n, b.Name())
-		}
-	}
 }
 
 func TestHostBudgetDefaults(t *testing.T) {
@@ -178,7 +163,7 @@ func TestHostBudgetWaits(t *testing.T) {
 			}
 			<-g.arrived
 			<-g.arrived
-			waitForWaiters(t, budget, 1) // one holds its bytes, the other waits
+			testwait.Waiters(t, budget, 1) // one holds its bytes, the other waits
 			close(g.gate)
 			first := <-results
 			if first.Fail != sdkcall.OK || len(first.Text) < n {
@@ -225,7 +210,7 @@ func TestHostBudgetWaitEnds(t *testing.T) {
 	second := make(chan *sdkcall.Response, 1)
 	go func() { second <- client.Session(nil).Call(ctx, id, []byte(`[{"n":600001}]`)) }()
 	<-g.arrived
-	waitForWaiters(t, client.budget, 1)
+	testwait.Waiters(t, client.budget, 1)
 	cancel()
 	r := <-second
 	if r.Fail != sdkcall.Limit || !strings.Contains(r.Message, "sdk.pets.big: the response waited for") ||

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // post returns a NewClient whose clients POST their sequence number to
@@ -69,7 +71,7 @@ func TestRun(t *testing.T) {
 	}
 	// The run left no goroutine behind (the server and the idle
 	// connections are closed when it ends).
-	waitFor(t, func() bool { return Snapshot().Goroutines <= before.Goroutines })
+	testwait.Until(t, "the goroutines back to where they were", func() bool { return Snapshot().Goroutines <= before.Goroutines })
 }
 
 // TestRunConcurrency: the clients do run at once: the first requests are
@@ -202,18 +204,5 @@ func TestSnapshot(t *testing.T) {
 	s := Snapshot()
 	if s.Goroutines < 1 || s.OpenFiles < 3 || s.RSS <= 0 {
 		t.Errorf("snapshot %+v", s)
-	}
-}
-
-// waitFor polls cond (a state no channel reports) until it holds, with a
-// minute's watchdog.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within a minute")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

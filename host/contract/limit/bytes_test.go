@@ -4,23 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
-)
 
-// waitForWaiters returns once b has n waiters.
-func waitForWaiters(t *testing.T, b *Bytes, n int) {
-	t.Helper()
-	for {
-		changed := b.Changed()
-		if b.Waiters() == n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-t.Context().Done():
-			t.Fatalf("never %d waiters", n)
-		}
-	}
-}
+	"github.com/toolscript/toolscript/internal/testwait"
+)
 
 func TestBytes(t *testing.T) {
 	tests := []struct {
@@ -53,7 +39,7 @@ func TestBytes(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			if !tt.ok && !tt.tooMuch {
 				go func() {
-					waitForWaiters(t, b, 1)
+					testwait.Waiters(t, b, 1)
 					cancel()
 				}()
 			}
@@ -91,7 +77,7 @@ func TestBytesWaitsForRelease(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Acquire(context.Background(), 5) }()
-	waitForWaiters(t, b, 1)
+	testwait.Waiters(t, b, 1)
 	select {
 	case err := <-done:
 		t.Fatalf("Acquire returned while the budget was held: %v", err)
@@ -144,7 +130,7 @@ func TestHold(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		waitForWaiters(t, total, 1)
+		testwait.Waiters(t, total, 1)
 		cancel()
 	}()
 	if err := h.Resize(ctx, 9); !errors.As(err, &be) || be.Name != "max_host_bytes_total" || !errors.Is(err, context.Canceled) {
@@ -203,7 +189,7 @@ func TestKeyedBytes(t *testing.T) {
 		}
 		got <- err
 	}()
-	waitForWaiters(t, shared, 1)
+	testwait.Waiters(t, shared, 1)
 	releaseA()
 	releaseA() // once
 	if err := <-got; err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -166,32 +167,36 @@ func TestSlots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewSlots[string](tt.overall, tt.perKey, short)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range tt.held {
-				release, err := s.Acquire(context.Background(), k)
+			// Time here is synctest's: a call that must fail waits its
+			// short while at once.
+			synctest.Test(t, func(t *testing.T) {
+				s, err := NewSlots[string](tt.overall, tt.perKey, short)
 				if err != nil {
-					t.Fatalf("holding a slot for %s: %v", k, err)
+					t.Fatal(err)
 				}
-				defer release()
-			}
-			release, err := s.Acquire(context.Background(), tt.key)
-			if tt.ok {
-				if err != nil {
-					t.Fatalf("Acquire: %v", err)
+				for _, k := range tt.held {
+					release, err := s.Acquire(context.Background(), k)
+					if err != nil {
+						t.Fatalf("holding a slot for %s: %v", k, err)
+					}
+					defer release()
 				}
-				release()
-				return
-			}
-			var busy *BusyError
-			if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) {
-				t.Fatalf("Acquire: %v, want a BusyError", err)
-			}
-			if busy.PerUser != tt.perUser {
-				t.Errorf("BusyError %+v, want PerUser %v", busy, tt.perUser)
-			}
+				release, err := s.Acquire(context.Background(), tt.key)
+				if tt.ok {
+					if err != nil {
+						t.Fatalf("Acquire: %v", err)
+					}
+					release()
+					return
+				}
+				var busy *BusyError
+				if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) {
+					t.Fatalf("Acquire: %v, want a BusyError", err)
+				}
+				if busy.PerUser != tt.perUser {
+					t.Errorf("BusyError %+v, want PerUser %v", busy, tt.perUser)
+				}
+			})
 		})
 	}
 	if _, err := NewSlots[string](0, 1, time.Second); err == nil {

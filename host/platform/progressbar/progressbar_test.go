@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/toolscript/toolscript/host/platform/termtext"
@@ -100,44 +101,48 @@ func (s *screen) String() string {
 }
 
 func TestBar(t *testing.T) {
-	out := newScreen()
-	bar := New(out, func() int { return 80 }, 20*time.Millisecond)
-	total := 10.0
-	start := time.Now()
-	for i := 1; i <= 10000; i++ {
-		bar.Update(float64(i), &total, "working")
-	}
-	bar.Update(math.NaN(), nil, "ignored")
-	out.waitFor(func(s string) bool { return strings.Contains(s, "10000/10  100%") })
-	bar.Print(func() { out.Write([]byte("a printed line\n")) })
-	// The bar comes back after the line.
-	out.waitFor(func(s string) bool {
-		_, after, _ := strings.Cut(s, "a printed line\n")
-		return strings.Contains(after, "\r[")
+	// Time here is synctest's: the bar's interval and the elapsed time it
+	// is checked against are exact, whatever the machine's load.
+	synctest.Test(t, func(t *testing.T) {
+		out := newScreen()
+		bar := New(out, func() int { return 80 }, 20*time.Millisecond)
+		total := 10.0
+		start := time.Now()
+		for i := 1; i <= 10000; i++ {
+			bar.Update(float64(i), &total, "working")
+		}
+		bar.Update(math.NaN(), nil, "ignored")
+		out.waitFor(func(s string) bool { return strings.Contains(s, "10000/10  100%") })
+		bar.Print(func() { out.Write([]byte("a printed line\n")) })
+		// The bar comes back after the line.
+		out.waitFor(func(s string) bool {
+			_, after, _ := strings.Cut(s, "a printed line\n")
+			return strings.Contains(after, "\r[")
+		})
+		bar.Close()
+		elapsed := time.Since(start)
+		got := out.String()
+
+		// At most one draw per interval (the first at once): a slower machine
+		// only draws less.
+		if draws, most := strings.Count(got, "\r["), int(elapsed/(20*time.Millisecond))+2; draws > most {
+			t.Errorf("%d draws in %s, at most %d allowed", draws, elapsed, most)
+		}
+		// A print clears the bar first; the end clears it.
+		if !strings.Contains(got, "\r\x1b[Ka printed line\n") || !strings.HasSuffix(got, "\r\x1b[K") {
+			t.Errorf("screen %q", got)
+		}
+		if strings.Contains(got, "ignored") {
+			t.Errorf("a NaN update was drawn: %q", got)
+		}
+
+		// A bar never updated draws and clears nothing.
+		quiet := newScreen()
+		New(quiet, func() int { return 80 }, 0).Close()
+		if quiet.String() != "" {
+			t.Errorf("an unused bar wrote %q", quiet.String())
+		}
 	})
-	bar.Close()
-	elapsed := time.Since(start)
-	got := out.String()
-
-	// At most one draw per interval (the first at once): a slower machine
-	// only draws less.
-	if draws, most := strings.Count(got, "\r["), int(elapsed/(20*time.Millisecond))+2; draws > most {
-		t.Errorf("%d draws in %s, at most %d allowed", draws, elapsed, most)
-	}
-	// A print clears the bar first; the end clears it.
-	if !strings.Contains(got, "\r\x1b[Ka printed line\n") || !strings.HasSuffix(got, "\r\x1b[K") {
-		t.Errorf("screen %q", got)
-	}
-	if strings.Contains(got, "ignored") {
-		t.Errorf("a NaN update was drawn: %q", got)
-	}
-
-	// A bar never updated draws and clears nothing.
-	quiet := newScreen()
-	New(quiet, func() int { return 80 }, 0).Close()
-	if quiet.String() != "" {
-		t.Errorf("an unused bar wrote %q", quiet.String())
-	}
 }
 
 func FuzzRender(f *testing.F) {

@@ -79,9 +79,15 @@ func planOf(t *testing.T, greeting string) *effects.Approved {
 	t.Helper()
 	dir := t.TempDir()
 	seed(t, dir)
+	return dryRunPlan(t, dir, func(s *FS) error { return script(t, s, greeting) })
+}
+
+// dryRunPlan is the plan a dry run of run in dir gives, through its JSON.
+func dryRunPlan(t *testing.T, dir string, run func(s *FS) error) *effects.Approved {
+	t.Helper()
 	dry := effects.New(effects.DryRun)
 	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(dry)
-	if err := script(t, s, greeting); err != nil {
+	if err := run(s); err != nil {
 		t.Fatal(err)
 	}
 	s.CloseAll()
@@ -189,19 +195,9 @@ func TestPlanStops(t *testing.T) {
 // took its place) fails and leaves no temporary file behind.
 func TestPlanWriteFailsCleanly(t *testing.T) {
 	dir := t.TempDir()
-	dry := effects.New(effects.DryRun)
-	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(dry)
-	write(t, s, "a.txt", "w", "data")
-	s.CloseAll()
-	s.Touched()
-	log, _ := dry.Effects()
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := dryRunPlan(t, dir, func(s *FS) error { write(t, s, "a.txt", "w", "data"); return nil })
 
-	s = New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.NewPlan(plan))
+	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.NewPlan(plan))
 	id, err := s.Open("a.txt", "w")
 	if err != nil {
 		t.Fatal(err)
@@ -233,17 +229,7 @@ func TestPlanWritesThroughALink(t *testing.T) {
 		}
 		s := New(dir, Limits{MaxBytes: 1 << 20})
 		if mode == "plan" {
-			dry := effects.New(effects.DryRun)
-			ds := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(dry)
-			write(t, ds, "link.txt", "w", "after\n")
-			ds.CloseAll()
-			ds.Touched()
-			log, _ := dry.Effects()
-			text, _ := json.Marshal(log)
-			plan, err := effects.ParsePlan(text)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan := dryRunPlan(t, dir, func(s *FS) error { write(t, s, "link.txt", "w", "after\n"); return nil })
 			s = s.WithEffects(effects.NewPlan(plan))
 		}
 		write(t, s, "link.txt", "w", "after\n")

@@ -3,7 +3,6 @@
 package upstream
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -12,18 +11,8 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
-
-// waitUntil polls cond (state this package keeps, or a count the server's
-// starts left in a file) until it holds, for at most 60 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
-}
 
 // settled reports whether srv has no attempt in flight and no connection:
 // its last start failed, and the next background one waits for its
@@ -34,12 +23,6 @@ func settled(srv *server) bool {
 	return srv.conn == nil && srv.bgAttempt == nil && srv.callerAttempt == nil && srv.retry != nil
 }
 
-func callCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func TestCallTriesDownServerAtOnce(t *testing.T) {
 	// A server that keeps failing gets background attempts an hour apart;
 	// each call meanwhile tries it at once (one start each, counted by
@@ -48,19 +31,19 @@ func TestCallTriesDownServerAtOnce(t *testing.T) {
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}, BackoffUnit: time.Hour}, stdio("py", ctl.Command))
 	srv := set.byName["py"]
 	ctl.Break(t)
-	if r := call(callCtx(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
+	if r := call(testwait.Context(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
 		t.Fatalf("crash: %+v", r)
 	}
 	// The death restarts it in the background at once, which fails; the
 	// next background attempt is an hour away.
-	waitUntil(t, "a failed background restart", func() bool { return ctl.Starts() == 2 && settled(srv) })
+	testwait.Until(t, "a failed background restart", func() bool { return ctl.Starts() == 2 && settled(srv) })
 
-	r := call(callCtx(t), t, set, "py", "say-hello", `[{"name":"a"}]`)
+	r := call(testwait.Context(t), t, set, "py", "say-hello", `[{"name":"a"}]`)
 	if r.Fail != sdkcall.Upstream || !strings.Contains(r.Message, "exit status 1") || ctl.Starts() != 3 {
 		t.Fatalf("a call while it is broken: starts %d, %+v", ctl.Starts(), r)
 	}
 	ctl.Fix(t)
-	r = call(callCtx(t), t, set, "py", "say-hello", `[{"name":"b"}]`)
+	r = call(testwait.Context(t), t, set, "py", "say-hello", `[{"name":"b"}]`)
 	if r.Fail != sdkcall.OK || string(r.Text) != "Hello, b!" || ctl.Starts() != 4 {
 		t.Fatalf("the first call once fixed: starts %d, %+v", ctl.Starts(), r)
 	}
@@ -75,16 +58,16 @@ func TestFirstWorkingAttemptWins(t *testing.T) {
 	set := start(t, Options{Stderr: &syncbuf.Buffer{}, BackoffUnit: time.Hour}, stdio("py", ctl.Command))
 	srv := set.byName["py"]
 	ctl.Hold(t)
-	if r := call(callCtx(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
+	if r := call(testwait.Context(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
 		t.Fatalf("crash: %+v", r)
 	}
-	waitUntil(t, "a background restart held at the gate", func() bool { return ctl.Starts() == 2 })
+	testwait.Until(t, "a background restart held at the gate", func() bool { return ctl.Starts() == 2 })
 	ctl.Unhold(t)
-	r := call(callCtx(t), t, set, "py", "say-hello", `[{"name":"c"}]`)
+	r := call(testwait.Context(t), t, set, "py", "say-hello", `[{"name":"c"}]`)
 	if r.Fail != sdkcall.OK || string(r.Text) != "Hello, c!" || ctl.Starts() != 3 {
 		t.Fatalf("a call while a restart hangs: starts %d, %+v", ctl.Starts(), r)
 	}
-	waitUntil(t, "the held attempt cancelled", func() bool {
+	testwait.Until(t, "the held attempt cancelled", func() bool {
 		srv.mu.Lock()
 		defer srv.mu.Unlock()
 		return srv.bgAttempt == nil
@@ -108,7 +91,7 @@ func TestLaunchStartsInBackground(t *testing.T) {
 		t.Fatalf("while held: %+v", api)
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- set.Wait(callCtx(t), "py") }()
+	go func() { waited <- set.Wait(testwait.Context(t), "py") }()
 	select {
 	case err := <-waited:
 		t.Fatalf("Wait returned while the server is held: %v", err)
@@ -146,11 +129,11 @@ func TestLaunchBrokenServer(t *testing.T) {
 	if api := set.APIs()[0]; api.State != StateDown || !strings.Contains(api.Description, "exit status 1") {
 		t.Fatalf("broken: %+v", api)
 	}
-	if err := set.Wait(callCtx(t), "py"); err == nil || ctl.Starts() != 2 {
+	if err := set.Wait(testwait.Context(t), "py"); err == nil || ctl.Starts() != 2 {
 		t.Fatalf("Wait while broken: %v, %d starts", err, ctl.Starts())
 	}
 	ctl.Fix(t)
-	if err := set.Wait(callCtx(t), "py"); err != nil || ctl.Starts() != 3 {
+	if err := set.Wait(testwait.Context(t), "py"); err != nil || ctl.Starts() != 3 {
 		t.Fatalf("Wait once fixed: %v, %d starts", err, ctl.Starts())
 	}
 	if api := set.APIs()[0]; api.State != "" || api.Function("say_hello") == nil {

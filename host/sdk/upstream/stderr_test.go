@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // recordSink keeps what reaches it.
@@ -136,8 +137,8 @@ func TestStderrSinks(t *testing.T) {
 		}
 		return false
 	}
-	waitUntil(t, "a record of pyserver's banner", banner)
-	waitUntil(t, "the banner in the file", func() bool {
+	testwait.Until(t, "a record of pyserver's banner", banner)
+	testwait.Until(t, "the banner in the file", func() bool {
 		b, _ := os.ReadFile(file)
 		return strings.Contains(string(b), "pyserver: ready\n")
 	})
@@ -153,7 +154,7 @@ func TestStderrLinesEscaped(t *testing.T) {
 	argv := append([]string{"sh", "-c", `printf 'title \033]0;owned\007\rcr\n' >&2; exec "$0" "$@"`}, testupstreams.Python(t)...)
 	var text syncbuf.Buffer
 	start(t, Options{Stderr: &text}, stdio("evil", argv))
-	waitUntil(t, "the server's line", func() bool { return strings.Contains(text.String(), "pyserver: ready") })
+	testwait.Until(t, "the server's line", func() bool { return strings.Contains(text.String(), "pyserver: ready") })
 	if got, want := text.String(), `[evil] title \x1b]0;owned\x07\rcr`+"\n"; !strings.HasPrefix(got, want) {
 		t.Errorf("standard error has %q, want it to start with %q", got, want)
 	}

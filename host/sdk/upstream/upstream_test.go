@@ -5,6 +5,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 func stdio(name string, argv []string) Config {
@@ -257,16 +259,10 @@ func TestCancelReachesUpstream(t *testing.T) {
 // waitForLine waits until the file at path has line.
 func waitForLine(t *testing.T, path, line string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testwait.Until(t, fmt.Sprintf("%s with the line %q", path, line), func() bool {
 		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), line+"\n") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(path)
-	t.Fatalf("%s never had %q: %q", path, line, b)
+		return strings.Contains(string(b), line+"\n")
+	})
 }
 
 func TestConcurrentCalls(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/serve/hosted"
+	"github.com/toolscript/toolscript/internal/testcert"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // silent opens n connections from the loopback address from that send
@@ -121,17 +123,9 @@ func TestConnectionCaps(t *testing.T) {
 	for _, c := range third {
 		c.Close()
 	}
-	deadline := time.Now().Add(clientWait)
-	for {
-		resp := probe(t, addr, "127.0.0.1")
-		if resp.StatusCode == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no place after the connections closed: status %d", resp.StatusCode)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, "a place after the connections closed (status 200)", func() bool {
+		return probe(t, addr, "127.0.0.1").StatusCode == 200
+	})
 }
 
 // TestServeConnectionCapErrors: negative caps are refused.
@@ -165,7 +159,7 @@ func TestDefaultMaxConnections(t *testing.T) {
 // TestConnectionCapsTLS: over TLS, a connection over the cap gets its 503
 // after the handshake, and the connections within it are served.
 func TestConnectionCapsTLS(t *testing.T) {
-	cert, key, pool := selfSigned(t)
+	cert, key, pool := testcert.SelfSigned(t)
 	// A request to /hold is in progress until the test's end.
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -230,17 +224,9 @@ func TestWaitingConnectionsGivePlace(t *testing.T) {
 	// server learns that a connection is idle just after its response.
 	served := func(from string) {
 		t.Helper()
-		deadline := time.Now().Add(clientWait)
-		for {
-			resp := probe(t, addr, from)
-			if resp.StatusCode == 200 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a new connection from %s: status %d", from, resp.StatusCode)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testwait.Until(t, "a new connection from "+from+" served (status 200)", func() bool {
+			return probe(t, addr, from).StatusCode == 200
+		})
 	}
 
 	// A client at its cap with idle connections: its new connection

@@ -17,7 +17,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -28,6 +27,7 @@ import (
 	"github.com/toolscript/toolscript/host/serve/hosted"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testclient"
 )
 
 // mcpHandler is a real mcp-go streamable HTTP server, stateless, with one
@@ -117,25 +117,7 @@ func (f *fixture) connect(t *testing.T, token string) (*client.Client, error) {
 // connectTo is connect to the server at url.
 func (f *fixture) connectTo(t *testing.T, url, token string) (*client.Client, error) {
 	t.Helper()
-	var opts []transport.StreamableHTTPCOption
-	if token != "" {
-		opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-	}
-	c, err := client.NewStreamableHttpClient(url+hosted.PathMCP, opts...)
-	if err != nil {
-		return nil, err
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	_, err = c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "hosted-test", Version: "1"},
-	}})
-	return c, err
+	return testclient.HTTP(t, url+hosted.PathMCP, token)
 }
 
 func whoami(ctx context.Context, c *client.Client) (string, error) {

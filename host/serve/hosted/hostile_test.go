@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/serve/hosted"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // hostileConnections is how many slow, unauthenticated requests
@@ -117,12 +119,9 @@ func TestHostileConnections(t *testing.T) {
 	}
 
 	// The server's goroutines for them are gone.
-	for runtime.NumGoroutine() > before+20 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines, %d before the hostile connections", runtime.NumGoroutine(), before)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Until(t, fmt.Sprintf("at most 20 goroutines more than the %d before the hostile connections", before), func() bool {
+		return runtime.NumGoroutine() <= before+20
+	})
 }
 
 // answer reads the response on hc and then the server's close, by

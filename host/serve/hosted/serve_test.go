@@ -2,26 +2,18 @@ package hosted_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"errors"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolscript/toolscript/host/serve/hosted"
+	"github.com/toolscript/toolscript/internal/testcert"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // serving runs hosted.Serve on a loopback listener until the test's
@@ -58,17 +50,9 @@ func serving(t *testing.T, h http.Handler, cfg hosted.ServeConfig) (url string, 
 	return scheme + "://" + ln.Addr().String(), cancel, done
 }
 
-// TestServeGracefulShutdown: after the signal, new connections are
-// refused, a running request finishes within the grace period and is
-// answered, and Serve returns nil.
-func TestServeGracefulShutdown(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(started)
-		<-release
-		io.WriteString(w, "finished")
-	})
-	url, stop, served := serving(t, h, hosted.ServeConfig{ShutdownGrace: time.Minute})
+// getBody gets url in the background: the body it was answered, or the
+// error.
+func getBody(url string) <-chan string {
 	got := make(chan string, 1)
 	go func() {
 		resp, err := http.Get(url)
@@ -80,17 +64,32 @@ func TestServeGracefulShutdown(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		got <- string(b)
 	}()
+	return got
+}
+
+// TestServeGracefulShutdown: after the signal, new connections are
+// refused, a running request finishes within the grace period and is
+// answered, and Serve returns nil.
+func TestServeGracefulShutdown(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-release
+		io.WriteString(w, "finished")
+	})
+	url, stop, served := serving(t, h, hosted.ServeConfig{ShutdownGrace: time.Minute})
+	got := getBody(url)
 	<-started
 	stop()
 	// Serve stops accepting at once: wait until a new connection is refused.
-	for {
+	testwait.Until(t, "a new connection refused", func() bool {
 		c, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 		if err != nil {
-			break
+			return true
 		}
 		c.Close()
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 	close(release)
 	if body := <-got; body != "finished" {
 		t.Errorf("the running request got %q", body)
@@ -110,17 +109,7 @@ func TestServeGraceOver(t *testing.T) {
 		io.WriteString(w, "stopped")
 	})
 	url, stop, served := serving(t, h, hosted.ServeConfig{ShutdownGrace: 50 * time.Millisecond, StopScripts: func() { close(stopScripts) }})
-	got := make(chan string, 1)
-	go func() {
-		resp, err := http.Get(url)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		got <- string(b)
-	}()
+	got := getBody(url)
 	<-started
 	stop()
 	if body := <-got; body != "stopped" {
@@ -153,7 +142,7 @@ func TestServeGraceOverCancels(t *testing.T) {
 }
 
 func TestServeTLS(t *testing.T) {
-	cert, key, pool := selfSigned(t)
+	cert, key, pool := testcert.SelfSigned(t)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "over TLS") })
 	url, _, _ := serving(t, h, hosted.ServeConfig{TLSCertFile: cert, TLSKeyFile: key})
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
@@ -175,7 +164,7 @@ func TestServeTLS(t *testing.T) {
 }
 
 func TestServeErrors(t *testing.T) {
-	cert, key, _ := selfSigned(t)
+	cert, key, _ := testcert.SelfSigned(t)
 	h := http.NotFoundHandler()
 	for _, c := range []struct {
 		name string
@@ -192,47 +181,4 @@ func TestServeErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
-}
-
-// selfSigned writes a certificate for 127.0.0.1 and its key to files, and
-// returns them with a pool that trusts the certificate.
-func selfSigned(t testing.TB) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "toolscript test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
-		DNSNames:     []string{"localhost"},
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := errors.Join(
-		os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600),
-		os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600),
-	); err != nil {
-		t.Fatal(err)
-	}
-	parsed, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(parsed)
-	return certFile, keyFile, pool
 }

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/contract/limit"
@@ -30,8 +29,10 @@ import (
 	"github.com/toolscript/toolscript/host/serve/hosted"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/host/serve/metrics"
+	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testrpc"
 	"github.com/toolscript/toolscript/internal/testruntime"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // These tests run the HTTP transport as the hosted mode does: a real
@@ -161,29 +162,11 @@ func (h *hostedServer) token(t *testing.T, sub string) string { return h.issuer.
 // connect returns an initialized mcp-go client of the user sub.
 func (h *hostedServer) connect(t *testing.T, sub string) *client.Client {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(h.url,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + h.token(t, sub)}))
+	c, err := testclient.HTTP(t, h.url, h.token(t, sub))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	ctx := testContext(t)
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION,
-		ClientInfo:      mcp.Implementation{Name: "http-test", Version: "1"},
-	}}); err != nil {
-		t.Fatal(err)
-	}
 	return c
-}
-
-func testContext(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // execution is the structured content of execute_script.
@@ -197,7 +180,7 @@ type execution struct {
 
 func run(t *testing.T, c *client.Client, script string, meta *mcp.Meta) execution {
 	t.Helper()
-	res, err := c.CallTool(testContext(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
+	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
 		Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}, Meta: meta}})
 	if err != nil {
 		t.Fatalf("tools/call: %v", err)
@@ -218,7 +201,7 @@ func TestHTTPExecute(t *testing.T) {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
 			h := startHosted(t, hostedOptions{stateless: stateless})
 			c := h.connect(t, "alice")
-			ctx := testContext(t)
+			ctx := testwait.Context(t)
 			tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 			if err != nil || len(tools.Tools) != 1 || tools.Tools[0].Name != mcpserver.ToolName {
 				t.Fatalf("tools/list: %v %+v", err, tools)
@@ -424,7 +407,7 @@ func TestHTTPMetaAuthIsolation(t *testing.T) {
 				secret := fmt.Sprintf(`{"petstore":{"type":"bearer","token":"%s-%d"}}`, user, i)
 				var meta map[string]any
 				json.Unmarshal([]byte(secret), &meta)
-				res, err := c.CallTool(testContext(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
+				res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
 					Name: mcpserver.ToolName, Arguments: map[string]any{"script": "return {...}"},
 					Meta: &mcp.Meta{AdditionalFields: map[string]any{"auth": meta}}}})
 				if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 	"github.com/toolscript/toolscript/internal/testrpc"
+	"github.com/toolscript/toolscript/internal/testwait"
 )
 
 // largeResult is a script whose result is 1 MiB: its response is more
@@ -52,18 +53,6 @@ func (h *hostedServer) unread(t *testing.T, sub, script string) (close func()) {
 	return func() { c.Close() }
 }
 
-// waitUntil returns once cond holds, or fails the test after a minute.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestHTTPUnreadResponses: clients that call scripts with large results
 // and never read the responses hold no more of the host than its budget:
 // each response counts against it until written, a user's within
@@ -88,7 +77,7 @@ func TestHTTPUnreadResponses(t *testing.T) {
 	}
 	// Each hostile user's first two responses are held, unwritten; the
 	// others were dropped (their short answers written).
-	waitUntil(t, "the hostile users' results held or dropped", func() bool {
+	testwait.Until(t, "the hostile users' results held or dropped", func() bool {
 		return refused() == hostile*(callsEach-heldEach) && budget.Held() >= hostile*heldEach*2<<20
 	})
 	if held := budget.Held(); held > budget.Size() {
@@ -110,7 +99,7 @@ func TestHTTPUnreadResponses(t *testing.T) {
 	for _, close := range closers {
 		close()
 	}
-	waitUntil(t, "the budget given back", func() bool { return budget.Held() == 0 })
+	testwait.Until(t, "the budget given back", func() bool { return budget.Held() == 0 })
 }
 
 // TestHTTPUnreadResponseTimesOut: a response the client does not read
@@ -123,8 +112,8 @@ func TestHTTPUnreadResponseTimesOut(t *testing.T) {
 	}
 	h := startHosted(t, hostedOptions{stateless: true, budget: budget, writeTimeout: 3 * time.Second})
 	h.unread(t, "mallory", largeResult)
-	waitUntil(t, "the response held", func() bool { return budget.Held() > 0 })
-	waitUntil(t, "the response given up", func() bool { return budget.Held() == 0 })
+	testwait.Until(t, "the response held", func() bool { return budget.Held() > 0 })
+	testwait.Until(t, "the response given up", func() bool { return budget.Held() == 0 })
 }
 
 // TestHTTPWriteTimeoutSparesLongScripts: the write timeout bounds writes,
