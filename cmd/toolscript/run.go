@@ -24,11 +24,11 @@ import (
 func sharedFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
-		&cli.DurationFlag{Name: "timeout", Usage: fmt.Sprintf("wall-clock limit per script, e.g. 500ms, 30s (default %s)", app.DefaultTimeout)},
-		&cli.Int64Flag{Name: "memory-limit", Usage: fmt.Sprintf("Luau heap limit in `MB` (default %d)", app.DefaultMemoryLimitMB)},
+		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit per script, e.g. 500ms, 30s", DefaultText: app.DefaultTimeout.String()},
+		&cli.Int64Flag{Name: "memory-limit", Usage: "Luau heap limit in `MB`", DefaultText: fmt.Sprint(app.DefaultMemoryLimitMB)},
 		&cli.StringFlag{Name: "io-dir", Usage: "directory the io library works in (enables io)"},
 		&cli.BoolFlag{Name: "no-io", Usage: "disable the io library"},
-		&cli.Int64Flag{Name: "max-bytes", Usage: fmt.Sprintf("cumulative write budget of one script, in bytes (default %d MiB)", app.DefaultIOMaxBytes>>20)},
+		&cli.Int64Flag{Name: "max-bytes", Usage: "cumulative write budget of one script, in bytes", DefaultText: fmt.Sprint(app.DefaultIOMaxBytes>>20) + " MiB"},
 		&cli.StringFlag{Name: "output-dir", Usage: "deprecated: use --io-dir", Hidden: true},
 	}, sdkFlags()...)
 }
