@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -32,5 +33,44 @@ func TestHelpShowsTheRealDefaults(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("run --help lacks %q:\n%s", want, stdout)
 		}
+	}
+}
+
+// TestRunNamesEverySyntaxError: run reports a script's syntax errors as
+// lint does, every one of them, each named by the script's file (or
+// standard input's name), with its line and column.
+func TestRunNamesEverySyntaxError(t *testing.T) {
+	const source = "local x = 1\nlocal y = (\nlocal z = 3 +\nreturn x +\n"
+	path := writeScript(t, source)
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		file  string
+	}{
+		{"file", []string{"run", path}, "", path},
+		{"stdin", []string{"run", "-"}, source, "<stdin>"},
+		{"json", []string{"run", "--json", path}, "", path},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			status := run(append([]string{"toolscript"}, tt.args...), strings.NewReader(tt.stdin), &out, &errOut)
+			if status != 1 {
+				t.Fatalf("status %d, want 1: %s", status, errOut.String())
+			}
+			text := out.String() + errOut.String()
+			for _, want := range []string{tt.file + ":3:1: Expected identifier", tt.file + ":4:1: Expected identifier", tt.file + ":5:1: Expected identifier"} {
+				if tt.name == "json" {
+					want = strings.ReplaceAll(want, "<", `\u003c`)
+				}
+				if !strings.Contains(text, want) {
+					t.Errorf("the output lacks %q:\n%s", want, text)
+				}
+			}
+			if strings.Contains(text, "script:3:") {
+				t.Errorf("the output names the script \"script\":\n%s", text)
+			}
+		})
 	}
 }
