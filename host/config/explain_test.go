@@ -1,0 +1,48 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLoadErrorsExplain: an unknown key and a value of the wrong type are
+// named with their line, the key nearest in spelling, and what is wanted.
+func TestLoadErrorsExplain(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       []string
+	}{
+		{"misspelt key", "[limits]\ntimout = \"5s\"\n",
+			[]string{"line 2", "unknown key limits.timout", `did you mean "timeout"`}},
+		{"misspelt api key", "[apis.shop]\nspec = \"x.json\"\nbase_ulr = \"http://x\"\n",
+			[]string{"line 3", "unknown key apis.shop.base_ulr", `did you mean "base_url"`}},
+		{"misspelt section", "[limit]\ntimeout = \"5s\"\n",
+			[]string{"unknown key limit", `did you mean "limits"`}},
+		{"nothing near", "[limits]\nzzzzzzzzzz = 1\n",
+			[]string{"line 2", "unknown key limits.zzzzzzzzzz"}},
+		{"duration as a number", "[limits]\ntimeout = 5\n",
+			[]string{"line 2", "limits.timeout", `a duration string such as "5s"`}},
+		{"server duration as a number", "[server]\nqueue_wait = 30\n",
+			[]string{"line 2", "server.queue_wait", `a duration string such as "5s"`}},
+		{"number as a string", "[limits]\nmemory_limit_mb = \"64\"\n",
+			[]string{"line 2", "limits.memory_limit_mb", "a whole number"}},
+		{"bool as a string", "[io]\nenabled = \"yes\"\n",
+			[]string{"line 2", "io.enabled", "true or false"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeConfig(t, c.text))
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, want := range c.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error = %v\nwant it to contain %q", err, want)
+				}
+			}
+			if c.name == "nothing near" && strings.Contains(err.Error(), "did you mean") {
+				t.Errorf("error = %v: a suggestion for nothing near", err)
+			}
+		})
+	}
+}
