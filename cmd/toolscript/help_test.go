@@ -74,3 +74,31 @@ func TestRunNamesEverySyntaxError(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageErrorsSuggest: a misspelt flag gets the flag nearest in
+// spelling, and a duration given without its unit gets the unit.
+func TestUsageErrorsSuggest(t *testing.T) {
+	script := writeScript(t, "return 1")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"misspelt run flag", []string{"run", "-jsn", script}, `did you mean --json?`},
+		{"misspelt long flag", []string{"run", "--dry-rn", script}, `did you mean --dry-run?`},
+		{"misspelt lint flag", []string{"lint", "--strikt", script}, `did you mean --strict?`},
+		{"duration without unit", []string{"run", "--timeout", "5", script}, `a duration wants a unit, such as --timeout 5s`},
+		{"serve duration without unit", []string{"serve", "--max-timeout=300", script}, `a duration wants a unit, such as --max-timeout 300s`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, status := toolscriptRun(t, tt.args...)
+			if status != 2 {
+				t.Fatalf("status %d, want 2: %s", status, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("standard error lacks %q:\n%s", tt.want, stderr)
+			}
+		})
+	}
+}
