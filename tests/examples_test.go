@@ -46,7 +46,9 @@ import (
 //   - mcp-config: an MCP client's configuration; the test starts the server
 //     it names and calls execute_script through it;
 //   - python, javascript: an MCP client program, run with TOKEN set against
-//     the page's `toolscript serve`; it prints what its comment says.
+//     the page's `toolscript serve` (when it reads TOKEN), or one that
+//     starts `toolscript serve` itself over stdio; it prints what its
+//     comment says.
 //
 // What a reader cannot have, the test replaces, always the same way: the
 // documented loopback addresses become free ports (a reader's machine has
@@ -189,11 +191,13 @@ func (s *exampleSession) run(t *testing.T, b exampleBlock) {
 
 // env is the environment the examples run in: the test's toolscript first
 // on PATH, no io directory from the caller's environment, and a temporary
-// directory of the test's own (what an example's mktemp makes goes with it).
+// directory of the test's own (what an example's mktemp makes goes with it,
+// and what an example's `go install` installs: GOBIN).
 func (s *exampleSession) env(extra ...string) []string {
-	env := []string{"PATH=" + s.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "TOOLSCRIPT_IO_DIR=", "TMPDIR=" + s.tmp}
+	env := []string{"PATH=" + s.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "TOOLSCRIPT_IO_DIR=", "TMPDIR=" + s.tmp,
+		"GOBIN=" + filepath.Join(s.tmp, "gobin")}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TOOLSCRIPT_IO_DIR=") && !strings.HasPrefix(kv, "TMPDIR=") {
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TOOLSCRIPT_IO_DIR=") && !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, "GOBIN=") {
 			env = append(env, kv)
 		}
 	}
@@ -577,7 +581,10 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 		t.Fatalf("line %d: the client's printing line says nothing of what it prints (a comment %q)", b.line, comment)
 	}
 	cmd.Dir = dir
-	cmd.Env = s.env("TOKEN=" + s.token(t))
+	cmd.Env = s.env()
+	if usesToken.MatchString(text) { // the client calls the page's hosted server
+		cmd.Env = s.env("TOKEN=" + s.token(t))
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -586,6 +593,9 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 		t.Fatalf("the client prints\n%s\nnot %q", out, want[0])
 	}
 }
+
+// usesToken finds a client that reads TOKEN (not PETSTORE_TOKEN).
+var usesToken = regexp.MustCompile(`(^|[^A-Za-z0-9_])TOKEN([^A-Za-z0-9_]|$)`)
 
 // token asks the page's issuer for a token.
 func (s *exampleSession) token(t *testing.T) string {
