@@ -33,8 +33,9 @@ import (
 //
 //   - shell: the lines run in bash from the repository's root, with the
 //     test's toolscript first on PATH; a line `# text` is output the lines
-//     before it print (`...` stands for anything), a `go test` line is left
-//     out (this test is part of that run);
+//     before it print (`...` stands for anything), and `# (... left out)`
+//     says which lines they print the page does not show; a `go test` line
+//     is left out (this test is part of that run);
 //   - server: one command that keeps running (a pet store, an issuer,
 //     `toolscript serve`); the test waits for the line saying it listens;
 //   - file PATH: the block is the file, byte for byte;
@@ -240,6 +241,7 @@ func shellLines(text string) (script string, want []string) {
 	var run []string
 	for _, line := range lines {
 		switch {
+		case isOutputNote(line):
 		case strings.HasPrefix(line, "# "):
 			want = append(want, strings.TrimPrefix(line, "# "))
 		case strings.HasPrefix(line, "go test "):
@@ -268,6 +270,12 @@ func (s *exampleSession) shell(t *testing.T, text string) {
 		t.Fatalf("the output does not show what the page says:\n%s\nwant, in order:\n%s\ngot:\n%s",
 			script, strings.Join(want, "\n"), out.String())
 	}
+}
+
+// isOutputNote reports whether a shell block's line is a note on the
+// output shown, such as `# (log lines left out)`, not output itself.
+func isOutputNote(line string) bool {
+	return strings.HasPrefix(line, "# (") && strings.HasSuffix(line, "left out)")
 }
 
 // outputShows reports whether the lines of out include every line of want,
