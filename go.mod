@@ -18,7 +18,6 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/urfave/cli/v2 v2.27.7
-	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1
 	github.com/yuin/gopher-lua v1.1.2
 	golang.org/x/mod v0.37.0
 	golang.org/x/sync v0.24.0
@@ -64,6 +63,7 @@ require (
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
+	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect

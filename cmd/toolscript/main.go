@@ -15,7 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/platform/suggest"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -109,7 +109,7 @@ func flagHint(c *cli.Context, message string) string {
 			}
 			names = append(names, f.Names()...)
 		}
-		if near, ok := suggest.Closest(strings.TrimLeft(name, "-"), names); ok {
+		if near := catalog.Closest(strings.TrimLeft(name, "-"), names); near != "" {
 			return fmt.Sprintf(" (did you mean %s?)", dashed(near))
 		}
 		return ""

@@ -8,26 +8,36 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/toolscript/toolscript/host/platform/suggest"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 // This file explains a configuration file's mistakes to the person who
 // wrote it: an unknown key with its line and the known key it is nearest
-// to, a value of the wrong type with its line and what the key wants. A
+// to (catalog.Closest, the rule of every "did you mean"), a value of the wrong type with its line and what the key wants. A
 // string field that holds a duration says so in its tag (kind:"duration").
 
-// unknownKeys is the error for keys File has no place for, one line.
+// maxExplainedKeys bounds the unknown keys explained one by one: finding a
+// key's line decodes the file again.
+const maxExplainedKeys = 10
+
+// unknownKeys is the error for keys File has no place for, one line: the
+// first maxExplainedKeys explained, the others counted.
 func unknownKeys(data string, keys []toml.Key) error {
-	texts := make([]string, len(keys))
+	more := len(keys) - maxExplainedKeys
+	keys = keys[:min(len(keys), maxExplainedKeys)]
+	texts := make([]string, len(keys), len(keys)+1)
 	for i, key := range keys {
 		text := "unknown key " + key.String()
 		if line := lineOf(data, key); line > 0 {
 			text = fmt.Sprintf("line %d: %s", line, text)
 		}
-		if name, ok := suggest.Closest(key[len(key)-1], fieldNames(typeAt(key[:len(key)-1]))); ok {
+		if name := catalog.Closest(key[len(key)-1], fieldNames(typeAt(key[:len(key)-1]))); name != "" {
 			text += fmt.Sprintf(" (did you mean %q?)", name)
 		}
 		texts[i] = text
+	}
+	if more > 0 {
+		texts = append(texts, fmt.Sprintf("and %d more unknown keys", more))
 	}
 	return errors.New(strings.Join(texts, "; "))
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -20,6 +22,8 @@ func TestLoadErrorsExplain(t *testing.T) {
 			[]string{"unknown key limit", `did you mean "limits"`}},
 		{"nothing near", "[limits]\nzzzzzzzzzz = 1\n",
 			[]string{"line 2", "unknown key limits.zzzzzzzzzz"}},
+		{"many unknown keys", "[limits]\n" + manyKeys(25),
+			[]string{"line 2: unknown key limits.key0", "unknown key limits.key9", "and 15 more unknown keys"}},
 		{"duration as a number", "[limits]\ntimeout = 5\n",
 			[]string{"line 2", "limits.timeout", `a duration string such as "5s"`}},
 		{"server duration as a number", "[server]\nqueue_wait = 30\n",
@@ -45,4 +49,29 @@ func TestLoadErrorsExplain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzLoadExplains: whatever the file holds, Load returns a File or an
+// error, and explaining an error never panics.
+func FuzzLoadExplains(f *testing.F) {
+	for _, seed := range []string{"[limits]\ntimout = \"5s\"\n", "[limits]\ntimeout = 5\n", "[apis.\"a b\"]\nspc = 1\n",
+		"[[x]]\ny = 1\n", "a.\"b`c\".d = [1, {e = 2}]\n", "[io]\nenabled = \"yes\"\n"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		dir := t.TempDir()
+		path := dir + "/toolscript.toml"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = Load(path)
+	})
+}
+
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("key" + strconv.Itoa(i) + " = 1\n")
+	}
+	return b.String()
 }
