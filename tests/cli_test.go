@@ -30,7 +30,7 @@ func TestRun(t *testing.T) {
 		{name: "runtime error", files: files{"s.luau": "print('before')\nerror('boom')"},
 			args: []string{"run", "s.luau"}, wantStatus: 1, wantOut: "before\n", wantErr: "error: script:2: boom"},
 		{name: "syntax error", files: files{"s.luau": "local = 1"},
-			args: []string{"run", "s.luau"}, wantStatus: 1, wantErr: "syntax error: script:1:"},
+			args: []string{"run", "s.luau"}, wantStatus: 1, wantErr: "syntax error: s.luau:1:"},
 		{name: "timeout flag", files: files{"s.luau": "while true do end"},
 			args: []string{"run", "--timeout", "200ms", "s.luau"}, wantStatus: 1, wantErr: "timeout error: script exceeded the time limit of 200ms"},
 		{name: "memory limit flag", files: files{"s.luau": "local t = {} for i = 1, 1e9 do t[i] = i end"},

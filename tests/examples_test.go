@@ -33,8 +33,9 @@ import (
 //
 //   - shell: the lines run in bash from the repository's root, with the
 //     test's toolscript first on PATH; a line `# text` is output the lines
-//     before it print (`...` stands for anything), a `go test` line is left
-//     out (this test is part of that run);
+//     before it print (`...` stands for anything), and `# (... left out)`
+//     says which lines they print the page does not show; a `go test` line
+//     is left out (this test is part of that run);
 //   - server: one command that keeps running (a pet store, an issuer,
 //     `toolscript serve`); the test waits for the line saying it listens;
 //   - file PATH: the block is the file, byte for byte;
@@ -46,7 +47,9 @@ import (
 //   - mcp-config: an MCP client's configuration; the test starts the server
 //     it names and calls execute_script through it;
 //   - python, javascript: an MCP client program, run with TOKEN set against
-//     the page's `toolscript serve`; it prints what its comment says.
+//     the page's `toolscript serve` (when it reads TOKEN), or one that
+//     starts `toolscript serve` itself over stdio; it prints what its
+//     comment says.
 //
 // What a reader cannot have, the test replaces, always the same way: the
 // documented loopback addresses become free ports (a reader's machine has
@@ -189,11 +192,13 @@ func (s *exampleSession) run(t *testing.T, b exampleBlock) {
 
 // env is the environment the examples run in: the test's toolscript first
 // on PATH, no io directory from the caller's environment, and a temporary
-// directory of the test's own (what an example's mktemp makes goes with it).
+// directory of the test's own (what an example's mktemp makes goes with it,
+// and what an example's `go install` installs: GOBIN).
 func (s *exampleSession) env(extra ...string) []string {
-	env := []string{"PATH=" + s.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "TOOLSCRIPT_IO_DIR=", "TMPDIR=" + s.tmp}
+	env := []string{"PATH=" + s.bin + string(os.PathListSeparator) + os.Getenv("PATH"), "TOOLSCRIPT_IO_DIR=", "TMPDIR=" + s.tmp,
+		"GOBIN=" + filepath.Join(s.tmp, "gobin")}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TOOLSCRIPT_IO_DIR=") && !strings.HasPrefix(kv, "TMPDIR=") {
+		if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "TOOLSCRIPT_IO_DIR=") && !strings.HasPrefix(kv, "TMPDIR=") && !strings.HasPrefix(kv, "GOBIN=") {
 			env = append(env, kv)
 		}
 	}
@@ -236,6 +241,7 @@ func shellLines(text string) (script string, want []string) {
 	var run []string
 	for _, line := range lines {
 		switch {
+		case isOutputNote(line):
 		case strings.HasPrefix(line, "# "):
 			want = append(want, strings.TrimPrefix(line, "# "))
 		case strings.HasPrefix(line, "go test "):
@@ -264,6 +270,12 @@ func (s *exampleSession) shell(t *testing.T, text string) {
 		t.Fatalf("the output does not show what the page says:\n%s\nwant, in order:\n%s\ngot:\n%s",
 			script, strings.Join(want, "\n"), out.String())
 	}
+}
+
+// isOutputNote reports whether a shell block's line is a note on the
+// output shown, such as `# (log lines left out)`, not output itself.
+func isOutputNote(line string) bool {
+	return strings.HasPrefix(line, "# (") && strings.HasSuffix(line, "left out)")
 }
 
 // outputShows reports whether the lines of out include every line of want,
@@ -577,7 +589,10 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 		t.Fatalf("line %d: the client's printing line says nothing of what it prints (a comment %q)", b.line, comment)
 	}
 	cmd.Dir = dir
-	cmd.Env = s.env("TOKEN=" + s.token(t))
+	cmd.Env = s.env()
+	if usesToken.MatchString(text) { // the client calls the page's hosted server
+		cmd.Env = s.env("TOKEN=" + s.token(t))
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -586,6 +601,9 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 		t.Fatalf("the client prints\n%s\nnot %q", out, want[0])
 	}
 }
+
+// usesToken finds a client that reads TOKEN (not PETSTORE_TOKEN).
+var usesToken = regexp.MustCompile(`(^|[^A-Za-z0-9_])TOKEN([^A-Za-z0-9_]|$)`)
 
 // token asks the page's issuer for a token.
 func (s *exampleSession) token(t *testing.T) string {

@@ -39,7 +39,7 @@ func lintCommand() *cli.Command {
 				Usage: "output `FORMAT`: " + strings.Join(lint.Formats(), ", ")},
 			&cli.BoolFlag{Name: "strict", Usage: "warnings fail the run too"},
 			&cli.StringSliceFlag{Name: "disable", Usage: "disable a `RULE` (repeat the flag or separate names with commas)"},
-			&cli.BoolFlag{Name: "io", Usage: "lint for an environment with io (io, os.remove, file); --io=false for one without (default: [lint] io, else [io] enabled, else true)"},
+			&cli.BoolFlag{Name: "io", Usage: "lint for an environment with io (io, os.remove, file); --io=false for one without", DefaultText: "[lint] io, else [io] enabled, else true"},
 			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
 			&cli.StringFlag{Name: "stdin-filename", Value: lint.DefaultStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},

@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -78,9 +82,59 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// usageError makes every flag or argument error exit with status 2.
-func usageError(_ *cli.Context, err error, _ bool) error {
-	return cli.Exit("toolscript: "+err.Error(), exitUsage)
+// usageError makes every flag or argument error exit with status 2, with
+// a hint when one helps (flagHint).
+func usageError(c *cli.Context, err error, _ bool) error {
+	return cli.Exit("toolscript: "+err.Error()+flagHint(c, err.Error()), exitUsage)
+}
+
+// invalidValue is the flag package's message for a value a flag refuses.
+var invalidValue = regexp.MustCompile(`^invalid value "(.*)" for flag -([A-Za-z0-9-]+): `)
+
+// flagHint is what a flag error of the flag package (message) is missing:
+// the flag nearest in spelling to an unknown one, and the unit of a
+// duration given as a bare number.
+func flagHint(c *cli.Context, message string) string {
+	var flags []cli.Flag
+	if c.Command != nil && c.Command.Name != "" {
+		flags = c.Command.Flags
+	} else {
+		flags = c.App.Flags
+	}
+	if name, ok := strings.CutPrefix(message, "flag provided but not defined: -"); ok {
+		var names []string
+		for _, f := range flags {
+			if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
+				continue
+			}
+			names = append(names, f.Names()...)
+		}
+		if near := catalog.Closest(strings.TrimLeft(name, "-"), names); near != "" {
+			return fmt.Sprintf(" (did you mean %s?)", dashed(near))
+		}
+		return ""
+	}
+	m := invalidValue.FindStringSubmatch(message)
+	if m == nil {
+		return ""
+	}
+	value, name := m[1], m[2]
+	for _, f := range flags {
+		if _, isDuration := f.(*cli.DurationFlag); isDuration && slices.Contains(f.Names(), name) {
+			if _, err := strconv.ParseFloat(value, 64); err == nil {
+				return fmt.Sprintf(" (a duration wants a unit, such as %s %ss)", dashed(name), value)
+			}
+		}
+	}
+	return ""
+}
+
+// dashed writes a flag's name as it is given: -h, --json.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // usagef is a usage error; an error among args is shown one line per

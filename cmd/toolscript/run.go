@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/platform/progressbar"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/result"
@@ -24,11 +26,11 @@ import (
 func sharedFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
-		&cli.DurationFlag{Name: "timeout", Usage: fmt.Sprintf("wall-clock limit per script, e.g. 500ms, 30s (default %s)", app.DefaultTimeout)},
-		&cli.Int64Flag{Name: "memory-limit", Usage: fmt.Sprintf("Luau heap limit in `MB` (default %d)", app.DefaultMemoryLimitMB)},
+		&cli.DurationFlag{Name: "timeout", Usage: "wall-clock limit per script, e.g. 500ms, 30s", DefaultText: app.DefaultTimeout.String()},
+		&cli.Int64Flag{Name: "memory-limit", Usage: "Luau heap limit in `MB`", DefaultText: fmt.Sprint(app.DefaultMemoryLimitMB)},
 		&cli.StringFlag{Name: "io-dir", Usage: "directory the io library works in (enables io)"},
 		&cli.BoolFlag{Name: "no-io", Usage: "disable the io library"},
-		&cli.Int64Flag{Name: "max-bytes", Usage: fmt.Sprintf("cumulative write budget of one script, in bytes (default %d MiB)", app.DefaultIOMaxBytes>>20)},
+		&cli.Int64Flag{Name: "max-bytes", Usage: "cumulative write budget of one script, in bytes", DefaultText: fmt.Sprint(app.DefaultIOMaxBytes>>20) + " MiB"},
 		&cli.StringFlag{Name: "output-dir", Usage: "deprecated: use --io-dir", Hidden: true},
 	}, sdkFlags()...)
 }
@@ -99,9 +101,11 @@ func runScript(c *cli.Context) error {
 		return usagef("run needs a script path, or - for standard input")
 	}
 	path := c.Args().First()
+	name := path // how syntax errors name the script, as lint does
 	var source []byte
 	var err error
-	if path == "-" {
+	if path == lint.StdinPath {
+		name = lint.DefaultStdinName
 		source, err = io.ReadAll(c.App.Reader)
 	} else {
 		source, err = os.ReadFile(path)
@@ -140,7 +144,7 @@ func runScript(c *cli.Context) error {
 	defer stop()
 	asJSON := c.Bool("json")
 	out := c.App.Writer
-	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Args: c.Args().Tail(),
+	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Name: name, Args: c.Args().Tail(),
 		DryRun: c.Bool("dry-run"), Plan: plan, Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
 		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(err.Error())) }}
 	closeBar := func() {}
@@ -191,12 +195,20 @@ func countTrue(bs ...bool) int {
 	return n
 }
 
-// describe renders an execution error for a person, on one line (the
-// message escaped: a script or an upstream wrote it): runtime errors as
-// "error: script:3: boom", other kinds named ("timeout error: ...").
+// describe renders an execution error for a person, each line of it
+// escaped as one line (a script or an upstream wrote it): runtime errors
+// as "error: script:3: boom", other kinds named ("timeout error: ...");
+// syntax errors one a line ("syntax error: hello.luau:4:1: ...").
 func describe(e *result.Error) string {
 	if e.Kind == result.Runtime {
 		return "error: " + termtext.Line(e.Message)
+	}
+	if e.Kind == result.Syntax {
+		lines := strings.Split(e.Message, "\n")
+		for i, line := range lines {
+			lines[i] = "syntax error: " + termtext.Line(line)
+		}
+		return strings.Join(lines, "\n")
 	}
 	return fmt.Sprintf("%s error: %s", e.Kind, termtext.Line(e.Message))
 }

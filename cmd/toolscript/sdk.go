@@ -25,7 +25,7 @@ func sdkFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "api", Usage: "add an API: `NAME=SPEC` (a path or http(s) URL of an OpenAPI or Swagger document; repeatable)"},
 		&cli.StringSliceFlag{Name: "auth", Usage: "`NAME:ENV_VAR`: API NAME's credential is read from ENV_VAR (repeatable)"},
 		&cli.StringSliceFlag{Name: "mcp", Usage: "add an upstream MCP server: `NAME=COMMAND ARGS...` (stdio, split like a shell) or NAME=URL (streamable HTTP); its tools are sdk.NAME.<tool> (repeatable)"},
-		&cli.IntFlag{Name: "max-calls", Usage: fmt.Sprintf("sdk calls one script may make (default %d)", app.DefaultMaxCalls)},
+		&cli.IntFlag{Name: "max-calls", Usage: "sdk calls one script may make", DefaultText: fmt.Sprint(app.DefaultMaxCalls)},
 	}
 }
 

@@ -3,10 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 )
@@ -18,8 +21,11 @@ type RunConfig struct {
 	// Settings are the resolved limits and io of the script.
 	Settings config.Settings
 	SDK      SDKOptions
-	// Source is the script; Args its arguments (...).
+	// Source is the script; Args its arguments (...). Name is how its
+	// syntax errors name it, as lint does (its path, or standard input's
+	// name); empty is "script".
 	Source []byte
+	Name   string
 	Args   []string
 	// OnLog and OnProgress receive the script's print and progress calls.
 	OnLog      func(line string)
@@ -109,7 +115,40 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
-	return redactResult(setup.cfg.Redactor, rt.Execute(ctx, script)), nil
+	res = rt.Execute(ctx, script)
+	if res.Error != nil && res.Error.Kind == result.Syntax {
+		res.Error = syntaxErrors(ctx, rt, cfg.Name, cfg.Source, res.Error)
+	}
+	return redactResult(setup.cfg.Redactor, res), nil
+}
+
+// syntaxErrors reports a script that does not compile as lint does: every
+// syntax error, one a line, each as NAME:LINE:COLUMN: message. A script
+// larger than lint.SmallFileBytes (whose parse has no bound but its size)
+// or one lint cannot parse keeps the first error, named.
+func syntaxErrors(ctx context.Context, rt *luau.Runtime, name string, source []byte, first *result.Error) *result.Error {
+	if name == "" {
+		return first
+	}
+	named := &result.Error{Kind: result.Syntax, Line: first.Line,
+		Message: name + strings.TrimPrefix(first.Message, "script")}
+	if len(source) > lint.SmallFileBytes {
+		return named
+	}
+	report, err := lint.Run(ctx, rt, []lint.Source{{Name: name, Text: source}}, lint.Options{Workers: 1})
+	if err != nil {
+		return named
+	}
+	var lines []string
+	for _, d := range report.Diagnostics {
+		if d.Rule == lint.RuleSyntax {
+			lines = append(lines, fmt.Sprintf("%s:%d:%d: %s", d.File, d.Line, d.Column, d.Message))
+		}
+	}
+	if len(lines) == 0 {
+		return named
+	}
+	return &result.Error{Kind: result.Syntax, Line: first.Line, Message: strings.Join(lines, "\n")}
 }
 
 // redactResult redacts the configuration's secrets from what a run shows:

@@ -50,7 +50,7 @@ type File struct {
 
 // Limits is the [limits] section.
 type Limits struct {
-	Timeout        string `toml:"timeout"`
+	Timeout        string `toml:"timeout" kind:"duration"`
 	MemoryLimitMB  int64  `toml:"memory_limit_mb"`
 	MaxLogLines    int    `toml:"max_log_lines"`
 	MaxLogBytes    int    `toml:"max_log_bytes"`
@@ -85,16 +85,19 @@ const EnvIODir = "TOOLSCRIPT_IO_DIR"
 // that name them.
 func Load(path string) (*File, error) {
 	var f File
-	meta, err := toml.DecodeFile(path, &f)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	if undecoded := meta.Undecoded(); len(undecoded) > 0 {
-		keys := make([]string, len(undecoded))
-		for i, k := range undecoded {
-			keys[i] = k.String()
+	meta, err := toml.Decode(string(data), &f)
+	if err != nil {
+		if explained := wrongType(string(data)); explained != nil {
+			return nil, fmt.Errorf("config %s: %w", path, explained)
 		}
-		return nil, fmt.Errorf("config %s: unknown key %s", path, strings.Join(keys, ", "))
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if undecoded := meta.Undecoded(); len(undecoded) > 0 {
+		return nil, fmt.Errorf("config %s: %w", path, unknownKeys(string(data), undecoded))
 	}
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)

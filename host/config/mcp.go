@@ -25,7 +25,7 @@ type MCPServer struct {
 	Cwd     string            `toml:"cwd"`
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"`
-	Timeout string            `toml:"timeout"`
+	Timeout string            `toml:"timeout" kind:"duration"`
 	// Stderr is where a stdio server's standard error goes: StderrInherit
 	// (the default), StderrDiscard, or a file's path (relative to the
 	// configuration file's directory).

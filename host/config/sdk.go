@@ -24,7 +24,7 @@ type API struct {
 	// Auth is `auth = "literal"` or the [apis.NAME.auth] table.
 	Auth         *APIAuth       `toml:"auth"`
 	AuthEnv      string         `toml:"auth_env"`
-	Timeout      string         `toml:"timeout"`
+	Timeout      string         `toml:"timeout" kind:"duration"`
 	FrozenParams map[string]any `toml:"frozen_params"`
 	// Safe and Unsafe classify operations (by operationId or sdk function
 	// name) against their HTTP method: a POST that only searches is safe.

@@ -12,11 +12,11 @@ type Server struct {
 	MaxConcurrent int `toml:"max_concurrent"`
 	// MaxTimeout caps the timeout_ms a client may ask for, and the default
 	// timeout too.
-	MaxTimeout string `toml:"max_timeout"`
+	MaxTimeout string `toml:"max_timeout" kind:"duration"`
 	// MaxScriptBytes caps the size of a script's source.
 	MaxScriptBytes int64 `toml:"max_script_bytes"`
 	// QueueWait bounds how long a call waits for a slot.
-	QueueWait string `toml:"queue_wait"`
+	QueueWait string `toml:"queue_wait" kind:"duration"`
 
 	// HTTP is the address of the hosted mode; empty serves stdio.
 	HTTP string `toml:"http"`
@@ -33,7 +33,7 @@ type Server struct {
 	TLSCert string `toml:"tls_cert"`
 	TLSKey  string `toml:"tls_key"`
 	// ShutdownGrace is how long running scripts may finish after a signal.
-	ShutdownGrace string `toml:"shutdown_grace"`
+	ShutdownGrace string `toml:"shutdown_grace" kind:"duration"`
 	// MaxConnections caps the open connections; those over it get 503.
 	// 0 is the default, sized to the descriptor limit.
 	MaxConnections int `toml:"max_connections"`
@@ -41,9 +41,9 @@ type Server struct {
 	// address. 0 is the default.
 	MaxConnectionsPerClient int `toml:"max_connections_per_client"`
 	// BodyTimeout bounds the time a client takes to send a request body.
-	BodyTimeout string `toml:"body_timeout"`
+	BodyTimeout string `toml:"body_timeout" kind:"duration"`
 	// WriteTimeout bounds each write of a response to a client.
-	WriteTimeout string `toml:"write_timeout"`
+	WriteTimeout string `toml:"write_timeout" kind:"duration"`
 	// MaxUnwrittenBytesPerUser bounds the bytes of one user's responses
 	// not yet written. 0 is the default.
 	MaxUnwrittenBytesPerUser int64 `toml:"max_unwritten_bytes_per_user"`
