@@ -1,5 +1,11 @@
 package effects
 
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
 // Asking a person. A rule whose action is ask (host/contract/policy)
 // pauses an effect before it happens and puts a Question to a person
 // through the surface the execution came from: a terminal prompt under
@@ -51,4 +57,118 @@ func (a Answer) String() string {
 // that made the effect, and may block for as long as the person takes.
 type Asker interface {
 	Ask(q Question) (Answer, error)
+}
+
+// Refuse is the Asker of a surface that has no person to ask but whose
+// rules say what no answer means: `toolscript run` without a terminal,
+// where ask is deny. It declines every Question.
+var Refuse Asker = refuse{}
+
+type refuse struct{}
+
+func (refuse) Ask(Question) (Answer, error) { return Decline, nil }
+
+// ErrNoAsker is Run.Ask's error on a Run given no Asker.
+var ErrNoAsker = errors.New("no one can be asked: this surface has no way to ask a person")
+
+// asking is how a Run asks: its Asker, the hook that stops the script's
+// clock while it waits, the rules a person said yes to all of, and the
+// lock that puts one Question at a time.
+type asking struct {
+	// turn is held for a whole Ask: one Question at a time. (A channel:
+	// a Question waits for its turn as long as a person takes.)
+	turn   chan struct{}
+	asker  Asker
+	onWait func() (resume func())
+	all    map[string]bool // rules answered ApproveAll (in turn)
+}
+
+// WithAsker gives r the Asker its rules' asks go to, and returns r. It is
+// set before the execution starts. A nil r stays nil (a real run asks no
+// one).
+func (r *Run) WithAsker(a Asker) *Run {
+	if r != nil {
+		r.asking.asker = a
+		r.asking.turn = make(chan struct{}, 1)
+	}
+	return r
+}
+
+// OnWait tells r how to stop the execution's clock while a person is
+// asked: wait is called as a Question is put, and the function it returns
+// when the answer (or the Asker's error) came back. The runtime sets it
+// before the execution starts (host/runtime/luau: the script's deadline
+// moves on by the time waited), so that the time a person takes is not
+// the script's; the wait's own bound is the Asker's (approval_timeout).
+func (r *Run) OnWait(wait func() (resume func())) {
+	if r != nil {
+		r.asking.onWait = wait
+	}
+}
+
+// Ask puts q to r's Asker, the one place an execution asks a person (the
+// rules' ask in Decide calls it). Questions are put one at a time, in the
+// order their effects asked (parallel calls that ask at once wait for the
+// one being asked); the script's clock stops meanwhile (OnWait). Once a
+// person answered ApproveAll to a rule's Question, later Questions of
+// that rule are answered Approve without asking. A Run without an Asker
+// gives ErrNoAsker.
+func (r *Run) Ask(q Question) (Answer, error) {
+	if r == nil || r.asking.asker == nil {
+		return Decline, ErrNoAsker
+	}
+	a := &r.asking
+	a.turn <- struct{}{}
+	defer func() { <-a.turn }()
+	if a.all[q.Rule] {
+		return Approve, nil
+	}
+	if a.onWait != nil {
+		resume := a.onWait()
+		defer resume()
+	}
+	answer, err := a.asker.Ask(q)
+	if err != nil {
+		return Decline, fmt.Errorf("asking about %s (rule %q): %w", Describe(q.Effect), q.Rule, err)
+	}
+	if answer == ApproveAll {
+		if a.all == nil {
+			a.all = map[string]bool{}
+		}
+		a.all[q.Rule] = true
+	}
+	return answer, nil
+}
+
+// Asker returns an Asker that answers from the plan p: Approve for an
+// effect one of p's entries holds (the same effect as a plan run compares
+// it: compare.go), each entry approving one effect at most; every other
+// Question goes to next (Refuse when next is nil). `toolscript run
+// --approve PLAN` asks it.
+func (p *Approved) Asker(next Asker) Asker {
+	if next == nil {
+		next = Refuse
+	}
+	used := make([]bool, len(p.entries))
+	return &planAsker{plan: p, used: used, next: next}
+}
+
+type planAsker struct {
+	mu   sync.Mutex
+	plan *Approved
+	used []bool // entries that approved an effect already (under mu)
+	next Asker
+}
+
+func (a *planAsker) Ask(q Question) (Answer, error) {
+	a.mu.Lock()
+	for i, e := range a.plan.entries {
+		if !a.used[i] && differs(e, q.Effect) == "" {
+			a.used[i] = true
+			a.mu.Unlock()
+			return Approve, nil
+		}
+	}
+	a.mu.Unlock()
+	return a.next.Ask(q)
 }

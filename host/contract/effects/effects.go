@@ -238,6 +238,9 @@ type Run struct {
 	diffWork int64
 	// plan is a plan run's plan and progress (nil in other modes).
 	plan *planState
+	// asking is who the run asks about an effect a rule asks about, and
+	// how (ask.go).
+	asking asking
 }
 
 // New returns the effects of an execution in mode m.
