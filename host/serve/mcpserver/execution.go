@@ -10,6 +10,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
 
 // execute_script's handler is the script's run (runScript) inside layers,
@@ -21,6 +22,8 @@ import (
 //   - untilStopped (stopping.go): the call ends with Stop, and a call
 //     cancelled before it gets here does not start;
 //   - withSlot (slot.go): a slot of the user's, waited for;
+//   - resuming (resume.go): a retry's requestState, opened: the paused
+//     execution it resumes;
 //   - prepare (prepare.go): the user's io directory, the limits,
 //     Config.Prepare;
 //   - withProgress (notify.go): progress notifications, when asked for;
@@ -31,7 +34,7 @@ import (
 // WithToolHandlerMiddleware, which wraps every tool.
 func (s *Server) executeScriptHandler() server.ToolHandlerFunc {
 	layers := []server.ToolHandlerMiddleware{
-		s.checkArguments, s.untilStopped, s.withSlot, s.prepare, s.withProgress, s.observe,
+		s.checkArguments, s.untilStopped, s.withSlot, s.resuming, s.prepare, s.withProgress, s.observe,
 	}
 	h := s.runScript
 	for _, layer := range slices.Backward(layers) {
@@ -50,6 +53,13 @@ type execution struct {
 	script   luau.Script
 	progress *progressReporter // nil when the client asked for none
 	res      *result.Result    // once the script ran
+	// paused is set when the call's answer is input_required: its
+	// execution waits for a person (pause.go).
+	paused bool
+	// resume is what a retry resumes (resume.go), nil for a first call.
+	resume *resumption
+	// binding is what the state of a pause is bound to.
+	binding requeststate.Binding
 }
 
 type executionKey struct{}
@@ -67,8 +77,20 @@ const (
 )
 
 // runScript is the innermost handler: it runs the script.
-func (s *Server) runScript(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) runScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	x := executionFrom(ctx)
+	if x.resume != nil && x.resume.inPlace != nil {
+		x.resume.inPlace.answers <- x.resume.answer
+		return s.await(ctx, x, x.resume.inPlace)
+	}
+	if x.script.Effects != nil {
+		asker, how := s.askerFor(ctx)
+		if how == askByRetry {
+			x.binding = bindingOf(ctx, x, req)
+			return s.await(ctx, x, s.start(ctx, x))
+		}
+		x.script.Effects.WithAsker(asker)
+	}
 	x.res = s.cfg.Runtime.Execute(sdkcall.WithClient(ctx, s.gateway(ctx, x.progress)), x.script)
 	if s.cfg.IO == nil {
 		explainDisabledIO(x.res, x.script.Source)

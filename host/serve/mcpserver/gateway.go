@@ -43,6 +43,7 @@ const (
 // stateless HTTP request), which declares nothing.
 type peer struct {
 	caps atomic.Pointer[mcp.ClientCapabilities]
+	info atomic.Pointer[mcp.Implementation]
 }
 
 type peerKey struct{}
@@ -66,9 +67,11 @@ func (p *peer) declare(params json.RawMessage) {
 	}
 	var init struct {
 		Capabilities mcp.ClientCapabilities `json:"capabilities"`
+		ClientInfo   mcp.Implementation     `json:"clientInfo"`
 	}
 	if json.Unmarshal(params, &init) == nil {
 		p.caps.Store(&init.Capabilities)
+		p.info.Store(&init.ClientInfo)
 	}
 }
 
@@ -82,6 +85,31 @@ func (p *peer) capabilities() mcp.ClientCapabilities {
 		return *c
 	}
 	return mcp.ClientCapabilities{}
+}
+
+// client returns the name and version the client gave at initialize, the
+// zero value when unknown.
+func (p *peer) client() mcp.Implementation {
+	if p == nil {
+		return mcp.Implementation{}
+	}
+	if i := p.info.Load(); i != nil {
+		return *i
+	}
+	return mcp.Implementation{}
+}
+
+// clientOf returns the name and version of the client of the call whose
+// context is ctx: as its request's _meta says (2026-07-28), else as it
+// said at initialize; the zero value when it said nothing.
+func clientOf(ctx context.Context) mcp.Implementation {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientInfo != nil {
+		return *info.ClientInfo
+	}
+	if c := callFrom(ctx); c != nil {
+		return c.peer.client()
+	}
+	return mcp.Implementation{}
 }
 
 // gateway returns what upstreams reach of the client of the call whose

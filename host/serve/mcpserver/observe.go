@@ -17,6 +17,11 @@ func (s *Server) observe(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		x := executionFrom(ctx)
 		done := s.cfg.Metrics.Start()
 		out, err := next(ctx, req)
+		if x.paused {
+			done(nil)
+			accesslog.FromContext(ctx).SetOutcome(metrics.OutcomePaused, "")
+			return out, err
+		}
 		done(x.res)
 		if x.res.Failed() {
 			accesslog.FromContext(ctx).SetOutcome(metrics.OutcomeError, string(x.res.Error.Kind))

@@ -26,7 +26,13 @@ func (s *Server) prepare(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		limits.Timeout = min(limits.Timeout, s.cfg.MaxTimeout)
 		user, _ := auth.UserFrom(ctx)
-		x.call = Call{User: user, MetaAuth: metaAuth(req), Script: &luau.Script{Source: []byte(x.args.script), Limits: limits,
+		if x.resume != nil && x.resume.inPlace != nil {
+			// The execution goes on as its first call prepared it.
+			x.call = Call{User: user, Client: clientOf(ctx), Script: &x.resume.inPlace.x.script}
+			x.script = x.resume.inPlace.x.script
+			return next(ctx, req)
+		}
+		x.call = Call{User: user, MetaAuth: metaAuth(req), Client: clientOf(ctx), Script: &luau.Script{Source: []byte(x.args.script), Limits: limits,
 			IO: s.ioFor(user), Effects: x.args.effects()}}
 		if s.cfg.Prepare != nil {
 			if err := s.cfg.Prepare(ctx, &x.call); err != nil {

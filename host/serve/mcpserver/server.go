@@ -40,6 +40,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/contract/limit"
@@ -123,6 +125,19 @@ type Config struct {
 	// not yet written ([server] max_unwritten_bytes_per_user). Default:
 	// half of ResponseBudget.
 	MaxUnwrittenBytesPerUser int64
+	// ApprovalTimeout bounds the wait for a person's answer to a rule's
+	// question ([effects] approval_timeout). Default 10 minutes.
+	ApprovalTimeout time.Duration
+}
+
+// DefaultApprovalTimeout is Config.ApprovalTimeout's default.
+const DefaultApprovalTimeout = 10 * time.Minute
+
+func (c *Config) approvalTimeout() time.Duration {
+	if c.ApprovalTimeout > 0 {
+		return c.ApprovalTimeout
+	}
+	return DefaultApprovalTimeout
 }
 
 // Call is one execute_script call, as the core hands it to Config.Prepare.
@@ -135,6 +150,10 @@ type Call struct {
 	// object keyed by API name holding that user's upstream credentials
 	// (docs/sdk.md, "Credentials"), or nil. It is read from this request only.
 	MetaAuth json.RawMessage
+	// Client is the name and version the client gave (its request's _meta
+	// under 2026-07-28, else its initialize), empty when it gave none:
+	// what the rules see as client.name and client.version.
+	Client mcp.Implementation
 	// Script is what will run. Its Effects are the call's (dry_run,
 	// plan): the sdk session Prepare makes passes its calls through them.
 	Script *luau.Script
@@ -173,6 +192,9 @@ type Server struct {
 	table *table
 	// relays are the server's requests to clients awaiting their answer.
 	relays relays
+	// pausedRuns are the executions waiting in place for a person's
+	// answer (pause.go).
+	pausedRuns pausedTable
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc

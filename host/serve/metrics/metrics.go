@@ -31,6 +31,10 @@ const Namespace = "toolscript"
 const (
 	OutcomeOK    = "ok"
 	OutcomeError = "error"
+	// OutcomePaused: the call ended with input_required, its execution
+	// waiting for a person's answer (a rule asked); the retry that
+	// carries the answer counts as an execution of its own.
+	OutcomePaused = "input_required"
 )
 
 // The limits a request can be refused by (label "limit").
@@ -135,7 +139,8 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // Start counts an execution in flight and returns the function that ends
-// it with its result (nil counts as an internal error).
+// it with its result (nil: it paused for a person's answer,
+// OutcomePaused).
 func (m *Metrics) Start() (done func(*result.Result)) {
 	if m == nil {
 		return func(*result.Result) {}
@@ -148,7 +153,8 @@ func (m *Metrics) Start() (done func(*result.Result)) {
 	}
 }
 
-// Execution counts a finished execution that took d.
+// Execution counts a finished execution that took d (nil: one that
+// paused for a person's answer).
 func (m *Metrics) Execution(res *result.Result, d time.Duration) {
 	if m == nil {
 		return
@@ -156,7 +162,7 @@ func (m *Metrics) Execution(res *result.Result, d time.Duration) {
 	outcome, kind := OutcomeOK, ""
 	switch {
 	case res == nil:
-		outcome, kind = OutcomeError, string(result.Internal)
+		outcome = OutcomePaused
 	case res.Failed():
 		outcome, kind = OutcomeError, string(res.Error.Kind)
 		if !slices.Contains(result.Kinds, res.Error.Kind) {

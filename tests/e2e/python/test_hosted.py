@@ -153,10 +153,10 @@ def hosted(tmp_path, issuer):
         assert s.stop() == 0, "toolscript serve --http exits 0 on SIGTERM"
 
 
-def client(url: str, token: str, http: httpx2.AsyncClient, mode: str) -> Client:
+def client(url: str, token: str, http: httpx2.AsyncClient, mode: str, **options) -> Client:
     """The SDK's client over streamable HTTP, sending the token with every request."""
     http.headers["Authorization"] = f"Bearer {token}"
-    return Client(streamable_http_client(url, http_client=http), mode=mode, read_timeout_seconds=30)
+    return Client(streamable_http_client(url, http_client=http), mode=mode, read_timeout_seconds=30, **options)
 
 
 def http_client() -> httpx2.AsyncClient:

@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/serve/auth"
+)
+
+// Paused executions (MCP 2026-07-28). A rule asks a person; the client
+// of the call can be asked only by the call's result: execute_script
+// answers input_required, with the question as an elicitation and a
+// sealed requestState (host/serve/requeststate), and the client retries
+// the call with the person's answer and the state.
+//
+// The execution that asked waits in this process, paused in its Ask, for
+// at most the approval timeout; a retry that reaches this process while
+// it waits continues it in place. A retry that reaches another replica
+// (or this one after the wait ended) resumes it from the state: the
+// prefix's trace is replayed, repeating no effect, and the execution
+// goes on live from the effect that was asked (resume.go). The result is
+// the same either way.
+
+// The bounds of paused executions held in place. Past them an execution
+// is not held (it stops at once, its state still resumable by replay).
+const (
+	maxPaused        = 256
+	maxPausedPerUser = 16
+)
+
+// running is an execution that may pause: its script runs on a goroutine
+// of its own, detached from the call that started it, and tells the
+// call holding it what it did next (events).
+type running struct {
+	id     string
+	owner  string // the user's scope
+	events chan event
+	// answers carries the person's answer to the question the execution
+	// waits on.
+	answers chan effects.Answer
+	cancel  context.CancelFunc
+	// x is the execution as its first call prepared it.
+	x *execution
+}
+
+// event is what a running execution did next: it paused on a question,
+// or it ended.
+type event struct {
+	question *effects.Question
+	res      *result.Result
+}
+
+// pausing is the Asker of a running execution: each Ask is an event
+// for the call that holds the execution, and waits for the answer the
+// next call brings.
+type pausing struct {
+	r       *running
+	ctx     context.Context
+	timeout time.Duration
+}
+
+func (p *pausing) Ask(q effects.Question) (effects.Answer, error) {
+	select {
+	case p.r.events <- event{question: &q}:
+	case <-p.ctx.Done():
+		return effects.Cancel, p.ctx.Err()
+	}
+	t := time.NewTimer(p.timeout)
+	defer t.Stop()
+	select {
+	case a := <-p.r.answers:
+		return a, nil
+	case <-t.C:
+		return effects.Cancel, fmt.Errorf("no answer within %s", p.timeout)
+	case <-p.ctx.Done():
+		return effects.Cancel, p.ctx.Err()
+	}
+}
+
+// pausedTable holds the executions waiting for a person's answer, by id.
+type pausedTable struct {
+	mu     sync.Mutex
+	byID   map[string]*running
+	byUser map[string]int
+}
+
+// hold keeps r until its answer comes or the wait ends; false when the
+// bounds leave no room.
+func (t *pausedTable) hold(r *running) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byID == nil {
+		t.byID, t.byUser = map[string]*running{}, map[string]int{}
+	}
+	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser {
+		return false
+	}
+	t.byID[r.id] = r
+	t.byUser[r.owner]++
+	return true
+}
+
+// take removes and returns the execution id names, when owner holds it.
+func (t *pausedTable) take(id, owner string) *running {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.byID[id]
+	if r == nil || r.owner != owner {
+		return nil
+	}
+	t.drop(r)
+	return r
+}
+
+// release forgets r (its wait ended), when still held.
+func (t *pausedTable) release(r *running) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.byID[r.id] == r {
+		t.drop(r)
+	}
+}
+
+func (t *pausedTable) drop(r *running) {
+	delete(t.byID, r.id)
+	if t.byUser[r.owner]--; t.byUser[r.owner] <= 0 {
+		delete(t.byUser, r.owner)
+	}
+}
+
+// newExecutionID returns a random id for a running execution.
+func newExecutionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// start runs x's script on a goroutine of its own, as an execution that
+// may pause to ask a person through the call's result.
+func (s *Server) start(ctx context.Context, x *execution) *running {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(s.stopped, cancel)
+	r := &running{id: newExecutionID(), owner: ownerOf(ctx), events: make(chan event), answers: make(chan effects.Answer, 1), cancel: cancel, x: x}
+	script := x.script
+	script.Effects = script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
+	go func() {
+		defer stop()
+		defer cancel()
+		res := s.cfg.Runtime.Execute(sdkcall.WithClient(rctx, s.gateway(ctx, nil)), script)
+		select {
+		case r.events <- event{res: res}:
+		case <-rctx.Done():
+		}
+	}()
+	return r
+}
+
+// await waits for r's next event on behalf of the call whose context is
+// ctx: its end is the call's result; a pause is the call's input_required
+// result, and r is held for the retry. A call that ends first (cancelled)
+// stops r.
+func (s *Server) await(ctx context.Context, x *execution, r *running) (*mcp.CallToolResult, error) {
+	select {
+	case ev := <-r.events:
+		if ev.res != nil {
+			x.res = ev.res
+			return s.holdResponse(ctx, x.call.User, x.res), nil
+		}
+		return s.paused(ctx, x, r, *ev.question)
+	case <-ctx.Done():
+		r.cancel()
+		x.res = &result.Result{Error: &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}}
+		return cancelled(), nil
+	}
+}
+
+// ownerOf is who owns the executions of the call whose context is ctx:
+// its user (every call of stdio's one user is the zero User's).
+func ownerOf(ctx context.Context) string {
+	user, _ := auth.UserFrom(ctx)
+	return user.Issuer + "\x00" + user.Subject
+}
+
+// paused answers the call whose execution r asks q: input_required, with
+// q as an elicitation and the sealed state that resumes the execution.
+func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects.Question) (*mcp.CallToolResult, error) {
+	state, err := s.sealPause(x, r, q)
+	if err != nil {
+		r.cancel()
+		x.res = &result.Result{Error: &result.Error{Kind: result.Internal, Message: "the paused execution cannot be sealed: " + err.Error()}}
+		return toolResult(x.res), nil
+	}
+	if s.pausedRuns.hold(r) {
+		wait := s.cfg.approvalTimeout()
+		time.AfterFunc(wait, func() {
+			s.pausedRuns.release(r)
+			r.cancel()
+		})
+	} else {
+		r.cancel()
+	}
+	x.paused = true
+	return server.NewInputRequestBuilder(state).Elicit(approvalID, questionParams(q, s.cfg.Redactor)).ToolResult(), nil
+}

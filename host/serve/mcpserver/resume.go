@@ -1,0 +1,84 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/serve/accesslog"
+	"github.com/toolscript/toolscript/host/serve/requeststate"
+)
+
+// A retry of a paused call (MCP 2026-07-28) carries the person's answer
+// (inputResponses) and the requestState of its input_required result.
+// resuming opens the state, bound to the call's user, client, script and
+// arguments, refusing it with a clear error when anything differs, it is
+// expired, forged, or was resumed already; then the execution goes on:
+// in place when this process still holds it, else by replaying the
+// prefix the state carries (prepare makes the Run: effects.NewResume).
+
+// resumption is what a retry resumes.
+type resumption struct {
+	state  *requeststate.State
+	answer effects.Answer
+	// inPlace is the execution this process still holds, nil when it is
+	// resumed by replay.
+	inPlace *running
+}
+
+// resuming is the layer that opens a retry's requestState.
+func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		token := req.Params.RequestState
+		if token == "" {
+			return next(ctx, req)
+		}
+		x := executionFrom(ctx)
+		record := accesslog.FromContext(ctx)
+		st, err := s.states.Open(token, bindingOf(ctx, x, req), time.Now())
+		if err != nil {
+			record.SetOutcome(outcomeInvalid, "")
+			return invalid("Invalid requestState: " + err.Error() + ": nothing ran; call execute_script again without it"), nil
+		}
+		answer, err := answerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID))
+		if err != nil {
+			st.RemoveSpill()
+			record.SetOutcome(outcomeInvalid, "")
+			return invalid("Invalid inputResponses: the answer to " + approvalID + ": " + err.Error()), nil
+		}
+		x.resume = &resumption{state: st, answer: answer, inPlace: s.pausedRuns.take(st.Execution, ownerOf(ctx))}
+		return next(ctx, req)
+	}
+}
+
+// bindingOf is what a state of the call whose context is ctx must be
+// bound to.
+func bindingOf(ctx context.Context, x *execution, req mcp.CallToolRequest) requeststate.Binding {
+	script := sha256.Sum256([]byte(x.args.script))
+	return requeststate.Binding{
+		User:            ownerOf(ctx),
+		Client:          clientOf(ctx).Name,
+		ScriptSHA256:    hex.EncodeToString(script[:]),
+		ArgumentsSHA256: argumentsDigest(req),
+	}
+}
+
+// argumentsDigest is the sha256 of a call's arguments in one form (the
+// keys of objects sorted), so that a client that sends them again in
+// another order or spacing binds the same.
+func argumentsDigest(req mcp.CallToolRequest) string {
+	var v any = req.Params.Arguments
+	if len(req.Params.RawArguments) > 0 {
+		v = nil
+		_ = json.Unmarshal(req.Params.RawArguments, &v)
+	}
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

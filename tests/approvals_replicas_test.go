@@ -1,0 +1,224 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A paused execution resumes on any replica. Two `serve --http
+// --stateless` replicas share a state key and an io directory behind a
+// real HAProxy (examples/haproxy's backend, balanced round robin here so
+// that consecutive requests go to alternate replicas). A client on MCP
+// 2026-07-28 calls execute_script; a rule asks a person, and the call
+// ends with input_required on one replica; the retry with the answer
+// reaches the other, which replays the prefix (no request sent again, no
+// file written again) and runs on live. The notes API counts what it was
+// sent; the io directory shows each write once.
+
+// approvalScript reads, writes a file, creates a note (the rule asks),
+// then writes another file after the answer.
+const approvalScript = `
+local before = #sdk.notes.listNotes()
+io.open("before.txt", "w"):write("written before the ask"):close()
+local made = sdk.notes.createNote({ text = "approved" })
+io.open("after.txt", "w"):write("written after: " .. made.text):close()
+return { before = before, made = made.text }
+`
+
+// modernCall is a tools/call of MCP 2026-07-28 (stateless: no session),
+// declaring elicitation; state and answer make it a retry.
+func modernCall(id int, script, state string, answer map[string]any) string {
+	params := map[string]any{
+		"name":      "execute_script",
+		"arguments": map[string]any{"script": script},
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "replica-test", "version": "1"},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+		},
+	}
+	if state != "" {
+		params["requestState"] = state
+		params["inputResponses"] = map[string]any{"approval": answer}
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+	return string(b)
+}
+
+// postModern posts body to url as a 2026-07-28 request with token and
+// returns the JSON-RPC result.
+func postModern(t *testing.T, url, token, body string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg map[string]any
+	data, _ := readMessage(resp)
+	if err := json.Unmarshal(data, &msg); err != nil {
+		t.Fatalf("status %d: %v: %s", resp.StatusCode, err, data)
+	}
+	res, _ := msg["result"].(map[string]any)
+	if res == nil {
+		t.Fatalf("no result: %s", data)
+	}
+	return res
+}
+
+// readMessage reads the one JSON-RPC message of a response, plain JSON
+// or the data of its event stream's first message.
+func readMessage(resp *http.Response) ([]byte, error) {
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var b bytes.Buffer
+		_, err := b.ReadFrom(resp.Body)
+		return b.Bytes(), err
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"result"`) {
+			return []byte(data), nil
+		}
+	}
+	return nil, fmt.Errorf("no message in the event stream: %v", sc.Err())
+}
+
+// startHAProxy runs a real HAProxy balancing round robin over backends
+// (host:port) and returns its address.
+func startHAProxy(t *testing.T, backends ...string) string {
+	t.Helper()
+	bin, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Fatal("haproxy is not installed (.ci/run installs it: apt-get install haproxy)")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 5s\n    timeout client 60s\n    timeout server 60s\n")
+	fmt.Fprintf(&cfg, "frontend mcp\n    bind %s\n    default_backend toolscript\nbackend toolscript\n    balance roundrobin\n", addr)
+	for i, b := range backends {
+		fmt.Fprintf(&cfg, "    server replica%d %s\n", i+1, b)
+	}
+	path := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-db", "-f", path)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("haproxy:\n%s", out.String())
+		}
+	})
+	// Ready when it accepts connections (HAProxy says nothing when it is).
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return "http://" + addr
+		}
+		if i > 500 {
+			t.Fatalf("haproxy does not listen on %s: %v\n%s", addr, err, out.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling a port: HAProxy has no readiness signal
+	}
+}
+
+func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir := t.TempDir()
+	ioDir := filepath.Join(dir, "files")
+	if err := os.MkdirAll(ioDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
+		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
+		"[effects]\nstate_key = \"${TOOLSCRIPT_STATE_KEY}\"\n")
+	iss, auth := issuerArgs(t)
+	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("k", 32))
+	var replicas []*hostedProcess
+	var backends []string
+	for range 2 {
+		cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, auth...)...)
+		p := startServeCmd(t, cmd, dir)
+		replicas = append(replicas, p)
+		backends = append(backends, strings.TrimPrefix(p.base, "http://"))
+	}
+	url := startHAProxy(t, backends...) + "/mcp"
+	token := iss.Token(t, "RS256", "alice")
+
+	first := postModern(t, url, token, modernCall(1, approvalScript, "", nil))
+	if first["resultType"] != "input_required" {
+		t.Fatalf("the first call: %v", first)
+	}
+	state, _ := first["requestState"].(string)
+	if state == "" {
+		t.Fatalf("no requestState: %v", first)
+	}
+	if got := api.count(http.MethodPost); got != 0 {
+		t.Fatalf("%d POSTs before the answer", got)
+	}
+	retry := postModern(t, url, token, modernCall(2, approvalScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
+	sc, _ := retry["structuredContent"].(map[string]any)
+	if sc == nil || sc["error"] != nil {
+		t.Fatalf("the retry: %v", retry)
+	}
+	if got := fmt.Sprint(sc["result"]); got != "map[before:1 made:approved]" {
+		t.Errorf("result %s", got)
+	}
+	if gets, posts := api.count(http.MethodGet), api.count(http.MethodPost); gets != 1 || posts != 1 {
+		t.Errorf("the API got %d GETs and %d POSTs, want each once", gets, posts)
+	}
+	// Which replica served which: the pause on one, the resume on the other.
+	paused, resumed := -1, -1
+	for i, p := range replicas {
+		log := p.stderr.String()
+		if strings.Contains(log, `"outcome":"input_required"`) {
+			paused = i
+		}
+		if strings.Contains(log, `"outcome":"ok"`) {
+			resumed = i
+		}
+	}
+	if paused < 0 || resumed < 0 || paused == resumed {
+		t.Errorf("paused on replica %d, resumed on %d: want two different replicas", paused, resumed)
+	}
+
+	// The state resumes once: sent again, it is refused and nothing runs.
+	again := postModern(t, url, token, modernCall(3, approvalScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
+	if again["isError"] != true || !strings.Contains(fmt.Sprint(again["content"]), "requestState") {
+		t.Errorf("a state resumed twice: %v", again)
+	}
+	if posts := api.count(http.MethodPost); posts != 1 {
+		t.Errorf("%d POSTs after a replayed state", posts)
+	}
+}
