@@ -29,6 +29,7 @@ package effects
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 )
@@ -238,6 +239,14 @@ type Run struct {
 	diffWork int64
 	// plan is a plan run's plan and progress (nil in other modes).
 	plan *planState
+	// ask is who the run asks about the effects a rule names (nil: no
+	// one); all the rules whose every effect was approved; denied why an
+	// effect was last declined; askStop why asking stopped the run
+	// (resume.go).
+	ask     *asker
+	all     map[string]bool
+	denied  string
+	askStop atomic.Pointer[StopError]
 }
 
 // New returns the effects of an execution in mode m.
@@ -265,6 +274,18 @@ func (r *Run) Stages() bool { m := r.Mode(); return m == DryRun || m == Plan }
 // order, and held; in a plan run it is checked against the plan (check):
 // it proceeds and is logged, or is stopped.
 func (r *Run) Decide(effect func() Effect) Decision {
+	if r.Resuming() {
+		if d, ok := r.decideResumed(effect); ok {
+			return d
+		}
+	}
+	if r != nil && r.ask != nil {
+		e := effect()
+		if d, ok := r.decideAsked(e); ok {
+			return d
+		}
+		effect = func() Effect { return e }
+	}
 	switch r.Mode() {
 	case Real:
 		return Proceed
