@@ -45,6 +45,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 )
 
 // The bounds of a state.
@@ -61,7 +62,7 @@ const (
 	// MaxSpillBytes bounds a spilled prefix's compressed file.
 	MaxSpillBytes = trace.MaxBytes
 	// MaxFiles bounds the files a state names.
-	MaxFiles = 10000
+	MaxFiles = sandboxio.MaxDigestFiles
 )
 
 // The token's framing: version, key id, the ciphertext's length, nonce.
@@ -100,11 +101,9 @@ type Binding struct {
 }
 
 // File is a file the prefix read or wrote, and its sha256 at the pause
-// (empty: it did not exist).
-type File struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256,omitempty"`
-}
+// (empty: it did not exist): sandboxio takes them (Digests) and checks
+// them (Unchanged).
+type File = sandboxio.FileDigest
 
 // State is a paused execution.
 type State struct {
