@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // ErrTooLarge is a recording that would grow past MaxBytes: the trace
@@ -46,7 +48,7 @@ type Writer struct {
 	// mem is a memory recording's trace (NewMemoryWriter), nil for
 	// another; encoded is how many entries the encoder has written to it,
 	// ends where each of them ends in it (after headerEnd, the header's).
-	mem       *memory
+	mem       *syncbuf.Buffer
 	encoded   int
 	ends      []int64
 	headerEnd int64
@@ -94,7 +96,7 @@ func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, err
 	}
 	tw := &Writer{buf: buf, enc: enc, cw: cw, waiting: map[int]*Entry{}, done: make(chan struct{})}
 	tw.moved = sync.NewCond(&tw.mu)
-	if m, ok := w.(*memory); ok {
+	if m, ok := w.(*syncbuf.Buffer); ok {
 		tw.mem = m
 		tw.headerEnd = int64(buf.Buffered())
 	}
@@ -105,27 +107,8 @@ func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, err
 // NewMemoryWriter records a trace of header h to memory: Bytes reads it
 // once closed, Prefix a consistent beginning of it at any time.
 func NewMemoryWriter(h Header) *Writer {
-	w, _ := NewWriter(&memory{}, h) // writing to memory does not fail
+	w, _ := NewWriter(&syncbuf.Buffer{}, h) // writing to memory does not fail
 	return w
-}
-
-// memory is where a memory recording is written.
-type memory struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (m *memory) Write(p []byte) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.buf.Write(p)
-}
-
-// upTo is a copy of the first n bytes written.
-func (m *memory) upTo(n int64) []byte {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return bytes.Clone(m.buf.Bytes()[:n])
 }
 
 // Bytes is a memory recording's trace as written so far (all of it once
@@ -134,9 +117,7 @@ func (w *Writer) Bytes() []byte {
 	if w.mem == nil {
 		return nil
 	}
-	w.mem.mu.Lock()
-	defer w.mem.mu.Unlock()
-	return bytes.Clone(w.mem.buf.Bytes())
+	return w.mem.Bytes()
 }
 
 // Prefix is a memory recording's header and first n entries, each whole:
@@ -172,7 +153,7 @@ func (w *Writer) Prefix(ctx context.Context, n int) ([]byte, error) {
 	if n > 0 {
 		end = w.ends[n-1]
 	}
-	return w.mem.upTo(end), nil
+	return w.mem.Bytes()[:end], nil
 }
 
 // Reserve keeps the next place in the trace for an entry given later
