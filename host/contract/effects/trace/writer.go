@@ -98,7 +98,8 @@ func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, err
 	tw.moved = sync.NewCond(&tw.mu)
 	if m, ok := w.(*syncbuf.Buffer); ok {
 		tw.mem = m
-		tw.headerEnd = int64(buf.Buffered())
+		buf.Flush() // to memory: it does not fail
+		tw.headerEnd = cw.n
 	}
 	go tw.encode()
 	return tw, nil
