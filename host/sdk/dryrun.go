@@ -87,12 +87,14 @@ func quoteAll(names []string) string {
 // call the plan does not hold: it is never sent), nil when it is to be
 // made.
 func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkcall.Response {
-	if f.safety != effects.Unsafe || s.fx.Mode() == effects.Real {
+	if f.safety != effects.Unsafe || !s.fx.Decides() {
 		return nil
 	}
 	switch s.fx.Decide(func() effects.Effect { return k.effect(s, f, args) }) {
 	case effects.Proceed:
 		return nil
+	case effects.Deny:
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": " + s.fx.DenyMessage()}
 	case effects.Stop:
 		// The runtime stops the script on it (effects.Run.Err).
 		return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": " + s.fx.Err().Message}

@@ -1,6 +1,7 @@
 // Package syncbuf provides a bytes.Buffer safe for concurrent use: what
 // tests hand a server as its log or standard error, and read while it
-// writes.
+// writes; and where a trace recorded to memory is written
+// (host/contract/effects/trace).
 package syncbuf
 
 import (

@@ -21,6 +21,13 @@
 //     the random seed pass the run in order, and are written to a trace
 //     (host/contract/effects/trace) or given back from one (replay.go).
 //
+// //   - asking a person about an effect (AskWith, ask.go), and pausing and
+//
+//	resuming an execution that asks: the consistent prefix of its
+//	recording a pause keeps (Run.Prefix), and a run that replays that
+//	prefix, then goes live with the person's answer (NewResume,
+//	resume.go).
+//
 // What happens to a held effect is the caller's: sandboxio keeps held
 // writes in an overlay, the sdk makes a response up. A capability added
 // later gets dry runs by asking Decide before it acts.
@@ -29,6 +36,7 @@ package effects
 import (
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 )
@@ -241,6 +249,14 @@ type Run struct {
 	// asking is who the run asks about an effect a rule asks about, and
 	// how (ask.go).
 	asking asking
+	// ask is who the run asks about the effects a rule names (nil: no
+	// one); all the rules whose every effect was approved; denied why an
+	// effect was last declined; askStop why asking stopped the run
+	// (resume.go).
+	ask     *asker
+	all     map[string]bool
+	denied  string
+	askStop atomic.Pointer[StopError]
 }
 
 // New returns the effects of an execution in mode m.
@@ -268,6 +284,18 @@ func (r *Run) Stages() bool { m := r.Mode(); return m == DryRun || m == Plan }
 // order, and held; in a plan run it is checked against the plan (check):
 // it proceeds and is logged, or is stopped.
 func (r *Run) Decide(effect func() Effect) Decision {
+	if r.Resuming() {
+		if d, ok := r.decideResumed(effect); ok {
+			return d
+		}
+	}
+	if r != nil && r.ask != nil {
+		e := effect()
+		if d, ok := r.decideAsked(e); ok {
+			return d
+		}
+		effect = func() Effect { return e }
+	}
 	switch r.Mode() {
 	case Real:
 		return Proceed

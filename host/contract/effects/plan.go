@@ -198,9 +198,13 @@ func NewPlan(plan *Approved) *Run {
 // Err is the error that stopped the run's effects, nil while none did
 // (and always in a real run or a dry run). It costs an atomic load.
 func (r *Run) Err() *StopError {
-	switch {
-	case r == nil:
+	if r == nil {
 		return nil
+	}
+	if s := r.askStop.Load(); s != nil {
+		return s
+	}
+	switch {
 	case r.plan != nil:
 		return r.plan.stop.Load()
 	case r.tr != nil:

@@ -28,10 +28,27 @@ import (
 //
 // A run that neither records nor replays pays one nil check per point.
 
-// traced is a run's trace: w when recording, r when replaying.
+// traced is a run's trace: w when recording, r when replaying; both when
+// resuming (resume.go): r is the prefix replayed, w records it again and
+// then the live rest.
 type traced struct {
 	w *trace.Writer
-	r *trace.Reader
+	r source
+	// resume is a resumed run's pause (resume.go), nil for another.
+	resume *resumed
+	// live is set once a resumed run's prefix has ended: every point is
+	// then recorded as a recording run's is. peeked is the prefix's next
+	// entry, read to know whether it has ended.
+	live   atomic.Bool
+	peeked *trace.Entry
+	// files are the io paths the trace's io opened or removed, handles
+	// the handles open (by number, their path): what a pause must know
+	// (resume.go).
+	files   map[string]bool
+	handles map[int32]string
+	// asking is, while Decide asks a person, how many entries come
+	// before the effect asked about (-1 otherwise): Prefix's end.
+	asking int
 	// failed, when set, is told that a recording is not whole (End).
 	failed func(error)
 
@@ -66,7 +83,7 @@ func (r *Run) Record(w *trace.Writer) *Run {
 	if r.mode == Replay {
 		return r
 	}
-	r.tr = &traced{w: w, unanswered: map[trace.Slot]*trace.Entry{}}
+	r.tr = &traced{w: w, unanswered: map[trace.Slot]*trace.Entry{}, files: map[string]bool{}, handles: map[int32]string{}, asking: -1}
 	return r
 }
 
@@ -83,7 +100,59 @@ func (r *Run) OnRecordingFailed(failed func(error)) *Run {
 // NewReplay returns the effects of a replay of the trace r reads (its
 // header read already).
 func NewReplay(r *trace.Reader) *Run {
-	return &Run{mode: Replay, tr: &traced{r: r}}
+	return &Run{mode: Replay, tr: &traced{r: r, files: map[string]bool{}, handles: map[int32]string{}, asking: -1}}
+}
+
+// source is the entries a run replays: a trace.Reader, or a resumed
+// run's prefix.
+type source interface {
+	Next() (*trace.Entry, error)
+	Line() int
+}
+
+// recordsNow reports whether a point is to be recorded (done for real):
+// a recording run's always, a resumed run's once its prefix has ended.
+func (t *traced) recordsNow() bool {
+	if t.w == nil {
+		return false
+	}
+	if t.r == nil || t.live.Load() {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.peeked != nil || t.diverged != nil {
+		return false
+	}
+	e, err := t.r.Next()
+	if err == io.EOF {
+		t.live.Store(true)
+		return true
+	}
+	if err == nil {
+		t.peeked = e
+	}
+	return false // an error: next finds it again, and diverges
+}
+
+// replayed is an entry given back from the trace: a resumed run records
+// it again, and the run keeps track of its io. t.mu is held.
+func (t *traced) replayed(e *trace.Entry) {
+	if e.Op == trace.OpIO {
+		t.track(e.IO)
+	}
+	if t.w != nil {
+		t.w.Add(e)
+	}
+}
+
+// track keeps the paths io opened or removed and the handles open.
+func (t *traced) track(o *trace.IO) {
+	switch o.Op {
+	case trace.IOOpen, trace.IORemove:
+		t.files[o.Path] = true
+	}
+	trackHandles(t.handles, o)
 }
 
 // Traced reports whether the run records or replays.
@@ -92,8 +161,9 @@ func (r *Run) Traced() bool { return r != nil && r.tr != nil }
 // Recording reports whether the run records a trace.
 func (r *Run) Recording() bool { return r.Traced() && r.tr.w != nil }
 
-// Replaying reports whether the run replays a trace.
-func (r *Run) Replaying() bool { return r.Traced() && r.tr.r != nil }
+// Replaying reports whether the run replays a whole trace (a resumed run,
+// which replays a prefix and goes on live, does not).
+func (r *Run) Replaying() bool { return r.Traced() && r.tr.r != nil && r.tr.w == nil }
 
 // Divergence is where a replay left its trace: the trace's line, what it
 // expected there and what the script did instead; or a trace that could
@@ -113,7 +183,7 @@ func (d *Divergence) Error() string {
 
 // Diverged is the replay's divergence, nil while it follows its trace.
 func (r *Run) Diverged() *Divergence {
-	if !r.Replaying() {
+	if !r.Traced() || r.tr.r == nil {
 		return nil
 	}
 	r.tr.mu.Lock()
@@ -128,7 +198,12 @@ func (t *traced) next(op trace.Op, got func() string) *trace.Entry {
 	if t.diverged != nil {
 		return nil
 	}
-	e, err := t.r.Next()
+	e, err := t.peeked, error(nil)
+	if e != nil {
+		t.peeked = nil
+	} else {
+		e, err = t.r.Next()
+	}
 	switch {
 	case err == io.EOF:
 		t.diverge(&Divergence{Line: t.r.Line() + 1, Expected: "more (the trace ends there)", Got: got()})
@@ -165,7 +240,7 @@ func (r *Run) Seed(real func() uint64) uint64 {
 		return real()
 	}
 	t := r.tr
-	if t.w != nil {
+	if t.recordsNow() {
 		seed := real()
 		t.w.Add(&trace.Entry{Op: trace.OpSeed, Seed: seed})
 		return seed
@@ -173,6 +248,7 @@ func (r *Run) Seed(real func() uint64) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e := t.next(trace.OpSeed, func() string { return "the random seed" }); e != nil {
+		t.replayed(e)
 		return e.Seed
 	}
 	return 0
@@ -185,7 +261,7 @@ func (r *Run) Wall(real func() (int64, int32)) (int64, int32) {
 		return real()
 	}
 	t := r.tr
-	if t.w != nil {
+	if t.recordsNow() {
 		sec, nsec := real()
 		t.w.Add(&trace.Entry{Op: trace.OpClock, Clock: trace.ClockWall, Sec: sec, Nsec: nsec})
 		return sec, nsec
@@ -200,6 +276,7 @@ func (r *Run) Wall(real func() (int64, int32)) (int64, int32) {
 		t.mismatch(e, "a reading of the wall clock (os.time, os.date)")
 		return 0, 0
 	}
+	t.replayed(e)
 	return e.Sec, e.Nsec
 }
 
@@ -210,7 +287,7 @@ func (r *Run) Mono(real func() int64) int64 {
 		return real()
 	}
 	t := r.tr
-	if t.w != nil {
+	if t.recordsNow() {
 		n := real()
 		t.w.Add(&trace.Entry{Op: trace.OpClock, Clock: trace.ClockMono, Nanos: n})
 		return n
@@ -225,6 +302,7 @@ func (r *Run) Mono(real func() int64) int64 {
 		t.mismatch(e, "a reading of the monotonic clock (os.clock)")
 		return 0
 	}
+	t.replayed(e)
 	return e.Nanos
 }
 
@@ -235,9 +313,12 @@ func (r *Run) Mono(real func() int64) int64 {
 // diverged.
 func (r *Run) IO(req trace.IO, do func(*trace.IO)) (*trace.IO, *Divergence) {
 	t := r.tr
-	if t.w != nil {
+	if t.recordsNow() {
 		out := req
 		do(&out)
+		t.mu.Lock()
+		t.track(&out)
+		t.mu.Unlock()
 		t.w.Add(&trace.Entry{Op: trace.OpIO, IO: &out})
 		return &out, nil
 	}
@@ -252,6 +333,7 @@ func (r *Run) IO(req trace.IO, do func(*trace.IO)) (*trace.IO, *Divergence) {
 	if e == nil {
 		return nil, t.diverged
 	}
+	t.replayed(e)
 	return e.IO, nil
 }
 
@@ -276,7 +358,7 @@ func (r *Run) Call(e Effect) (*trace.Response, CallSlot, *Divergence) {
 	t := r.tr
 	entry := &trace.Entry{Op: trace.OpCall, Function: e.Function, Method: e.Method, URL: e.URL, Headers: e.Headers,
 		Body: e.Body, BodySHA256: e.BodySHA256, BodyBytes: e.BodyBytes}
-	if t.w != nil {
+	if t.recordsNow() {
 		slot := t.w.Reserve()
 		t.mu.Lock()
 		t.unanswered[slot] = entry
@@ -296,6 +378,7 @@ func (r *Run) Call(e Effect) (*trace.Response, CallSlot, *Divergence) {
 	if recorded == nil {
 		return nil, CallSlot{}, t.diverged
 	}
+	t.replayed(recorded)
 	return recorded.Response, CallSlot{}, nil
 }
 
@@ -328,7 +411,7 @@ func callOf(e *trace.Entry) Effect {
 // too and returns what it recorded: the divergence when it does not.
 func (r *Run) End(files json.RawMessage, omitted int) (json.RawMessage, int, error) {
 	t := r.tr
-	if t.w != nil {
+	if t.recordsNow() {
 		t.mu.Lock()
 		left := t.unanswered
 		t.unanswered = map[trace.Slot]*trace.Entry{}

@@ -152,6 +152,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 			maxBytes = DefaultIOMaxBytes
 		}
 		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
+		exec.fs.ContinueFrom(script.Effects.PrefixOpens()) // a resumed execution's (none for another)
 	}
 	res := &result.Result{}
 	res.Error = r.execute(ctx, script, limits, exec, res)

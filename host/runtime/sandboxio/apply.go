@@ -31,6 +31,12 @@ func (s *FS) stopped(op, p string) error {
 	return &Error{Kind: KindIO, Op: op, Path: p, Reason: stop.Message, Err: stop}
 }
 
+// denied is the error of an effect declined (effects.Deny): nothing
+// happened, and the script may catch it.
+func (s *FS) denied(op, p string) error {
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: s.fx.DenyMessage()}
+}
+
 // applyRemove removes name for real: in a plan run the overlay's copy
 // too, and the real file only when there is one (a file created and not
 // yet closed has none).

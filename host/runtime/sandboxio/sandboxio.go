@@ -323,18 +323,23 @@ func (s *FS) Open(p, mode string) (int32, error) {
 // addHandle registers an opened handle (and the file it may write) and
 // returns its id.
 func (s *FS) addHandle(h *handle) int32 {
-	name, appendOnly := h.name, h.appendOnly
 	if h.writable {
-		if t, seen := s.touched[name]; seen {
-			t.appendOnly = t.appendOnly && appendOnly
-		} else {
-			s.touched[name] = &touch{appendOnly: appendOnly}
-			s.order = append(s.order, name)
-		}
+		s.touch(h.name, h.appendOnly)
 	}
 	s.nextID++
 	s.handles[s.nextID] = h
 	return s.nextID
+}
+
+// touch counts name among the files the execution wrote (appendOnly:
+// only appended to, so far).
+func (s *FS) touch(name string, appendOnly bool) {
+	if t, seen := s.touched[name]; seen {
+		t.appendOnly = t.appendOnly && appendOnly
+		return
+	}
+	s.touched[name] = &touch{appendOnly: appendOnly}
+	s.order = append(s.order, name)
 }
 
 // notRegular says why a file that is not regular cannot be opened, or
@@ -397,6 +402,8 @@ func (s *FS) makeParents(op, p, name string) error {
 			s.ov.dirs[d] = true
 		case effects.Stop:
 			return s.stopped(op, p)
+		case effects.Deny:
+			return s.denied(op, p)
 		default:
 			if err := s.openRoot(true); err != nil { // a plan run's first change may make it
 				return refuse(op, p, err)
@@ -645,6 +652,8 @@ func (s *FS) Remove(p string) error {
 		s.removeStaged(name)
 	case effects.Stop:
 		return s.stopped(op, p)
+	case effects.Deny:
+		return s.denied(op, p)
 	default:
 		if err := s.applyRemove(name); err != nil {
 			return ioError(op, p, err)
@@ -683,6 +692,9 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 		names = names[:MaxTouchedReported]
 	}
 	out := make([]result.FileTouched, 0, len(names))
+	if len(names) > 0 {
+		s.openRoot(false) // open already, unless every name is a resumed prefix's (ContinueFrom)
+	}
 	for _, name := range names {
 		entry := result.FileTouched{Name: name, Op: result.OpRemove}
 		if s.ov != nil && !s.apply {

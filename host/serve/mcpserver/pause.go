@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
 
 // Paused executions (MCP 2026-07-28). A rule asks a person; the client
@@ -189,6 +190,32 @@ func (s *Server) await(ctx context.Context, x *execution, r *running) (*mcp.Call
 func ownerOf(ctx context.Context) string {
 	user, _ := auth.UserFrom(ctx)
 	return user.Issuer + "\x00" + user.Subject
+}
+
+// ownSealer is a sealer with a random key of the process's own.
+func ownSealer() (*requeststate.Sealer, error) {
+	key, err := requeststate.NewKey()
+	if err != nil {
+		return nil, err
+	}
+	return requeststate.NewSealer("", requeststate.NewSpent(0), key)
+}
+
+// sealPause seals the state that resumes x, paused by r on q: the trace
+// of what it did so far, and the files it touched as they are now.
+func (s *Server) sealPause(x *execution, r *running, q effects.Question) (string, error) {
+	prefix, err := x.script.Effects.Prefix()
+	if err != nil {
+		return "", err
+	}
+	st := &requeststate.State{
+		Binding:   x.binding,
+		Expiry:    time.Now().Add(s.cfg.approvalTimeout()),
+		Execution: r.id,
+		Question:  q,
+		Prefix:    prefix,
+	}
+	return s.states.Seal(st)
 }
 
 // paused answers the call whose execution r asks q: input_required, with

@@ -50,6 +50,7 @@ import (
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/metrics"
+	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
 
 // Config configures a Server.
@@ -125,6 +126,12 @@ type Config struct {
 	// not yet written ([server] max_unwritten_bytes_per_user). Default:
 	// half of ResponseBudget.
 	MaxUnwrittenBytesPerUser int64
+	// States seals the requestState of executions paused for a person's
+	// answer and opens their retries' (pause.go, resume.go): its key is
+	// the one every replica shares ([effects] state_key). Nil: a sealer
+	// with a random key of this process's own, so that only this process
+	// resumes its states.
+	States *requeststate.Sealer
 	// ApprovalTimeout bounds the wait for a person's answer to a rule's
 	// question ([effects] approval_timeout). Default 10 minutes.
 	ApprovalTimeout time.Duration
@@ -195,6 +202,7 @@ type Server struct {
 	// pausedRuns are the executions waiting in place for a person's
 	// answer (pause.go).
 	pausedRuns pausedTable
+	states     *requeststate.Sealer
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
@@ -231,6 +239,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.ResponseBudget != nil {
 		if s.unwritten, err = limit.NewKeyedBytes[auth.User](UnwrittenBudgetName, cfg.MaxUnwrittenBytesPerUser); err != nil {
+			return nil, fmt.Errorf("mcpserver: %w", err)
+		}
+	}
+	if s.states = cfg.States; s.states == nil {
+		if s.states, err = ownSealer(); err != nil {
 			return nil, fmt.Errorf("mcpserver: %w", err)
 		}
 	}

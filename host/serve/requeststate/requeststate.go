@@ -45,6 +45,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 )
 
 // The bounds of a state.
@@ -61,7 +62,7 @@ const (
 	// MaxSpillBytes bounds a spilled prefix's compressed file.
 	MaxSpillBytes = trace.MaxBytes
 	// MaxFiles bounds the files a state names.
-	MaxFiles = 10000
+	MaxFiles = sandboxio.MaxDigestFiles
 )
 
 // The token's framing: version, key id, the ciphertext's length, nonce.
@@ -100,11 +101,9 @@ type Binding struct {
 }
 
 // File is a file the prefix read or wrote, and its sha256 at the pause
-// (empty: it did not exist).
-type File struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256,omitempty"`
-}
+// (empty: it did not exist): sandboxio takes them (Digests) and checks
+// them (Unchanged).
+type File = sandboxio.FileDigest
 
 // State is a paused execution.
 type State struct {
@@ -198,12 +197,6 @@ func NewSealer(spillDir string, spent *Spent, keys ...Key) (*Sealer, error) {
 	return &Sealer{keys: keys, spillDir: spillDir, spent: spent}, nil
 }
 
-// sealed is the authenticated plaintext's metadata (the prefix follows).
-type sealed struct {
-	State
-	Expiry int64 `json:"exp"`
-}
-
 // Seal seals st (its ID is set) into a token. The prefix is compressed;
 // when the sealed state would pass MaxSealedBytes it is written to the
 // spill directory and the state names it (an error when there is none).
@@ -217,7 +210,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	}
 	st.ID = hex.EncodeToString(id)
 	compressed := compress(st.Prefix)
-	meta := sealed{State: *st, Expiry: st.Expiry.Unix()}
+	meta := *st
 	meta.Spill = nil
 	plain, err := plaintext(&meta, compressed)
 	if err != nil {
@@ -248,7 +241,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 }
 
 // plaintext is the metadata's JSON, its length first, then the prefix.
-func plaintext(meta *sealed, prefix []byte) ([]byte, error) {
+func plaintext(meta *State, prefix []byte) ([]byte, error) {
 	js, err := json.Marshal(meta)
 	if err != nil {
 		return nil, fmt.Errorf("requeststate: %w", err)
@@ -282,7 +275,7 @@ func (s *Sealer) Open(token string, binding Binding, now time.Time) (*State, err
 	}
 	frame, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not base64url", ErrMalformed)
+		return nil, notBase64(token)
 	}
 	if len(frame) < headerBytes {
 		return nil, fmt.Errorf("%w: %d bytes, shorter than its framing", ErrTruncated, len(frame))
@@ -321,6 +314,18 @@ func (s *Sealer) Open(token string, binding Binding, now time.Time) (*State, err
 	return st, nil
 }
 
+// notBase64 is the error of a token that is not base64url: cut short
+// when its whole groups of four characters are the start of a state that
+// needs more, else malformed.
+func notBase64(token string) error {
+	whole, err := base64.RawURLEncoding.Strict().DecodeString(token[:len(token)/4*4])
+	if err == nil && len(whole) >= headerBytes && whole[0] == version &&
+		int(binary.BigEndian.Uint32(whole[1+keyIDBytes:])) > len(whole)-headerBytes {
+		return fmt.Errorf("%w: %d characters, not a whole state", ErrTruncated, len(token))
+	}
+	return fmt.Errorf("%w: not base64url", ErrMalformed)
+}
+
 func (s *Sealer) key(id []byte) (Key, bool) {
 	for _, k := range s.keys {
 		if bytes.Equal(k.id[:], id) {
@@ -337,12 +342,10 @@ func decodePlain(plain []byte) (*State, error) {
 		return nil, fmt.Errorf("%w: its content is malformed", ErrMalformed)
 	}
 	n := int(binary.BigEndian.Uint32(plain))
-	var meta sealed
-	if err := json.Unmarshal(plain[4:4+n], &meta); err != nil {
+	var st State
+	if err := json.Unmarshal(plain[4:4+n], &st); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	st := meta.State
-	st.Expiry = time.Unix(meta.Expiry, 0)
 	st.compressed = plain[4+n:]
 	return &st, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
@@ -108,6 +109,11 @@ func TestOpenRefuses(t *testing.T) {
 		raw[at] ^= 1
 		return base64.RawURLEncoding.EncodeToString(raw)
 	}
+	setLength := func(token string, n uint32) string {
+		raw, _ := base64.RawURLEncoding.DecodeString(token)
+		binary.BigEndian.PutUint32(raw[9:], n)
+		return base64.RawURLEncoding.EncodeToString(raw)
+	}
 	other := func(mod func(*requeststate.Binding)) requeststate.Binding { b := binding; mod(&b); return b }
 	for _, tc := range []struct {
 		name    string
@@ -123,8 +129,13 @@ func TestOpenRefuses(t *testing.T) {
 			raw, _ := base64.RawURLEncoding.DecodeString(tok)
 			return flip(tok, len(raw)-1)
 		}, binding, now, requeststate.ErrTampered},
-		{"tampered length", func(t *testing.T) string { return flip(seal(t, nil), 12) }, binding, now, requeststate.ErrTampered},
+		{"length claims less", func(t *testing.T) string { return setLength(seal(t, nil), 100) }, binding, now, requeststate.ErrTampered},
+		// A length that claims more looks as a cut does.
+		{"length claims more", func(t *testing.T) string { return setLength(seal(t, nil), 1<<20) }, binding, now, requeststate.ErrTruncated},
 		{"truncated", func(t *testing.T) string { tok := seal(t, nil); return tok[:len(tok)-10] }, binding, now, requeststate.ErrTruncated},
+		{"truncated by one", func(t *testing.T) string { tok := seal(t, nil); return tok[:len(tok)-1] }, binding, now, requeststate.ErrTruncated},
+		{"truncated by two", func(t *testing.T) string { tok := seal(t, nil); return tok[:len(tok)-2] }, binding, now, requeststate.ErrTruncated},
+		{"truncated by three", func(t *testing.T) string { tok := seal(t, nil); return tok[:len(tok)-3] }, binding, now, requeststate.ErrTruncated},
 		{"truncated to framing", func(t *testing.T) string { return seal(t, nil)[:12] }, binding, now, requeststate.ErrTruncated},
 		{"appended", func(t *testing.T) string { return seal(t, nil) + "AAAA" }, binding, now, requeststate.ErrTampered},
 		{"not base64", func(t *testing.T) string { return "not a state!" }, binding, now, requeststate.ErrMalformed},

@@ -3,11 +3,14 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // ErrTooLarge is a recording that would grow past MaxBytes: the trace
@@ -36,10 +39,21 @@ type Writer struct {
 	queued  int
 	moved   *sync.Cond
 	closing bool
+	// flush asks the encoder to take what is queued at once (Prefix).
+	flush bool
 	// done is closed when the encoder has written everything and flushed.
 	done chan struct{}
 	// closed: Close has returned.
 	closed bool
+	// mem is a memory recording's trace (NewMemoryWriter), nil for
+	// another; encoded is how many entries the encoder has written to it,
+	// ends where each of them ends in it (after headerEnd, the header's).
+	mem       *syncbuf.Buffer
+	encoded   int
+	ends      []int64
+	headerEnd int64
+	// failed is the encoder's error as publish last saw it.
+	failed error
 
 	// The encoder's own until done is closed.
 	buf *bufio.Writer
@@ -82,8 +96,65 @@ func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, err
 	}
 	tw := &Writer{buf: buf, enc: enc, cw: cw, waiting: map[int]*Entry{}, done: make(chan struct{})}
 	tw.moved = sync.NewCond(&tw.mu)
+	if m, ok := w.(*syncbuf.Buffer); ok {
+		tw.mem = m
+		buf.Flush() // to memory: it does not fail
+		tw.headerEnd = cw.n
+	}
 	go tw.encode()
 	return tw, nil
+}
+
+// NewMemoryWriter records a trace of header h to memory: Bytes reads it
+// once closed, Prefix a consistent beginning of it at any time.
+func NewMemoryWriter(h Header) *Writer {
+	w, _ := NewWriter(&syncbuf.Buffer{}, h) // writing to memory does not fail
+	return w
+}
+
+// Bytes is a memory recording's trace as written so far (all of it once
+// Close returned); nil for a writer that is not one.
+func (w *Writer) Bytes() []byte {
+	if w.mem == nil {
+		return nil
+	}
+	return w.mem.Bytes()
+}
+
+// Prefix is a memory recording's header and first n entries, each whole:
+// it waits until every one of them is filled (a call's response has
+// come) and written, or until ctx is done (an error saying how many are
+// still waiting). Entries after them may still come.
+func (w *Writer) Prefix(ctx context.Context, n int) ([]byte, error) {
+	if w.mem == nil {
+		return nil, errors.New("trace: only a memory recording gives a prefix")
+	}
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.moved.Broadcast()
+	})
+	defer stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.encoded < n {
+		switch {
+		case w.failed != nil:
+			return nil, w.failed
+		case w.closing:
+			return nil, fmt.Errorf("trace: the recording has %d entries, not %d", w.encoded, n)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("trace: %d of the prefix's %d entries are still waiting (calls in flight): %w", n-w.written, n, ctx.Err())
+		}
+		w.flush = true
+		w.moved.Broadcast() // wakes the encoder for what is queued
+		w.moved.Wait()
+	}
+	end := w.headerEnd
+	if n > 0 {
+		end = w.ends[n-1]
+	}
+	return w.mem.Bytes()[:end], nil
 }
 
 // Reserve keeps the next place in the trace for an entry given later
@@ -94,6 +165,14 @@ func (w *Writer) Reserve() Slot {
 	s := Slot(w.next)
 	w.next++
 	return s
+}
+
+// Reserved is how many places the writer has given (Reserve, Add): the
+// number of the next.
+func (w *Writer) Reserved() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next
 }
 
 // Fill gives the entry of slot s; it is written once every entry before
@@ -130,8 +209,9 @@ func (w *Writer) drain() {
 		w.queue = append(w.queue, e)
 		w.queued += e.size()
 		// The encoder is woken for a batch, not for each entry: waking a
-		// goroutine costs about what encoding a small entry does.
-		if w.queued >= wakeQueued || len(w.queue) >= wakeEntries {
+		// goroutine costs about what encoding a small entry does (or when
+		// a Prefix waits).
+		if w.queued >= wakeQueued || len(w.queue) >= wakeEntries || w.flush {
 			w.moved.Broadcast()
 		}
 	}
@@ -147,11 +227,18 @@ func (w *Writer) encode() {
 			w.moved.Wait()
 		}
 		batch, closing := w.queue, w.closing
-		w.queue, w.queued = nil, 0
+		w.queue, w.queued, w.flush = nil, 0, false
 		w.moved.Broadcast()
 		w.mu.Unlock()
+		var ends []int64
 		for _, e := range batch {
 			w.write(e)
+			if w.mem != nil && w.err == nil {
+				ends = append(ends, w.cw.n+int64(w.buf.Buffered()))
+			}
+		}
+		if w.mem != nil && len(batch) > 0 {
+			w.publish(ends)
 		}
 		if closing && len(batch) == 0 {
 			break
@@ -160,6 +247,20 @@ func (w *Writer) encode() {
 	if err := w.buf.Flush(); err != nil && w.err == nil {
 		w.err = traceError(err)
 	}
+}
+
+// publish flushes a memory recording's batch and counts its entries
+// written, for Prefix.
+func (w *Writer) publish(ends []int64) {
+	if err := w.buf.Flush(); err != nil && w.err == nil {
+		w.err = traceError(err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ends = append(w.ends, ends...)
+	w.encoded = len(w.ends)
+	w.failed = w.err
+	w.moved.Broadcast()
 }
 
 func (w *Writer) write(e *Entry) {

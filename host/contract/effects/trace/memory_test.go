@@ -1,0 +1,72 @@
+package trace
+
+import (
+	"bytes"
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestMemoryPrefix: a memory recording's prefix of n entries is its
+// header and those entries, each whole, however many more follow, and
+// reads back as a trace; it waits for an entry reserved and not yet
+// filled, as long as its context allows.
+func TestMemoryPrefix(t *testing.T) {
+	entries := sampleEntries()
+	w := NewMemoryWriter(Header{Toolscript: "test"})
+	late := w.Reserve() // filled last: entries after it wait behind it
+	for _, e := range entries[1:] {
+		w.Add(e)
+	}
+	if w.Reserved() != len(entries) {
+		t.Fatalf("reserved %d", w.Reserved())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := w.Prefix(ctx, 2); err == nil || !strings.Contains(err.Error(), "still waiting") {
+		t.Fatalf("a prefix whose first entry is not filled: %v", err)
+	}
+	header, err := w.Prefix(context.Background(), 0)
+	if err != nil || !bytes.HasPrefix(header, []byte(`{"trace":2`)) || bytes.Count(header, []byte("\n")) != 1 {
+		t.Fatalf("the empty prefix %q %v", header, err)
+	}
+	w.Fill(late, entries[0])
+	for n := range len(entries) + 1 {
+		prefix, err := w.Prefix(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := NewReader(bytes.NewReader(prefix), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []*Entry
+		for {
+			e, err := r.Next()
+			if err != nil {
+				break
+			}
+			got = append(got, e)
+		}
+		if len(got) != n || (n > 0 && !reflect.DeepEqual(got, entries[:n])) {
+			t.Errorf("prefix of %d: %d entries", n, len(got))
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Prefix(context.Background(), len(entries)+1); err == nil {
+		t.Error("a prefix longer than the closed recording")
+	}
+	whole, _ := w.Prefix(context.Background(), len(entries))
+	if !bytes.Equal(whole, w.Bytes()) {
+		t.Error("the whole prefix is not the recording")
+	}
+	var file bytes.Buffer
+	fw, _ := NewWriter(&file, Header{})
+	if _, err := fw.Prefix(context.Background(), 0); err == nil || fw.Bytes() != nil {
+		t.Error("a writer to a file gave a prefix")
+	}
+	fw.Close()
+}
