@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -12,8 +13,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
@@ -153,10 +156,20 @@ func (s *Server) start(ctx context.Context, x *execution) *running {
 	stop := context.AfterFunc(s.stopped, cancel)
 	r := &running{id: newExecutionID(), owner: ownerOf(ctx), events: make(chan event), answers: make(chan effects.Answer, 1), cancel: cancel, x: x}
 	script := x.script
-	script.Effects = script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
+	var memory *trace.Writer
+	if !script.Effects.Traced() {
+		// The prefix a pause keeps: the execution records to memory.
+		sum := sha256.Sum256(script.Source)
+		memory = trace.NewMemoryWriter(trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
+		script.Effects.Record(memory)
+	}
+	script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
 	go func() {
 		defer stop()
 		defer cancel()
+		if memory != nil {
+			defer memory.Close()
+		}
 		res := s.cfg.Runtime.Execute(sdkcall.WithClient(rctx, s.gateway(ctx, nil)), script)
 		select {
 		case r.events <- event{res: res}:
@@ -202,26 +215,53 @@ func ownSealer() (*requeststate.Sealer, error) {
 }
 
 // sealPause seals the state that resumes x, paused by r on q: the trace
-// of what it did so far, and the files it touched as they are now.
-func (s *Server) sealPause(x *execution, r *running, q effects.Question) (string, error) {
-	prefix, err := x.script.Effects.Prefix()
-	if err != nil {
-		return "", err
-	}
+// of what it did so far and the digests of the files it touched as they
+// are now. A prefix that cannot be taken (a file still open at the
+// pause, a recording that is not the pause's) makes a state that resumes
+// only in place; it says why to a retry that reaches another process.
+func (s *Server) sealPause(ctx context.Context, x *execution, r *running, q effects.Question) (string, error) {
 	st := &requeststate.State{
 		Binding:   x.binding,
 		Expiry:    time.Now().Add(s.cfg.approvalTimeout()),
 		Execution: r.id,
 		Question:  q,
-		Prefix:    prefix,
+	}
+	if err := s.takePrefix(ctx, x, st); err != nil {
+		st.Prefix, st.Files = nil, nil
+		st.InPlaceOnly = err.Error()
 	}
 	return s.states.Seal(st)
 }
 
+// takePrefix puts x's prefix and the digests of its files into st.
+func (s *Server) takePrefix(ctx context.Context, x *execution, st *requeststate.State) error {
+	ctx, cancel := context.WithTimeout(ctx, prefixWait)
+	defer cancel()
+	prefix, err := x.script.Effects.Prefix(ctx)
+	if err != nil {
+		return err
+	}
+	st.Prefix = prefix
+	paths, err := x.script.Effects.PrefixFiles()
+	if err != nil || len(paths) == 0 {
+		return err
+	}
+	if x.script.IO == nil {
+		return nil
+	}
+	st.Files, err = sandboxio.Digests(x.script.IO.Dir, paths)
+	return err
+}
+
+// prefixWait bounds the wait of a pause for the calls still in flight
+// before the effect asked about (a parallel batch's): their responses
+// belong to the prefix.
+const prefixWait = 30 * time.Second
+
 // paused answers the call whose execution r asks q: input_required, with
 // q as an elicitation and the sealed state that resumes the execution.
 func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects.Question) (*mcp.CallToolResult, error) {
-	state, err := s.sealPause(x, r, q)
+	state, err := s.sealPause(ctx, x, r, q)
 	if err != nil {
 		r.cancel()
 		x.res = &result.Result{Error: &result.Error{Kind: result.Internal, Message: "the paused execution cannot be sealed: " + err.Error()}}

@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/serve/metrics"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
 	"github.com/toolscript/toolscript/host/serve/auth"
 )
@@ -32,8 +34,17 @@ func (s *Server) prepare(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			x.script = x.resume.inPlace.x.script
 			return next(ctx, req)
 		}
+		fx := x.args.effects()
+		if x.resume != nil {
+			var err error
+			if fx, err = s.resumeByReplay(x, s.ioFor(user)); err != nil {
+				x.res = &result.Result{Error: &result.Error{Kind: result.Replay, Message: err.Error()}}
+				accesslog.FromContext(ctx).SetOutcome(metrics.OutcomeError, string(result.Replay))
+				return toolResult(x.res), nil
+			}
+		}
 		x.call = Call{User: user, MetaAuth: metaAuth(req), Client: clientOf(ctx), Script: &luau.Script{Source: []byte(x.args.script), Limits: limits,
-			IO: s.ioFor(user), Effects: x.args.effects()}}
+			IO: s.ioFor(user), Effects: fx}}
 		if s.cfg.Prepare != nil {
 			if err := s.cfg.Prepare(ctx, &x.call); err != nil {
 				accesslog.FromContext(ctx).SetOutcome(outcomeInvalid, "")

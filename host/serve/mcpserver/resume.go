@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
 	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
@@ -81,4 +85,36 @@ func argumentsDigest(req mcp.CallToolRequest) string {
 	b, _ := json.Marshal(v)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// resumeByReplay returns the effects of x resumed from its state's
+// prefix in the io directory io: nothing has run when it fails (the
+// state resumes only in place, the files the prefix touched changed, the
+// prefix cannot be read).
+func (s *Server) resumeByReplay(x *execution, io *luau.IO) (*effects.Run, error) {
+	st := x.resume.state
+	if st.InPlaceOnly != "" {
+		return nil, fmt.Errorf("the paused execution cannot resume here: it resumes only in the process that paused it (%s), which no longer holds it; nothing ran", st.InPlaceOnly)
+	}
+	if io != nil && len(st.Files) > 0 {
+		if err := sandboxio.Unchanged(io.Dir, st.Files); err != nil {
+			return nil, fmt.Errorf("the paused execution cannot resume: %w; nothing ran", err)
+		}
+	}
+	pr, err := st.PrefixReader()
+	if err != nil {
+		return nil, fmt.Errorf("the paused execution cannot resume: %w; nothing ran", err)
+	}
+	defer pr.Close()
+	rd, _, err := trace.NewReader(pr, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the paused execution's prefix cannot be read: %w; nothing ran", err)
+	}
+	sum := sha256.Sum256([]byte(x.args.script))
+	fx, err := effects.NewResume(rd, st.Question, x.resume.answer,
+		trace.NewMemoryWriter(trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])}))
+	if err != nil {
+		return nil, fmt.Errorf("the paused execution cannot resume: %w; nothing ran", err)
+	}
+	return fx, nil
 }

@@ -119,6 +119,10 @@ type State struct {
 	// given it (uncompressed); Open leaves it nil: PrefixReader reads it.
 	Prefix []byte `json:"-"`
 	Files  []File `json:"files,omitempty"`
+	// InPlaceOnly, when set, says why the state carries no prefix (a
+	// file was open at the pause, say): it resumes only in the process
+	// that holds the paused execution.
+	InPlaceOnly string `json:"in_place_only,omitempty"`
 
 	// Spill names a prefix kept in a file, and its digest.
 	Spill *Spill `json:"spill,omitempty"`
