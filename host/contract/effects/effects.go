@@ -301,7 +301,9 @@ func (r *Run) Pass(p Pending) Outcome {
 		}
 		return r.byMode(p.Effect())
 	}
-	if r.Mode() == Replay { // a replay gives back what the recording got
+	if r.Mode() == Replay || (p.Safe && !r.policy.rules.DecidesSafe()) {
+		// A replay gives back what the recording got; safe effects pass
+		// unless a rule names effect.safe.
 		return Outcome{Decision: Proceed}
 	}
 	e, out, next := r.ruled(p)
