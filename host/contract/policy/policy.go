@@ -108,6 +108,7 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("user", cel.ObjectType(userType)),
 		cel.Variable("client", cel.ObjectType(clientType)),
 		ext.Strings(),
+		cel.CrossTypeNumericComparisons(true),
 		cel.ParserRecursionLimit(64),
 		cel.ParserExpressionSizeLimit(MaxWhenBytes),
 	)
