@@ -147,6 +147,18 @@ func Compile(rules []Rule, def effects.Action) (*Set, error) {
 	return s, nil
 }
 
+// ParseAction reads an action (a rule's, [effects] default): allow, deny
+// or ask; an error suggests the closest.
+func ParseAction(s string) (effects.Action, error) {
+	a, err := effects.ParseAction(s)
+	if err != nil {
+		if close := catalog.CloseMatches(s, []string{"allow", "deny", "ask"}, 1); len(close) > 0 {
+			return a, fmt.Errorf("%w (did you mean %q?)", err, close[0])
+		}
+	}
+	return a, err
+}
+
 // where names rule i in an error.
 func where(r Rule, i int) string {
 	s := fmt.Sprintf("[[policy]] %d", i+1)
@@ -172,13 +184,9 @@ func compileRule(env *cel.Env, r Rule, i int, seen map[string]int) (compiled, er
 		return compiled{}, fmt.Errorf("%s: when is %d bytes, more than %d", at, len(r.When), MaxWhenBytes)
 	}
 	seen[r.Name] = i + 1
-	action, err := effects.ParseAction(r.Action)
+	action, err := ParseAction(r.Action)
 	if err != nil {
-		msg := fmt.Sprintf("%s: action: %v", at, err)
-		if close := catalog.CloseMatches(r.Action, []string{"allow", "deny", "ask"}, 1); len(close) > 0 {
-			msg += fmt.Sprintf(" (did you mean %q?)", close[0])
-		}
-		return compiled{}, errors.New(msg)
+		return compiled{}, fmt.Errorf("%s: action: %w", at, err)
 	}
 	checked, iss := env.Compile(r.When)
 	if iss != nil && iss.Err() != nil {
