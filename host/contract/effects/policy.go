@@ -311,4 +311,3 @@ func (r *Run) stopApproval(e Effect, message string) Outcome {
 	r.policy.stop.CompareAndSwap(nil, &StopError{Kind: KindApproval, Message: message + "; it was not carried out"})
 	return Outcome{Decision: Stop}
 }
-

@@ -324,7 +324,7 @@ type bound struct {
 }
 
 func (b bound) Decide(f *effects.Facts) effects.Verdict { return b.set.Decide(f, b.who) }
-func (b bound) DecidesSafe() bool                        { return b.set.safe }
+func (b bound) DecidesSafe() bool                       { return b.set.safe }
 
 // activation gives a rule its three variables without a map.
 type activation struct {

@@ -13,7 +13,10 @@ import (
 // declines answers every question with Decline.
 type declines struct{ asked int }
 
-func (d *declines) Ask(effects.Question) (effects.Answer, error) { d.asked++; return effects.Decline, nil }
+func (d *declines) Ask(effects.Question) (effects.Answer, error) {
+	d.asked++
+	return effects.Decline, nil
+}
 
 // Rules decide a real run's io: a denied write, removal or directory
 // leaves the real directory as it was and gives the script an io error
