@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 )
 
 // Rules. A configuration's [[policy]] rules (host/contract/policy, in
@@ -237,12 +239,14 @@ func (r *Run) ruled(p Pending) (e Effect, out Outcome, next bool) {
 	facts.Safe = p.Safe
 	v := st.rules.Decide(&facts)
 	e.Rule = v.Rule
+	defer func() { r.recordDecision(&e) }()
 	switch v.Action {
 	case ActionAllow:
 		e.Decision = DecisionAllowed
 		return e, Outcome{}, true
 	case ActionDeny:
-		return e, r.deny(e, v, false), false
+		out := r.deny(&e, v, false)
+		return e, out, false
 	}
 	if r.Mode() == DryRun {
 		e.Decision = DecisionAsk // shown as the question it would be; nobody is asked
@@ -263,13 +267,15 @@ func (r *Run) ask(e Effect, v Verdict) (Effect, Outcome, bool) {
 	st := r.policy
 	where := fmt.Sprintf("%s, which rule %q asks a person about", Describe(e), v.Rule)
 	if st.asker == nil {
-		return e, r.stopApproval(e, where+": nobody can be asked here (approve it with a dry run and a plan, or run it where a person answers)"), false
+		out := r.stopApproval(&e, where+": nobody can be asked here (approve it with a dry run and a plan, or run it where a person answers)")
+		return e, out, false
 	}
 	q := e
 	q.Decision, q.Rule = "", ""
 	answer, err := st.asker.Ask(Question{Effect: q, Rule: v.Rule})
 	if err != nil {
-		return e, r.stopApproval(e, fmt.Sprintf("%s: nobody answered: %v", where, err)), false
+		out := r.stopApproval(&e, fmt.Sprintf("%s: nobody answered: %v", where, err))
+		return e, out, false
 	}
 	switch answer {
 	case ApproveAll:
@@ -281,19 +287,21 @@ func (r *Run) ask(e Effect, v Verdict) (Effect, Outcome, bool) {
 		e.Decision = DecisionApproved
 		return e, Outcome{}, true
 	case Cancel:
-		return e, r.stopApproval(e, where+": a person stopped the script"), false
+		out := r.stopApproval(&e, where+": a person stopped the script")
+		return e, out, false
 	}
-	return e, r.deny(e, v, true), false
+	out := r.deny(&e, v, true)
+	return e, out, false
 }
 
 // deny logs e as denied (or declined) and remembers the message the
 // script gets.
-func (r *Run) deny(e Effect, v Verdict, declined bool) Outcome {
+func (r *Run) deny(e *Effect, v Verdict, declined bool) Outcome {
 	e.Decision = DecisionDenied
 	if declined {
 		e.Decision = DecisionDeclined
 	}
-	r.add(e)
+	r.add(*e)
 	msg := DenialMessage(v, declined)
 	r.mu.Lock()
 	if len(r.policy.denials) < maxDenials && !slices.Contains(r.policy.denials, msg) {
@@ -305,9 +313,18 @@ func (r *Run) deny(e Effect, v Verdict, declined bool) Outcome {
 
 // stopApproval stops the run with kind approval: e, not made, is logged
 // with the decision that needed a person.
-func (r *Run) stopApproval(e Effect, message string) Outcome {
+func (r *Run) stopApproval(e *Effect, message string) Outcome {
 	e.Decision = DecisionAsk
-	r.add(e)
+	r.add(*e)
 	r.policy.stop.CompareAndSwap(nil, &StopError{Kind: KindApproval, Message: message + "; it was not carried out"})
 	return Outcome{Decision: Stop}
+}
+
+// recordDecision writes what the rules decided of e to the trace a
+// recording run writes (OpDecision).
+func (r *Run) recordDecision(e *Effect) {
+	if r.tr == nil || r.tr.w == nil {
+		return
+	}
+	r.tr.w.Add(&trace.Entry{Op: trace.OpDecision, Decision: e.Decision, Rule: e.Rule, Effect: Describe(*e)})
 }

@@ -1,9 +1,12 @@
 package effects
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 )
 
 // pathRules decide by an io effect's path: the verdict its path names.
@@ -158,5 +161,36 @@ func TestPlanSkipsDenied(t *testing.T) {
 	}
 	if p.Len() != 1 || p.Entries()[0].Path != "b" {
 		t.Fatalf("plan %+v", p.Entries())
+	}
+}
+
+// A recording run writes what its rules decided (OpDecision), and a
+// replay of its trace passes over those entries.
+func TestDecisionsInTheTrace(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.Header{Toolscript: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRecording(w).WithRules(pathRules{"x": {Action: ActionDeny, Rule: "no x"}}, nil)
+	if out := r.Pass(Pending{Effect: write("x")}); out.Decision != Deny {
+		t.Fatal(out)
+	}
+	call := Effect{Op: OpCall, Function: "sdk.a.f", Method: "POST", URL: "http://h/"}
+	_, slot, _ := r.Call(call)
+	r.Answer(slot, &trace.Response{Status: 201})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `{"op":"decision","decision":"denied","rule":"no x","effect":"write x`) {
+		t.Fatalf("trace:\n%s", buf.String())
+	}
+	rd, _, err := trace.NewReader(bytes.NewReader(buf.Bytes()), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, d := NewReplay(rd).Call(call)
+	if d != nil || resp == nil || resp.Status != 201 {
+		t.Fatalf("replayed %+v, divergence %v", resp, d)
 	}
 }
