@@ -20,9 +20,11 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
 
@@ -78,6 +80,11 @@ type Who struct {
 // concurrent use.
 type Set struct {
 	rules []compiled
+	// partial are the rules' programs for Static (partial evaluation),
+	// made on its first use.
+	partialOnce sync.Once
+	partial     []cel.Program
+	partialErr  error
 	def   effects.Action
 	// safe is whether some rule names effect.safe (then safe effects are
 	// decided too).
@@ -346,3 +353,50 @@ func (a *activation) ResolveName(name string) (any, bool) {
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
+
+// unknownFacts are what Static does not know of a call: everything but
+// its kind, safety, api, function, operation and method.
+var unknownFacts = []string{"url", "path", "to", "params", "body", "args", "headers", "bytes", "sha256"}
+
+// Static decides a call from what is known before it is made (f's Kind,
+// Safe, API, Function, Operation and Method; lint --effects): the verdict
+// of the first rule whose when is true whatever the arguments, the user
+// and the client, else the default. known is false when a rule before
+// that depends on what is not known (the arguments, the user): then v
+// names that rule.
+func (s *Set) Static(f *effects.Facts) (v effects.Verdict, known bool) {
+	s.partialOnce.Do(func() {
+		for _, r := range s.rules {
+			prg, err := s.env.Program(r.ast, cel.CostLimit(CostLimit), cel.EvalOptions(cel.OptPartialEval))
+			if err != nil {
+				s.partialErr = err
+				return
+			}
+			s.partial = append(s.partial, prg)
+		}
+	})
+	if s.partialErr != nil {
+		return effects.Verdict{Reason: s.partialErr.Error()}, false
+	}
+	patterns := []*cel.AttributePatternType{cel.AttributePattern("user"), cel.AttributePattern("client")}
+	for _, name := range unknownFacts {
+		patterns = append(patterns, cel.AttributePattern("effect").QualString(name))
+	}
+	act, err := cel.PartialVars(map[string]any{"effect": f, "user": &User{}, "client": &Client{}}, patterns...)
+	if err != nil {
+		return effects.Verdict{Reason: err.Error()}, false
+	}
+	for i, prg := range s.partial {
+		out, _, err := prg.Eval(act)
+		switch {
+		case out != nil && types.IsUnknown(out):
+			return effects.Verdict{Action: s.rules[i].action, Rule: s.rules[i].name}, false
+		case err != nil:
+			return effects.Verdict{Action: effects.ActionDeny, Rule: s.rules[i].name, Reason: "its when failed: " + err.Error()}, true
+		}
+		if b, ok := out.Value().(bool); ok && b {
+			return effects.Verdict{Action: s.rules[i].action, Rule: s.rules[i].name}, true
+		}
+	}
+	return effects.Verdict{Action: s.def}, true
+}

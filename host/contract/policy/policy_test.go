@@ -202,3 +202,28 @@ func BenchmarkDecideOneRule(b *testing.B) {
 		set.Decide(&f, who)
 	}
 }
+
+// Static decides a call from its function alone: a rule on the method
+// decides; one on the arguments (or the user) depends on them.
+func TestStatic(t *testing.T) {
+	set := mustCompile(t, effects.ActionAsk, standard...)
+	for _, tc := range []struct {
+		name  string
+		facts effects.Facts
+		rule  string
+		known bool
+	}{
+		{"method", effects.Facts{Kind: "call", Method: "DELETE"}, "no deletes", true},
+		{"arguments", effects.Facts{Kind: "call", Method: "POST", Function: "sdk.gh.issues_create"}, "outside our org", false},
+		{"body", effects.Facts{Kind: "call", Method: "POST", Function: "sdk.gh.other"}, "big bodies", false},
+	} {
+		v, known := set.Static(&tc.facts)
+		if v.Rule != tc.rule || known != tc.known {
+			t.Errorf("%s: Static = %+v, %v; want %q, %v", tc.name, v, known, tc.rule, tc.known)
+		}
+	}
+	byMethod := mustCompile(t, effects.ActionAsk, standard[0])
+	if v, known := byMethod.Static(&effects.Facts{Kind: "call", Method: "POST"}); !known || v.Rule != "" || v.Action != effects.ActionAsk {
+		t.Errorf("the default: %+v %v", v, known)
+	}
+}
