@@ -98,7 +98,7 @@ func execute(rt *luau.Runtime, client *sdk.Client, source, dir string, fx *effec
 }
 
 // askPosts is a rule that asks a person about every POST.
-func askPosts(e effects.Effect) string {
+func askPosts(e *effects.Facts) string {
 	if e.Method == "POST" {
 		return "creating needs a person"
 	}

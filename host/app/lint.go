@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/policy"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
@@ -35,7 +37,11 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 		manifest := client.Manifest()
 		rtConfig.SDK = &manifest
 		if cfg.Options.Effects {
-			cfg.Options.Functions = sdkFunctions(client.Catalog())
+			rules, err := compileRules(cfg.File)
+			if err != nil {
+				return nil, usage(err)
+			}
+			cfg.Options.Functions = sdkFunctions(client.Catalog(), rules)
 		}
 	}
 	rt, err := luau.New(ctx, rtConfig)
@@ -67,8 +73,9 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 
 // sdkFunctions says, for lint --effects, whether each function of cat is
 // unsafe as a dry run classifies it (effects.OfFunction: the client's
-// catalog has the configuration's safe and unsafe) and what a call does.
-func sdkFunctions(cat *catalog.Catalog) func(string) (lint.Function, bool) {
+// catalog has the configuration's safe and unsafe), what a call does and
+// what rules (nil: none) decide of its calls.
+func sdkFunctions(cat *catalog.Catalog, rules *policy.Set) func(string) (lint.Function, bool) {
 	byName := map[string]lint.Function{}
 	for _, api := range cat.APIs {
 		for _, f := range api.Functions {
@@ -76,11 +83,37 @@ func sdkFunctions(cat *catalog.Catalog) func(string) (lint.Function, bool) {
 			if f.Kind == catalog.MCP {
 				does = "MCP tool " + f.Tool
 			}
-			byName["sdk."+api.Name+"."+f.Name] = lint.Function{Unsafe: effects.OfFunction(f) == effects.Unsafe, Does: does}
+			name := "sdk." + api.Name + "." + f.Name
+			safety := effects.OfFunction(f)
+			byName[name] = lint.Function{Unsafe: safety == effects.Unsafe, Does: does, Decided: decided(rules, api, f, name, safety)}
 		}
 	}
 	return func(name string) (lint.Function, bool) {
 		f, ok := byName[name]
 		return f, ok
 	}
+}
+
+// decided is what rules decide of the calls of f, as far as f tells: the
+// rule and its action, a rule that depends on the arguments, or the
+// default; "" without rules, and for a safe function no rule names.
+func decided(rules *policy.Set, api *catalog.API, f *catalog.Function, name string, safety effects.Safety) string {
+	if rules == nil || (safety == effects.Safe && !rules.DecidesSafe()) {
+		return ""
+	}
+	operation := f.OperationID
+	if f.Kind == catalog.MCP {
+		operation = f.Tool
+	}
+	v, known := rules.Static(&effects.Facts{Kind: string(effects.OpCall), Safe: safety == effects.Safe,
+		API: api.Name, Function: name, Operation: operation, Method: f.Method})
+	switch {
+	case !known && v.Rule != "":
+		return fmt.Sprintf("rule %q depends on arguments", v.Rule)
+	case !known:
+		return "the rules cannot tell: " + v.Reason
+	case v.Rule == "":
+		return "[effects] default: " + v.Action.String()
+	}
+	return fmt.Sprintf("rule %q: %s", v.Rule, v.Action)
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,5 +145,40 @@ func TestLintEffectsGitHub(t *testing.T) {
 		"report.luau: writes files: io.open(..., \"w\") (1:11)\n"
 	if out.String() != want {
 		t.Errorf("text output:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// TestLintEffectsRules: lint --effects names the rule that would decide
+// each unsafe call, from what the function tells (its method, operation);
+// a rule on the arguments depends on them; the rest get the default.
+func TestLintEffectsRules(t *testing.T) {
+	rules := `
+[[policy]]
+name = "no deletes"
+when = 'effect.method == "DELETE"'
+action = "deny"
+
+[[policy]]
+name = "rex"
+when = 'effect.operation == "createPet" && effect.body.name == "Rex"'
+action = "ask"
+
+[effects]
+default = "ask"
+`
+	report := lintEffects(t, rules, lint.Source{Name: "script.luau", Text: []byte(
+		"sdk.pets.delete_pet({petId = 1})\nsdk.pets.create_pet({name = 'x'})\nsdk.pets.update_pet({petId = 1}, {})\nsdk.pets.get_pet({petId = 1})\n")})
+	got := map[string]string{}
+	for _, r := range append(report.Effects[0].Unsafe, report.Effects[0].Safe...) {
+		got[r.What] = r.Decided
+	}
+	want := map[string]string{
+		"sdk.pets.delete_pet": `rule "no deletes": deny`,
+		"sdk.pets.create_pet": `rule "rex" depends on arguments`,
+		"sdk.pets.update_pet": `[effects] default: ask`,
+		"sdk.pets.get_pet":    ``,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decided %q, want %q", got, want)
 	}
 }

@@ -49,6 +49,10 @@ type RunConfig struct {
 	// OnRecordError, when set, is told that the recording could not be
 	// written whole (the run's result is unchanged).
 	OnRecordError func(error)
+	// Asker, when set, asks a person about the effects a [[policy]] rule
+	// says ask of (a terminal prompt); without one such an effect stops
+	// the script with kind approval.
+	Asker effects.Asker
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
@@ -94,6 +98,11 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 			}
 		}()
 	}
+	rules, err := compileRules(cfg.File)
+	if err != nil {
+		return nil, usage(err)
+	}
+	script.Effects = script.Effects.WithRules(rules.For(localWho(cfg.Version)), cfg.Asker)
 	setup, err := resolveSDK(cfg.File, cfg.SDK)
 	if err != nil {
 		return nil, err

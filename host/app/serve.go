@@ -14,6 +14,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/host/platform/heapfloor"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -74,6 +75,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if err != nil {
 		return usage(err)
 	}
+	if a.rules, err = compileRules(cfg.File); err != nil {
+		return usage(err)
+	}
 	if a.sdk, err = resolveSDK(cfg.File, cfg.SDK); err != nil {
 		return err
 	}
@@ -127,6 +131,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 type assembly struct {
 	cfg ServeConfig
 	rt  *luau.Runtime
+	// rules are the [[policy]] rules every execution's effects pass (nil:
+	// none).
+	rules *policy.Set
 	// client is the first sdk, nil when there are no APIs; current is the
 	// one calls get, which watchSDK replaces.
 	client  *sdk.Client
@@ -246,7 +253,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
 	}
 	records := a.records
-	if a.client == nil && records == nil {
+	if a.client == nil && records == nil && a.rules == nil {
 		return cfg
 	}
 	if a.client != nil {
@@ -255,6 +262,9 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {
+		// The rules decide every effect; nobody is asked here yet (an ask
+		// stops with kind approval).
+		call.Script.Effects = call.Script.Effects.WithRules(a.rules.For(a.who(call.User)), nil)
 		if records != nil {
 			// The operator's choice: every execution is recorded, to a file
 			// of its own, whatever its caller asked for (a dry run sends its
@@ -293,6 +303,15 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		return nil
 	}
 	return cfg
+}
+
+// who is the user and client a call's rules see: the hosted mode's token
+// subject, or the OS user under stdio.
+func (a *assembly) who(u auth.User) policy.Who {
+	if u == (auth.User{}) {
+		return localWho(a.cfg.Version)
+	}
+	return policy.Who{Sub: u.Subject, Claims: map[string]any{}}
 }
 
 // recordUser is whose traces an execution of user's counts as: the

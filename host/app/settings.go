@@ -37,7 +37,8 @@ const (
 // LoadConfig reads the configuration file path names, or
 // config.DefaultFileName when path is empty and that file exists (with
 // neither, an empty one), and checks what only the packages that use the
-// settings know: lint's rule names.
+// settings know: lint's rule names, and the [[policy]] rules (compiled and
+// type-checked).
 func LoadConfig(path string) (*config.File, error) {
 	f, err := config.LoadDefault(path)
 	if err != nil {
@@ -45,6 +46,9 @@ func LoadConfig(path string) (*config.File, error) {
 	}
 	if err := (lint.Options{Disable: f.Lint.Disable}).Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: lint.disable: %w", f.Path(), err)
+	}
+	if _, err := compileRules(f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

@@ -30,7 +30,7 @@ func TestStartRecording(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "keep me" {
 		t.Errorf("the link's target was written: %q", b)
 	}
-	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), `{"trace":2,"toolscript":"t"`) {
+	if b, _ := os.ReadFile(path); !strings.HasPrefix(string(b), `{"trace":3,"toolscript":"t"`) {
 		t.Errorf("trace %q", b)
 	}
 	if _, err := startRecording(dir, false, trace.Header{}, nil, ""); err == nil {

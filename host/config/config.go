@@ -42,10 +42,14 @@ type File struct {
 	MCPServers map[string]MCPServer `toml:"mcp_servers"`
 	// Effects is the [effects] section (effects.go).
 	Effects Effects `toml:"effects"`
+	// Policy are the [[policy]] rules, in order (effects.go).
+	Policy []Policy `toml:"policy"`
 
 	// path is the file read; dir is its directory: relative spec paths
 	// start there.
 	path, dir string
+	// policyLines are the lines of the [[policy]] headers.
+	policyLines []int
 }
 
 // Limits is the [limits] section.
@@ -103,6 +107,7 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	f.path, f.dir = path, filepath.Dir(path)
+	f.policyLines = policyLines(string(data))
 	return &f, nil
 }
 
@@ -148,6 +153,7 @@ func (f *File) check() error {
 	if err := f.Effects.check(); err != nil {
 		return err
 	}
+
 	if err := f.Server.check(); err != nil {
 		return err
 	}

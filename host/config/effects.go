@@ -2,9 +2,16 @@ package config
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/toolscript/toolscript/host/contract/redact"
 )
 
 // Effects is the [effects] section: what the operator asks of the effects
@@ -19,9 +26,39 @@ type Effects struct {
 	// Quota; nil is its default).
 	RecordMaxBytes        *int64 `toml:"record_max_bytes" json:",omitempty"`
 	RecordMaxBytesPerUser *int64 `toml:"record_max_bytes_per_user" json:",omitempty"`
+	// Default is what an effect no [[policy]] rule matches gets: allow
+	// (when empty), deny or ask.
+	Default string `toml:"default" json:",omitempty"`
+	// ApprovalTimeout bounds the wait for a person's answer (default
+	// DefaultApprovalTimeout).
+	ApprovalTimeout string `toml:"approval_timeout" kind:"duration" json:",omitempty"`
+	// StateKey (a literal, ${VAR}s expanded) or StateKeyEnv (a variable's
+	// name) is the key that seals a paused execution's state: 32 bytes,
+	// as 64 hex digits or in standard base64. Never part of Digest.
+	StateKey    string `toml:"state_key" json:"-"`
+	StateKeyEnv string `toml:"state_key_env" json:"-"`
 }
 
+// Policy is one [[policy]] entry: a rule that decides effects
+// (host/contract/policy compiles it when the configuration loads).
+type Policy struct {
+	Name   string `toml:"name"`
+	When   string `toml:"when"`
+	Action string `toml:"action"`
+}
+
+// DefaultApprovalTimeout is [effects] approval_timeout when unset.
+const DefaultApprovalTimeout = 10 * time.Minute
+
 func (e Effects) check() error {
+	if e.ApprovalTimeout != "" {
+		if d, err := time.ParseDuration(e.ApprovalTimeout); err != nil || d <= 0 {
+			return fmt.Errorf("effects.approval_timeout: %q is not a positive duration such as \"10m\"", e.ApprovalTimeout)
+		}
+	}
+	if e.StateKey != "" && e.StateKeyEnv != "" {
+		return errors.New("effects: give state_key or state_key_env, not both")
+	}
 	for _, b := range []struct {
 		key string
 		v   *int64
@@ -67,10 +104,104 @@ func (f *File) Digest() string {
 		c.APIs[name] = a
 	}
 	c.MCPServers = nil // their headers may hold tokens
+	c.Effects.StateKey, c.Effects.StateKeyEnv = "", ""
 	data, _ := json.Marshal(struct {
 		File       File
 		MCPServers []string
 	}{c, sortedNames(f.MCPServers)})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// policyHeader finds the [[policy]] headers of a file, for the lines of
+// its rules.
+var policyHeader = regexp.MustCompile(`(?m)^[ \t]*\[\[[ \t]*"?policy"?[ \t]*\]\]`)
+
+// policyLines are the lines of the [[policy]] headers of data, in order.
+func policyLines(data string) []int {
+	var lines []int
+	for _, m := range policyHeader.FindAllStringIndex(data, -1) {
+		lines = append(lines, 1+strings.Count(data[:m[0]], "\n"))
+	}
+	return lines
+}
+
+// PolicyRule is a [[policy]] entry with the line of its header (0 when
+// unknown: an inline table).
+type PolicyRule struct {
+	Policy
+	Line int
+}
+
+// EffectsSettings are the settings of the rules and the approvals of
+// every execution: plain values, compiled by host/app.
+type EffectsSettings struct {
+	// Rules are the [[policy]] entries in order; Default the [effects]
+	// default ("" is allow).
+	Rules   []PolicyRule
+	Default string
+	// ApprovalTimeout bounds the wait for a person (DefaultApprovalTimeout
+	// when unset).
+	ApprovalTimeout time.Duration
+	// StateKey is the 32-byte key that seals paused executions' state;
+	// nil when unset (a random key per process).
+	StateKey redact.Secret
+}
+
+// ResolveEffects reads the rules and approval settings of f; getenv reads
+// state_key_env and the ${VAR}s of state_key.
+func ResolveEffects(f *File, getenv func(string) string) (EffectsSettings, error) {
+	s := EffectsSettings{ApprovalTimeout: DefaultApprovalTimeout}
+	if f == nil {
+		return s, nil
+	}
+	e := f.Effects
+	s.Default = e.Default
+	if e.ApprovalTimeout != "" {
+		s.ApprovalTimeout, _ = time.ParseDuration(e.ApprovalTimeout) // checked at Load
+	}
+	for i, p := range f.Policy {
+		r := PolicyRule{Policy: p}
+		if i < len(f.policyLines) && len(f.policyLines) == len(f.Policy) {
+			r.Line = f.policyLines[i]
+		}
+		s.Rules = append(s.Rules, r)
+	}
+	key, err := stateKey(e, getenv)
+	if err != nil {
+		return s, err
+	}
+	s.StateKey = key
+	return s, nil
+}
+
+// stateKey reads and decodes [effects] state_key or state_key_env.
+func stateKey(e Effects, getenv func(string) string) (redact.Secret, error) {
+	text, what := e.StateKey, "effects.state_key"
+	switch {
+	case e.StateKeyEnv != "":
+		what = "effects.state_key_env"
+		if getenv != nil {
+			text = getenv(e.StateKeyEnv)
+		}
+		if text == "" {
+			return redact.Secret{}, fmt.Errorf("%s: the environment variable %s is not set or empty", what, e.StateKeyEnv)
+		}
+	case text != "":
+		var err error
+		if text, err = expandVars(text, getenv); err != nil {
+			return redact.Secret{}, fmt.Errorf("%s: %w", what, err)
+		}
+	default:
+		return redact.Secret{}, nil
+	}
+	text = strings.TrimSpace(text)
+	key, err := hex.DecodeString(text)
+	if err != nil || len(text) != 64 {
+		key, err = base64.StdEncoding.DecodeString(text)
+	}
+	if err != nil || len(key) != 32 {
+		return redact.Secret{}, fmt.Errorf("%s: want 32 bytes as 64 hex digits or in standard base64 (openssl rand -base64 32), not a value of %d characters", what, len(text))
+	}
+	return redact.NewSecret(string(key)), nil
 }

@@ -18,6 +18,11 @@ type Function struct {
 	// Does is what a call does, for a person: "POST /repos/{owner}/{repo}/issues",
 	// "MCP tool write_file".
 	Does string
+	// Decided is what the configuration's [[policy]] rules decide of its
+	// calls, as far as the function tells (`rule "no deletes": deny`,
+	// `rule "x" depends on arguments`, `[effects] default: ask`); empty
+	// when there are no rules.
+	Decided string
 }
 
 // Reach is one thing a script names that can change the world.
@@ -26,8 +31,10 @@ type Reach struct {
 	// (sdk.gh.issues_create), the io call (os.remove, io.open(..., "w")),
 	// or how the script reaches something unnamed (sdk[...]).
 	What string `json:"what"`
-	// Does is an sdk function's call (Function.Does).
-	Does string `json:"does,omitempty"`
+	// Does is an sdk function's call (Function.Does), and Decided what
+	// the rules decide of it (Function.Decided).
+	Does    string `json:"does,omitempty"`
+	Decided string `json:"decided,omitempty"`
 	// Line and Column are where the script first names it (1-based,
 	// columns in characters).
 	Line   int `json:"line"`
@@ -93,7 +100,7 @@ func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Fun
 				// Not in the catalog lint was given: it may change anything.
 				f = Function{Unsafe: true}
 			}
-			r.Does = f.Does
+			r.Does, r.Decided = f.Does, f.Decided
 			if f.Unsafe {
 				out.Unsafe = append(out.Unsafe, r)
 			} else {
@@ -110,7 +117,7 @@ func effectsOf(src Source, diags []luau.LintDiagnostic, lookup func(string) (Fun
 // writeEffectsText writes one block per script, each field escaped as one
 // line by host/platform/termtext (a script's name and what it names are its own):
 //
-//	a.luau: can change the world through sdk.gh.issues_create (POST /repos/{owner}/{repo}/issues), ...
+//	a.luau: can change the world through sdk.gh.issues_create (POST /repos/{owner}/{repo}/issues; rule "x": ask), ...
 //	a.luau: writes files: io.open(..., "w") (3:12), os.remove (9:1)
 //	a.luau: calls it cannot name: sdk[...] (4:7)
 //	b.luau: no unsafe sdk calls
@@ -127,8 +134,14 @@ func writeEffectsText(w *bufio.Writer, effects []Effects) {
 			list := make([]string, len(e.Unsafe))
 			for i, r := range e.Unsafe {
 				list[i] = termtext.Line(r.What)
-				if r.Does != "" {
-					list[i] += " (" + termtext.Line(r.Does) + ")"
+				var about []string
+				for _, t := range []string{r.Does, r.Decided} {
+					if t != "" {
+						about = append(about, termtext.Line(t))
+					}
+				}
+				if len(about) > 0 {
+					list[i] += " (" + strings.Join(about, "; ") + ")"
 				}
 			}
 			fmt.Fprintf(w, "%s: can change the world through %s\n", file, strings.Join(list, ", "))

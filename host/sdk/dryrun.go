@@ -82,19 +82,32 @@ func quoteAll(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// held decides an unsafe call: it returns the response that stands for it
-// when the effects layer holds it (a dry run) or stops it (a plan run's
-// call the plan does not hold: it is never sent), nil when it is to be
-// made.
+// held decides a call: it returns the response that stands for it when
+// the effects layer holds it (a dry run), denies it (a rule, or a person:
+// the script gets an error it may catch, and nothing is sent) or stops it
+// (a plan run's call the plan does not hold, a person who could not be
+// asked: it is never sent), nil when it is to be made. A safe call is
+// decided only when a rule names effect.safe; a real run without rules
+// decides nothing.
 func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkcall.Response {
-	if f.safety != effects.Unsafe || !s.fx.Decides() {
+	safe := f.safety != effects.Unsafe
+	if (safe || s.fx.Mode() == effects.Real) && !s.fx.HasRules() || safe && !s.fx.DecidesSafe() {
 		return nil
 	}
-	switch s.fx.Decide(func() effects.Effect { return k.effect(s, f, args) }) {
+	var facts *effects.Facts
+	if s.fx.HasRules() {
+		facts = &effects.Facts{}
+	}
+	out := s.fx.Pass(effects.Pending{
+		Safe:   safe,
+		Effect: func() effects.Effect { return k.effect(s, f, args, facts) },
+		Facts:  func(*effects.Effect) effects.Facts { return *facts },
+	})
+	switch out.Decision {
 	case effects.Proceed:
 		return nil
 	case effects.Deny:
-		return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": " + s.fx.DenyMessage()}
+		return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": " + out.Message}
 	case effects.Stop:
 		// The runtime stops the script on it (effects.Run.Err).
 		return &sdkcall.Response{Fail: sdkcall.Argument, Message: f.name + ": " + s.fx.Err().Message}
@@ -106,9 +119,14 @@ func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkca
 // frozen parameter's value replaced by its name in braces and no
 // credential; the headers its parameters set and its body's type
 // (effectHeaders), and the body's exact bytes as the effects layer holds
-// them. Every text in it passes the session's redactor.
-func (operation) effect(s *Session, f *function, args json.RawMessage) effects.Effect {
+// them. Every text in it passes the session's redactor. facts, when not
+// nil, gets the call's facts: its parameters by name and body as checked
+// (frozen ones as "{name}"), the URL's path and the effect's texts.
+func (operation) effect(s *Session, f *function, args json.RawMessage, facts *effects.Facts) effects.Effect {
 	e := effects.Effect{Op: effects.OpCall, Function: f.name, Method: f.fn.Method, Headers: map[string]string{}}
+	if facts != nil {
+		defer func() { operationFacts(facts, f, &e) }()
+	}
 	params, body, err := f.arguments(args)
 	if err != nil {
 		return e
@@ -126,6 +144,10 @@ func (operation) effect(s *Session, f *function, args json.RawMessage) effects.E
 		}
 		values[p.Name] = "{" + p.Name + "}"
 	}
+	if facts != nil {
+		facts.Params, _ = factValue(values).(map[string]any)
+		facts.Body = factValue(body)
+	}
 	req, err := f.build(values, body)
 	if err != nil {
 		return e
@@ -139,12 +161,48 @@ func (operation) effect(s *Session, f *function, args json.RawMessage) effects.E
 		url = strings.ReplaceAll(url, "%7B"+p.Name+"%7D", "{"+p.Name+"}")
 	}
 	e.URL = s.redact.String(url)
+	if facts != nil {
+		facts.Path = s.redact.String(req.URL.Path)
+	}
 	e.Headers = effectHeaders(req.Header, s.redact.String)
 	if req.Body != nil {
 		data, _ := io.ReadAll(req.Body)
 		e.SetBody([]byte(s.redact.String(string(data))))
 	}
 	return e
+}
+
+// operationFacts fills what a rule sees of an operation's call from its
+// function and effect.
+func operationFacts(facts *effects.Facts, f *function, e *effects.Effect) {
+	facts.Kind, facts.API, facts.Function = string(effects.OpCall), f.api.api.Name, f.name
+	facts.Operation, facts.Method, facts.URL, facts.Headers = f.fn.OperationID, f.fn.Method, e.URL, e.Headers
+}
+
+// factValue is a checked argument as a rule sees it: numbers (json.Number)
+// as int or double, tables as maps and lists.
+func factValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = factValue(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = factValue(x)
+		}
+		return out
+	}
+	return v
 }
 
 // effectHeaders are the headers of a request built without its
@@ -181,7 +239,7 @@ func (operation) substitute(f *function) *sdkcall.Response {
 
 // effect is a tool call's effect: its arguments as the body, compared by
 // their value (what the tool gets: effects.Effect.SetArguments).
-func (tool) effect(s *Session, f *function, args json.RawMessage) effects.Effect {
+func (tool) effect(s *Session, f *function, args json.RawMessage, facts *effects.Facts) effects.Effect {
 	e := effects.Effect{Op: effects.OpCall, Function: f.name}
 	var list []json.RawMessage
 	if json.Unmarshal(args, &list) == nil && len(list) <= 1 {
@@ -191,6 +249,13 @@ func (tool) effect(s *Session, f *function, args json.RawMessage) effects.Effect
 		}
 	}
 	e.SetArguments([]byte(s.redact.String(string(args))))
+	if facts != nil {
+		facts.Kind, facts.API, facts.Function, facts.Operation = string(effects.OpCall), f.api.api.Name, f.name, f.fn.Tool
+		var decoded any
+		if json.Unmarshal(args, &decoded) == nil {
+			facts.Args, _ = decoded.(map[string]any)
+		}
+	}
 	return e
 }
 

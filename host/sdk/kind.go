@@ -25,8 +25,9 @@ type functionKind interface {
 	// returned) and returns its response, redacted.
 	make(ctx context.Context, s *Session, f *function, req *http.Request, args json.RawMessage, dataOnly bool) *sdkcall.Response
 	// effect describes an unsafe call of f for the effects layer, without
-	// credentials or frozen values (dryrun.go).
-	effect(s *Session, f *function, args json.RawMessage) effects.Effect
+	// credentials or frozen values (dryrun.go); when facts is not nil it
+	// fills it too, with what the rules see of the call (policy.go).
+	effect(s *Session, f *function, args json.RawMessage, facts *effects.Facts) effects.Effect
 	// substitute is the response of a call the effects layer held.
 	substitute(f *function) *sdkcall.Response
 }

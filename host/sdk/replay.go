@@ -20,7 +20,7 @@ import (
 
 // traced begins a call of f when the session records or replays.
 func (s *Session) traced(f *function, k functionKind, args json.RawMessage, send sdkcall.Send) (*sdkcall.Response, sdkcall.Send) {
-	recorded, slot, diverged := s.fx.Call(k.effect(s, f, args))
+	recorded, slot, diverged := s.fx.Call(k.effect(s, f, args, nil))
 	switch {
 	case diverged != nil:
 		return &sdkcall.Response{Fail: sdkcall.Upstream, Message: f.name + ": replay: " + diverged.Error()}, nil

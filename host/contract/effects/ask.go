@@ -2,7 +2,6 @@ package effects
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -72,15 +71,13 @@ func (refuse) Ask(Question) (Answer, error) { return Decline, nil }
 var ErrNoAsker = errors.New("no one can be asked: this surface has no way to ask a person")
 
 // asking is how a Run asks: its Asker, the hook that stops the script's
-// clock while it waits, the rules a person said yes to all of, and the
-// lock that puts one Question at a time.
+// clock while it waits, and the lock that puts one Question at a time.
 type asking struct {
 	// turn is held for a whole Ask: one Question at a time. (A channel:
 	// a Question waits for its turn as long as a person takes.)
 	turn   chan struct{}
 	asker  Asker
 	onWait func() (resume func())
-	all    map[string]bool // rules answered ApproveAll (in turn)
 }
 
 // WithAsker gives r the Asker its rules' asks go to, and returns r. It is
@@ -107,12 +104,11 @@ func (r *Run) OnWait(wait func() (resume func())) {
 }
 
 // Ask puts q to r's Asker, the one place an execution asks a person (the
-// rules' ask in Decide calls it). Questions are put one at a time, in the
+// rules' ask in Pass calls it). Questions are put one at a time, in the
 // order their effects asked (parallel calls that ask at once wait for the
-// one being asked); the script's clock stops meanwhile (OnWait). Once a
-// person answered ApproveAll to a rule's Question, later Questions of
-// that rule are answered Approve without asking. A Run without an Asker
-// gives ErrNoAsker.
+// one being asked); the script's clock stops meanwhile (OnWait). While a
+// question waits, a recording run's Prefix is the trace up to its effect
+// (a pause's). A Run without an Asker gives ErrNoAsker.
 func (r *Run) Ask(q Question) (Answer, error) {
 	if r == nil || r.asking.asker == nil {
 		return Decline, ErrNoAsker
@@ -120,24 +116,25 @@ func (r *Run) Ask(q Question) (Answer, error) {
 	a := &r.asking
 	a.turn <- struct{}{}
 	defer func() { <-a.turn }()
-	if a.all[q.Rule] {
-		return Approve, nil
+	if t := r.tr; t != nil && t.w != nil {
+		n := t.w.Reserved()
+		if q.Effect.Op == OpCall {
+			n-- // the call's own place is reserved already (Call)
+		}
+		t.mu.Lock()
+		t.asking = n
+		t.mu.Unlock()
+		defer func() {
+			t.mu.Lock()
+			t.asking = -1
+			t.mu.Unlock()
+		}()
 	}
 	if a.onWait != nil {
 		resume := a.onWait()
 		defer resume()
 	}
-	answer, err := a.asker.Ask(q)
-	if err != nil {
-		return Decline, fmt.Errorf("asking about %s (rule %q): %w", Describe(q.Effect), q.Rule, err)
-	}
-	if answer == ApproveAll {
-		if a.all == nil {
-			a.all = map[string]bool{}
-		}
-		a.all[q.Rule] = true
-	}
-	return answer, nil
+	return a.asker.Ask(q)
 }
 
 // Asker returns an Asker that answers from the plan p: Approve for an

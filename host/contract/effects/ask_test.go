@@ -26,26 +26,6 @@ func post(url string) Effect {
 	return Effect{Op: OpCall, Function: "sdk.shop.add_pet", Method: "POST", URL: url, Headers: map[string]string{}, Body: []byte(`{"name":"Rex"}`)}
 }
 
-func TestRunAskApproveAllIsPerRule(t *testing.T) {
-	person := &scripted{answers: []Answer{ApproveAll, Decline}}
-	r := New(Real).WithAsker(person)
-	for _, tt := range []struct {
-		rule string
-		want Answer
-		put  int // how many Questions the person was put so far
-	}{
-		{"posts", ApproveAll, 1},
-		{"posts", Approve, 1}, // yes to all like this: not asked again
-		{"posts", Approve, 1},
-		{"deletes", Decline, 2}, // another rule is asked
-	} {
-		got, err := r.Ask(Question{Effect: post("http://x/pets"), Rule: tt.rule})
-		if err != nil || got != tt.want || len(person.asked) != tt.put {
-			t.Errorf("rule %s: %v, %v after %d questions; want %v after %d", tt.rule, got, err, len(person.asked), tt.want, tt.put)
-		}
-	}
-}
-
 func TestRunAskWithoutAsker(t *testing.T) {
 	var nilRun *Run
 	for _, r := range []*Run{nilRun, New(Real), New(Real).WithAsker(nil)} {

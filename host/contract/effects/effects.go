@@ -21,13 +21,6 @@
 //     the random seed pass the run in order, and are written to a trace
 //     (host/contract/effects/trace) or given back from one (replay.go).
 //
-// //   - asking a person about an effect (AskWith, ask.go), and pausing and
-//
-//	resuming an execution that asks: the consistent prefix of its
-//	recording a pause keeps (Run.Prefix), and a run that replays that
-//	prefix, then goes live with the person's answer (NewResume,
-//	resume.go).
-//
 // What happens to a held effect is the caller's: sandboxio keeps held
 // writes in an overlay, the sdk makes a response up. A capability added
 // later gets dry runs by asking Decide before it acts.
@@ -36,7 +29,6 @@ package effects
 import (
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 )
@@ -90,11 +82,18 @@ type Effect struct {
 	Body       json.RawMessage `json:"body,omitempty"`
 	BodySHA256 string          `json:"body_sha256,omitempty"`
 	BodyBytes  int64           `json:"body_bytes,omitempty"`
+	// Decision is what the rules decided of the effect (policy.go:
+	// allowed, denied, approved, declined, ask), and Rule the rule that
+	// decided it ("" for [effects] default); both empty when the run has
+	// no rules. A plan skips denied and declined entries: they did not
+	// happen.
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
 }
 
 // size is about how many bytes e takes in the result's JSON.
 func (e *Effect) size() int {
-	n := 64 + len(e.Path) + len(e.To) + len(e.SHA256) + len(e.Diff) + len(e.Function) +
+	n := 64 + len(e.Path) + len(e.To) + len(e.Decision) + len(e.Rule) + len(e.SHA256) + len(e.Diff) + len(e.Function) +
 		len(e.Method) + len(e.URL) + len(e.Body) + len(e.BodySHA256)
 	for k, v := range e.Headers {
 		n += 8 + len(k) + len(v)
@@ -216,8 +215,13 @@ const (
 	// (the io overlay keeps the write, the sdk makes a response up).
 	Hold
 	// Stop: the effect must not happen, and the execution stops (Run.Err
-	// says why): a plan does not hold it.
+	// says why): a plan does not hold it, or a person who could not be
+	// asked, or who stopped the script, was needed (kind approval).
 	Stop
+	// Deny: the effect must not happen, and the script is told (an error
+	// of kind denied, which it may catch): a rule denied it, or a person
+	// declined it.
+	Deny
 )
 
 // The bounds of the log.
@@ -246,17 +250,11 @@ type Run struct {
 	diffWork int64
 	// plan is a plan run's plan and progress (nil in other modes).
 	plan *planState
+	// policy is the run's rules (policy.go), nil when it has none.
+	policy *policyState
 	// asking is who the run asks about an effect a rule asks about, and
 	// how (ask.go).
 	asking asking
-	// ask is who the run asks about the effects a rule names (nil: no
-	// one); all the rules whose every effect was approved; denied why an
-	// effect was last declined; askStop why asking stopped the run
-	// (resume.go).
-	ask     *asker
-	all     map[string]bool
-	denied  string
-	askStop atomic.Pointer[StopError]
 }
 
 // New returns the effects of an execution in mode m.
@@ -276,34 +274,69 @@ func (r *Run) Mode() Mode {
 // directory until it is decided (an overlay): in a dry run it never
 // reaches it; in a plan run a write reaches it once its content is known
 // (when its handle closes) and the plan holds it.
-func (r *Run) Stages() bool { m := r.Mode(); return m == DryRun || m == Plan }
+func (r *Run) Stages() bool { m := r.Mode(); return m == DryRun || m == Plan || r.Applies() }
 
-// Decide is the point every unsafe effect passes before it happens. In a
-// real run it proceeds, and effect is not called (a real run pays for
-// nothing); in a dry run the effect effect() describes is logged, in
-// order, and held; in a plan run it is checked against the plan (check):
-// it proceeds and is logged, or is stopped.
+// Applies reports whether r's staged io reaches the real directory once
+// decided (a write when its handle closes): a plan run, and a real run
+// with rules (a write is decided on its content).
+func (r *Run) Applies() bool {
+	return r.Mode() == Plan || (r.HasRules() && r.Mode() == Real)
+}
+
+// Decide is Pass for an unsafe io effect: its Decision.
 func (r *Run) Decide(effect func() Effect) Decision {
-	if r.Resuming() {
-		if d, ok := r.decideResumed(effect); ok {
-			return d
+	return r.Pass(Pending{Effect: effect}).Decision
+}
+
+// Pass is the point every unsafe effect (and a safe one, when the rules
+// decide safe effects: DecidesSafe) passes before it happens. Rules, when
+// the run has them, decide first (policy.go): a denied effect is logged
+// and denied, an asked one waits for a person. Then the mode: in a real
+// run it proceeds, and p.Effect is not called when there are no rules (a
+// real run pays for nothing); in a dry run the effect is logged, in
+// order, and held; in a plan run it is checked against the plan (check):
+// it proceeds and is logged, or is stopped. A safe effect the rules
+// allow proceeds in every mode, unlogged.
+func (r *Run) Pass(p Pending) Outcome {
+	if r.Resuming() && !p.Safe {
+		if out := r.resumedPass(p); out != nil {
+			return *out
 		}
 	}
-	if r != nil && r.ask != nil {
-		e := effect()
-		if d, ok := r.decideAsked(e); ok {
-			return d
+	if !r.HasRules() {
+		if p.Safe || r.Mode() == Real {
+			return Outcome{Decision: Proceed}
 		}
-		effect = func() Effect { return e }
+		return r.byMode(p.Effect())
 	}
+	if r.Mode() == Replay || (p.Safe && !r.policy.rules.DecidesSafe()) {
+		// A replay gives back what the recording got; safe effects pass
+		// unless a rule names effect.safe.
+		return Outcome{Decision: Proceed}
+	}
+	e, out, next := r.ruled(p)
+	if !next {
+		return out
+	}
+	if p.Safe {
+		return Outcome{Decision: Proceed}
+	}
+	return r.byMode(e)
+}
+
+// byMode decides an unsafe effect by the run's mode.
+func (r *Run) byMode(e Effect) Outcome {
 	switch r.Mode() {
 	case Real:
-		return Proceed
+		if r.HasRules() {
+			r.add(e)
+		}
+		return Outcome{Decision: Proceed}
 	case Plan:
-		return r.check(effect())
+		return Outcome{Decision: r.check(e)}
 	}
-	r.add(effect())
-	return Hold
+	r.add(e)
+	return Outcome{Decision: Hold}
 }
 
 func (r *Run) add(e Effect) {

@@ -79,13 +79,16 @@ func PlanOf(raw []json.RawMessage) (*Approved, error) {
 	if len(raw) > MaxEffects {
 		return nil, fmt.Errorf("the plan has %d entries, more than %d", len(raw), MaxEffects)
 	}
-	p := &Approved{entries: make([]Effect, len(raw))}
+	p := &Approved{entries: make([]Effect, 0, len(raw))}
 	for i, r := range raw {
 		e, err := planEntry(r)
 		if err != nil {
 			return nil, fmt.Errorf("the plan's entry %d: %w", i+1, err)
 		}
-		p.entries[i] = e
+		if e.Decision == DecisionDenied || e.Decision == DecisionDeclined {
+			continue // it did not happen, and will not be carried out
+		}
+		p.entries = append(p.entries, e)
 	}
 	return p, nil
 }
@@ -201,8 +204,10 @@ func (r *Run) Err() *StopError {
 	if r == nil {
 		return nil
 	}
-	if s := r.askStop.Load(); s != nil {
-		return s
+	if r.policy != nil {
+		if stop := r.policy.stop.Load(); stop != nil {
+			return stop // a person was needed (policy.go)
+		}
 	}
 	switch {
 	case r.plan != nil:

@@ -125,6 +125,10 @@ func (t *traced) recordsNow() bool {
 		return false
 	}
 	e, err := t.r.Next()
+	for err == nil && e.Op == trace.OpDecision { // the audit's: recorded again, nothing to replay
+		t.w.Add(e)
+		e, err = t.r.Next()
+	}
 	if err == io.EOF {
 		t.live.Store(true)
 		return true
@@ -202,6 +206,12 @@ func (t *traced) next(op trace.Op, got func() string) *trace.Entry {
 	if e != nil {
 		t.peeked = nil
 	} else {
+		e, err = t.r.Next()
+	}
+	for err == nil && e.Op == trace.OpDecision { // the audit's: nothing to replay
+		if t.w != nil {
+			t.w.Add(e) // a resumed run's trace keeps its prefix's audit
+		}
 		e, err = t.r.Next()
 	}
 	switch {

@@ -31,20 +31,6 @@ import (
 // still open cannot be resumed by replay (the live run could not reopen
 // the handle where the prefix left it), and Prefix refuses it.
 
-// The error kinds of asking.
-const (
-	// KindDenied is an effect a person (or a rule) declined: the script
-	// gets it as an error it may catch, nothing having happened.
-	KindDenied = "denied"
-	// KindApproval is an execution stopped for an approval: nobody could
-	// be asked, or the person stopped the script.
-	KindApproval = "approval"
-)
-
-// Deny is the Decision of an effect declined: it does not happen, and
-// the script gets an error of kind denied (Run.DenyMessage) it may catch.
-const Deny Decision = Stop + 1
-
 // MaxPrefixFiles bounds the files a prefix may name (PrefixFiles).
 const MaxPrefixFiles = 10000
 
@@ -105,11 +91,11 @@ func NewResume(prefix *trace.Reader, q Question, a Answer, w *trace.Writer) (*Ru
 		return nil, &Divergence{Line: prefix.Line(), Got: err.Error()}
 	}
 	r := New(Real)
+	// Its effects pass Pass even where no rules are configured: the
+	// answer decides the effect asked about (WithRules replaces these).
+	r.policy = &policyState{rules: askRule(func(*Facts) string { return "" }), approvedAll: map[string]bool{}}
 	r.tr = &traced{r: src, w: w, resume: &resumed{question: q, answer: a}, unanswered: map[trace.Slot]*trace.Entry{},
 		files: map[string]bool{}, handles: map[int32]string{}, asking: -1}
-	if a == ApproveAll {
-		r.approvedAll(q.Rule)
-	}
 	return r, nil
 }
 
@@ -197,131 +183,69 @@ func (r *Run) PrefixFiles() ([]string, error) {
 	return paths, nil
 }
 
-// decideResumed decides a resumed run's first decided effect: the one
-// the person was asked about. ok is false for every later one.
-func (r *Run) decideResumed(effect func() Effect) (Decision, bool) {
-	res := r.tr.resume
+// resumedPass decides an effect of a resumed run, nil when the rules
+// and the mode decide it as usual. While the prefix is replayed, its
+// effects were decided when they happened: they proceed (and are given
+// back from the trace, not made). The first effect after the prefix is
+// the one the person was asked about: it must be that effect, and the
+// answer decides it.
+func (r *Run) resumedPass(p Pending) *Outcome {
+	t := r.tr
+	if !t.recordsNow() {
+		return &Outcome{Decision: Proceed}
+	}
+	res := t.resume
 	res.mu.Lock()
 	defer res.mu.Unlock()
 	if res.decided {
-		return Proceed, false
+		return nil
 	}
 	res.decided = true
-	e := effect()
+	e := p.Effect()
 	q := res.question
 	if diff := differs(q.Effect, e); diff != "" {
-		r.tr.stopped.Store(&StopError{Kind: KindReplay, Message: fmt.Sprintf(
+		t.stopped.Store(&StopError{Kind: KindReplay, Message: fmt.Sprintf(
 			"the resumed script attempted %s where the person was asked about %s (%s): it was not carried out", Describe(e), Describe(q.Effect), diff)})
-		return Stop, true
+		return &Outcome{Decision: Stop}
 	}
+	e.Rule = q.Rule
+	defer r.recordDecision(&e)
 	switch res.answer {
 	case Approve, ApproveAll:
-		return Proceed, true
-	case Cancel:
-		r.tr.stopped.Store(&StopError{Kind: KindApproval, Message: fmt.Sprintf(
-			"the person stopped the script at %s (rule %q): it was not carried out", Describe(e), q.Rule)})
-		return Stop, true
-	}
-	r.setDenied(fmt.Sprintf("%s was declined by the person asked (rule %q): it did not happen", Describe(e), q.Rule))
-	return Deny, true
-}
-
-// asker is a run's way to ask a person: which rule asks about an effect
-// (rule: its name, "" for none) and who is asked.
-type asker struct {
-	rule  func(Effect) string
-	asker Asker
-}
-
-// AskWith makes r ask a person, through a, about each unsafe effect rule
-// names (rule gives the rule's name, "" when none asks), before its mode
-// decides it: approved, the mode decides it as usual; declined, it is
-// denied; cancelled, or when nobody can be asked, the execution stops
-// (kind approval). It is the seam a policy's ask fills. It returns r (a
-// real run for nil).
-func (r *Run) AskWith(rule func(Effect) string, a Asker) *Run {
-	if r == nil {
-		r = New(Real)
-	}
-	r.ask = &asker{rule: rule, asker: a}
-	return r
-}
-
-// Decides reports whether unsafe effects must pass Decide: not in a real
-// run that asks no one and resumes nothing (which then pays nothing).
-func (r *Run) Decides() bool {
-	return r != nil && (r.mode != Real || r.ask != nil || r.Resuming())
-}
-
-// DenyMessage says why Decide last denied an effect.
-func (r *Run) DenyMessage() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.denied
-}
-
-func (r *Run) setDenied(msg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.denied = msg
-}
-
-// approvedAll records that the person approved every effect rule asks
-// about ("yes to all like this").
-func (r *Run) approvedAll(rule string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.all == nil {
-		r.all = map[string]bool{}
-	}
-	r.all[rule] = true
-}
-
-// decideAsked asks a person about e when a rule asks: ok is false when
-// none does, or the person approved (the mode then decides e).
-func (r *Run) decideAsked(e Effect) (Decision, bool) {
-	name := r.ask.rule(e)
-	if name == "" {
-		return Proceed, false
-	}
-	r.mu.Lock()
-	all := r.all[name]
-	r.mu.Unlock()
-	if all {
-		return Proceed, false
-	}
-	if t := r.tr; t != nil && t.w != nil {
-		n := t.w.Reserved()
-		if e.Op == OpCall {
-			n-- // the call's own place is reserved already (Call)
+		if res.answer == ApproveAll && r.HasRules() {
+			r.mu.Lock()
+			r.policy.approvedAll[q.Rule] = true
+			r.mu.Unlock()
 		}
-		t.mu.Lock()
-		t.asking = n
-		t.mu.Unlock()
-		defer func() {
-			t.mu.Lock()
-			t.asking = -1
-			t.mu.Unlock()
-		}()
+		e.Decision = DecisionApproved
+		r.add(e)
+		return &Outcome{Decision: Proceed}
+	case Cancel:
+		e.Decision = DecisionAsk
+		r.add(e)
+		t.stopped.Store(&StopError{Kind: KindApproval, Message: fmt.Sprintf(
+			"a person stopped the script at %s (rule %q): it was not carried out", Describe(e), q.Rule)})
+		return &Outcome{Decision: Stop}
 	}
-	answer, err := r.ask.asker.Ask(Question{Effect: e, Rule: name})
-	switch {
-	case err != nil:
-		r.stop(&StopError{Kind: KindApproval, Message: fmt.Sprintf("%s needs a person's approval (rule %q), and none was given: %v", Describe(e), name, err)})
-		return Stop, true
-	case answer == Cancel:
-		r.stop(&StopError{Kind: KindApproval, Message: fmt.Sprintf("the person stopped the script at %s (rule %q): it was not carried out", Describe(e), name)})
-		return Stop, true
-	case answer == Decline:
-		r.setDenied(fmt.Sprintf("%s was declined by the person asked (rule %q): it did not happen", Describe(e), name))
-		return Deny, true
-	case answer == ApproveAll:
-		r.approvedAll(name)
-	}
-	return Proceed, false
+	out := r.deny(&e, Verdict{Action: ActionDeny, Rule: q.Rule}, true)
+	return &out
 }
 
-// stop stops the run's effects: Err says why.
-func (r *Run) stop(e *StopError) {
-	r.askStop.CompareAndSwap(nil, e)
+// AskWith makes r's rules one Go function: rule names the rule that asks
+// a person (through a) about an effect, "" for none, which the run then
+// allows. Tests and embedders use it where a configuration's CEL rules
+// (host/contract/policy) are not wanted.
+func (r *Run) AskWith(rule func(*Facts) string, a Asker) *Run {
+	return r.WithRules(askRule(rule), a)
 }
+
+type askRule func(*Facts) string
+
+func (f askRule) Decide(facts *Facts) Verdict {
+	if name := f(facts); name != "" {
+		return Verdict{Action: ActionAsk, Rule: name}
+	}
+	return Verdict{Action: ActionAllow}
+}
+
+func (askRule) DecidesSafe() bool { return false }

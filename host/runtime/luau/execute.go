@@ -168,9 +168,14 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 	if script.Effects.Traced() {
 		endTrace(script.Effects, res)
 	}
-	// A dry run and a plan run report their effects; a replay's result is
-	// the recording's, which had none.
-	if fx := script.Effects; fx.Mode() == effects.DryRun || fx.Mode() == effects.Plan {
+	// A denial the script let escape (or raised again) is kind denied,
+	// whether it came from the sdk or io.
+	if fx := script.Effects; res.Error != nil && (res.Error.Kind == result.Runtime || res.Error.Kind == result.IO) && fx.Denied(res.Error.Message) {
+		res.Error.Kind = result.Denied
+	}
+	// A dry run, a plan run and a run with rules report their effects; a
+	// replay's result is the recording's.
+	if fx := script.Effects; fx.Mode() != effects.Replay && fx.Logs() {
 		res.Effects, res.EffectsOmitted = fx.Effects()
 		if res.Effects == nil {
 			res.Effects = []effects.Effect{}

@@ -24,12 +24,14 @@ const (
 	Upstream Kind = "upstream" // an sdk call's HTTP error, transport failure or MCP tool error escaped the script
 	Plan     Kind = "plan"     // an unsafe effect the plan of a plan run does not hold was stopped before it happened
 	Replay   Kind = "replay"   // a replay left its trace (the script did otherwise), or the trace cannot be read
+	Denied   Kind = "denied"   // an effect a [[policy]] rule denied, or a person declined, escaped the script
+	Approval Kind = "approval" // an effect needed a person who could not be asked, or who stopped the script
 	Internal Kind = "internal" // a fault of toolscript itself
 )
 
 // Kinds lists every Kind, in the documented order: the one list that
 // schemas, docs and tests take the kinds from.
-var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Plan, Replay, Internal}
+var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Plan, Replay, Denied, Approval, Internal}
 
 // Error describes a failed execution.
 type Error struct {

@@ -31,10 +31,19 @@ func (s *FS) stopped(op, p string) error {
 	return &Error{Kind: KindIO, Op: op, Path: p, Reason: stop.Message, Err: stop}
 }
 
-// denied is the error of an effect declined (effects.Deny): nothing
-// happened, and the script may catch it.
-func (s *FS) denied(op, p string) error {
-	return &Error{Kind: KindIO, Op: op, Path: p, Reason: s.fx.DenyMessage()}
+// denied is the error of an effect the rules denied (or a person
+// declined): nothing happened, and the script may go on.
+func denied(op, p string, out effects.Outcome) error {
+	return &Error{Kind: KindIO, Op: op, Path: p, Reason: out.Message}
+}
+
+// unstage forgets a denied write of name: the overlay shows the real file
+// again (as it was, or as an earlier write left it).
+func (s *FS) unstage(name string) {
+	if tmp, ok := s.ov.files[name]; ok {
+		delete(s.ov.files, name)
+		s.ov.discard(tmp)
+	}
 }
 
 // applyRemove removes name for real: in a plan run the overlay's copy

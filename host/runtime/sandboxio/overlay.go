@@ -62,7 +62,7 @@ func (s *FS) WithEffects(run *effects.Run) *FS {
 	if run.Stages() {
 		s.ov = newOverlay()
 	}
-	if run.Mode() == effects.Plan {
+	if run.Applies() {
 		s.apply, s.applied = true, map[string]bool{}
 	}
 	return s
@@ -305,7 +305,7 @@ func (s *FS) writeEffect(h *handle, file *os.File) effects.Effect {
 	n += more
 	e.Bytes = &n
 	e.SHA256 = hex.EncodeToString(hash.Sum(nil))
-	if n <= effects.MaxDiffBytes && effects.IsText(small) && s.fx.Mode() == effects.DryRun {
+	if n <= effects.MaxDiffBytes && effects.IsText(small) && (s.fx.Mode() == effects.DryRun || s.fx.HasRules()) {
 		if old, ok := s.realSmall(h.name); ok {
 			e.Diff = s.fx.Diff(h.name, old, small)
 		}

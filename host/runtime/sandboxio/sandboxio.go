@@ -397,13 +397,13 @@ func (s *FS) makeParents(op, p, name string) error {
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
 		d := missing[i]
-		switch s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpMkdir, Path: d} }) {
+		switch out := s.fx.Pass(effects.Pending{Effect: func() effects.Effect { return effects.Effect{Op: effects.OpMkdir, Path: d} }}); out.Decision {
 		case effects.Hold:
 			s.ov.dirs[d] = true
 		case effects.Stop:
 			return s.stopped(op, p)
 		case effects.Deny:
-			return s.denied(op, p)
+			return denied(op, p, out)
 		default:
 			if err := s.openRoot(true); err != nil { // a plan run's first change may make it
 				return refuse(op, p, err)
@@ -538,12 +538,16 @@ func (s *FS) Close(id int32) error {
 	}
 	var applyErr error
 	if flushErr == nil && h.staged && h.changed {
-		switch s.fx.Decide(func() effects.Effect { return s.writeEffect(h, h.file) }) {
-		case effects.Proceed: // a plan run's write the plan holds
+		switch out := s.fx.Pass(effects.Pending{Effect: func() effects.Effect { return s.writeEffect(h, h.file) }}); out.Decision {
+		case effects.Proceed: // a plan run's write the plan holds, a write the rules allow
 			applyErr = s.applyWrite(h.name)
 		case effects.Stop:
 			h.file.Close()
 			return s.stopped("close", h.name)
+		case effects.Deny:
+			h.file.Close()
+			s.unstage(h.name)
+			return denied("close", h.name, out)
 		}
 	}
 	if err := errors.Join(flushErr, h.file.Close()); err != nil {
@@ -647,13 +651,13 @@ func (s *FS) Remove(p string) error {
 	if info.IsDir() {
 		return refuse(op, p, errors.New("is a directory: os.remove deletes files only"))
 	}
-	switch s.fx.Decide(func() effects.Effect { return effects.Effect{Op: effects.OpRemove, Path: name} }) {
+	switch out := s.fx.Pass(effects.Pending{Effect: func() effects.Effect { return effects.Effect{Op: effects.OpRemove, Path: name} }}); out.Decision {
 	case effects.Hold:
 		s.removeStaged(name)
 	case effects.Stop:
 		return s.stopped(op, p)
 	case effects.Deny:
-		return s.denied(op, p)
+		return denied(op, p, out)
 	default:
 		if err := s.applyRemove(name); err != nil {
 			return ioError(op, p, err)

@@ -12,7 +12,9 @@ package accesslog
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -31,6 +33,9 @@ type Record struct {
 	tool      string
 	outcome   string
 	errorKind string
+	// decisions counts what the [[policy]] rules decided of the
+	// execution's effects, by decision (allowed, denied, ...).
+	decisions map[string]int
 }
 
 type recordKey struct{}
@@ -80,6 +85,26 @@ func (r *Record) SetOutcome(outcome, errorKind string) {
 	r.outcome, r.errorKind = cut(outcome), cut(errorKind)
 }
 
+// maxDecisionKinds bounds the decision names a line counts.
+const maxDecisionKinds = 8
+
+// AddDecision counts one decision the rules made of an effect of the
+// request's execution ("allowed", "denied", "approved", "declined",
+// "ask"): the line gets "decisions", each name's count.
+func (r *Record) AddDecision(decision string) {
+	if r == nil || decision == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.decisions == nil {
+		r.decisions = map[string]int{}
+	}
+	if _, ok := r.decisions[decision]; ok || len(r.decisions) < maxDecisionKinds {
+		r.decisions[cut(decision)]++
+	}
+}
+
 // cut keeps at most MaxFieldBytes of s, whole UTF-8 sequences only.
 func cut(s string) string {
 	if len(s) <= MaxFieldBytes {
@@ -107,6 +132,10 @@ func Middleware(log *slog.Logger, next http.Handler) http.Handler {
 
 		rec.mu.Lock()
 		user, method, tool, outcome, kind := rec.user, rec.method, rec.tool, rec.outcome, rec.errorKind
+		var decisions []any
+		for _, name := range slices.Sorted(maps.Keys(rec.decisions)) {
+			decisions = append(decisions, slog.Int(name, rec.decisions[name]))
+		}
 		rec.mu.Unlock()
 		if outcome == "" {
 			outcome = outcomeOf(status)
@@ -125,6 +154,9 @@ func Middleware(log *slog.Logger, next http.Handler) http.Handler {
 		}
 		if kind != "" {
 			attrs = append(attrs, slog.String("error_kind", kind))
+		}
+		if len(decisions) > 0 {
+			attrs = append(attrs, slog.Group("decisions", decisions...))
 		}
 		log.LogAttrs(context.WithoutCancel(r.Context()), slog.LevelInfo, "request", attrs...)
 	})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,10 +40,25 @@ func TestMiddleware(t *testing.T) {
 				"outcome": "error", "error_kind": "runtime", "http_method": "POST", "path": "/mcp"},
 		},
 		{
+			name: "decisions counted",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				rec := accesslog.FromContext(r.Context())
+				for _, d := range []string{"allowed", "denied", "allowed", "", "approved"} {
+					rec.AddDecision(d)
+				}
+				for i := range 20 { // a hostile count of names stays small
+					rec.AddDecision(strings.Repeat("x", i+1))
+				}
+				rec.SetOutcome("error", "denied")
+			},
+			want: map[string]any{"outcome": "error", "error_kind": "denied",
+				"decisions": map[string]any{"allowed": 2.0, "denied": 1.0, "approved": 1.0, "x": 1.0, "xx": 1.0, "xxx": 1.0, "xxxx": 1.0, "xxxxx": 1.0}},
+		},
+		{
 			name:    "nothing written",
 			handler: func(http.ResponseWriter, *http.Request) {},
 			want:    map[string]any{"status": 200.0, "outcome": "ok", "user": "", "method": "", "tool": "", "bytes": 0.0},
-			noKey:   []string{"error_kind"},
+			noKey:   []string{"error_kind", "decisions"},
 		},
 		{
 			name: "refused by authentication",
@@ -100,7 +116,7 @@ func TestMiddleware(t *testing.T) {
 				t.Fatalf("not JSON: %s", lines[0])
 			}
 			for k, v := range tt.want {
-				if entry[k] != v {
+				if !reflect.DeepEqual(entry[k], v) {
 					t.Errorf("%s = %#v, want %#v (line %s)", k, entry[k], v, lines[0])
 				}
 			}

@@ -11,7 +11,8 @@ import (
 )
 
 // observe counts the execution in the metrics (when set) and writes its
-// outcome to the access log: ok, or error with the error's kind.
+// outcome to the access log: ok, or error with the error's kind, and the
+// count of each decision the rules made of its effects.
 func (s *Server) observe(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		x := executionFrom(ctx)
@@ -23,6 +24,10 @@ func (s *Server) observe(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			return out, err
 		}
 		done(x.res)
+		record := accesslog.FromContext(ctx)
+		for _, e := range x.res.Effects {
+			record.AddDecision(e.Decision)
+		}
 		if x.res.Failed() {
 			accesslog.FromContext(ctx).SetOutcome(metrics.OutcomeError, string(x.res.Error.Kind))
 		} else {

@@ -61,8 +61,8 @@ func newReader(r io.Reader, maxLine, max int64) (*Reader, Header, error) {
 		}
 		return nil, h, err
 	}
-	if h.Trace != Version {
-		return nil, h, &Error{Line: 1, Reason: fmt.Sprintf("trace format %d, this toolscript reads format %d", h.Trace, Version)}
+	if h.Trace < MinVersion || h.Trace > Version {
+		return nil, h, &Error{Line: 1, Reason: fmt.Sprintf("trace format %d, this toolscript reads formats %d to %d", h.Trace, MinVersion, Version)}
 	}
 	if h.Mode != "" && h.Mode != ModeDryRun && h.Mode != ModePlan {
 		return nil, h, &Error{Line: 1, Reason: fmt.Sprintf("unknown mode %q (%s or %s, or none for a real run)", h.Mode, ModeDryRun, ModePlan)}

@@ -29,9 +29,13 @@ import (
 )
 
 // Version is the trace format's version: the header's "trace". Format 2
-// holds a call's headers; a trace of format 1 is refused (its calls would
-// replay without their headers compared).
-const Version = 2
+// holds a call's headers; format 3 adds the rules' decisions (OpDecision),
+// and reads format 2 as it is (it has none); a trace of format 1 is
+// refused (its calls would replay without their headers compared).
+const Version = 3
+
+// MinVersion is the oldest format Reader reads.
+const MinVersion = 2
 
 // The bounds of a trace.
 const (
@@ -83,6 +87,10 @@ const (
 	OpIO Op = "io"
 	// OpEnd is the end of the execution: what its io left on disk.
 	OpEnd Op = "end"
+	// OpDecision is what a [[policy]] rule (or the default) decided of an
+	// effect: Decision, Rule and the effect's one-line Effect. It is the
+	// audit's, and a replay passes over it.
+	OpDecision Op = "decision"
 )
 
 // The clocks of an OpClock entry.
@@ -125,6 +133,13 @@ type Entry struct {
 	// FilesOmitted how many it left out.
 	Files        json.RawMessage `json:"files_touched,omitempty"`
 	FilesOmitted int             `json:"files_touched_omitted,omitempty"`
+
+	// An OpDecision's decision (allowed, denied, approved, declined,
+	// ask), the rule that made it ("" for the default) and the effect it
+	// was made of, in one line.
+	Decision string `json:"decision,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Effect   string `json:"effect,omitempty"`
 }
 
 // Response is an sdk call's response as the script got it (after
@@ -286,6 +301,10 @@ func (e *Entry) check() error {
 			return fmt.Errorf("an io entry without io")
 		}
 		return e.IO.check()
+	case OpDecision:
+		if e.Decision == "" {
+			return fmt.Errorf("a decision entry without its decision")
+		}
 	default:
 		return fmt.Errorf("unknown op %q", e.Op)
 	}

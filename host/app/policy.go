@@ -1,0 +1,58 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/policy"
+)
+
+// compileRules compiles the [[policy]] rules and [effects] default of f:
+// nil when it has none. An error names the file, the rule, its line and
+// the position in its when.
+func compileRules(f *config.File) (*policy.Set, error) {
+	if f == nil {
+		return nil, nil
+	}
+	s, err := config.ResolveEffects(f, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", f.Path(), err)
+	}
+	if len(s.Rules) == 0 && (s.Default == "" || s.Default == "allow") {
+		return nil, nil
+	}
+	def, err := effectsDefault(s.Default)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: effects.default: %w", f.Path(), err)
+	}
+	rules := make([]policy.Rule, len(s.Rules))
+	for i, r := range s.Rules {
+		rules[i] = policy.Rule{Name: r.Name, When: r.When, Action: r.Action, Line: r.Line}
+	}
+	set, err := policy.Compile(rules, def)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", f.Path(), err)
+	}
+	return set, nil
+}
+
+// localWho is the user and client of a run on this machine (run, and
+// serve's stdio mode): the OS user as sub, toolscript as the client.
+func localWho(version string) policy.Who {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return policy.Who{Sub: name, Claims: map[string]any{}, ClientName: "toolscript", ClientVersion: version}
+}
+
+// effectsDefault is [effects] default's action: allow when unset.
+func effectsDefault(name string) (effects.Action, error) {
+	if name == "" {
+		return effects.ActionAllow, nil
+	}
+	return policy.ParseAction(name)
+}

@@ -1,0 +1,98 @@
+package app_test
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testwait"
+)
+
+const petRules = `
+[[policy]]
+name = "no deletes"
+when = 'effect.method == "DELETE"'
+action = "deny"
+
+[[policy]]
+name = "ask about new pets"
+when = 'effect.operation == "createPet"'
+action = "ask"
+`
+
+// TestRunRules: the configuration's rules decide a real run's calls: a
+// denied call never reaches the API and the script may catch its error;
+// one that escapes is kind denied; an ask with nobody to ask stops the
+// script with kind approval; the result lists every decision.
+func TestRunRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, source string
+		value        string
+		kind         result.Kind
+		decisions    string
+	}{
+		{name: "caught", source: `local ok, err = pcall(sdk.delete_pet, {petId = 7}) return {ok, tostring(err):match("denied by rule \"no deletes\"") ~= nil, sdk.get_pet({petId = 7}).id}`,
+			value: `[false,true,7]`, decisions: "DELETE denied no deletes"},
+		{name: "escaped", source: `sdk.delete_pet({petId = 7})`, kind: result.Denied, decisions: "DELETE denied no deletes"},
+		{name: "nobody to ask", source: `pcall(sdk.create_pet, {name = "Rex"}) return 1`, kind: result.Approval, decisions: "POST ask ask about new pets"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := testapi.New(t)
+			file := petsConfig(t, api, petRules)
+			res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+				SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(tc.source)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.kind == "" && (res.Error != nil || string(res.Value) != tc.value):
+				t.Fatalf("result %s %+v, want %s", res.Value, res.Error, tc.value)
+			case tc.kind != "" && (res.Error == nil || res.Error.Kind != tc.kind):
+				t.Fatalf("error %+v, want kind %s", res.Error, tc.kind)
+			}
+			var got []string
+			for _, e := range res.Effects {
+				got = append(got, e.Method+" "+e.Decision+" "+e.Rule)
+			}
+			if strings.Join(got, ",") != tc.decisions {
+				t.Errorf("effects %q, want %q", got, tc.decisions)
+			}
+			want := int64(0)
+			if tc.value != "" {
+				want = 1 // the get_pet
+			}
+			if n := api.Requests.Load(); n != want {
+				t.Errorf("the API got %d requests, want %d", n, want)
+			}
+		})
+	}
+}
+
+// TestLoadConfigRules: a rule that does not compile is an error when the
+// configuration loads, naming the file, the rule, its line and the
+// position in its when, with a suggestion.
+func TestLoadConfigRules(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"field", "\n[[policy]]\nname = \"x\"\nwhen = 'effect.methd == \"DELETE\"'\naction = \"deny\"\n",
+			`[[policy]] 1 "x" (line 2): when: 1:7: undefined field 'methd' (did you mean "method"?)`},
+		{"action", "[[policy]]\nname = \"x\"\nwhen = 'true'\naction = \"dney\"\n", `action: "dney" is not an action: want allow, deny or ask (did you mean "deny"?)`},
+		{"default", "[effects]\ndefault = \"alow\"\n", `effects.default: "alow" is not an action`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "toolscript.toml")
+			if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := app.LoadConfig(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error = %v, want it to name %s and contain %q", err, path, c.want)
+			}
+		})
+	}
+}
