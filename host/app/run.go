@@ -49,6 +49,15 @@ type RunConfig struct {
 	// OnRecordError, when set, is told that the recording could not be
 	// written whole (the run's result is unchanged).
 	OnRecordError func(error)
+	// Ask, when set, makes the Asker a rule's ask puts its question to
+	// (the terminal's prompt), given the configuration's redactor for
+	// what it shows. Unset, nobody can be asked and an ask is deny
+	// (effects.Refuse).
+	Ask func(*redact.Redactor) effects.Asker
+	// Approve, when set, answers the questions whose effect it holds
+	// (run --approve): each of its entries approves one effect; the
+	// others go to Ask.
+	Approve *effects.Approved
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
@@ -98,6 +107,7 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	script.Effects = script.Effects.WithAsker(runAsker(cfg, setup.cfg.Redactor))
 	client, err := openSDK(ctx, setup, cfg.SDK)
 	if err != nil {
 		return nil, err
@@ -120,6 +130,19 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		res.Error = syntaxErrors(ctx, rt, cfg.Name, cfg.Source, res.Error)
 	}
 	return redactResult(setup.cfg.Redactor, res), nil
+}
+
+// runAsker is who a run's rules ask: the plan --approve names for the
+// effects it holds, else the person at the terminal, else nobody (deny).
+func runAsker(cfg RunConfig, r *redact.Redactor) effects.Asker {
+	person := effects.Refuse
+	if cfg.Ask != nil {
+		person = cfg.Ask(r)
+	}
+	if cfg.Approve != nil {
+		return cfg.Approve.Asker(person)
+	}
+	return person
 }
 
 // syntaxErrors reports a script that does not compile as lint does: every

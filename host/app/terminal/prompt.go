@@ -41,6 +41,10 @@ type Config struct {
 	// Cancel, when set and closed, ends a wait at once with an error (the
 	// run was interrupted).
 	Cancel <-chan struct{}
+	// Alone, when set, runs each question with the terminal to itself
+	// (the progress bar's Print: the bar is cleared, and not drawn again
+	// until the answer came).
+	Alone func(ask func())
 }
 
 // Prompt asks a person at a terminal about the effects the rules ask
@@ -140,9 +144,17 @@ func readAnswer(in *bufio.Reader) (string, error) {
 }
 
 // Ask puts q to the person and waits for the answer (effects.Asker).
-func (p *Prompt) Ask(q effects.Question) (effects.Answer, error) {
+func (p *Prompt) Ask(q effects.Question) (answer effects.Answer, err error) {
 	p.turn <- struct{}{}
 	defer func() { <-p.turn }()
+	if p.cfg.Alone == nil {
+		return p.ask(q)
+	}
+	p.cfg.Alone(func() { answer, err = p.ask(q) })
+	return answer, err
+}
+
+func (p *Prompt) ask(q effects.Question) (effects.Answer, error) {
 	p.show(q)
 	if p.ended {
 		p.say("declined: the terminal's input has ended")
