@@ -132,3 +132,29 @@ func TestPromptWaitIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// FuzzPromptAnswer: whatever a person (or a stuck key) types, the prompt
+// gives one of the answers, and nothing typed is echoed back as a
+// control character.
+func FuzzPromptAnswer(f *testing.F) {
+	for _, seed := range []string{"y\n", "no\n", "ALL\r\n", "s", "\x1b[2J\n\x1b]52;c;eQ==\x07\n", "\xff\xfe\n\n\n", strings.Repeat("a", 5000)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, input string) {
+		var out bytes.Buffer
+		p := New(strings.NewReader(input), &out, Config{})
+		defer p.Close()
+		answer, err := p.Ask(addPet())
+		if err != nil {
+			t.Fatalf("Ask: %v", err)
+		}
+		if answer < effects.Decline || answer > effects.Cancel {
+			t.Fatalf("answer %d", answer)
+		}
+		for _, r := range out.String() {
+			if r != '\n' && (r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0)) {
+				t.Fatalf("the prompt shows %U:\n%q", r, out.String())
+			}
+		}
+	})
+}
