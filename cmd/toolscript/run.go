@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -168,18 +169,15 @@ func runScript(c *cli.Context) error {
 			alone = bar.Print
 		}
 	}
-	var prompt *terminal.Prompt
+	person := &personAtTerminal{}
 	cfg.Ask = func(r *redact.Redactor) effects.Asker {
-		prompt = openPrompt(c, terminal.Config{Redactor: r, Cancel: ctx.Done(), Alone: alone})
-		if prompt == nil {
-			return effects.Refuse // no terminal: ask is deny
+		person.open = func() *terminal.Prompt {
+			return openPrompt(c, terminal.Config{Redactor: r, Cancel: ctx.Done(), Alone: alone})
 		}
-		return prompt
+		return person
 	}
 	res, err := app.Run(ctx, cfg)
-	if prompt != nil {
-		prompt.Close()
-	}
+	person.close()
 	closeBar() // the line is cleared before the result is written
 	if err != nil {
 		return exitFor(err)
@@ -205,6 +203,31 @@ func runScript(c *cli.Context) error {
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
+}
+
+// personAtTerminal asks the person at the terminal: the prompt is opened
+// when the first question comes (a run nothing asks about never touches
+// the terminal); without a terminal every question is declined.
+type personAtTerminal struct {
+	once   sync.Once
+	open   func() *terminal.Prompt
+	prompt *terminal.Prompt
+}
+
+func (p *personAtTerminal) Ask(q effects.Question) (effects.Answer, error) {
+	p.once.Do(func() { p.prompt = p.open() })
+	if p.prompt == nil {
+		return effects.Refuse.Ask(q) // no terminal: ask is deny
+	}
+	return p.prompt.Ask(q)
+}
+
+// close closes the prompt if it was opened.
+func (p *personAtTerminal) close() {
+	p.once.Do(func() {}) // no question comes after this
+	if p.prompt != nil {
+		p.prompt.Close()
+	}
 }
 
 // openPrompt opens the approval prompt on the person's terminal, nil
