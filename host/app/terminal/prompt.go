@@ -155,6 +155,10 @@ func (p *Prompt) Ask(q effects.Question) (answer effects.Answer, err error) {
 }
 
 func (p *Prompt) ask(q effects.Question) (effects.Answer, error) {
+	if !p.pending && p.flush != nil {
+		// Before the question shows: what is typed once it shows is kept.
+		p.flush()
+	}
 	p.show(q)
 	if p.ended {
 		p.say("declined: the terminal's input has ended")
@@ -186,9 +190,6 @@ func (p *Prompt) ask(q effects.Question) (effects.Answer, error) {
 // readLine waits for the reader's next line, for timeout, or for Cancel.
 func (p *Prompt) readLine(timeout <-chan time.Time) (string, error) {
 	if !p.pending {
-		if p.flush != nil {
-			p.flush()
-		}
 		p.want <- struct{}{}
 		p.pending = true
 	}
