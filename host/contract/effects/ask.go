@@ -2,7 +2,6 @@ package effects
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 )
 
@@ -129,7 +128,7 @@ func (r *Run) Ask(q Question) (Answer, error) {
 	}
 	answer, err := a.asker.Ask(q)
 	if err != nil {
-		return Decline, fmt.Errorf("asking about %s (rule %q): %w", Describe(q.Effect), q.Rule, err)
+		return Decline, err // Decide names the effect and the rule
 	}
 	if answer == ApproveAll {
 		if a.all == nil {
