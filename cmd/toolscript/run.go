@@ -18,7 +18,6 @@ import (
 	"github.com/toolscript/toolscript/host/app/terminal"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
-	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/platform/progressbar"
 	"github.com/toolscript/toolscript/host/platform/termtext"
@@ -170,9 +169,9 @@ func runScript(c *cli.Context) error {
 		}
 	}
 	person := &personAtTerminal{}
-	cfg.Ask = func(r *redact.Redactor) effects.Asker {
+	cfg.Ask = func(how app.Asking) effects.Asker {
 		person.open = func() *terminal.Prompt {
-			return openPrompt(c, terminal.Config{Redactor: r, Cancel: ctx.Done(), Alone: alone})
+			return openPrompt(c, terminal.Config{Redactor: how.Redactor, Timeout: how.Timeout, Cancel: ctx.Done(), Alone: alone})
 		}
 		return person
 	}

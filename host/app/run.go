@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
@@ -50,10 +51,9 @@ type RunConfig struct {
 	// written whole (the run's result is unchanged).
 	OnRecordError func(error)
 	// Ask, when set, makes the Asker a rule's ask puts its question to
-	// (the terminal's prompt), given the configuration's redactor for
-	// what it shows. Unset, nobody can be asked and an ask is deny
-	// (effects.Refuse).
-	Ask func(*redact.Redactor) effects.Asker
+	// (the terminal's prompt), given how it is to ask. Unset, nobody can
+	// be asked and an ask is deny (effects.Refuse).
+	Ask func(Asking) effects.Asker
 	// Approve, when set, answers the questions whose effect it holds
 	// (run --approve): each of its entries approves one effect; the
 	// others go to Ask.
@@ -132,12 +132,21 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	return redactResult(setup.cfg.Redactor, res), nil
 }
 
+// Asking is how a run's Asker asks, from the configuration.
+type Asking struct {
+	// Redactor redacts the configuration's secrets from what is shown.
+	Redactor *redact.Redactor
+	// Timeout bounds the wait for one answer ([effects]
+	// approval_timeout); zero is the Asker's default.
+	Timeout time.Duration
+}
+
 // runAsker is who a run's rules ask: the plan --approve names for the
 // effects it holds, else the person at the terminal, else nobody (deny).
 func runAsker(cfg RunConfig, r *redact.Redactor) effects.Asker {
 	person := effects.Refuse
 	if cfg.Ask != nil {
-		person = cfg.Ask(r)
+		person = cfg.Ask(Asking{Redactor: r})
 	}
 	if cfg.Approve != nil {
 		return cfg.Approve.Asker(person)
