@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"unicode/utf8"
 
+	"github.com/toolscript/toolscript/host/app/terminal"
 	"github.com/toolscript/toolscript/host/contract/effects"
-	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
@@ -31,10 +27,8 @@ func printEffects(w io.Writer, res *result.Result) {
 	fmt.Fprintf(w, "dry run: %s (nothing was changed):\n", result.Plural(n, "effect", "effects"))
 	for i, e := range res.Effects {
 		fmt.Fprintf(w, "%3d. %s\n", i+1, describeEffect(e))
-		if e.Diff != "" {
-			for line := range strings.SplitSeq(strings.TrimSuffix(e.Diff, "\n"), "\n") {
-				fmt.Fprintf(w, "       %s\n", termtext.Line(line))
-			}
+		for _, line := range terminal.DiffLines(e) {
+			fmt.Fprintf(w, "       %s\n", line)
 		}
 	}
 	if res.EffectsOmitted > 0 {
@@ -65,59 +59,6 @@ func printApplied(w io.Writer, res *result.Result) {
 	}
 }
 
-// describeEffect is one effect on one line.
-func describeEffect(e effects.Effect) string {
-	switch e.Op {
-	case effects.OpWrite:
-		size := int64(0)
-		if e.Bytes != nil {
-			size = *e.Bytes
-		}
-		return fmt.Sprintf("write  %s (%s, sha256 %s)", termtext.Line(e.Path), result.Plural(int(size), "byte", "bytes"), termtext.Line(e.SHA256))
-	case effects.OpRename:
-		return fmt.Sprintf("rename %s -> %s", termtext.Line(e.Path), termtext.Line(e.To))
-	case effects.OpCall:
-		line := "call   " + termtext.Line(e.Function)
-		if e.Method != "" {
-			line += ": " + termtext.Line(e.Method) + " " + termtext.Line(e.URL)
-		}
-		if len(e.Headers) > 0 {
-			line += " headers " + termtext.Line(effects.FormatHeaders(e.Headers))
-		}
-		switch {
-		case len(e.Body) > 0:
-			line += " " + showBody(e.Body)
-		case e.BodySHA256 != "":
-			line += fmt.Sprintf(" (body of %s, sha256 %s)", result.Plural(int(e.BodyBytes), "byte", "bytes"), termtext.Line(e.BodySHA256))
-		}
-		return line
-	}
-	return fmt.Sprintf("%-6s %s", termtext.Line(string(e.Op)), termtext.Line(e.Path))
-}
-
-// maxBodyShown is how much of a call's body a listing shows, in bytes.
-const maxBodyShown = 200
-
-// showBody is a call's body on one line: JSON compacted (its line breaks
-// are whitespace), cut at maxBodyShown bytes, and escaped as JSON.
-func showBody(body []byte) string {
-	var compact bytes.Buffer
-	text := string(body)
-	if json.Compact(&compact, body) == nil {
-		text = compact.String()
-	}
-	cut := ""
-	if len(text) > maxBodyShown {
-		n := maxBodyShown
-		for n > 0 && !utf8.RuneStart(text[n]) {
-			n--
-		}
-		text, cut = text[:n], "..."
-	}
-	// Compact JSON has no line break; a body that is not JSON is
-	// escaped as a line.
-	if strings.ContainsAny(text, "\n\t") {
-		return termtext.Line(text) + cut
-	}
-	return termtext.JSON(text) + cut
-}
+// describeEffect is one effect on one line (terminal.EffectLine: the
+// prompt shows the same line).
+func describeEffect(e effects.Effect) string { return terminal.EffectLine(e) }

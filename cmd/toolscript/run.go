@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/app/terminal"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/lint"
@@ -88,6 +90,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print exactly one JSON execution result on standard output"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
 			&cli.StringFlag{Name: "plan", Usage: "run for real, held to a dry run's effects: `FILE` holds a dry run's JSON result or its \"effects\"; the first unsafe effect not in it stops the script before it happens (error kind plan)"},
+			&cli.StringFlag{Name: "approve", Usage: "answer the questions of rules whose action is ask from a plan: `FILE` holds a dry run's JSON result or its \"effects\"; each entry approves one effect; an effect it does not hold is asked at the terminal, or denied without one"},
 			&cli.StringFlag{Name: "record", Usage: "record the run's trace to `FILE` (JSON Lines: every sdk call with its response, io, clock readings, the random seed)"},
 			&cli.StringFlag{Name: "replay", Usage: "replay the trace in `FILE`: responses, reads, clock and seed come from it, nothing is sent or written, no credential is needed"},
 		),
@@ -119,10 +122,15 @@ func runScript(c *cli.Context) error {
 	if n := countTrue(c.Bool("dry-run"), c.String("plan") != "", c.String("record") != "", c.String("replay") != ""); n > 1 {
 		return usagef("give one of --dry-run, --plan, --record and --replay")
 	}
-	var plan *effects.Approved
+	var plan, approve *effects.Approved
 	if name := c.String("plan"); name != "" {
 		if plan, err = effects.ReadPlanFile(name); err != nil {
 			return usagef("reading the plan %s: %v", name, err)
+		}
+	}
+	if name := c.String("approve"); name != "" {
+		if approve, err = effects.ReadPlanFile(name); err != nil {
+			return usagef("reading the plan --approve names, %s: %v", name, err)
 		}
 	}
 	file, err := loadConfig(c)
@@ -146,8 +154,10 @@ func runScript(c *cli.Context) error {
 	out := c.App.Writer
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Name: name, Args: c.Args().Tail(),
 		DryRun: c.Bool("dry-run"), Plan: plan, Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
-		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(err.Error())) }}
+		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(err.Error())) },
+		Approve:       approve}
 	closeBar := func() {}
+	var alone func(func())
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, termtext.Text(line)) }
 		if bar := progressBar(termtext.Raw(c.App.ErrWriter)); bar != nil {
@@ -155,9 +165,18 @@ func runScript(c *cli.Context) error {
 			cfg.OnProgress = bar.Update
 			cfg.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, termtext.Text(line)) }) }
 			closeBar = bar.Close
+			alone = bar.Print
 		}
 	}
+	person := &personAtTerminal{}
+	cfg.Ask = func(how app.Asking) effects.Asker {
+		person.open = func() *terminal.Prompt {
+			return openPrompt(c, terminal.Config{Redactor: how.Redactor, Timeout: how.Timeout, Cancel: ctx.Done(), Alone: alone})
+		}
+		return person
+	}
 	res, err := app.Run(ctx, cfg)
+	person.close()
 	closeBar() // the line is cleared before the result is written
 	if err != nil {
 		return exitFor(err)
@@ -183,6 +202,44 @@ func runScript(c *cli.Context) error {
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
+}
+
+// personAtTerminal asks the person at the terminal: the prompt is opened
+// when the first question comes (a run nothing asks about never touches
+// the terminal); without a terminal every question is declined.
+type personAtTerminal struct {
+	once   sync.Once
+	open   func() *terminal.Prompt
+	prompt *terminal.Prompt
+}
+
+func (p *personAtTerminal) Ask(q effects.Question) (effects.Answer, error) {
+	p.once.Do(func() { p.prompt = p.open() })
+	if p.prompt == nil {
+		return effects.Refuse.Ask(q) // no terminal: ask is deny
+	}
+	return p.prompt.Ask(q)
+}
+
+// close closes the prompt if it was opened.
+func (p *personAtTerminal) close() {
+	p.once.Do(func() {}) // no question comes after this
+	if p.prompt != nil {
+		p.prompt.Close()
+	}
+}
+
+// openPrompt opens the approval prompt on the person's terminal, nil
+// when there is none. The command run in a process (its reader standard
+// input) has one when it has a controlling terminal; run in a test, with
+// another reader, it has none.
+func openPrompt(c *cli.Context, cfg terminal.Config) *terminal.Prompt {
+	stdin, ok := c.App.Reader.(*os.File)
+	if !ok {
+		return nil
+	}
+	stderr, _ := termtext.Raw(c.App.ErrWriter).(*os.File)
+	return terminal.Open(stdin, stderr, cfg)
 }
 
 func countTrue(bs ...bool) int {

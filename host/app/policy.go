@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"time"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
@@ -55,4 +56,17 @@ func effectsDefault(name string) (effects.Action, error) {
 		return effects.ActionAllow, nil
 	}
 	return policy.ParseAction(name)
+}
+
+// approvalTimeout is the configuration's [effects] approval_timeout (its
+// default without a configuration).
+func approvalTimeout(f *config.File) time.Duration {
+	if f == nil {
+		return config.DefaultApprovalTimeout
+	}
+	s, err := config.ResolveEffects(f, os.Getenv)
+	if err != nil {
+		return config.DefaultApprovalTimeout // Load checked it; compileRules reports a failure
+	}
+	return s.ApprovalTimeout
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
@@ -49,10 +50,14 @@ type RunConfig struct {
 	// OnRecordError, when set, is told that the recording could not be
 	// written whole (the run's result is unchanged).
 	OnRecordError func(error)
-	// Asker, when set, asks a person about the effects a [[policy]] rule
-	// says ask of (a terminal prompt); without one such an effect stops
-	// the script with kind approval.
-	Asker effects.Asker
+	// Ask, when set, makes the Asker a rule's ask puts its question to
+	// (the terminal's prompt), given how it is to ask. Unset, nobody can
+	// be asked and an ask is deny (effects.Refuse).
+	Ask func(Asking) effects.Asker
+	// Approve, when set, answers the questions whose effect it holds
+	// (run --approve): each of its entries approves one effect; the
+	// others go to Ask.
+	Approve *effects.Approved
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
@@ -102,10 +107,13 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	if err != nil {
 		return nil, usage(err)
 	}
-	script.Effects = script.Effects.WithRules(rules.For(localWho(cfg.Version)), cfg.Asker)
+	script.Effects = script.Effects.WithRules(rules.For(localWho(cfg.Version)), nil)
 	setup, err := resolveSDK(cfg.File, cfg.SDK)
 	if err != nil {
 		return nil, err
+	}
+	if script.Effects.HasRules() {
+		script.Effects.WithAsker(runAsker(cfg, Asking{Redactor: setup.cfg.Redactor, Timeout: approvalTimeout(cfg.File)}))
 	}
 	client, err := openSDK(ctx, setup, cfg.SDK)
 	if err != nil {
@@ -129,6 +137,28 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		res.Error = syntaxErrors(ctx, rt, cfg.Name, cfg.Source, res.Error)
 	}
 	return redactResult(setup.cfg.Redactor, res), nil
+}
+
+// Asking is how a run's Asker asks, from the configuration.
+type Asking struct {
+	// Redactor redacts the configuration's secrets from what is shown.
+	Redactor *redact.Redactor
+	// Timeout bounds the wait for one answer ([effects]
+	// approval_timeout); zero is the Asker's default.
+	Timeout time.Duration
+}
+
+// runAsker is who a run's rules ask: the plan --approve names for the
+// effects it holds, else the person at the terminal, else nobody (deny).
+func runAsker(cfg RunConfig, asking Asking) effects.Asker {
+	person := effects.Refuse
+	if cfg.Ask != nil {
+		person = cfg.Ask(asking)
+	}
+	if cfg.Approve != nil {
+		return cfg.Approve.Asker(person)
+	}
+	return person
 }
 
 // syntaxErrors reports a script that does not compile as lint does: every

@@ -40,17 +40,14 @@ func TestRunAskWithoutAsker(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Ask(Question) (Answer, error) { return Approve, errors.New("no answer within 10m0s") }
+func (failing) Ask(Question) (Answer, error) { return Approve, errNoAnswer }
 
-func TestRunAskErrorNamesEffectAndRule(t *testing.T) {
+var errNoAnswer = errors.New("no answer within 10m0s")
+
+func TestRunAskError(t *testing.T) {
 	a, err := New(Real).WithAsker(failing{}).Ask(Question{Effect: post("http://x/pets"), Rule: "posts need a person"})
-	if err == nil || a != Decline {
-		t.Fatalf("got %v, %v", a, err)
-	}
-	for _, want := range []string{"call sdk.shop.add_pet (POST http://x/pets)", `rule "posts need a person"`, "no answer within 10m0s"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
-		}
+	if !errors.Is(err, errNoAnswer) || a != Decline {
+		t.Errorf("got %v, %v; want the Asker's error and Decline", a, err)
 	}
 }
 

@@ -235,13 +235,15 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	}
 
 	inst.clock.restart()
-	inst.deadline = time.Now().Add(limits.Timeout)
 	inst.done = ctx.Done() // the caller's: a stop by it is a cancellation
 	// Host calls that wait (sdk) get the deadline with the cancellation,
-	// once per execution rather than once per call.
-	ctx, cancel := context.WithDeadline(ctx, inst.deadline)
-	defer cancel()
-	ctx = withInstance(ctx, inst) // found first by every host call
+	// once per execution rather than once per call. It stands still while
+	// a person is asked about an effect: that time is not the script's.
+	dl := newDeadline(ctx, limits.Timeout)
+	defer dl.release()
+	inst.deadline = dl
+	script.Effects.OnWait(dl.pause)
+	ctx = withInstance(dl, inst) // found first by every host call
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
 		uint64(ptr)+uint64(len(script.Source)), uint64(len(script.Args)),

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
@@ -114,7 +113,7 @@ func (inst *instance) checkStop() {
 		panic(errStopRequested)
 	default:
 	}
-	if !inst.deadline.IsZero() && time.Now().After(inst.deadline) {
+	if inst.deadline != nil && inst.deadline.passed() {
 		inst.stopReason = stoppedByDeadline
 		panic(errStopRequested)
 	}

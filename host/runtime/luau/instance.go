@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -33,8 +32,10 @@ type instance struct {
 	callStacks  [][3]uint64
 	depth       int
 
-	// deadline and done stop the execution: tick checks them.
-	deadline time.Time
+	// deadline and done stop the execution: tick checks them. deadline
+	// is the execution's limit (nil between executions), done the
+	// caller's cancellation.
+	deadline *deadline
 	done     <-chan struct{}
 	// stopReason is why the execution was stopped.
 	stopReason stopReason

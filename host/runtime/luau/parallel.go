@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -227,8 +226,6 @@ func sdkWait(ctx context.Context, mod api.Module, _, tokensPtr, count uint32) ui
 	}
 	c := inst.callsOf(ctx)
 	var n int
-	timer := time.NewTimer(time.Until(inst.deadline))
-	defer timer.Stop()
 	for {
 		if n = c.completed(tokens); n > 0 {
 			break
@@ -236,7 +233,7 @@ func sdkWait(ctx context.Context, mod api.Module, _, tokensPtr, count uint32) ui
 		select {
 		case <-c.ready:
 		case <-inst.done:
-		case <-timer.C:
+		case <-inst.deadline.Done():
 		}
 		inst.checkStop()
 	}
