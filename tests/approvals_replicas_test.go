@@ -25,9 +25,9 @@ import (
 // file written again) and runs on live. The notes API counts what it was
 // sent; the io directory shows each write once.
 
-// approvalScript reads, writes a file, creates a note (the rule asks),
+// replicaScript reads, writes a file, creates a note (the rule asks),
 // then writes another file after the answer.
-const approvalScript = `
+const replicaScript = `
 local before = #sdk.notes.listNotes()
 io.open("before.txt", "w"):write("written before the ask"):close()
 local made = sdk.notes.createNote({ text = "approved" })
@@ -176,7 +176,7 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	url := startHAProxy(t, backends...) + "/mcp"
 	token := iss.Token(t, "RS256", "alice")
 
-	first := postModern(t, url, token, modernCall(1, approvalScript, "", nil))
+	first := postModern(t, url, token, modernCall(1, replicaScript, "", nil))
 	if first["resultType"] != "input_required" {
 		t.Fatalf("the first call: %v", first)
 	}
@@ -187,7 +187,7 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	if got := api.count(http.MethodPost); got != 0 {
 		t.Fatalf("%d POSTs before the answer", got)
 	}
-	retry := postModern(t, url, token, modernCall(2, approvalScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
+	retry := postModern(t, url, token, modernCall(2, replicaScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
 	sc, _ := retry["structuredContent"].(map[string]any)
 	if sc == nil || sc["error"] != nil {
 		t.Fatalf("the retry: %v", retry)
@@ -214,7 +214,7 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	}
 
 	// The state resumes once: sent again, it is refused and nothing runs.
-	again := postModern(t, url, token, modernCall(3, approvalScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
+	again := postModern(t, url, token, modernCall(3, replicaScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
 	if again["isError"] != true || !strings.Contains(fmt.Sprint(again["content"]), "requestState") {
 		t.Errorf("a state resumed twice: %v", again)
 	}

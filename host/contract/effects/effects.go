@@ -19,7 +19,13 @@
 //   - recording a real run, and replaying one (mode Replay): every sdk
 //     call, safe or unsafe, every io operation, the clock readings and
 //     the random seed pass the run in order, and are written to a trace
-//     (host/contract/effects/trace) or given back from one (replay.go).
+//     (host/contract/effects/trace) or given back from one (replay.go);
+//   - the rules that decide each effect (policy.go), asking a person
+//     about one (ask.go), and pausing
+//     and resuming an execution that asks: the consistent prefix of its
+//     recording a pause keeps (Run.Prefix), and a run that replays that
+//     prefix, then goes live with the person's answer (NewResume,
+//     resume.go).
 //
 // What happens to a held effect is the caller's: sandboxio keeps held
 // writes in an overlay, the sdk makes a response up. A capability added
