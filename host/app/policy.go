@@ -9,6 +9,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/policy"
+	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
 
 // compileRules compiles the [[policy]] rules and [effects] default of f:
@@ -69,4 +70,26 @@ func approvalTimeout(f *config.File) time.Duration {
 		return config.DefaultApprovalTimeout // Load checked it; compileRules reports a failure
 	}
 	return s.ApprovalTimeout
+}
+
+// pausing returns the sealer of paused executions' states, with the
+// configuration's [effects] state_key (a random key of this process's
+// own when unset) and record_dir as where a prefix too large to travel
+// is kept, and the approval timeout.
+func pausing(f *config.File, recordDir string) (*requeststate.Sealer, time.Duration, error) {
+	s, err := config.ResolveEffects(f, os.Getenv)
+	if err != nil {
+		return nil, 0, fmt.Errorf("config %s: %w", f.Path(), err)
+	}
+	var key requeststate.Key
+	if s.StateKey.IsZero() {
+		key, err = requeststate.NewKey()
+	} else {
+		key, err = requeststate.KeyFrom([]byte(s.StateKey.Reveal()))
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("effects.state_key: %w", err)
+	}
+	sealer, err := requeststate.NewSealer(recordDir, requeststate.NewSpent(0), key)
+	return sealer, s.ApprovalTimeout, err
 }

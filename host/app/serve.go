@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/limit"
@@ -24,6 +26,7 @@ import (
 	"github.com/toolscript/toolscript/host/serve/hosted"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/host/serve/metrics"
+	"github.com/toolscript/toolscript/host/serve/requeststate"
 )
 
 // PoolSize is how many ready instances the server keeps.
@@ -76,6 +79,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return usage(err)
 	}
 	if a.rules, err = compileRules(cfg.File); err != nil {
+		return usage(err)
+	}
+	if a.states, a.approvalTimeout, err = pausing(cfg.File, dir); err != nil {
 		return usage(err)
 	}
 	if a.sdk, err = resolveSDK(cfg.File, cfg.SDK); err != nil {
@@ -149,6 +155,10 @@ type assembly struct {
 	// records is [effects] record_dir: where each execution's trace is
 	// recorded (nil: none are).
 	records *recordDir
+	// states seals and opens the state of executions paused for a
+	// person's answer; approvalTimeout bounds the wait for one.
+	states          *requeststate.Sealer
+	approvalTimeout time.Duration
 	// sdk is what the sdk is opened from, resolved; its Config's Redactor
 	// is the one every sink of the server is handed.
 	sdk sdkSetup
@@ -238,16 +248,18 @@ func (a *assembly) open(ctx context.Context) error {
 // _meta.auth, which no other call sees.
 func (a *assembly) mcpConfig() mcpserver.Config {
 	cfg := mcpserver.Config{
-		Runtime:        a.rt,
-		Limits:         scriptLimits(a.cfg.Settings.Limits),
-		IO:             scriptIO(a.cfg.Settings.IO),
-		MaxConcurrent:  a.cfg.Server.MaxConcurrent,
-		MaxTimeout:     a.cfg.Server.MaxTimeout,
-		MaxScriptBytes: a.cfg.Server.MaxScriptBytes,
-		QueueWait:      a.cfg.Server.QueueWait,
-		Version:        a.cfg.Version,
-		ErrorLog:       a.cfg.Stderr,
-		Redactor:       a.sdk.cfg.Redactor,
+		Runtime:         a.rt,
+		Limits:          scriptLimits(a.cfg.Settings.Limits),
+		IO:              scriptIO(a.cfg.Settings.IO),
+		MaxConcurrent:   a.cfg.Server.MaxConcurrent,
+		MaxTimeout:      a.cfg.Server.MaxTimeout,
+		MaxScriptBytes:  a.cfg.Server.MaxScriptBytes,
+		QueueWait:       a.cfg.Server.QueueWait,
+		Version:         a.cfg.Version,
+		ErrorLog:        a.cfg.Stderr,
+		Redactor:        a.sdk.cfg.Redactor,
+		States:          a.states,
+		ApprovalTimeout: a.approvalTimeout,
 	}
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())
@@ -262,10 +274,10 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	}
 	m := cfg.Metrics
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {
-		// The rules decide every effect; nobody is asked here yet (an ask
-		// stops with kind approval).
-		call.Script.Effects = call.Script.Effects.WithRules(a.rules.For(a.who(call.User)), nil)
-		if records != nil {
+		// The rules decide every effect; who is asked is the server's
+		// (the client, in the call or by its retry; else nobody).
+		call.Script.Effects = call.Script.Effects.WithRules(a.rules.For(a.who(call.User, call.Client)), nil)
+		if records != nil && !call.Script.Effects.Resuming() {
 			// The operator's choice: every execution is recorded, to a file
 			// of its own, whatever its caller asked for (a dry run sends its
 			// safe calls, a plan run is a real run: the header names the
@@ -307,11 +319,15 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 
 // who is the user and client a call's rules see: the hosted mode's token
 // subject, or the OS user under stdio.
-func (a *assembly) who(u auth.User) policy.Who {
+func (a *assembly) who(u auth.User, client mcp.Implementation) policy.Who {
+	who := policy.Who{Sub: u.Subject, Claims: map[string]any{}}
 	if u == (auth.User{}) {
-		return localWho(a.cfg.Version)
+		who = localWho(a.cfg.Version)
 	}
-	return policy.Who{Sub: u.Subject, Claims: map[string]any{}}
+	if client.Name != "" {
+		who.ClientName, who.ClientVersion = client.Name, client.Version
+	}
+	return who
 }
 
 // recordUser is whose traces an execution of user's counts as: the

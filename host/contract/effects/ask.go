@@ -134,7 +134,11 @@ func (r *Run) Ask(q Question) (Answer, error) {
 		resume := a.onWait()
 		defer resume()
 	}
-	return a.asker.Ask(q)
+	answer, err := a.asker.Ask(q)
+	if err != nil {
+		return Decline, err // Pass names the effect and the rule
+	}
+	return answer, nil
 }
 
 // Asker returns an Asker that answers from the plan p: Approve for an

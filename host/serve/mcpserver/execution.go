@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
@@ -83,13 +84,18 @@ func (s *Server) runScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 		x.resume.inPlace.answers <- x.resume.answer
 		return s.await(ctx, x, x.resume.inPlace)
 	}
-	if x.script.Effects != nil {
+	if fx := x.script.Effects; fx.HasRules() {
 		asker, how := s.askerFor(ctx)
-		if how == askByRetry {
+		if how == askByRetry && fx.Mode() == effects.Real {
+			// A real run pauses (a plan run's asks go to nobody: its
+			// plan is what a person approved).
 			x.binding = bindingOf(ctx, x, req)
 			return s.await(ctx, x, s.start(ctx, x))
 		}
-		x.script.Effects.WithAsker(asker)
+		if how == askByRetry {
+			asker = nobody{"a plan run asks no one: its plan is what a person approved"}
+		}
+		fx.WithAsker(asker)
 	}
 	x.res = s.cfg.Runtime.Execute(sdkcall.WithClient(ctx, s.gateway(ctx, x.progress)), x.script)
 	if s.cfg.IO == nil {

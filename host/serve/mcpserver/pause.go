@@ -126,13 +126,16 @@ func (t *pausedTable) take(id, owner string) *running {
 	return r
 }
 
-// release forgets r (its wait ended), when still held.
-func (t *pausedTable) release(r *running) {
+// release forgets r (its wait ended), when still held, and says whether
+// it was.
+func (t *pausedTable) release(r *running) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.byID[r.id] == r {
-		t.drop(r)
+	if t.byID[r.id] != r {
+		return false
 	}
+	t.drop(r)
+	return true
 }
 
 func (t *pausedTable) drop(r *running) {
@@ -270,8 +273,9 @@ func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects
 	if s.pausedRuns.hold(r) {
 		wait := s.cfg.approvalTimeout()
 		time.AfterFunc(wait, func() {
-			s.pausedRuns.release(r)
-			r.cancel()
+			if s.pausedRuns.release(r) { // no retry took it on
+				r.cancel()
+			}
 		})
 	} else {
 		r.cancel()

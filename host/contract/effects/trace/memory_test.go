@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestMemoryPrefix(t *testing.T) {
 		t.Fatalf("a prefix whose first entry is not filled: %v", err)
 	}
 	header, err := w.Prefix(context.Background(), 0)
-	if err != nil || !bytes.HasPrefix(header, []byte(`{"trace":2`)) || bytes.Count(header, []byte("\n")) != 1 {
+	if err != nil || !bytes.HasPrefix(header, fmt.Appendf(nil, `{"trace":%d`, Version)) || bytes.Count(header, []byte("\n")) != 1 {
 		t.Fatalf("the empty prefix %q %v", header, err)
 	}
 	w.Fill(late, entries[0])
