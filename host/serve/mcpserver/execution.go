@@ -81,6 +81,7 @@ const (
 func (s *Server) runScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	x := executionFrom(ctx)
 	if x.resume != nil && x.resume.inPlace != nil {
+		x.binding = bindingOf(ctx, x, req) // a later pause's
 		x.resume.inPlace.answers <- x.resume.answer
 		return s.await(ctx, x, x.resume.inPlace)
 	}

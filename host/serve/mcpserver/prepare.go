@@ -10,9 +10,9 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
-	"github.com/toolscript/toolscript/host/serve/metrics"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
 	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/host/serve/metrics"
 )
 
 // prepare makes the script of the call: its source, its limits (timeout_ms
