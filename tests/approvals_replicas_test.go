@@ -28,9 +28,9 @@ import (
 // replicaScript reads, writes a file, creates a note (the rule asks),
 // then writes another file after the answer.
 const replicaScript = `
-local before = #sdk.notes.listNotes()
+local before = #sdk.notes.list_notes()
 io.open("before.txt", "w"):write("written before the ask"):close()
-local made = sdk.notes.createNote({ text = "approved" })
+local made = sdk.notes.create_note({ text = "approved" })
 io.open("after.txt", "w"):write("written after: " .. made.text):close()
 return { before = before, made = made.text }
 `
@@ -63,6 +63,8 @@ func postModern(t *testing.T, url, token, body string) map[string]any {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "execute_script")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -158,13 +160,17 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	if err := os.MkdirAll(ioDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	stateDir := filepath.Join(dir, "states") // the replicas' shared memory of resumed states
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	spec, _ := filepath.Abs("testdata/notes.yaml")
 	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
 		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
 		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
-		"[effects]\nstate_key = \"${TOOLSCRIPT_STATE_KEY}\"\n")
+		"[effects]\nstate_key = \"${TOOLSCRIPT_STATE_KEY}\"\nstate_dir = "+quoteTOML(stateDir)+"\n")
 	iss, auth := issuerArgs(t)
-	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("k", 32))
+	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32)) // 32 bytes, hex
 	var replicas []*hostedProcess
 	var backends []string
 	for range 2 {
@@ -197,6 +203,16 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	}
 	if gets, posts := api.count(http.MethodGet), api.count(http.MethodPost); gets != 1 || posts != 1 {
 		t.Errorf("the API got %d GETs and %d POSTs, want each once", gets, posts)
+	}
+	// The io directory the replicas share holds each write once.
+	userDirs, _ := filepath.Glob(filepath.Join(ioDir, "u.alice.*"))
+	if len(userDirs) != 1 {
+		t.Fatalf("alice's directories: %v", userDirs)
+	}
+	for name, want := range map[string]string{"before.txt": "written before the ask", "after.txt": "written after: approved"} {
+		if b, err := os.ReadFile(filepath.Join(userDirs[0], name)); err != nil || string(b) != want {
+			t.Errorf("%s: %q %v, want %q", name, b, err, want)
+		}
 	}
 	// Which replica served which: the pause on one, the resume on the other.
 	paused, resumed := -1, -1

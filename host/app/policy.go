@@ -90,6 +90,12 @@ func pausing(f *config.File, recordDir string) (*requeststate.Sealer, time.Durat
 	if err != nil {
 		return nil, 0, fmt.Errorf("effects.state_key: %w", err)
 	}
-	sealer, err := requeststate.NewSealer(recordDir, requeststate.NewSpent(0), key)
+	spent := requeststate.NewSpent(0)
+	if s.StateDir != "" {
+		if spent, err = requeststate.NewSharedSpent(0, s.StateDir); err != nil {
+			return nil, 0, fmt.Errorf("effects.state_dir: %w", err)
+		}
+	}
+	sealer, err := requeststate.NewSealer(recordDir, spent, key)
 	return sealer, s.ApprovalTimeout, err
 }

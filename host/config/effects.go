@@ -37,6 +37,10 @@ type Effects struct {
 	// as 64 hex digits or in standard base64. Never part of Digest.
 	StateKey    string `toml:"state_key" json:"-"`
 	StateKeyEnv string `toml:"state_key_env" json:"-"`
+	// StateDir, when set, is a directory every replica shares, where each
+	// remembers the paused executions' states it resumed: a state then
+	// resumes at most once across them (else once in each process).
+	StateDir string `toml:"state_dir" json:",omitempty"`
 }
 
 // Policy is one [[policy]] entry: a rule that decides effects
@@ -65,6 +69,11 @@ func (e Effects) check() error {
 	}{{"record_max_bytes", e.RecordMaxBytes}, {"record_max_bytes_per_user", e.RecordMaxBytesPerUser}} {
 		if b.v != nil && *b.v <= 0 {
 			return fmt.Errorf("effects.%s: must be positive (got %d)", b.key, *b.v)
+		}
+	}
+	if e.StateDir != "" {
+		if err := checkDir(e.StateDir); err != nil {
+			return fmt.Errorf("effects.state_dir: %w", err)
 		}
 	}
 	if e.RecordDir == "" {
@@ -146,6 +155,8 @@ type EffectsSettings struct {
 	// StateKey is the 32-byte key that seals paused executions' state;
 	// nil when unset (a random key per process).
 	StateKey redact.Secret
+	// StateDir is [effects] state_dir, a leading ~ expanded ("" : none).
+	StateDir string
 }
 
 // ResolveEffects reads the rules and approval settings of f; getenv reads
@@ -166,6 +177,13 @@ func ResolveEffects(f *File, getenv func(string) string) (EffectsSettings, error
 			r.Line = f.policyLines[i]
 		}
 		s.Rules = append(s.Rules, r)
+	}
+	if e.StateDir != "" {
+		dir, err := expandHome(e.StateDir, getenv)
+		if err != nil {
+			return s, fmt.Errorf("effects.state_dir: %w", err)
+		}
+		s.StateDir = dir
 	}
 	key, err := stateKey(e, getenv)
 	if err != nil {

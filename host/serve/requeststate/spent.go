@@ -18,6 +18,12 @@ const DefaultMaxSpent = 100000
 // memory, when one is needed, is the operator's: docs/security.md).
 type Spent struct {
 	max int
+	// dir, when set, is a directory every replica shares: a resumed
+	// state's id is a file there (shared.go), so that a state resumes
+	// at most once across them.
+	dir string
+	// spends counts Spend calls, to sweep dir now and then.
+	spends int
 
 	mu   sync.Mutex
 	ids  map[string]time.Time
@@ -47,6 +53,11 @@ func (s *Spent) Spend(id string, expiry, now time.Time) error {
 	}
 	if len(s.ids) >= s.max {
 		return fmt.Errorf("%w (%d, until the earliest expires at %s)", ErrSpentFull, s.max, s.next.UTC().Format(time.RFC3339))
+	}
+	if s.dir != "" {
+		if err := s.spendShared(id, expiry, now); err != nil {
+			return err
+		}
 	}
 	s.ids[id] = expiry
 	if s.next.IsZero() || expiry.Before(s.next) {
