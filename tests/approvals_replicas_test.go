@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -214,7 +215,21 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", name, b, err, want)
 		}
 	}
-	// Which replica served which: the pause on one, the resume on the other.
+	// The state resumes once: sent again, it is refused and nothing runs.
+	again := postModern(t, url, token, modernCall(3, replicaScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
+	if again["isError"] != true || !strings.Contains(fmt.Sprint(again["content"]), "requestState") {
+		t.Errorf("a state resumed twice: %v", again)
+	}
+	if posts := api.count(http.MethodPost); posts != 1 {
+		t.Errorf("%d POSTs after a replayed state", posts)
+	}
+	// Which replica served which: the pause on one, the resume on the
+	// other. (Stopped first: a request's access log line is written by
+	// the time its server has shut down.)
+	for _, p := range replicas {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		<-p.exited
+	}
 	paused, resumed := -1, -1
 	for i, p := range replicas {
 		log := p.stderr.String()
@@ -227,14 +242,5 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	}
 	if paused < 0 || resumed < 0 || paused == resumed {
 		t.Errorf("paused on replica %d, resumed on %d: want two different replicas", paused, resumed)
-	}
-
-	// The state resumes once: sent again, it is refused and nothing runs.
-	again := postModern(t, url, token, modernCall(3, replicaScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
-	if again["isError"] != true || !strings.Contains(fmt.Sprint(again["content"]), "requestState") {
-		t.Errorf("a state resumed twice: %v", again)
-	}
-	if posts := api.count(http.MethodPost); posts != 1 {
-		t.Errorf("%d POSTs after a replayed state", posts)
 	}
 }
