@@ -40,13 +40,6 @@ end
 sdk.pets.list_pets()
 return made`
 
-// skipUntilRules skips while the rules ([[policy]], host/contract/policy)
-// are not in this build: without them nothing asks.
-func skipUntilRules(t *testing.T) {
-	t.Helper()
-	t.Skip("needs [[policy]] rules whose action ask calls effects.Run.Ask (branch p32-policy): unskip once it is merged")
-}
-
 // approvalDir writes the configuration (the test API as "pets", and
 // extra) and the script into a new directory.
 func approvalDir(t *testing.T, api *testapi.Server, extra string) string {
@@ -162,7 +155,6 @@ func runAnswering(t *testing.T, dir string, answers []string, args ...string) (a
 }
 
 func TestApprovalPrompt(t *testing.T) {
-	skipUntilRules(t)
 	t.Parallel()
 	for _, tt := range []struct {
 		name    string
@@ -212,7 +204,6 @@ func TestApprovalPrompt(t *testing.T) {
 // TestApprovalWithoutTerminal: without a terminal an ask is deny, unless
 // --approve names a plan that holds the effect (each entry approves one).
 func TestApprovalWithoutTerminal(t *testing.T) {
-	skipUntilRules(t)
 	t.Parallel()
 	api := testapi.New(t)
 	dir := approvalDir(t, api, "")
