@@ -4,8 +4,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 

@@ -85,7 +85,7 @@ type Set struct {
 	partialOnce sync.Once
 	partial     []cel.Program
 	partialErr  error
-	def   effects.Action
+	def         effects.Action
 	// safe is whether some rule names effect.safe (then safe effects are
 	// decided too).
 	safe bool
