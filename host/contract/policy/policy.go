@@ -24,6 +24,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
@@ -97,6 +98,57 @@ type compiled struct {
 	action effects.Action
 	prg    cel.Program
 	ast    *cel.Ast
+	// guards are the `effect.FIELD == "text"` conjuncts at the top of
+	// the rule's when: an effect that fails one makes it false, without
+	// evaluating it.
+	guards []guard
+}
+
+// guard is one `effect.FIELD == "text"` a when requires.
+type guard struct {
+	field func(*effects.Facts) string
+	want  string
+}
+
+// guardFields are the facts a guard may compare.
+var guardFields = map[string]func(*effects.Facts) string{
+	"kind":      func(f *effects.Facts) string { return f.Kind },
+	"api":       func(f *effects.Facts) string { return f.API },
+	"function":  func(f *effects.Facts) string { return f.Function },
+	"operation": func(f *effects.Facts) string { return f.Operation },
+	"method":    func(f *effects.Facts) string { return f.Method },
+	"path":      func(f *effects.Facts) string { return f.Path },
+	"url":       func(f *effects.Facts) string { return f.URL },
+}
+
+// guardsOf finds the guards of a when: the `effect.FIELD == "text"` (or
+// `"text" == effect.FIELD`) among its top-level && conjuncts. A false
+// conjunct makes CEL's && false whatever the others do (errors
+// included), so skipping the rule when one fails changes nothing.
+func guardsOf(e ast.Expr, out []guard) []guard {
+	if e.Kind() != ast.CallKind {
+		return out
+	}
+	call := e.AsCall()
+	args := call.Args()
+	switch {
+	case call.FunctionName() == operators.LogicalAnd && len(args) == 2:
+		return guardsOf(args[1], guardsOf(args[0], out))
+	case call.FunctionName() == operators.Equals && len(args) == 2:
+		for _, pair := range [2][2]ast.Expr{{args[0], args[1]}, {args[1], args[0]}} {
+			sel, lit := pair[0], pair[1]
+			if sel.Kind() != ast.SelectKind || lit.Kind() != ast.LiteralKind || sel.AsSelect().IsTestOnly() {
+				continue
+			}
+			op := sel.AsSelect().Operand()
+			text, isText := lit.AsLiteral().(types.String)
+			field := guardFields[sel.AsSelect().FieldName()]
+			if op.Kind() == ast.IdentKind && op.AsIdent() == "effect" && isText && field != nil {
+				return append(out, guard{field: field, want: string(text)})
+			}
+		}
+	}
+	return out
 }
 
 // The CEL type names of the variables (ext.NativeTypes names a Go struct
@@ -206,7 +258,7 @@ func compileRule(env *cel.Env, r Rule, i int, seen map[string]int) (compiled, er
 	if err != nil {
 		return compiled{}, fmt.Errorf("%s: when: %w", at, err)
 	}
-	return compiled{name: r.Name, action: action, prg: prg, ast: checked}, nil
+	return compiled{name: r.Name, action: action, prg: prg, ast: checked, guards: guardsOf(checked.NativeRep().Expr(), nil)}, nil
 }
 
 // variableOf is the variable of each type.
@@ -303,8 +355,14 @@ func (s *Set) Decide(f *effects.Facts, who *Who) effects.Verdict {
 	if f.Headers == nil {
 		f.Headers = map[string]string{}
 	}
+rules:
 	for i := range s.rules {
 		r := &s.rules[i]
+		for _, g := range r.guards {
+			if g.field(f) != g.want {
+				continue rules
+			}
+		}
 		out, _, err := r.prg.Eval(act)
 		if err != nil {
 			return effects.Verdict{Action: effects.ActionDeny, Rule: r.name, Reason: "its when failed: " + err.Error()}
