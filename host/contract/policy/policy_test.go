@@ -251,3 +251,37 @@ func BenchmarkDecideHundredRules(b *testing.B) {
 		}
 	}
 }
+
+// A rule skipped by its guards decides what its evaluation would: the
+// same verdicts with the guards as without them.
+func TestGuardsChangeNothing(t *testing.T) {
+	rules := append(append([]Rule{}, standard...),
+		Rule{Name: "reversed", When: `"PATCH" == effect.method && effect.params.x == 1`, Action: "deny"},
+		Rule{Name: "or", When: `effect.method == "PUT" || effect.kind == "mkdir"`, Action: "deny"},
+		Rule{Name: "nested", When: `(effect.kind == "call" && effect.api == "gh") && effect.body.x == 2`, Action: "ask"})
+	guarded := mustCompile(t, effects.ActionAllow, rules...)
+	plain := mustCompile(t, effects.ActionAllow, rules...)
+	n := 0
+	for i := range plain.rules {
+		n += len(plain.rules[i].guards)
+		plain.rules[i].guards = nil
+	}
+	if n < 7 {
+		t.Fatalf("only %d guards found", n)
+	}
+	for _, f := range []effects.Facts{
+		{Kind: "call", Method: "PATCH"},
+		{Kind: "call", Method: "PATCH", Params: map[string]any{"x": int64(1)}},
+		{Kind: "call", Method: "PUT"},
+		{Kind: "mkdir", Path: "d"},
+		{Kind: "call", API: "gh", Method: "POST", Body: map[string]any{"x": 2.0}},
+		{Kind: "call", API: "gh", Method: "POST"},
+		{Kind: "write", Path: "reports/a"},
+		{Kind: "call", Function: "sdk.gh.issues_create", Method: "POST"},
+	} {
+		a, b := f, f
+		if g, p := guarded.Decide(&a, &Who{}), plain.Decide(&b, &Who{}); g != p {
+			t.Errorf("%+v: guarded %+v, plain %+v", f, g, p)
+		}
+	}
+}
