@@ -168,6 +168,7 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("client", cel.ObjectType(clientType)),
 		ext.Strings(),
 		cel.CrossTypeNumericComparisons(true),
+		cel.OptionalTypes(),
 		cel.ParserRecursionLimit(64),
 		cel.ParserExpressionSizeLimit(MaxWhenBytes),
 	)

@@ -70,6 +70,7 @@ var standard = []Rule{
 	{Name: "admins", When: `"admin" in user.claims && user.claims.admin == true`, Action: "allow"},
 	{Name: "old clients", When: `client.name == "old" && client.version.startsWith("0.")`, Action: "deny"},
 	{Name: "tool args", When: `effect.args.path.startsWith("/etc")`, Action: "deny"},
+	{Name: "optional", When: `effect.params.?team.orValue("") == "red"`, Action: "deny"},
 }
 
 func TestDecide(t *testing.T) {
@@ -91,6 +92,7 @@ func TestDecide(t *testing.T) {
 		{"write in reports", effects.Facts{Kind: "write", Path: "reports/x.csv"}, &Who{Sub: "root", Claims: map[string]any{"admin": true}}, effects.ActionAllow, "admins", ""},
 		{"body title", effects.Facts{Kind: "call", Method: "POST", Body: map[string]any{"title": "a very long title"}}, who, effects.ActionDeny, "big bodies", ""},
 		{"client", effects.Facts{Kind: "mkdir", Path: "d"}, &Who{ClientName: "old", ClientVersion: "0.9"}, effects.ActionDeny, "old clients", ""},
+		{"optional field", effects.Facts{Kind: "mkdir", Path: "d", Args: map[string]any{"path": "/x"}, Params: map[string]any{"team": "red"}}, who, effects.ActionDeny, "optional", ""},
 		{"runtime error denies", effects.Facts{Kind: "call", Method: "POST", Function: "sdk.gh.issues_create", Body: map[string]any{}}, who, effects.ActionDeny, "outside our org", "its when failed: no such key: owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
