@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -12,12 +11,11 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/contract/effects"
-	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testrules"
 	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
@@ -89,17 +87,8 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		}
 	}
 	scriptLoop := func() { run(script, "7000") }
-	rules := make([]policy.Rule, 100)
-	for i := range rules {
-		rules[i] = policy.Rule{Name: fmt.Sprintf("rule %d", i), When: fmt.Sprintf(`effect.function == "sdk.other.f%d" && effect.method == "POST"`, i), Action: "deny"}
-	}
-	rules[0].When = `!effect.safe && effect.function == "sdk.other.f0"`
-	set, err := policy.Compile(rules, effects.ActionAllow)
-	if err != nil {
-		b.Fatal(err)
-	}
 	rulesLoop := func() {
-		fx := effects.New(effects.Real).WithRules(set.For(policy.Who{Sub: "bench"}), nil)
+		fx := testrules.HundredRun(b)
 		res := rt.Execute(context.Background(), luau.Script{Source: script, SDK: client.Session(nil).WithEffects(fx), Effects: fx, Limits: luau.Limits{Timeout: time.Minute}})
 		if res.Error != nil || string(res.Value) != "7000" {
 			b.Fatalf("script: %s %+v", res.Value, res.Error)

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
-	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/internal/testrules"
 )
 
 // BenchmarkCall compares one sdk call (argument checks, encoding, auth,
@@ -47,45 +47,27 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
-	b.Run("sdk", func(b *testing.B) {
-		c := newClient(b, &testAPI{srv: srv}, Config{MaxCalls: 1 << 30}, APIConfig{BaseURL: srv.URL, Auth: &Credential{Token: "benchmark-token"}})
-		s := c.Session(nil)
-		id := fnID(b, c, "list_pets")
-		args := json.RawMessage(`[{"limit":5,"status":"available"}]`)
-		b.ReportAllocs()
-		for b.Loop() {
-			r := s.Call(context.Background(), id, args)
-			if r.Fail != 0 || r.JSON == nil {
-				b.Fatal(r.Message)
+	// The sdk's call, and the same call decided by 100 rules, one naming
+	// effect.safe (so that this GET is decided too), none matching.
+	for _, tc := range []struct {
+		name string
+		fx   func() *effects.Run
+	}{{"sdk", func() *effects.Run { return nil }}, {"sdk-100-rules", func() *effects.Run { return testrules.HundredRun(b) }}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := newClient(b, &testAPI{srv: srv}, Config{MaxCalls: 1 << 30}, APIConfig{BaseURL: srv.URL, Auth: &Credential{Token: "benchmark-token"}})
+			s := c.Session(nil).WithEffects(tc.fx())
+			id := fnID(b, c, "list_pets")
+			args := json.RawMessage(`[{"limit":5,"status":"available"}]`)
+			b.ReportAllocs()
+			for b.Loop() {
+				r := s.Call(context.Background(), id, args)
+				if r.Fail != 0 || r.JSON == nil {
+					b.Fatal(r.Message)
+				}
+				r.Release() // as the runtime does once the guest has the bytes
 			}
-			r.Release() // as the runtime does once the guest has the bytes
-		}
-	})
-	// The same call decided by 100 rules, one naming effect.safe (so that
-	// this GET is decided too), none matching.
-	b.Run("sdk-100-rules", func(b *testing.B) {
-		c := newClient(b, &testAPI{srv: srv}, Config{MaxCalls: 1 << 30}, APIConfig{BaseURL: srv.URL, Auth: &Credential{Token: "benchmark-token"}})
-		rules := make([]policy.Rule, 100)
-		for i := range rules {
-			rules[i] = policy.Rule{Name: fmt.Sprintf("rule %d", i), When: fmt.Sprintf(`effect.function == "sdk.other.f%d" && effect.method == "POST"`, i), Action: "deny"}
-		}
-		rules[0].When = `!effect.safe && effect.function == "sdk.other.f0"`
-		set, err := policy.Compile(rules, effects.ActionAllow)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := c.Session(nil).WithEffects(effects.New(effects.Real).WithRules(set.For(policy.Who{}), nil))
-		id := fnID(b, c, "list_pets")
-		args := json.RawMessage(`[{"limit":5,"status":"available"}]`)
-		b.ReportAllocs()
-		for b.Loop() {
-			r := s.Call(context.Background(), id, args)
-			if r.Fail != 0 || r.JSON == nil {
-				b.Fatal(r.Message)
-			}
-			r.Release()
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkCallWork is the sdk's own work per call, without the network:

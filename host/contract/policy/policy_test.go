@@ -230,30 +230,6 @@ func TestStatic(t *testing.T) {
 	}
 }
 
-// hundredRules are 100 rules on functions and methods, the first naming
-// effect.safe (so safe calls are decided too), none matching a GET of
-// sdk.pets.get_pet.
-func hundredRules() []Rule {
-	rules := make([]Rule, 100)
-	for i := range rules {
-		rules[i] = Rule{Name: fmt.Sprintf("rule %d", i), When: fmt.Sprintf(`effect.function == "sdk.other.f%d" && effect.method == "POST"`, i), Action: "deny"}
-	}
-	rules[0].When = `!effect.safe && effect.function == "sdk.other.f0"`
-	return rules
-}
-
-func BenchmarkDecideHundredRules(b *testing.B) {
-	set := mustCompile(b, effects.ActionAllow, hundredRules()...)
-	who := &Who{Sub: "ann"}
-	b.ReportAllocs()
-	for b.Loop() {
-		f := effects.Facts{Kind: "call", Safe: true, Method: "GET", Function: "sdk.pets.get_pet", Params: map[string]any{"petId": int64(7)}}
-		if v := set.Decide(&f, who); v.Rule != "" {
-			b.Fatal(v)
-		}
-	}
-}
-
 // A rule skipped by its guards decides what its evaluation would: the
 // same verdicts with the guards as without them.
 func TestGuardsChangeNothing(t *testing.T) {
