@@ -78,6 +78,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if a.rules, err = compileRules(cfg.File); err != nil {
 		return usage(err)
 	}
+	a.local = localWho(cfg.Version)
 	if a.sdk, err = resolveSDK(cfg.File, cfg.SDK); err != nil {
 		return err
 	}
@@ -132,8 +133,9 @@ type assembly struct {
 	cfg ServeConfig
 	rt  *luau.Runtime
 	// rules are the [[policy]] rules every execution's effects pass (nil:
-	// none).
+	// none); local is who runs the stdio mode's executions.
 	rules *policy.Set
+	local policy.Who
 	// client is the first sdk, nil when there are no APIs; current is the
 	// one calls get, which watchSDK replaces.
 	client  *sdk.Client
@@ -309,7 +311,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 // subject, or the OS user under stdio.
 func (a *assembly) who(u auth.User) policy.Who {
 	if u == (auth.User{}) {
-		return localWho(a.cfg.Version)
+		return a.local
 	}
 	return policy.Who{Sub: u.Subject, Claims: map[string]any{}}
 }

@@ -91,7 +91,10 @@ func quoteAll(names []string) string {
 // decides nothing.
 func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkcall.Response {
 	safe := f.safety != effects.Unsafe
-	if (safe || s.fx.Mode() == effects.Real) && !s.fx.HasRules() || safe && !s.fx.DecidesSafe() {
+	switch {
+	case !s.fx.HasRules() && (safe || s.fx.Mode() == effects.Real):
+		return nil // nothing to decide: the fast path of a real run
+	case s.fx.HasRules() && safe && !s.fx.DecidesSafe():
 		return nil
 	}
 	var facts *effects.Facts

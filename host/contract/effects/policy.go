@@ -58,8 +58,9 @@ func ParseAction(s string) (Action, error) {
 // call, write, remove, rename or mkdir; calls have API to Headers, io
 // Path (and To), Bytes and SHA256. Params are an OpenAPI call's
 // parameters by name as the sdk checked them, Body its JSON body decoded,
-// Args an MCP tool's arguments. Every text has passed the redactor, and
-// frozen parameters and credentials are not among them.
+// Args an MCP tool's arguments. URL, Path and Headers are the effect's
+// (redacted); frozen parameters are there as "{name}", and no credential
+// is. Facts are never shown: only the rules see them.
 type Facts struct {
 	Kind      string            `cel:"kind"`
 	Safe      bool              `cel:"safe"`
