@@ -97,14 +97,26 @@ func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkca
 	case s.fx.HasRules() && safe && !s.fx.DecidesSafe():
 		return nil
 	}
-	var facts *effects.Facts
-	if s.fx.HasRules() {
-		facts = &effects.Facts{}
-	}
+	// The rules see the call's function, and its request only when some
+	// rule looks into it; the effect is described once, when it is logged
+	// or asked about (or when its facts need the request anyway).
+	var described *effects.Effect
 	out := s.fx.Pass(effects.Pending{
-		Safe:   safe,
-		Effect: func() effects.Effect { return k.effect(s, f, args, facts) },
-		Facts:  func(*effects.Effect) effects.Facts { return *facts },
+		Safe: safe,
+		Facts: func() effects.Facts {
+			facts := callFacts(f)
+			if s.fx.NeedsRequest() {
+				e := k.effect(s, f, args, &facts)
+				described = &e
+			}
+			return facts
+		},
+		Effect: func() effects.Effect {
+			if described != nil {
+				return *described
+			}
+			return k.effect(s, f, args, nil)
+		},
 	})
 	switch out.Decision {
 	case effects.Proceed:
@@ -128,7 +140,7 @@ func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkca
 func (operation) effect(s *Session, f *function, args json.RawMessage, facts *effects.Facts) effects.Effect {
 	e := effects.Effect{Op: effects.OpCall, Function: f.name, Method: f.fn.Method, Headers: map[string]string{}}
 	if facts != nil {
-		defer func() { operationFacts(facts, f, &e) }()
+		defer func() { facts.URL, facts.Headers = e.URL, e.Headers }()
 	}
 	params, body, err := f.arguments(args)
 	if err != nil {
@@ -175,11 +187,14 @@ func (operation) effect(s *Session, f *function, args json.RawMessage, facts *ef
 	return e
 }
 
-// operationFacts fills what a rule sees of an operation's call from its
-// function and effect.
-func operationFacts(facts *effects.Facts, f *function, e *effects.Effect) {
-	facts.Kind, facts.API, facts.Function = string(effects.OpCall), f.api.api.Name, f.name
-	facts.Operation, facts.Method, facts.URL, facts.Headers = f.fn.OperationID, f.fn.Method, e.URL, e.Headers
+// callFacts are what a rule sees of any call of f: its kind, API,
+// function, operation (operationId, or the MCP tool's name) and method.
+func callFacts(f *function) effects.Facts {
+	operation := f.fn.OperationID
+	if f.fn.Kind == catalog.MCP {
+		operation = f.fn.Tool
+	}
+	return effects.Facts{Kind: string(effects.OpCall), API: f.api.api.Name, Function: f.name, Operation: operation, Method: f.fn.Method}
 }
 
 // factValue is a checked argument as a rule sees it: numbers (json.Number)
@@ -253,7 +268,6 @@ func (tool) effect(s *Session, f *function, args json.RawMessage, facts *effects
 	}
 	e.SetArguments([]byte(s.redact.String(string(args))))
 	if facts != nil {
-		facts.Kind, facts.API, facts.Function, facts.Operation = string(effects.OpCall), f.api.api.Name, f.name, f.fn.Tool
 		var decoded any
 		if json.Unmarshal(args, &decoded) == nil {
 			facts.Args, _ = decoded.(map[string]any)

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -88,9 +89,10 @@ type Set struct {
 	partialErr  error
 	def         effects.Action
 	// safe is whether some rule names effect.safe (then safe effects are
-	// decided too).
-	safe bool
-	env  *cel.Env
+	// decided too); request whether some rule names what a call's request
+	// tells (NeedsRequest).
+	safe, request bool
+	env           *cel.Env
 }
 
 type compiled struct {
@@ -198,7 +200,8 @@ func Compile(rules []Rule, def effects.Action) (*Set, error) {
 			}
 			continue
 		}
-		s.safe = s.safe || namesSafe(c.ast)
+		s.safe = s.safe || names(c.ast, "safe")
+		s.request = s.request || names(c.ast, requestFacts...)
 		s.rules = append(s.rules, c)
 	}
 	if len(problems) > 0 {
@@ -319,16 +322,24 @@ func fieldOf(src string, line, col int, typ string) bool {
 	return strings.HasSuffix(before, variableOf[typ])
 }
 
-// namesSafe reports whether a checked `when` selects effect.safe.
-func namesSafe(checked *cel.Ast) bool {
+// requestFacts are the facts only a call's request tells.
+var requestFacts = []string{"url", "path", "params", "body", "args", "headers"}
+
+// names reports whether a checked `when` selects one of fields of
+// effect, or takes effect as a whole (which may reach any of them).
+func names(checked *cel.Ast, fields ...string) bool {
 	root := ast.NavigateAST(checked.NativeRep())
 	found := ast.MatchDescendants(root, func(e ast.NavigableExpr) bool {
+		if e.Kind() == ast.IdentKind && e.AsIdent() == "effect" {
+			parent, ok := e.Parent()
+			return !ok || parent.Kind() != ast.SelectKind // effect as a value
+		}
 		if e.Kind() != ast.SelectKind {
 			return false
 		}
 		sel := e.AsSelect()
 		op := sel.Operand()
-		return sel.FieldName() == "safe" && op.Kind() == ast.IdentKind && op.AsIdent() == "effect"
+		return slices.Contains(fields, sel.FieldName()) && op.Kind() == ast.IdentKind && op.AsIdent() == "effect"
 	})
 	return len(found) > 0
 }
@@ -338,6 +349,10 @@ func (s *Set) Len() int { return len(s.rules) }
 
 // DecidesSafe reports whether some rule names effect.safe.
 func (s *Set) DecidesSafe() bool { return s.safe }
+
+// NeedsRequest reports whether some rule names what only a call's
+// request tells: url, path, params, body, args or headers.
+func (s *Set) NeedsRequest() bool { return s.request }
 
 // Decide decides the effect f describes for who: the first rule whose
 // `when` is true, else the default. A `when` that fails (a runtime error,
@@ -391,6 +406,7 @@ type bound struct {
 
 func (b bound) Decide(f *effects.Facts) effects.Verdict { return b.set.Decide(f, b.who) }
 func (b bound) DecidesSafe() bool                       { return b.set.safe }
+func (b bound) NeedsRequest() bool                      { return b.set.request }
 
 // activation gives a rule its three variables without a map.
 type activation struct {

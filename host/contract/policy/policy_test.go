@@ -263,3 +263,25 @@ func TestGuardsChangeNothing(t *testing.T) {
 		}
 	}
 }
+
+// NeedsRequest is whether a rule looks into a call's request.
+func TestNeedsRequest(t *testing.T) {
+	for _, tc := range []struct {
+		when string
+		want bool
+	}{
+		{`effect.method == "GET" && effect.function == "x"`, false},
+		{`effect.kind == "write" && effect.bytes > 3`, false},
+		{`effect.params.owner == "x"`, true},
+		{`has(effect.body.title)`, true},
+		{`effect.url.contains("admin")`, true},
+		{`effect.headers.exists(k, k == "X")`, true},
+		{`effect.args.path == "/"`, true},
+		{`effect.path.startsWith("reports/")`, true},
+	} {
+		set := mustCompile(t, effects.ActionAllow, Rule{Name: "r", When: tc.when, Action: "deny"})
+		if set.NeedsRequest() != tc.want {
+			t.Errorf("%s: NeedsRequest = %v, want %v", tc.when, set.NeedsRequest(), tc.want)
+		}
+	}
+}
