@@ -20,11 +20,12 @@ import (
 
 // The sdk's side of the effects layer (host/contract/effects): every call is
 // classified when its function is made (safe: GET, HEAD, OPTIONS and
-// read-only MCP tools), and an unsafe one asks the session's effects
-// layer before it is sent. In a dry run it is held: the effect (method,
-// URL, the headers the script's parameters set and the exact body,
-// without credentials or frozen values) is logged and the script gets a
-// made-up response.
+// read-only MCP tools), and an unsafe one (a safe one too, when a rule
+// names effect.safe) asks the session's effects layer before it is sent:
+// its rules first (a denied call is never sent), then its mode. In a dry
+// run it is held: the effect (method, URL, the headers the script's
+// parameters set and the exact body, without credentials or frozen
+// values) is logged and the script gets a made-up response.
 
 // WithEffects makes s's unsafe calls pass through run. Call it before
 // the first call.
