@@ -65,8 +65,21 @@ func printApplied(w io.Writer, res *result.Result) {
 	}
 }
 
-// describeEffect is one effect on one line.
+// describeEffect is one effect on one line, with what the rules decided
+// of it when they did: `[denied by rule "no deletes"]`.
 func describeEffect(e effects.Effect) string {
+	line := describeOp(e)
+	switch {
+	case e.Decision != "" && e.Rule != "":
+		line += fmt.Sprintf(" [%s by rule %q]", termtext.Line(e.Decision), e.Rule) // %q escapes control characters
+	case e.Decision != "" && e.Decision != effects.DecisionAllowed:
+		line += fmt.Sprintf(" [%s by [effects] default]", termtext.Line(e.Decision))
+	}
+	return line
+}
+
+// describeOp is what an effect does, on one line.
+func describeOp(e effects.Effect) string {
 	switch e.Op {
 	case effects.OpWrite:
 		size := int64(0)
