@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testrules"
 	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
@@ -49,7 +50,9 @@ func medianDuration(d []time.Duration) time.Duration {
 // when the script takes the response table too (local pet, resp = ...),
 // what the sdk's host side adds without the guest (Session.Call from Go),
 // and, for scale, what 10 µs of busy work before each request adds to the
-// Go loop itself (on a machine whose idle cores sleep, more than 10 µs).
+// Go loop itself (on a machine whose idle cores sleep, more than 10 µs);
+// and what 100 [[policy]] rules add to the script path, one naming
+// effect.safe so that every call is decided (target: at most 10%).
 //
 //	go test ./tests -run '^$' -bench SDKCallOverhead -benchtime 20x
 func BenchmarkSDKCallOverhead(b *testing.B) {
@@ -84,6 +87,13 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		}
 	}
 	scriptLoop := func() { run(script, "7000") }
+	rulesLoop := func() {
+		fx := testrules.HundredRun(b)
+		res := rt.Execute(context.Background(), luau.Script{Source: script, SDK: client.Session(nil).WithEffects(fx), Effects: fx, Limits: luau.Limits{Timeout: time.Minute}})
+		if res.Error != nil || string(res.Value) != "7000" {
+			b.Fatalf("script: %s %+v", res.Value, res.Error)
+		}
+	}
 	fullLoop := func() { run(fullScript, "207000") }
 	// The sdk's host side alone: the same calls made by Go through the
 	// session, without the guest, to tell its share from the guest's.
@@ -109,8 +119,9 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	scriptLoop()
 	fullLoop()
 	hostLoop()
+	rulesLoop()
 	const work = 10 * time.Microsecond
-	var goTimes, scriptTimes, fullTimes, hostTimes, workTimes []time.Duration
+	var goTimes, scriptTimes, fullTimes, hostTimes, workTimes, rulesTimes []time.Duration
 	b.ResetTimer()
 	perCall := func(loop func()) time.Duration {
 		start := time.Now()
@@ -123,6 +134,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		fullTimes = append(fullTimes, perCall(fullLoop))
 		hostTimes = append(hostTimes, perCall(hostLoop))
 		workTimes = append(workTimes, perCall(func() { goLoopWorking(work) }))
+		rulesTimes = append(rulesTimes, perCall(rulesLoop))
 	}
 	g, s, f, h := medianDuration(goTimes), medianDuration(scriptTimes), medianDuration(fullTimes), medianDuration(hostTimes)
 	w := medianDuration(workTimes)
@@ -134,6 +146,9 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	// The same Go loop busy for 10 µs before each request: what that much
 	// work between requests costs a plain Go loop here.
 	b.ReportMetric(float64((w - g).Microseconds()), "go-with-10µs-work-added-µs/call")
+	r := medianDuration(rulesTimes)
+	b.ReportMetric(float64(r.Microseconds()), "rules100-script-µs/call")
+	b.ReportMetric(100*float64(r-s)/float64(s), "rules100-added-%")
 }
 
 // BenchmarkSDKParallel: 64 calls to an endpoint that answers after 20 ms,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/app/terminal"
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
@@ -60,5 +61,15 @@ func printApplied(w io.Writer, res *result.Result) {
 }
 
 // describeEffect is one effect on one line (terminal.EffectLine: the
-// prompt shows the same line).
-func describeEffect(e effects.Effect) string { return terminal.EffectLine(e) }
+// prompt shows the same line), with what the rules decided of it when
+// they did: `[denied by rule "no deletes"]`.
+func describeEffect(e effects.Effect) string {
+	line := terminal.EffectLine(e)
+	switch {
+	case e.Decision != "" && e.Rule != "":
+		line += fmt.Sprintf(" [%s by rule %q]", termtext.Line(e.Decision), e.Rule) // %q escapes control characters
+	case e.Decision != "" && e.Decision != effects.DecisionAllowed:
+		line += fmt.Sprintf(" [%s by [effects] default]", termtext.Line(e.Decision))
+	}
+	return line
+}

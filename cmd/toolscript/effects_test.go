@@ -22,6 +22,9 @@ func TestPrintEffectsShowsACallsHeaders(t *testing.T) {
 	}{
 		{"a call with headers", call, `call   sdk.acct.run_command: POST http://h/accounts/1/commands headers {Content-Type: "text/plain", Cookie: "session=s1", X-Target-Account: "reviewed-account"} {"cmd":"ls"}`},
 		{"a call without", effects.Effect{Op: effects.OpCall, Function: "sdk.a.b", Method: "DELETE", URL: "http://h/x", Headers: map[string]string{}}, `call   sdk.a.b: DELETE http://h/x` + "\n"},
+		{"a decision", effects.Effect{Op: effects.OpRemove, Path: "a", Decision: "denied", Rule: "keep\x1b[2J"}, `remove a [denied by rule "keep\x1b[2J"]` + "\n"},
+		{"the default's", effects.Effect{Op: effects.OpMkdir, Path: "d", Decision: "ask"}, `mkdir  d [ask by [effects] default]` + "\n"},
+		{"allowed by default", effects.Effect{Op: effects.OpMkdir, Path: "d", Decision: "allowed"}, `mkdir  d` + "\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer

@@ -96,3 +96,25 @@ func TestLoadConfigRules(t *testing.T) {
 		})
 	}
 }
+
+// TestServeHostedRules: in the hosted mode the rules decide every
+// execution's calls: a denied one never reaches the API, the result has
+// kind denied and lists the decisions, and the access log line counts
+// them.
+func TestServeHostedRules(t *testing.T) {
+	api := testapi.New(t)
+	file := petsConfig(t, api, petRules)
+	h := serveHosted(t, file)
+	got := execute(t, h.client, `pcall(sdk.delete_pet, {petId = 7}) sdk.delete_pet({petId = 8})`)
+	for _, want := range []string{`"kind":"denied"`, `"decision":"denied","function":"sdk.pets.delete_pet"`, `"rule":"no deletes","url":"http://127.0.0.1`, `/pets/8"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("structured content %s lacks %s", got, want)
+		}
+	}
+	if n := api.Requests.Load(); n != 0 {
+		t.Errorf("the API got %d requests", n)
+	}
+	if stderr := h.stop(); !strings.Contains(stderr, `"decisions":{"denied":2}`) {
+		t.Errorf("the access log lacks the decisions: %s", stderr)
+	}
+}

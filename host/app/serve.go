@@ -84,6 +84,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if a.states, a.approvalTimeout, err = pausing(cfg.File, dir); err != nil {
 		return usage(err)
 	}
+	a.local = localWho(cfg.Version)
 	if a.sdk, err = resolveSDK(cfg.File, cfg.SDK); err != nil {
 		return err
 	}
@@ -138,8 +139,9 @@ type assembly struct {
 	cfg ServeConfig
 	rt  *luau.Runtime
 	// rules are the [[policy]] rules every execution's effects pass (nil:
-	// none).
+	// none); local is who runs the stdio mode's executions.
 	rules *policy.Set
+	local policy.Who
 	// client is the first sdk, nil when there are no APIs; current is the
 	// one calls get, which watchSDK replaces.
 	client  *sdk.Client
@@ -322,7 +324,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 func (a *assembly) who(u auth.User, client mcp.Implementation) policy.Who {
 	who := policy.Who{Sub: u.Subject, Claims: map[string]any{}}
 	if u == (auth.User{}) {
-		who = localWho(a.cfg.Version)
+		who = a.local
 	}
 	if client.Name != "" {
 		who.ClientName, who.ClientVersion = client.Name, client.Version

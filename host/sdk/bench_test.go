@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/internal/testrules"
 )
 
 // BenchmarkCall compares one sdk call (argument checks, encoding, auth,
@@ -45,20 +47,27 @@ func BenchmarkCall(b *testing.B) {
 			}
 		}
 	})
-	b.Run("sdk", func(b *testing.B) {
-		c := newClient(b, &testAPI{srv: srv}, Config{MaxCalls: 1 << 30}, APIConfig{BaseURL: srv.URL, Auth: &Credential{Token: "benchmark-token"}})
-		s := c.Session(nil)
-		id := fnID(b, c, "list_pets")
-		args := json.RawMessage(`[{"limit":5,"status":"available"}]`)
-		b.ReportAllocs()
-		for b.Loop() {
-			r := s.Call(context.Background(), id, args)
-			if r.Fail != 0 || r.JSON == nil {
-				b.Fatal(r.Message)
+	// The sdk's call, and the same call decided by 100 rules, one naming
+	// effect.safe (so that this GET is decided too), none matching.
+	for _, tc := range []struct {
+		name string
+		fx   func() *effects.Run
+	}{{"sdk", func() *effects.Run { return nil }}, {"sdk-100-rules", func() *effects.Run { return testrules.HundredRun(b) }}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := newClient(b, &testAPI{srv: srv}, Config{MaxCalls: 1 << 30}, APIConfig{BaseURL: srv.URL, Auth: &Credential{Token: "benchmark-token"}})
+			s := c.Session(nil).WithEffects(tc.fx())
+			id := fnID(b, c, "list_pets")
+			args := json.RawMessage(`[{"limit":5,"status":"available"}]`)
+			b.ReportAllocs()
+			for b.Loop() {
+				r := s.Call(context.Background(), id, args)
+				if r.Fail != 0 || r.JSON == nil {
+					b.Fatal(r.Message)
+				}
+				r.Release() // as the runtime does once the guest has the bytes
 			}
-			r.Release() // as the runtime does once the guest has the bytes
-		}
-	})
+		})
+	}
 }
 
 // BenchmarkCallWork is the sdk's own work per call, without the network:

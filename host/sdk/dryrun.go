@@ -20,11 +20,12 @@ import (
 
 // The sdk's side of the effects layer (host/contract/effects): every call is
 // classified when its function is made (safe: GET, HEAD, OPTIONS and
-// read-only MCP tools), and an unsafe one asks the session's effects
-// layer before it is sent. In a dry run it is held: the effect (method,
-// URL, the headers the script's parameters set and the exact body,
-// without credentials or frozen values) is logged and the script gets a
-// made-up response.
+// read-only MCP tools), and an unsafe one (a safe one too, when a rule
+// names effect.safe) asks the session's effects layer before it is sent:
+// its rules first (a denied call is never sent), then its mode. In a dry
+// run it is held: the effect (method, URL, the headers the script's
+// parameters set and the exact body, without credentials or frozen
+// values) is logged and the script gets a made-up response.
 
 // WithEffects makes s's unsafe calls pass through run. Call it before
 // the first call.
@@ -91,17 +92,32 @@ func quoteAll(names []string) string {
 // decides nothing.
 func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkcall.Response {
 	safe := f.safety != effects.Unsafe
-	if (safe || s.fx.Mode() == effects.Real) && !s.fx.HasRules() || safe && !s.fx.DecidesSafe() {
+	switch {
+	case !s.fx.HasRules() && (safe || s.fx.Mode() == effects.Real):
+		return nil // nothing to decide: the fast path of a real run
+	case s.fx.HasRules() && safe && !s.fx.DecidesSafe():
 		return nil
 	}
-	var facts *effects.Facts
-	if s.fx.HasRules() {
-		facts = &effects.Facts{}
-	}
+	// The rules see the call's function, and its request only when some
+	// rule looks into it; the effect is described once, when it is logged
+	// or asked about (or when its facts need the request anyway).
+	var described *effects.Effect
 	out := s.fx.Pass(effects.Pending{
-		Safe:   safe,
-		Effect: func() effects.Effect { return k.effect(s, f, args, facts) },
-		Facts:  func(*effects.Effect) effects.Facts { return *facts },
+		Safe: safe,
+		Facts: func() effects.Facts {
+			facts := callFacts(f)
+			if s.fx.NeedsRequest() {
+				e := k.effect(s, f, args, &facts)
+				described = &e
+			}
+			return facts
+		},
+		Effect: func() effects.Effect {
+			if described != nil {
+				return *described
+			}
+			return k.effect(s, f, args, nil)
+		},
 	})
 	switch out.Decision {
 	case effects.Proceed:
@@ -125,7 +141,7 @@ func (s *Session) held(f *function, k functionKind, args json.RawMessage) *sdkca
 func (operation) effect(s *Session, f *function, args json.RawMessage, facts *effects.Facts) effects.Effect {
 	e := effects.Effect{Op: effects.OpCall, Function: f.name, Method: f.fn.Method, Headers: map[string]string{}}
 	if facts != nil {
-		defer func() { operationFacts(facts, f, &e) }()
+		defer func() { facts.URL, facts.Headers = e.URL, e.Headers }()
 	}
 	params, body, err := f.arguments(args)
 	if err != nil {
@@ -172,11 +188,14 @@ func (operation) effect(s *Session, f *function, args json.RawMessage, facts *ef
 	return e
 }
 
-// operationFacts fills what a rule sees of an operation's call from its
-// function and effect.
-func operationFacts(facts *effects.Facts, f *function, e *effects.Effect) {
-	facts.Kind, facts.API, facts.Function = string(effects.OpCall), f.api.api.Name, f.name
-	facts.Operation, facts.Method, facts.URL, facts.Headers = f.fn.OperationID, f.fn.Method, e.URL, e.Headers
+// callFacts are what a rule sees of any call of f: its kind, API,
+// function, operation (operationId, or the MCP tool's name) and method.
+func callFacts(f *function) effects.Facts {
+	operation := f.fn.OperationID
+	if f.fn.Kind == catalog.MCP {
+		operation = f.fn.Tool
+	}
+	return effects.Facts{Kind: string(effects.OpCall), API: f.api.api.Name, Function: f.name, Operation: operation, Method: f.fn.Method}
 }
 
 // factValue is a checked argument as a rule sees it: numbers (json.Number)
@@ -250,7 +269,6 @@ func (tool) effect(s *Session, f *function, args json.RawMessage, facts *effects
 	}
 	e.SetArguments([]byte(s.redact.String(string(args))))
 	if facts != nil {
-		facts.Kind, facts.API, facts.Function, facts.Operation = string(effects.OpCall), f.api.api.Name, f.name, f.fn.Tool
 		var decoded any
 		if json.Unmarshal(args, &decoded) == nil {
 			facts.Args, _ = decoded.(map[string]any)

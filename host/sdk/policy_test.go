@@ -101,10 +101,34 @@ func TestRulesSeeToolArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &effects.Facts{}
 	fn := &function{name: "sdk.fs.read", fn: &catalog.Function{Name: "read", Kind: catalog.MCP, Tool: "read"}, api: &apiState{api: &catalog.API{Name: "fs", Kind: catalog.MCP}}}
+	facts := callFacts(fn)
+	f := &facts
 	e := tool{}.effect(&Session{}, fn, json.RawMessage(`[{"path":"/etc/passwd"}]`), f)
 	if v := set.For(policy.Who{}).Decide(f); v.Action != effects.ActionDeny || f.Operation != "read" || f.API != "fs" || e.Function != "sdk.fs.read" {
 		t.Fatalf("verdict %+v, facts %+v", v, f)
+	}
+}
+
+// Rules that look only at the function decide without the request, and a
+// denied call is still logged as the dry run shows it.
+func TestRulesWithoutTheRequest(t *testing.T) {
+	set, err := policy.Compile([]policy.Rule{{Name: "no deletes", When: `effect.method == "DELETE" && effect.operation == "deletePet"`, Action: "deny"}}, effects.ActionAllow)
+	if err != nil || set.NeedsRequest() {
+		t.Fatalf("%v, needs the request: %v", err, set.NeedsRequest())
+	}
+	a := newTestAPI(t)
+	c := newClient(t, a, Config{}, APIConfig{})
+	run := effects.New(effects.Real).WithRules(set.For(policy.Who{}), nil)
+	s := c.Session(nil).WithEffects(run)
+	if r := call(t, s, "delete_pet", `[{"petId":7}]`); r.Fail != sdkcall.Argument || a.requests.Load() != 0 {
+		t.Fatalf("%+v, %d requests", r, a.requests.Load())
+	}
+	if r := call(t, s, "create_pet", `[{"name":"Rex"}]`); r.Fail != sdkcall.OK || a.requests.Load() != 1 {
+		t.Fatalf("%+v", r)
+	}
+	log, _ := run.Effects()
+	if len(log) != 2 || log[0].URL != a.srv.URL+"/pets/7" || log[0].Decision != "denied" || string(log[1].Body) != `{"name":"Rex"}` || log[1].Decision != "allowed" {
+		t.Fatalf("log %+v", log)
 	}
 }

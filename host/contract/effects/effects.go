@@ -11,9 +11,14 @@
 //     are unsafe by their op;
 //   - the Mode of an execution (a real run, a dry run, or a plan run: a
 //     real run held to a dry run's effects) and the decision every unsafe
-//     effect asks for before it happens (Run.Decide): proceed, hold it
+//     effect asks for before it happens (Run.Pass): proceed, hold it
 //     and let the caller substitute (the io overlay, a synthesised
-//     response), or stop it (an effect the plan does not hold, plan.go);
+//     response), deny it (a rule, policy.go: the script is told), or stop
+//     it (an effect the plan does not hold, plan.go; a person who could
+//     not be asked, ask.go);
+//   - the Rules that decide each effect first, as an interface (the CEL
+//     rules are host/contract/policy's), the Facts they see, and asking
+//     a person (ask.go);
 //   - the ordered, bounded log of the effects an execution decided on,
 //     which the result reports;
 //   - recording a real run, and replaying one (mode Replay): every sdk

@@ -59,8 +59,9 @@ func ParseAction(s string) (Action, error) {
 // call, write, remove, rename or mkdir; calls have API to Headers, io
 // Path (and To), Bytes and SHA256. Params are an OpenAPI call's
 // parameters by name as the sdk checked them, Body its JSON body decoded,
-// Args an MCP tool's arguments. Every text has passed the redactor, and
-// frozen parameters and credentials are not among them.
+// Args an MCP tool's arguments. URL, Path and Headers are the effect's
+// (redacted); frozen parameters are there as "{name}", and no credential
+// is. Facts are never shown: only the rules see them.
 type Facts struct {
 	Kind      string            `cel:"kind"`
 	Safe      bool              `cel:"safe"`
@@ -110,6 +111,10 @@ type Rules interface {
 	// DecidesSafe reports whether some rule names effect.safe: then safe
 	// effects are decided too, else only unsafe ones.
 	DecidesSafe() bool
+	// NeedsRequest reports whether some rule names what only a call's
+	// request tells (url, path, params, body, args, headers): without
+	// them, a call's Facts are its function's.
+	NeedsRequest() bool
 }
 
 // The decisions an effect's log entry records (Effect.Decision).
@@ -180,6 +185,10 @@ func (r *Run) Logs() bool {
 // names effect.safe).
 func (r *Run) DecidesSafe() bool { return r.HasRules() && r.policy.rules.DecidesSafe() }
 
+// NeedsRequest reports whether r's rules look into a call's request
+// (Rules.NeedsRequest).
+func (r *Run) NeedsRequest() bool { return r.HasRules() && r.policy.rules.NeedsRequest() }
+
 // Denied reports whether message holds the message of an effect r denied
 // (the script raised it, or an error that quotes it): the execution's
 // error kind is then denied.
@@ -210,13 +219,15 @@ func DenialMessage(v Verdict, declined bool) string {
 	return fmt.Sprintf("denied by rule %q", v.Rule)
 }
 
-// Pending is an effect on its way to Decide: how to describe it (Effect,
+// Pending is an effect on its way to Pass: how to describe it (Effect,
 // as the result reports it) and, for a call, what the rules see of it
-// (Facts; nil for io, whose facts are its Effect's). Safe marks an effect
-// that observes; it is decided only when a rule names effect.safe.
+// (Facts; nil for io, whose facts are its Effect's). Facts come first,
+// and Effect is called only when the effect is logged or asked about (a
+// safe call the rules allow is neither). Safe marks an effect that
+// observes; it is decided only when a rule names effect.safe.
 type Pending struct {
 	Effect func() Effect
-	Facts  func(*Effect) Facts
+	Facts  func() Facts
 	Safe   bool
 }
 
@@ -235,15 +246,21 @@ func (r *Run) ruled(p Pending) (e Effect, out Outcome, next bool) {
 	if st.stop.Load() != nil {
 		return e, Outcome{Decision: Stop}, false
 	}
-	e = p.Effect()
 	var facts Facts
 	if p.Facts != nil {
-		facts = p.Facts(&e)
+		facts = p.Facts()
 	} else {
+		e = p.Effect()
 		facts = FactsOf(&e)
 	}
 	facts.Safe = p.Safe
 	v := st.rules.Decide(&facts)
+	if p.Safe && v.Action == ActionAllow {
+		return e, Outcome{}, true // proceeds, unlogged: no need to describe it
+	}
+	if p.Facts != nil {
+		e = p.Effect()
+	}
 	e.Rule = v.Rule
 	defer func() { r.recordDecision(&e) }()
 	switch v.Action {

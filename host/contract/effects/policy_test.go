@@ -14,6 +14,7 @@ type pathRules map[string]Verdict
 
 func (p pathRules) Decide(f *Facts) Verdict { return p[f.Path] }
 func (p pathRules) DecidesSafe() bool       { return false }
+func (p pathRules) NeedsRequest() bool      { return false }
 
 // answers is an Asker that gives its answers in order and records the
 // questions.
@@ -151,7 +152,8 @@ func (d denyAll) Decide(f *Facts) Verdict {
 	}
 	return Verdict{Action: ActionDeny, Rule: "all"}
 }
-func (d denyAll) DecidesSafe() bool { return d.safe }
+func (d denyAll) DecidesSafe() bool  { return d.safe }
+func (d denyAll) NeedsRequest() bool { return false }
 
 // A plan made from a dry run leaves out what the rules denied.
 func TestPlanSkipsDenied(t *testing.T) {

@@ -249,3 +249,6 @@ func (f askRule) Decide(facts *Facts) Verdict {
 }
 
 func (askRule) DecidesSafe() bool { return false }
+
+// NeedsRequest: a Go function may look at every fact of a call.
+func (askRule) NeedsRequest() bool { return true }

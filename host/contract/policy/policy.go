@@ -19,11 +19,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
@@ -87,9 +89,10 @@ type Set struct {
 	partialErr  error
 	def         effects.Action
 	// safe is whether some rule names effect.safe (then safe effects are
-	// decided too).
-	safe bool
-	env  *cel.Env
+	// decided too); request whether some rule names what a call's request
+	// tells (NeedsRequest).
+	safe, request bool
+	env           *cel.Env
 }
 
 type compiled struct {
@@ -97,6 +100,57 @@ type compiled struct {
 	action effects.Action
 	prg    cel.Program
 	ast    *cel.Ast
+	// guards are the `effect.FIELD == "text"` conjuncts at the top of
+	// the rule's when: an effect that fails one makes it false, without
+	// evaluating it.
+	guards []guard
+}
+
+// guard is one `effect.FIELD == "text"` a when requires.
+type guard struct {
+	field func(*effects.Facts) string
+	want  string
+}
+
+// guardFields are the facts a guard may compare.
+var guardFields = map[string]func(*effects.Facts) string{
+	"kind":      func(f *effects.Facts) string { return f.Kind },
+	"api":       func(f *effects.Facts) string { return f.API },
+	"function":  func(f *effects.Facts) string { return f.Function },
+	"operation": func(f *effects.Facts) string { return f.Operation },
+	"method":    func(f *effects.Facts) string { return f.Method },
+	"path":      func(f *effects.Facts) string { return f.Path },
+	"url":       func(f *effects.Facts) string { return f.URL },
+}
+
+// guardsOf finds the guards of a when: the `effect.FIELD == "text"` (or
+// `"text" == effect.FIELD`) among its top-level && conjuncts. A false
+// conjunct makes CEL's && false whatever the others do (errors
+// included), so skipping the rule when one fails changes nothing.
+func guardsOf(e ast.Expr, out []guard) []guard {
+	if e.Kind() != ast.CallKind {
+		return out
+	}
+	call := e.AsCall()
+	args := call.Args()
+	switch {
+	case call.FunctionName() == operators.LogicalAnd && len(args) == 2:
+		return guardsOf(args[1], guardsOf(args[0], out))
+	case call.FunctionName() == operators.Equals && len(args) == 2:
+		for _, pair := range [2][2]ast.Expr{{args[0], args[1]}, {args[1], args[0]}} {
+			sel, lit := pair[0], pair[1]
+			if sel.Kind() != ast.SelectKind || lit.Kind() != ast.LiteralKind || sel.AsSelect().IsTestOnly() {
+				continue
+			}
+			op := sel.AsSelect().Operand()
+			text, isText := lit.AsLiteral().(types.String)
+			field := guardFields[sel.AsSelect().FieldName()]
+			if op.Kind() == ast.IdentKind && op.AsIdent() == "effect" && isText && field != nil {
+				return append(out, guard{field: field, want: string(text)})
+			}
+		}
+	}
+	return out
 }
 
 // The CEL type names of the variables (ext.NativeTypes names a Go struct
@@ -116,6 +170,7 @@ func newEnv() (*cel.Env, error) {
 		cel.Variable("client", cel.ObjectType(clientType)),
 		ext.Strings(),
 		cel.CrossTypeNumericComparisons(true),
+		cel.OptionalTypes(),
 		cel.ParserRecursionLimit(64),
 		cel.ParserExpressionSizeLimit(MaxWhenBytes),
 	)
@@ -145,7 +200,8 @@ func Compile(rules []Rule, def effects.Action) (*Set, error) {
 			}
 			continue
 		}
-		s.safe = s.safe || namesSafe(c.ast)
+		s.safe = s.safe || names(c.ast, "safe")
+		s.request = s.request || names(c.ast, requestFacts...)
 		s.rules = append(s.rules, c)
 	}
 	if len(problems) > 0 {
@@ -206,7 +262,7 @@ func compileRule(env *cel.Env, r Rule, i int, seen map[string]int) (compiled, er
 	if err != nil {
 		return compiled{}, fmt.Errorf("%s: when: %w", at, err)
 	}
-	return compiled{name: r.Name, action: action, prg: prg, ast: checked}, nil
+	return compiled{name: r.Name, action: action, prg: prg, ast: checked, guards: guardsOf(checked.NativeRep().Expr(), nil)}, nil
 }
 
 // variableOf is the variable of each type.
@@ -266,16 +322,24 @@ func fieldOf(src string, line, col int, typ string) bool {
 	return strings.HasSuffix(before, variableOf[typ])
 }
 
-// namesSafe reports whether a checked `when` selects effect.safe.
-func namesSafe(checked *cel.Ast) bool {
+// requestFacts are the facts only a call's request tells.
+var requestFacts = []string{"url", "path", "params", "body", "args", "headers"}
+
+// names reports whether a checked `when` selects one of fields of
+// effect, or takes effect as a whole (which may reach any of them).
+func names(checked *cel.Ast, fields ...string) bool {
 	root := ast.NavigateAST(checked.NativeRep())
 	found := ast.MatchDescendants(root, func(e ast.NavigableExpr) bool {
+		if e.Kind() == ast.IdentKind && e.AsIdent() == "effect" {
+			parent, ok := e.Parent()
+			return !ok || parent.Kind() != ast.SelectKind // effect as a value
+		}
 		if e.Kind() != ast.SelectKind {
 			return false
 		}
 		sel := e.AsSelect()
 		op := sel.Operand()
-		return sel.FieldName() == "safe" && op.Kind() == ast.IdentKind && op.AsIdent() == "effect"
+		return slices.Contains(fields, sel.FieldName()) && op.Kind() == ast.IdentKind && op.AsIdent() == "effect"
 	})
 	return len(found) > 0
 }
@@ -285,6 +349,10 @@ func (s *Set) Len() int { return len(s.rules) }
 
 // DecidesSafe reports whether some rule names effect.safe.
 func (s *Set) DecidesSafe() bool { return s.safe }
+
+// NeedsRequest reports whether some rule names what only a call's
+// request tells: url, path, params, body, args or headers.
+func (s *Set) NeedsRequest() bool { return s.request }
 
 // Decide decides the effect f describes for who: the first rule whose
 // `when` is true, else the default. A `when` that fails (a runtime error,
@@ -303,8 +371,14 @@ func (s *Set) Decide(f *effects.Facts, who *Who) effects.Verdict {
 	if f.Headers == nil {
 		f.Headers = map[string]string{}
 	}
+rules:
 	for i := range s.rules {
 		r := &s.rules[i]
+		for _, g := range r.guards {
+			if g.field(f) != g.want {
+				continue rules
+			}
+		}
 		out, _, err := r.prg.Eval(act)
 		if err != nil {
 			return effects.Verdict{Action: effects.ActionDeny, Rule: r.name, Reason: "its when failed: " + err.Error()}
@@ -332,6 +406,7 @@ type bound struct {
 
 func (b bound) Decide(f *effects.Facts) effects.Verdict { return b.set.Decide(f, b.who) }
 func (b bound) DecidesSafe() bool                       { return b.set.safe }
+func (b bound) NeedsRequest() bool                      { return b.set.request }
 
 // activation gives a rule its three variables without a map.
 type activation struct {

@@ -70,6 +70,7 @@ var standard = []Rule{
 	{Name: "admins", When: `"admin" in user.claims && user.claims.admin == true`, Action: "allow"},
 	{Name: "old clients", When: `client.name == "old" && client.version.startsWith("0.")`, Action: "deny"},
 	{Name: "tool args", When: `effect.args.path.startsWith("/etc")`, Action: "deny"},
+	{Name: "optional", When: `effect.params.?team.orValue("") == "red"`, Action: "deny"},
 }
 
 func TestDecide(t *testing.T) {
@@ -91,6 +92,7 @@ func TestDecide(t *testing.T) {
 		{"write in reports", effects.Facts{Kind: "write", Path: "reports/x.csv"}, &Who{Sub: "root", Claims: map[string]any{"admin": true}}, effects.ActionAllow, "admins", ""},
 		{"body title", effects.Facts{Kind: "call", Method: "POST", Body: map[string]any{"title": "a very long title"}}, who, effects.ActionDeny, "big bodies", ""},
 		{"client", effects.Facts{Kind: "mkdir", Path: "d"}, &Who{ClientName: "old", ClientVersion: "0.9"}, effects.ActionDeny, "old clients", ""},
+		{"optional field", effects.Facts{Kind: "mkdir", Path: "d", Args: map[string]any{"path": "/x"}, Params: map[string]any{"team": "red"}}, who, effects.ActionDeny, "optional", ""},
 		{"runtime error denies", effects.Facts{Kind: "call", Method: "POST", Function: "sdk.gh.issues_create", Body: map[string]any{}}, who, effects.ActionDeny, "outside our org", "its when failed: no such key: owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,5 +227,61 @@ func TestStatic(t *testing.T) {
 	byMethod := mustCompile(t, effects.ActionAsk, standard[0])
 	if v, known := byMethod.Static(&effects.Facts{Kind: "call", Method: "POST"}); !known || v.Rule != "" || v.Action != effects.ActionAsk {
 		t.Errorf("the default: %+v %v", v, known)
+	}
+}
+
+// A rule skipped by its guards decides what its evaluation would: the
+// same verdicts with the guards as without them.
+func TestGuardsChangeNothing(t *testing.T) {
+	rules := append(append([]Rule{}, standard...),
+		Rule{Name: "reversed", When: `"PATCH" == effect.method && effect.params.x == 1`, Action: "deny"},
+		Rule{Name: "or", When: `effect.method == "PUT" || effect.kind == "mkdir"`, Action: "deny"},
+		Rule{Name: "nested", When: `(effect.kind == "call" && effect.api == "gh") && effect.body.x == 2`, Action: "ask"})
+	guarded := mustCompile(t, effects.ActionAllow, rules...)
+	plain := mustCompile(t, effects.ActionAllow, rules...)
+	n := 0
+	for i := range plain.rules {
+		n += len(plain.rules[i].guards)
+		plain.rules[i].guards = nil
+	}
+	if n < 7 {
+		t.Fatalf("only %d guards found", n)
+	}
+	for _, f := range []effects.Facts{
+		{Kind: "call", Method: "PATCH"},
+		{Kind: "call", Method: "PATCH", Params: map[string]any{"x": int64(1)}},
+		{Kind: "call", Method: "PUT"},
+		{Kind: "mkdir", Path: "d"},
+		{Kind: "call", API: "gh", Method: "POST", Body: map[string]any{"x": 2.0}},
+		{Kind: "call", API: "gh", Method: "POST"},
+		{Kind: "write", Path: "reports/a"},
+		{Kind: "call", Function: "sdk.gh.issues_create", Method: "POST"},
+	} {
+		a, b := f, f
+		if g, p := guarded.Decide(&a, &Who{}), plain.Decide(&b, &Who{}); g != p {
+			t.Errorf("%+v: guarded %+v, plain %+v", f, g, p)
+		}
+	}
+}
+
+// NeedsRequest is whether a rule looks into a call's request.
+func TestNeedsRequest(t *testing.T) {
+	for _, tc := range []struct {
+		when string
+		want bool
+	}{
+		{`effect.method == "GET" && effect.function == "x"`, false},
+		{`effect.kind == "write" && effect.bytes > 3`, false},
+		{`effect.params.owner == "x"`, true},
+		{`has(effect.body.title)`, true},
+		{`effect.url.contains("admin")`, true},
+		{`effect.headers.exists(k, k == "X")`, true},
+		{`effect.args.path == "/"`, true},
+		{`effect.path.startsWith("reports/")`, true},
+	} {
+		set := mustCompile(t, effects.ActionAllow, Rule{Name: "r", When: tc.when, Action: "deny"})
+		if set.NeedsRequest() != tc.want {
+			t.Errorf("%s: NeedsRequest = %v, want %v", tc.when, set.NeedsRequest(), tc.want)
+		}
 	}
 }

@@ -78,7 +78,7 @@ const outputSchemaTemplate = `{
 		"effects": {
 			"type": "array",
 			"items": {"type": "object"},
-			"description": "A dry run's unsafe effects in order, or those a plan run carried out."
+			"description": "A dry run's unsafe effects in order, or those a plan run carried out; with [[policy]] rules, a run's unsafe effects and every denied one, each with the rules' decision and rule."
 		},
 		"plan_unused": {
 			"type": "array",
