@@ -28,8 +28,8 @@ action = "ask"
 
 // TestRunRules: the configuration's rules decide a real run's calls: a
 // denied call never reaches the API and the script may catch its error;
-// one that escapes is kind denied; an ask with nobody to ask stops the
-// script with kind approval; the result lists every decision.
+// one that escapes is kind denied; an ask with nobody to ask (no
+// terminal) is a denial saying so; the result lists every decision.
 func TestRunRules(t *testing.T) {
 	for _, tc := range []struct {
 		name, source string
@@ -40,7 +40,9 @@ func TestRunRules(t *testing.T) {
 		{name: "caught", source: `local ok, err = pcall(sdk.delete_pet, {petId = 7}) return {ok, tostring(err):match("denied by rule \"no deletes\"") ~= nil, sdk.get_pet({petId = 7}).id}`,
 			value: `[false,true,7]`, decisions: "DELETE denied no deletes"},
 		{name: "escaped", source: `sdk.delete_pet({petId = 7})`, kind: result.Denied, decisions: "DELETE denied no deletes"},
-		{name: "nobody to ask", source: `pcall(sdk.create_pet, {name = "Rex"}) return 1`, kind: result.Approval, decisions: "POST ask ask about new pets"},
+		// No terminal and no --approve: nobody can be asked, and ask is deny.
+		{name: "nobody to ask", source: `local ok, err = pcall(sdk.create_pet, {name = "Rex"}) return {ok, tostring(err):match("nobody can be asked here") ~= nil}`,
+			value: `[false,true]`, decisions: "POST denied ask about new pets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := testapi.New(t)
@@ -64,8 +66,8 @@ func TestRunRules(t *testing.T) {
 				t.Errorf("effects %q, want %q", got, tc.decisions)
 			}
 			want := int64(0)
-			if tc.value != "" {
-				want = 1 // the get_pet
+			if strings.Contains(tc.source, "get_pet") {
+				want = 1
 			}
 			if n := api.Requests.Load(); n != want {
 				t.Errorf("the API got %d requests, want %d", n, want)

@@ -35,6 +35,10 @@ const (
 	ApproveAll
 	// Cancel: the effect does not happen and the script stops.
 	Cancel
+	// Unasked: nobody could be asked, and the surface's rule for that is
+	// deny (Refuse): the effect does not happen; the script gets an error
+	// of kind denied saying nobody was asked.
+	Unasked
 )
 
 func (a Answer) String() string {
@@ -45,6 +49,8 @@ func (a Answer) String() string {
 		return "approve all"
 	case Cancel:
 		return "cancel"
+	case Unasked:
+		return "unasked"
 	}
 	return "decline"
 }
@@ -60,12 +66,12 @@ type Asker interface {
 
 // Refuse is the Asker of a surface that has no person to ask but whose
 // rules say what no answer means: `toolscript run` without a terminal,
-// where ask is deny. It declines every Question.
+// where ask is deny. It answers every Question Unasked.
 var Refuse Asker = refuse{}
 
 type refuse struct{}
 
-func (refuse) Ask(Question) (Answer, error) { return Decline, nil }
+func (refuse) Ask(Question) (Answer, error) { return Unasked, nil }
 
 // ErrNoAsker is Run.Ask's error on a Run given no Asker.
 var ErrNoAsker = errors.New("no one can be asked: this surface has no way to ask a person")

@@ -33,7 +33,7 @@ func TestRunAskWithoutAsker(t *testing.T) {
 			t.Errorf("Ask without an Asker: %v, want ErrNoAsker", err)
 		}
 	}
-	if a, err := Refuse.Ask(Question{}); a != Decline || err != nil {
+	if a, err := Refuse.Ask(Question{}); a != Unasked || err != nil {
 		t.Errorf("Refuse: %v, %v", a, err)
 	}
 }

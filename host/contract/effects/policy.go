@@ -312,6 +312,10 @@ func (r *Run) ask(e Effect, v Verdict) (Effect, Outcome, bool) {
 	case Cancel:
 		out := r.stopApproval(&e, where+": a person stopped the script")
 		return e, out, false
+	case Unasked:
+		v.Reason = "it asks a person, and nobody can be asked here"
+		out := r.deny(&e, v, false)
+		return e, out, false
 	}
 	out := r.deny(&e, v, true)
 	return e, out, false
