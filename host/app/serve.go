@@ -278,7 +278,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 	cfg.Prepare = func(ctx context.Context, call *mcpserver.Call) (err error) {
 		// The rules decide every effect; who is asked is the server's
 		// (the client, in the call or by its retry; else nobody).
-		call.Script.Effects = call.Script.Effects.WithRules(a.rules.For(a.who(call.User, call.Client)), nil)
+		call.Script.Effects = call.Script.Effects.WithRules(a.rules.For(a.who(call.User, call.Claims, call.Client)), nil)
 		if records != nil && !call.Script.Effects.Resuming() {
 			// The operator's choice: every execution is recorded, to a file
 			// of its own, whatever its caller asked for (a dry run sends its
@@ -321,8 +321,11 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 
 // who is the user and client a call's rules see: the hosted mode's token
 // subject, or the OS user under stdio.
-func (a *assembly) who(u auth.User, client mcp.Implementation) policy.Who {
-	who := policy.Who{Sub: u.Subject, Claims: map[string]any{}}
+func (a *assembly) who(u auth.User, claims auth.Claims, client mcp.Implementation) policy.Who {
+	who := policy.Who{Sub: u.Subject, Claims: map[string]any(claims)}
+	if who.Claims == nil {
+		who.Claims = map[string]any{}
+	}
 	if u == (auth.User{}) {
 		who = a.local
 	}

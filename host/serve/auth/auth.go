@@ -25,6 +25,8 @@ package auth
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -335,31 +337,51 @@ func (c *claims) scopes() []string {
 // Verify checks a bearer token and returns the user it names. A refusal is
 // an *Error whose Reason says why.
 func (a *Authenticator) Verify(ctx context.Context, token string) (User, error) {
+	u, _, err := a.VerifyClaims(ctx, token)
+	return u, err
+}
+
+// VerifyClaims is Verify that also returns the token's claims, all of
+// them, as its payload holds them (what [[policy]] rules see as
+// user.claims).
+func (a *Authenticator) VerifyClaims(ctx context.Context, token string) (User, Claims, error) {
 	if token == "" {
-		return User{}, refused(ReasonMissing, nil)
+		return User{}, nil, refused(ReasonMissing, nil)
 	}
 	if len(token) > MaxTokenBytes {
-		return User{}, refused(ReasonMalformed, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes))
+		return User{}, nil, refused(ReasonMalformed, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes))
 	}
 	now := time.Now()
-	if u, ok := a.cache.get(token, now); ok {
-		return u, nil
+	if u, all, ok := a.cache.get(token, now); ok {
+		return u, all, nil
 	}
 	var c claims
+	all := Claims{}
 	parsed, err := a.parser.ParseWithClaims(token, &c, a.keyFor(ctx))
 	if err != nil {
-		return User{}, classify(parsed, &c, err)
+		return User{}, nil, classify(parsed, &c, err)
 	}
 	if c.Subject == "" {
-		return User{}, refused(ReasonClaims, errors.New("the token has no sub"))
+		return User{}, nil, refused(ReasonClaims, errors.New("the token has no sub"))
 	}
 	if missing := missingScopes(a.cfg.Scopes, c.scopes()); len(missing) > 0 {
-		return User{}, refused(ReasonScope, fmt.Errorf("the token lacks scope %s", strings.Join(missing, ", ")))
+		return User{}, nil, refused(ReasonScope, fmt.Errorf("the token lacks scope %s", strings.Join(missing, ", ")))
+	}
+	// The payload verified is read once more as a whole: the claims the
+	// struct above does not name.
+	if _, payload, ok := strings.Cut(token, "."); ok {
+		payload, _, _ = strings.Cut(payload, ".")
+		if b, err := base64.RawURLEncoding.DecodeString(payload); err == nil {
+			_ = json.Unmarshal(b, &all)
+		}
 	}
 	u := User{Issuer: c.Issuer, Subject: c.Subject}
-	a.cache.put(token, u, c.ExpiresAt.Add(a.cfg.Leeway), now)
-	return u, nil
+	a.cache.put(token, u, all, c.ExpiresAt.Add(a.cfg.Leeway), now)
+	return u, all, nil
 }
+
+// Claims are a verified token's claims, by name.
+type Claims map[string]any
 
 func missingScopes(required, have []string) []string {
 	var missing []string

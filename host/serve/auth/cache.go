@@ -21,8 +21,9 @@ type tokenCache struct {
 }
 
 type cachedToken struct {
-	user  User
-	until time.Time
+	user   User
+	claims Claims
+	until  time.Time
 }
 
 func newTokenCache(max int, ttl time.Duration) *tokenCache {
@@ -32,29 +33,29 @@ func newTokenCache(max int, ttl time.Duration) *tokenCache {
 	return &tokenCache{entries: make(map[[sha256.Size]byte]cachedToken), max: max, ttl: ttl}
 }
 
-// get returns the user of a cached token that is still valid at now.
-func (c *tokenCache) get(token string, now time.Time) (User, bool) {
+// get returns the user and claims of a cached token that is still valid at now.
+func (c *tokenCache) get(token string, now time.Time) (User, Claims, bool) {
 	if c == nil {
-		return User{}, false
+		return User{}, nil, false
 	}
 	key := sha256.Sum256([]byte(token))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[key]
 	if !ok {
-		return User{}, false
+		return User{}, nil, false
 	}
 	if !now.Before(e.until) {
 		delete(c.entries, key)
-		return User{}, false
+		return User{}, nil, false
 	}
-	return e.user, true
+	return e.user, e.claims, true
 }
 
 // put remembers a token that passed, valid until the earlier of expires
 // and now+ttl. When the cache is full, expired entries go first, then
 // arbitrary ones (Go's map order), down to three quarters of the size.
-func (c *tokenCache) put(token string, u User, expires, now time.Time) {
+func (c *tokenCache) put(token string, u User, claims Claims, expires, now time.Time) {
 	if c == nil {
 		return
 	}
@@ -80,7 +81,7 @@ func (c *tokenCache) put(token string, u User, expires, now time.Time) {
 			}
 		}
 	}
-	c.entries[key] = cachedToken{user: u, until: until}
+	c.entries[key] = cachedToken{user: u, claims: claims, until: until}
 }
 
 // len returns the number of entries.

@@ -16,19 +16,21 @@ const MetadataPath = "/.well-known/oauth-protected-resource"
 // valid bearer token gets 401, one whose token lacks a required scope 403,
 // each with a WWW-Authenticate challenge that points to the metadata; the
 // reason goes to the log and to Config.OnFailure, never to the client. An
-// accepted request reaches next with its User in the context (UserFrom).
+// accepted request reaches next with its User and its token's Claims in
+// the context (UserFrom, ClaimsFrom).
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, sent, err := bearerToken(r)
 		var user User
+		var claims Claims
 		if err == nil {
-			user, err = a.Verify(r.Context(), token)
+			user, claims, err = a.VerifyClaims(r.Context(), token)
 		}
 		if err != nil {
 			a.refuse(w, r, sent, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithUser(r.Context(), user)))
+		next.ServeHTTP(w, r.WithContext(WithClaims(WithUser(r.Context(), user), claims)))
 	})
 }
 

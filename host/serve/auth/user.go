@@ -140,3 +140,18 @@ func UserFrom(ctx context.Context) (u User, ok bool) {
 	u, ok = ctx.Value(userKey{}).(User)
 	return u, ok
 }
+
+// claimsKey is the context key of the authenticated token's claims.
+type claimsKey struct{}
+
+// WithClaims returns a context that carries a verified token's claims.
+func WithClaims(ctx context.Context, c Claims) context.Context {
+	return context.WithValue(ctx, claimsKey{}, c)
+}
+
+// ClaimsFrom returns the claims of the request's verified token, nil when
+// there is none.
+func ClaimsFrom(ctx context.Context) Claims {
+	c, _ := ctx.Value(claimsKey{}).(Claims)
+	return c
+}

@@ -43,7 +43,7 @@ func (s *Server) prepare(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 				return toolResult(x.res), nil
 			}
 		}
-		x.call = Call{User: user, MetaAuth: metaAuth(req), Client: clientOf(ctx), Script: &luau.Script{Source: []byte(x.args.script), Limits: limits,
+		x.call = Call{User: user, MetaAuth: metaAuth(req), Client: clientOf(ctx), Claims: auth.ClaimsFrom(ctx), Script: &luau.Script{Source: []byte(x.args.script), Limits: limits,
 			IO: s.ioFor(user), Effects: fx}}
 		if s.cfg.Prepare != nil {
 			if err := s.cfg.Prepare(ctx, &x.call); err != nil {

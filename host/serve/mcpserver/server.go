@@ -161,6 +161,9 @@ type Call struct {
 	// under 2026-07-28, else its initialize), empty when it gave none:
 	// what the rules see as client.name and client.version.
 	Client mcp.Implementation
+	// Claims are the claims of the hosted mode's verified token (nil
+	// without one): what the rules see as user.claims.
+	Claims auth.Claims
 	// Script is what will run. Its Effects are the call's (dry_run,
 	// plan): the sdk session Prepare makes passes its calls through them.
 	Script *luau.Script
