@@ -167,11 +167,3 @@ func exitFor(err error) error {
 	}
 	return cli.Exit("toolscript: "+errorText(err), exitScriptError)
 }
-
-// count writes n and a noun, plural unless n is 1: "1 script", "4 scripts".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

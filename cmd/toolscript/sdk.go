@@ -13,9 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/platform/termtext"
-	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
 // sdkFlags are the flags that configure the sdk, shared by run, serve,
@@ -32,7 +30,7 @@ func sdkFlags() []cli.Flag {
 // sdkOptions are the sdk's flags given to c and to the commands above it
 // (`toolscript sdk --api X list` and `toolscript sdk list --api X` alike).
 func sdkOptions(c *cli.Context) app.SDKOptions {
-	var flags config.SDKFlags
+	var flags app.SDKFlags
 	for _, ctx := range c.Lineage() {
 		if ctx.Command == nil && ctx.App != nil && ctx != c {
 			continue // the app itself has no sdk flags
@@ -84,7 +82,7 @@ func sdkCommand() *cli.Command {
 				Usage:     "find functions by what they do",
 				ArgsUsage: "QUERY...",
 				Flags: append([]cli.Flag{
-					&cli.IntFlag{Name: "limit", Value: sdkdocs.DefaultSearchLimit, Usage: "at most `N` results"},
+					&cli.IntFlag{Name: "limit", Value: app.SDKSearchResults, Usage: "at most `N` results"},
 					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				}, flags...),
 				OnUsageError: usageError,
@@ -111,7 +109,7 @@ func sdkCommand() *cli.Command {
 }
 
 // sdkDocsFor loads the sdk and its docs, printing the specs' warnings.
-func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
+func sdkDocsFor(c *cli.Context) (*app.SDKDocs, error) {
 	configPath := ""
 	for _, ctx := range c.Lineage() {
 		if configPath = ctx.String("config"); configPath != "" {
@@ -184,7 +182,7 @@ func sdkDocs(c *cli.Context) error {
 	name := c.Args().First()
 	var text string
 	switch {
-	case strings.HasPrefix(name, sdkdocs.URIPrefix):
+	case strings.HasPrefix(name, app.SDKURIPrefix):
 		text, err = d.Resource(name)
 	case isAPI(d, name):
 		text, err = d.Overview(name)
@@ -198,7 +196,7 @@ func sdkDocs(c *cli.Context) error {
 	return nil
 }
 
-func isAPI(d *sdkdocs.Docs, name string) bool {
+func isAPI(d *app.SDKDocs, name string) bool {
 	for _, a := range d.ListAPIs() {
 		if a.Name == name {
 			return true
@@ -216,7 +214,7 @@ func sdkSearch(c *cli.Context) error {
 		return err
 	}
 	query := strings.Join(c.Args().Slice(), " ")
-	if err := sdkdocs.CheckQuery(query); err != nil {
+	if err := app.CheckSearchQuery(query); err != nil {
 		return usagef("sdk search: %v", err)
 	}
 	hits := d.Search(query, c.Int("limit"))

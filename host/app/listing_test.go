@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -25,10 +25,23 @@ func TestPrintEffectsShowsACallsHeaders(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			printEffects(&out, &result.Result{Effects: []effects.Effect{tt.e}})
+			PrintEffects(&out, &result.Result{Effects: []effects.Effect{tt.e}})
 			if !strings.Contains(out.String(), tt.want) {
 				t.Errorf("listing:\n%s\nwant a line with %s", out.String(), tt.want)
 			}
 		})
+	}
+}
+
+func TestShowBodyIsOneLine(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`{"text":"hi"}`, `{"text":"hi"}`},
+		{"{\n  \"a\": 1,\n\"  2. call   sdk.x.y\": \"\u009b2J\u202e\"\n}", `{"a":1,"  2. call   sdk.x.y":"\u009b2J\u202e"}`},
+		{`"` + strings.Repeat("é", 150) + `"`, `"` + strings.Repeat("é", 99) + "..."},
+	}
+	for _, tt := range tests {
+		if got := showBody([]byte(tt.body)); got != tt.want {
+			t.Errorf("showBody(%q) = %q, want %q", tt.body, got, tt.want)
+		}
 	}
 }
