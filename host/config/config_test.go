@@ -17,8 +17,25 @@ func writeConfig(t *testing.T, text string) string {
 	return path
 }
 
+// loadError is a configuration (text) Load refuses, with a part of the
+// error it should give (want).
+type loadError struct{ name, text, want string }
+
+// checkLoadErrors loads each case's text and checks its error.
+func checkLoadErrors(t *testing.T, cases []loadError) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeConfig(t, c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
-	cases := []struct{ name, text, want string }{
+	checkLoadErrors(t, []loadError{
 		{"unknown section", "[nope]\nx = 1\n", "unknown key nope"},
 		{"unknown key", "[limits]\ntimeot = \"1s\"\n", "unknown key limits.timeot"},
 		{"unknown io key", "[io]\ndirectory = \"x\"\n", "unknown key io.directory"},
@@ -31,15 +48,7 @@ func TestLoadErrors(t *testing.T) {
 		{"dotdot output dir", "[output]\ndir = \"a/../../b\"\n", "output.dir"},
 		{"wrong type", "[io]\nenabled = \"yes\"\n", "enabled"},
 		{"not toml", "[limits\n", "toolscript.toml"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Load(writeConfig(t, c.text))
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error = %v, want it to contain %q", err, c.want)
-			}
-		})
-	}
+	})
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.toml")); err == nil {
 		t.Error("a missing config file loaded")
 	}

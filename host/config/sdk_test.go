@@ -115,7 +115,7 @@ max_host_bytes_total = 9000
 }
 
 func TestSDKConfigErrors(t *testing.T) {
-	for _, c := range []struct{ name, text, want string }{
+	checkLoadErrors(t, []loadError{
 		{"unknown api key", "[apis.p]\nspec = \"x\"\nspecs = \"y\"\n", "unknown key apis.p.specs"},
 		{"missing spec", "[apis.p]\nbase_url = \"https://x\"\n", "apis.p.spec: missing"},
 		{"bad name", "[apis.my-api]\nspec = \"x\"\n", "apis.my-api: \"my-api\" is not a Luau identifier"},
@@ -134,14 +134,7 @@ func TestSDKConfigErrors(t *testing.T) {
 		{"empty unsafe name", "[apis.p]\nspec = \"x\"\nunsafe = [\" \"]\n", "apis.p.unsafe: an empty name"},
 		{"safe not a list", "[apis.p]\nspec = \"x\"\nsafe = \"search\"\n", "safe"},
 		{"tool safe and unsafe", "[mcp_servers.m]\ncommand = \"srv\"\nsafe = [\"write\"]\nunsafe = [\"write\"]\n", `mcp_servers.m: "write" is in both safe and unsafe`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := Load(writeConfig(t, c.text))
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %v, want %q", err, c.want)
-			}
-		})
-	}
+	})
 	for _, c := range []struct {
 		name, text string
 		flags      SDKFlags
