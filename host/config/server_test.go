@@ -34,13 +34,6 @@ func TestServerSection(t *testing.T) {
 }
 
 func TestServerSectionErrors(t *testing.T) {
-	checkLoadErrors(t, []loadError{
-		{"bad timeout", "[server]\nmax_timeout = \"later\"\n", "server.max_timeout"},
-		{"zero timeout", "[server]\nmax_timeout = \"0s\"\n", "server.max_timeout"},
-		{"negative concurrency", "[server]\nmax_concurrent = -1\n", "server.max_concurrent: must not be negative"},
-		{"negative script size", "[server]\nmax_script_bytes = -1\n", "server.max_script_bytes: must not be negative"},
-		{"unknown key", "[server]\nport = 80\n", "unknown key server.port"},
-	})
 	for _, flags := range []ServerFlags{{MaxConcurrent: -1}, {MaxTimeout: -time.Second}, {MaxScriptBytes: -2}} {
 		if _, err := ResolveServer(nil, flags); err == nil {
 			t.Errorf("ResolveServer accepted %+v", flags)
