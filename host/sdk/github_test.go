@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,17 +10,13 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 // TestGitHubCalls makes a handful of calls of GitHub's API, as its spec
 // describes them, to a Go server answering those paths.
 func TestGitHubCalls(t *testing.T) {
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := loadSpec(t, "gh", testspecs.GitHub(t))
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

@@ -1,14 +1,12 @@
 package sdk
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
@@ -19,10 +17,7 @@ import (
 // checked). Both the minimal value and the dry run's answer (the example
 // when it fits) must be valid.
 func TestSynthesiseGitHub(t *testing.T) {
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := loadSpec(t, "gh", testspecs.GitHub(t))
 	checked, examples := 0, 0
 	for _, fn := range api.Functions {
 		r, _ := successResponse(fn)
