@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -94,7 +90,7 @@ func runLint(c *cli.Context) error {
 		return usagef("lint: %s", strings.Join(errorLines(err), "\ntoolscript: lint: "))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(false)
 	defer stop()
 	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: options})
 	if err != nil {

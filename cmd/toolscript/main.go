@@ -3,14 +3,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -166,4 +169,19 @@ func exitFor(err error) error {
 		return usagef("%v", err)
 	}
 	return cli.Exit("toolscript: "+errorText(err), exitScriptError)
+}
+
+// interruptible is a context the first SIGINT or SIGTERM cancels, and the
+// function that stops listening for them. With once, the signals' default
+// action comes back as soon as it is cancelled: the next one ends the
+// process, whatever is still running.
+func interruptible(once bool) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if once {
+		go func() {
+			<-ctx.Done()
+			stop()
+		}()
+	}
+	return ctx, stop
 }

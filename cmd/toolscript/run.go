@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -127,13 +124,9 @@ func runScript(c *cli.Context) error {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal asks the script to stop; the next one gets the
-	// default action and ends the process, whatever the guest is doing.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	// The first signal asks the script to stop; the next one ends the
+	// process, whatever the guest is doing.
+	ctx, stop := interruptible(true)
 	defer stop()
 	asJSON := c.Bool("json")
 	out := c.App.Writer

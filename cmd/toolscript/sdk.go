@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -120,7 +117,7 @@ func sdkDocsFor(c *cli.Context) (*app.SDKDocs, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(false)
 	defer stop()
 	d, err := app.Docs(ctx, file, sdkOptions(c), c.App.ErrWriter)
 	return d, exitFor(err)

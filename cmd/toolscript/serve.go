@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -96,16 +94,10 @@ func serve(c *cli.Context) error {
 	// A client that goes away must not kill the server with SIGPIPE while it
 	// stops its scripts: writes fail instead.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Hosted, the first signal shuts down gracefully; the next one ends
+	// the process at once.
+	ctx, stop := interruptible(limits.Mode() == app.ModeHosted)
 	defer stop()
-	if limits.Mode() == app.ModeHosted {
-		// The first signal shuts down gracefully; the next one gets the
-		// default action and ends the process at once.
-		go func() {
-			<-ctx.Done()
-			stop()
-		}()
-	}
 	// Standard output carries the protocol: exact data. Standard error is
 	// for a person in the stdio mode, JSON lines in the hosted mode.
 	stderr, sdkOpts := c.App.ErrWriter, sdkOptions(c)
