@@ -55,45 +55,15 @@ func sdkCommand() *cli.Command {
 		OnUsageError:    usageError,
 		HideHelpCommand: true,
 		Subcommands: []*cli.Command{
-			{
-				Name:      "list",
-				Usage:     "list the APIs, or the functions of one API",
-				ArgsUsage: "[API]",
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "tag", Usage: "only functions with this `TAG`"},
-					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				}, flags...),
-				OnUsageError: usageError,
-				Action:       sdkList,
-			},
-			{
-				Name:         "docs",
-				Usage:        "the Luau signature and docs of a function, an API's overview, or an sdk:// resource",
-				ArgsUsage:    "NAME|API|sdk://...",
-				Flags:        flags,
-				OnUsageError: usageError,
-				Action:       sdkDocs,
-			},
-			{
-				Name:      "search",
-				Usage:     "find functions by what they do",
-				ArgsUsage: "QUERY...",
-				Flags: append([]cli.Flag{
-					&cli.IntFlag{Name: "limit", Value: app.SDKSearchResults, Usage: "at most `N` results"},
-					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				}, flags...),
-				OnUsageError: usageError,
-				Action:       sdkSearch,
-			},
-			{
-				Name:  "types",
-				Usage: "write a Luau definitions file (the sandbox's globals and the sdk) for luau-lsp",
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"},
-				}, flags...),
-				OnUsageError: usageError,
-				Action:       sdkTypes,
-			},
+			sdkSubcommand("list", "list the APIs, or the functions of one API", "[API]", sdkList, flags,
+				&cli.StringFlag{Name: "tag", Usage: "only functions with this `TAG`"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+			sdkSubcommand("docs", "the Luau signature and docs of a function, an API's overview, or an sdk:// resource", "NAME|API|sdk://...", sdkDocs, flags),
+			sdkSubcommand("search", "find functions by what they do", "QUERY...", sdkSearch, flags,
+				&cli.IntFlag{Name: "limit", Value: app.SDKSearchResults, Usage: "at most `N` results"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+			sdkSubcommand("types", "write a Luau definitions file (the sandbox's globals and the sdk) for luau-lsp", "", sdkTypes, flags,
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"}),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -102,6 +72,19 @@ func sdkCommand() *cli.Command {
 			_ = cli.ShowSubcommandHelp(c)
 			return cli.Exit("", exitUsage)
 		},
+	}
+}
+
+// sdkSubcommand is `toolscript sdk NAME`: its own flags, then the sdk
+// command's (shared).
+func sdkSubcommand(name, usage, argsUsage string, action cli.ActionFunc, shared []cli.Flag, own ...cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:         name,
+		Usage:        usage,
+		ArgsUsage:    argsUsage,
+		Flags:        append(own, shared...),
+		OnUsageError: usageError,
+		Action:       action,
 	}
 }
 
