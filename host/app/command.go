@@ -33,10 +33,6 @@ type (
 	Settings = config.Settings
 	// Mode is how scripts are run: by run, by serve over stdio, or hosted.
 	Mode = config.Mode
-	// LintFormat is a lint output format.
-	LintFormat = lint.Format
-	// LintSource is one script lint checks.
-	LintSource = lint.Source
 	// SDKDocs are the sdk's docs (Docs).
 	SDKDocs = sdkdocs.Docs
 	// Plan is a dry run's effects a --plan run is held to (ReadPlanFile).
@@ -85,15 +81,15 @@ func ReadPlanFile(name string) (*Plan, error) { return effects.ReadPlanFile(name
 func LintFormats() []string { return lint.Formats() }
 
 // ParseLintFormat returns the lint format name names.
-func ParseLintFormat(name string) (LintFormat, error) { return lint.ParseFormat(name) }
+func ParseLintFormat(name string) (lint.Format, error) { return lint.ParseFormat(name) }
 
 // CollectLintSources reads the scripts paths name (lint.Collect).
-func CollectLintSources(paths []string, stdin io.Reader, stdinName string) ([]LintSource, error) {
+func CollectLintSources(paths []string, stdin io.Reader, stdinName string) ([]lint.Source, error) {
 	return lint.Collect(paths, stdin, stdinName)
 }
 
 // WriteLint writes report in format, its tool named toolscript at version.
-func WriteLint(w io.Writer, format LintFormat, report *lint.Report, version string) error {
+func WriteLint(w io.Writer, format lint.Format, report *lint.Report, version string) error {
 	return lint.Write(w, format, report, lint.Tool{Name: "toolscript", Version: version})
 }
 
