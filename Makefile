@@ -12,7 +12,7 @@ GO ?= go
 BENCH_FLAGS ?=
 
 NATIVE_INPUTS := $(wildcard luau-build/native/*.cpp luau-build/native/*.sh \
-	luau-build/shim/* luau-build/patches/*.patch) luau-build/Cargo.toml luau-build/Cargo.lock
+	luau-build/shim/* luau-build/patches/*.patch) luau-build/source.sh luau-build/Cargo.toml luau-build/Cargo.lock
 
 .PHONY: bench native wasm gobench
 

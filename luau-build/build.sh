@@ -46,29 +46,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
-# Fetch the pinned crate (cargo verifies the checksum in Cargo.lock).
-manifest=$here/Cargo.toml
-cargo fetch --locked --manifest-path "$manifest" >&2
-crate_dir=$(cargo metadata --locked --format-version 1 --manifest-path "$manifest" |
-  grep -o '"manifest_path":"[^"]*/luau0-src-[^"]*/Cargo.toml"' | head -n 1 |
-  sed 's/^"manifest_path":"//; s|/Cargo.toml"$||')
-[ -d "$crate_dir/luau" ] || { echo "build.sh: cargo did not fetch luau0-src" >&2; exit 1; }
+# Fetch the pinned crate, copy its upstream directories into a scratch
+# tree and apply our patches (source.sh).
+work=$(mktemp -d "${TMPDIR:-/tmp}/luau-build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+. "$here/source.sh"
+luau_source "$here" "$work" build.sh
 crate_version=$(basename "$crate_dir" | sed 's/^luau0-src-//')
 crate_checksum=$(awk '/name = "luau0-src"/{f=1} f&&/checksum/{gsub(/"/,"",$3); print $3; exit}' "$here/Cargo.lock")
 luau_release=${crate_version##*+luau}
-
-# Copy the upstream directories into a scratch tree and apply our patches.
-work=$(mktemp -d "${TMPDIR:-/tmp}/luau-build.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-components=(Ast Bytecode Common Compiler VM)
-for c in "${components[@]}"; do
-  [ -d "$crate_dir/luau/$c/src" ] || { echo "build.sh: $crate_dir lacks luau/$c/src" >&2; exit 1; }
-  mkdir -p "$work/src/$c"
-  cp -R "$crate_dir/luau/$c/include" "$crate_dir/luau/$c/src" "$work/src/$c/"
-done
-for p in "$here"/patches/*.patch; do
-  patch --quiet -d "$work/src" -p1 < "$p"
-done
 
 # -O2: -O3 and wasm-opt gained nothing measurable (see README). The prefix
 # maps keep the scratch directory's name out of the output.

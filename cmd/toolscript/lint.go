@@ -1,20 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -35,13 +27,13 @@ func lintCommand() *cli.Command {
 			"Exit status: 0 clean, 1 errors found (or warnings, with --strict), 2 usage error.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
-			&cli.StringFlag{Name: "format", Value: string(lint.FormatText),
-				Usage: "output `FORMAT`: " + strings.Join(lint.Formats(), ", ")},
+			&cli.StringFlag{Name: "format", Value: string(app.LintText),
+				Usage: "output `FORMAT`: " + strings.Join(app.LintFormats(), ", ")},
 			&cli.BoolFlag{Name: "strict", Usage: "warnings fail the run too"},
 			&cli.StringSliceFlag{Name: "disable", Usage: "disable a `RULE` (repeat the flag or separate names with commas)"},
 			&cli.BoolFlag{Name: "io", Usage: "lint for an environment with io (io, os.remove, file); --io=false for one without", DefaultText: "[lint] io, else [io] enabled, else true"},
 			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
-			&cli.StringFlag{Name: "stdin-filename", Value: lint.DefaultStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
+			&cli.StringFlag{Name: "stdin-filename", Value: app.LintStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
 			&cli.BoolFlag{Name: "effects", Usage: "also list, per script, what it can change: the unsafe sdk functions it names, its io writes, and what it reaches without naming it (text and json formats)"},
 		}, sdkFlags()...),
@@ -52,12 +44,12 @@ func lintCommand() *cli.Command {
 
 func runLint(c *cli.Context) error {
 	if c.Bool("list-rules") {
-		return listRules(c.App.Writer)
+		return app.ListLintRules(c.App.Writer)
 	}
 	if c.NArg() == 0 {
 		return usagef("lint needs paths: files, directories, or - for standard input")
 	}
-	format, err := lint.ParseFormat(c.String("format"))
+	format, err := app.ParseLintFormat(c.String("format"))
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -65,7 +57,7 @@ func runLint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	flags := config.LintFlags{Strict: c.Bool("strict")}
+	flags := app.LintFlags{Strict: c.Bool("strict")}
 	for _, v := range c.StringSlice("disable") {
 		for name := range strings.SplitSeq(v, ",") {
 			if name = strings.TrimSpace(name); name != "" {
@@ -81,24 +73,24 @@ func runLint(c *cli.Context) error {
 		on := c.Bool("io")
 		flags.IO = &on
 	}
-	s := config.ResolveLint(file, flags)
+	s := app.ResolveLint(file, flags)
 	options, err := app.LintOptions(s)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if c.Bool("effects") {
-		if format != lint.FormatText && format != lint.FormatJSON {
+		if format != app.LintText && format != app.LintJSON {
 			return usagef("lint: --effects writes the text or json format, not %s", format)
 		}
 		options.Effects = true
 	}
 
-	sources, err := lint.Collect(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))
+	sources, err := app.CollectLintSources(c.Args().Slice(), c.App.Reader, c.String("stdin-filename"))
 	if err != nil {
 		return usagef("lint: %s", strings.Join(errorLines(err), "\ntoolscript: lint: "))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(false)
 	defer stop()
 	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: options})
 	if err != nil {
@@ -106,14 +98,14 @@ func runLint(c *cli.Context) error {
 	}
 
 	out := c.App.Writer
-	if format == lint.FormatJSON || format == lint.FormatSARIF {
+	if format == app.LintJSON || format == app.LintSARIF {
 		out = termtext.Raw(out) // exact data
 	}
-	if err := lint.Write(out, format, report, lint.Tool{Name: "toolscript", Version: toolscriptVersion()}); err != nil {
+	if err := app.WriteLint(out, format, report, toolscriptVersion()); err != nil {
 		return usagef("%v", err)
 	}
-	if format == lint.FormatText {
-		fmt.Fprintln(c.App.ErrWriter, summary(report))
+	if format == app.LintText {
+		fmt.Fprintln(c.App.ErrWriter, app.LintSummary(report))
 	}
 	if report.Failed(s.Strict) {
 		return cli.Exit("", exitScriptError)
@@ -133,19 +125,4 @@ func errorLines(err error) []string {
 		lines[i] = termtext.Line(e.Error())
 	}
 	return lines
-}
-
-// summary is the last line of text output, on standard error.
-func summary(r *lint.Report) string {
-	errs, warns := r.Count()
-	return fmt.Sprintf("toolscript lint: %s, %s in %s", count(errs, "error"), count(warns, "warning"), count(r.Files, "file"))
-}
-
-func listRules(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULE\tSEVERITY\tREPORTS")
-	for _, r := range lint.Rules() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Severity, r.Summary)
-	}
-	return tw.Flush()
 }

@@ -3,14 +3,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -168,10 +171,17 @@ func exitFor(err error) error {
 	return cli.Exit("toolscript: "+errorText(err), exitScriptError)
 }
 
-// count writes n and a noun, plural unless n is 1: "1 script", "4 scripts".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+// interruptible is a context the first SIGINT or SIGTERM cancels, and the
+// function that stops listening for them. With once, the signals' default
+// action comes back as soon as it is cancelled: the next one ends the
+// process, whatever is still running.
+func interruptible(once bool) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if once {
+		go func() {
+			<-ctx.Done()
+			stop()
+		}()
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return ctx, stop
 }

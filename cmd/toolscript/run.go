@@ -1,27 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/app/terminal"
-	"github.com/toolscript/toolscript/host/config"
-	"github.com/toolscript/toolscript/host/contract/effects"
-	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/platform/progressbar"
 	"github.com/toolscript/toolscript/host/platform/termtext"
-	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
 // sharedFlags are the flags run and serve take alike.
@@ -39,7 +27,7 @@ func sharedFlags() []cli.Flag {
 
 // loadConfig reads the configuration file --config names (or the
 // default one): once per command.
-func loadConfig(c *cli.Context) (*config.File, error) {
+func loadConfig(c *cli.Context) (*app.ConfigFile, error) {
 	file, err := app.LoadConfig(c.String("config"))
 	if err != nil {
 		return nil, usagef("%v", err)
@@ -49,8 +37,8 @@ func loadConfig(c *cli.Context) (*config.File, error) {
 
 // settings resolves the config file, flags and environment for mode, and
 // prints deprecation warnings.
-func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Settings, error) {
-	s, err := config.Resolve(file, config.Flags{
+func settings(c *cli.Context, file *app.ConfigFile, mode app.Mode) (app.Settings, error) {
+	s, err := app.Resolve(file, app.Flags{
 		Timeout:       c.Duration("timeout"),
 		MemoryLimitMB: c.Int64("memory-limit"),
 		IODir:         c.String("io-dir"),
@@ -64,7 +52,7 @@ func settings(c *cli.Context, file *config.File, mode config.Mode) (config.Setti
 	// A warning is one line: a name in it cannot start a line of its own
 	// (such as a CI system's workflow command).
 	warn := func(w string) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(w)) }
-	if mode == config.Hosted { // standard error is JSON lines only
+	if mode == app.ModeHosted { // standard error is JSON lines only
 		logger := slog.New(slog.NewJSONHandler(termtext.Raw(c.App.ErrWriter), nil))
 		warn = func(w string) { logger.Warn(w) }
 	}
@@ -107,8 +95,8 @@ func runScript(c *cli.Context) error {
 	name := path // how syntax errors name the script, as lint does
 	var source []byte
 	var err error
-	if path == lint.StdinPath {
-		name = lint.DefaultStdinName
+	if path == app.LintStdinPath {
+		name = app.LintStdinName
 		source, err = io.ReadAll(c.App.Reader)
 	} else {
 		source, err = os.ReadFile(path)
@@ -122,14 +110,14 @@ func runScript(c *cli.Context) error {
 	if n := countTrue(c.Bool("dry-run"), c.String("plan") != "", c.String("record") != "", c.String("replay") != ""); n > 1 {
 		return usagef("give one of --dry-run, --plan, --record and --replay")
 	}
-	var plan, approve *effects.Approved
+	var plan, approve *app.Plan
 	if name := c.String("plan"); name != "" {
-		if plan, err = effects.ReadPlanFile(name); err != nil {
+		if plan, err = app.ReadPlanFile(name); err != nil {
 			return usagef("reading the plan %s: %v", name, err)
 		}
 	}
 	if name := c.String("approve"); name != "" {
-		if approve, err = effects.ReadPlanFile(name); err != nil {
+		if approve, err = app.ReadPlanFile(name); err != nil {
 			return usagef("reading the plan --approve names, %s: %v", name, err)
 		}
 	}
@@ -137,18 +125,14 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := settings(c, file, config.Run)
+	s, err := settings(c, file, app.ModeRun)
 	if err != nil {
 		return err
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal asks the script to stop; the next one gets the
-	// default action and ends the process, whatever the guest is doing.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	// The first signal asks the script to stop; the next one ends the
+	// process, whatever the guest is doing.
+	ctx, stop := interruptible(true)
 	defer stop()
 	asJSON := c.Bool("json")
 	out := c.App.Writer
@@ -160,7 +144,7 @@ func runScript(c *cli.Context) error {
 	var alone func(func())
 	if !asJSON {
 		cfg.OnLog = func(line string) { fmt.Fprintln(out, termtext.Text(line)) }
-		if bar := progressBar(termtext.Raw(c.App.ErrWriter)); bar != nil {
+		if bar := app.ProgressBar(termtext.Raw(c.App.ErrWriter)); bar != nil {
 			// A print clears the bar first: both may share one terminal.
 			cfg.OnProgress = bar.Update
 			cfg.OnLog = func(line string) { bar.Print(func() { fmt.Fprintln(out, termtext.Text(line)) }) }
@@ -168,15 +152,10 @@ func runScript(c *cli.Context) error {
 			alone = bar.Print
 		}
 	}
-	person := &personAtTerminal{}
-	cfg.Ask = func(how app.Asking) effects.Asker {
-		person.open = func() *terminal.Prompt {
-			return openPrompt(c, terminal.Config{Redactor: how.Redactor, Timeout: how.Timeout, Cancel: ctx.Done(), Alone: alone})
-		}
-		return person
-	}
+	var closeAsk func()
+	cfg.Ask, closeAsk = app.TerminalAsk(c.App.Reader, termtext.Raw(c.App.ErrWriter), ctx.Done(), alone)
 	res, err := app.Run(ctx, cfg)
-	person.close()
+	closeAsk()
 	closeBar() // the line is cleared before the result is written
 	if err != nil {
 		return exitFor(err)
@@ -189,57 +168,19 @@ func runScript(c *cli.Context) error {
 			fmt.Fprintf(out, "%s\n", termtext.JSON(string(res.Value)))
 		}
 		if cfg.DryRun {
-			printEffects(c.App.ErrWriter, res)
+			app.PrintEffects(c.App.ErrWriter, res)
 		}
 		if cfg.Plan != nil {
-			printApplied(c.App.ErrWriter, res)
+			app.PrintApplied(c.App.ErrWriter, res)
 		}
 	}
 	if res.Error != nil {
 		if !asJSON {
-			fmt.Fprintln(c.App.ErrWriter, describe(res.Error))
+			fmt.Fprintln(c.App.ErrWriter, app.DescribeError(res.Error))
 		}
 		return cli.Exit("", exitScriptError)
 	}
 	return nil
-}
-
-// personAtTerminal asks the person at the terminal: the prompt is opened
-// when the first question comes (a run nothing asks about never touches
-// the terminal); without a terminal every question is declined.
-type personAtTerminal struct {
-	once   sync.Once
-	open   func() *terminal.Prompt
-	prompt *terminal.Prompt
-}
-
-func (p *personAtTerminal) Ask(q effects.Question) (effects.Answer, error) {
-	p.once.Do(func() { p.prompt = p.open() })
-	if p.prompt == nil {
-		return effects.Refuse.Ask(q) // no terminal: ask is deny
-	}
-	return p.prompt.Ask(q)
-}
-
-// close closes the prompt if it was opened.
-func (p *personAtTerminal) close() {
-	p.once.Do(func() {}) // no question comes after this
-	if p.prompt != nil {
-		p.prompt.Close()
-	}
-}
-
-// openPrompt opens the approval prompt on the person's terminal, nil
-// when there is none. The command run in a process (its reader standard
-// input) has one when it has a controlling terminal; run in a test, with
-// another reader, it has none.
-func openPrompt(c *cli.Context, cfg terminal.Config) *terminal.Prompt {
-	stdin, ok := c.App.Reader.(*os.File)
-	if !ok {
-		return nil
-	}
-	stderr, _ := termtext.Raw(c.App.ErrWriter).(*os.File)
-	return terminal.Open(stdin, stderr, cfg)
 }
 
 func countTrue(bs ...bool) int {
@@ -250,40 +191,4 @@ func countTrue(bs ...bool) int {
 		}
 	}
 	return n
-}
-
-// describe renders an execution error for a person, each line of it
-// escaped as one line (a script or an upstream wrote it): runtime errors
-// as "error: script:3: boom", other kinds named ("timeout error: ...");
-// syntax errors one a line ("syntax error: hello.luau:4:1: ...").
-func describe(e *result.Error) string {
-	if e.Kind == result.Runtime {
-		return "error: " + termtext.Line(e.Message)
-	}
-	if e.Kind == result.Syntax {
-		lines := strings.Split(e.Message, "\n")
-		for i, line := range lines {
-			lines[i] = "syntax error: " + termtext.Line(line)
-		}
-		return strings.Join(lines, "\n")
-	}
-	return fmt.Sprintf("%s error: %s", e.Kind, termtext.Line(e.Message))
-}
-
-// progressBar returns a bar drawing the script's progress() calls on w when
-// w is a terminal, else nil: standard error redirected to a file or a pipe
-// gets nothing.
-func progressBar(w io.Writer) *progressbar.Bar {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	fd := int(f.Fd())
-	cols := func() int {
-		if w, _, err := term.GetSize(fd); err == nil && w > 0 {
-			return w
-		}
-		return 80
-	}
-	return progressbar.New(f, cols, progressbar.DefaultInterval)
 }

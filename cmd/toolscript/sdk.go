@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/platform/termtext"
-	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
 // sdkFlags are the flags that configure the sdk, shared by run, serve,
@@ -32,7 +27,7 @@ func sdkFlags() []cli.Flag {
 // sdkOptions are the sdk's flags given to c and to the commands above it
 // (`toolscript sdk --api X list` and `toolscript sdk list --api X` alike).
 func sdkOptions(c *cli.Context) app.SDKOptions {
-	var flags config.SDKFlags
+	var flags app.SDKFlags
 	for _, ctx := range c.Lineage() {
 		if ctx.Command == nil && ctx.App != nil && ctx != c {
 			continue // the app itself has no sdk flags
@@ -60,45 +55,15 @@ func sdkCommand() *cli.Command {
 		OnUsageError:    usageError,
 		HideHelpCommand: true,
 		Subcommands: []*cli.Command{
-			{
-				Name:      "list",
-				Usage:     "list the APIs, or the functions of one API",
-				ArgsUsage: "[API]",
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "tag", Usage: "only functions with this `TAG`"},
-					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				}, flags...),
-				OnUsageError: usageError,
-				Action:       sdkList,
-			},
-			{
-				Name:         "docs",
-				Usage:        "the Luau signature and docs of a function, an API's overview, or an sdk:// resource",
-				ArgsUsage:    "NAME|API|sdk://...",
-				Flags:        flags,
-				OnUsageError: usageError,
-				Action:       sdkDocs,
-			},
-			{
-				Name:      "search",
-				Usage:     "find functions by what they do",
-				ArgsUsage: "QUERY...",
-				Flags: append([]cli.Flag{
-					&cli.IntFlag{Name: "limit", Value: sdkdocs.DefaultSearchLimit, Usage: "at most `N` results"},
-					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				}, flags...),
-				OnUsageError: usageError,
-				Action:       sdkSearch,
-			},
-			{
-				Name:  "types",
-				Usage: "write a Luau definitions file (the sandbox's globals and the sdk) for luau-lsp",
-				Flags: append([]cli.Flag{
-					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"},
-				}, flags...),
-				OnUsageError: usageError,
-				Action:       sdkTypes,
-			},
+			sdkSubcommand("list", "list the APIs, or the functions of one API", "[API]", sdkList, flags,
+				&cli.StringFlag{Name: "tag", Usage: "only functions with this `TAG`"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+			sdkSubcommand("docs", "the Luau signature and docs of a function, an API's overview, or an sdk:// resource", "NAME|API|sdk://...", sdkDocs, flags),
+			sdkSubcommand("search", "find functions by what they do", "QUERY...", sdkSearch, flags,
+				&cli.IntFlag{Name: "limit", Value: app.SDKSearchResults, Usage: "at most `N` results"},
+				&cli.BoolFlag{Name: "json", Usage: "print JSON"}),
+			sdkSubcommand("types", "write a Luau definitions file (the sandbox's globals and the sdk) for luau-lsp", "", sdkTypes, flags,
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of standard output"}),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -110,8 +75,21 @@ func sdkCommand() *cli.Command {
 	}
 }
 
+// sdkSubcommand is `toolscript sdk NAME`: its own flags, then the sdk
+// command's (shared).
+func sdkSubcommand(name, usage, argsUsage string, action cli.ActionFunc, shared []cli.Flag, own ...cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:         name,
+		Usage:        usage,
+		ArgsUsage:    argsUsage,
+		Flags:        append(own, shared...),
+		OnUsageError: usageError,
+		Action:       action,
+	}
+}
+
 // sdkDocsFor loads the sdk and its docs, printing the specs' warnings.
-func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
+func sdkDocsFor(c *cli.Context) (*app.SDKDocs, error) {
 	configPath := ""
 	for _, ctx := range c.Lineage() {
 		if configPath = ctx.String("config"); configPath != "" {
@@ -122,7 +100,7 @@ func sdkDocsFor(c *cli.Context) (*sdkdocs.Docs, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(false)
 	defer stop()
 	d, err := app.Docs(ctx, file, sdkOptions(c), c.App.ErrWriter)
 	return d, exitFor(err)
@@ -184,7 +162,7 @@ func sdkDocs(c *cli.Context) error {
 	name := c.Args().First()
 	var text string
 	switch {
-	case strings.HasPrefix(name, sdkdocs.URIPrefix):
+	case strings.HasPrefix(name, app.SDKURIPrefix):
 		text, err = d.Resource(name)
 	case isAPI(d, name):
 		text, err = d.Overview(name)
@@ -198,7 +176,7 @@ func sdkDocs(c *cli.Context) error {
 	return nil
 }
 
-func isAPI(d *sdkdocs.Docs, name string) bool {
+func isAPI(d *app.SDKDocs, name string) bool {
 	for _, a := range d.ListAPIs() {
 		if a.Name == name {
 			return true
@@ -216,7 +194,7 @@ func sdkSearch(c *cli.Context) error {
 		return err
 	}
 	query := strings.Join(c.Args().Slice(), " ")
-	if err := sdkdocs.CheckQuery(query); err != nil {
+	if err := app.CheckSearchQuery(query); err != nil {
 		return usagef("sdk search: %v", err)
 	}
 	hits := d.Search(query, c.Int("limit"))

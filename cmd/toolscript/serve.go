@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -12,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -58,7 +55,7 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	limits, err := config.ResolveServer(file, config.ServerFlags{
+	limits, err := app.ResolveServer(file, app.ServerFlags{
 		MaxConcurrent:  c.Int("max-concurrent"),
 		MaxTimeout:     c.Duration("max-timeout"),
 		MaxScriptBytes: c.Int64("max-script-bytes"),
@@ -68,7 +65,7 @@ func serve(c *cli.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	hostedFlags := config.HostedFlags{
+	hostedFlags := app.HostedFlags{
 		Stateless:            c.Bool("stateless"),
 		MetricsAddr:          c.String("metrics-addr"),
 		MaxConcurrentPerUser: c.Int("max-concurrent-per-user"),
@@ -78,7 +75,7 @@ func serve(c *cli.Context) error {
 		TLSKey:               c.String("tls-key"),
 		ShutdownGrace:        c.Duration("shutdown-grace"),
 		InsecureNoAuth:       c.Bool("insecure-no-auth"),
-		Auth: config.Auth{
+		Auth: app.AuthFlags{
 			Authority: c.String("auth-authority"),
 			Audience:  c.String("auth-audience"),
 			JWKSURI:   c.String("auth-jwks-uri"),
@@ -86,7 +83,7 @@ func serve(c *cli.Context) error {
 			PublicURL: c.String("public-url"),
 		},
 	}
-	if given := hostedFlags.Given(); limits.Mode() == config.Stdio && len(given) > 0 {
+	if given := hostedFlags.Given(); limits.Mode() == app.ModeStdio && len(given) > 0 {
 		return usagef("%s: only with --http ADDR (the hosted mode)", strings.Join(given, ", "))
 	}
 	s, err := settings(c, file, limits.Mode())
@@ -97,20 +94,14 @@ func serve(c *cli.Context) error {
 	// A client that goes away must not kill the server with SIGPIPE while it
 	// stops its scripts: writes fail instead.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Hosted, the first signal shuts down gracefully; the next one ends
+	// the process at once.
+	ctx, stop := interruptible(limits.Mode() == app.ModeHosted)
 	defer stop()
-	if limits.Mode() == config.Hosted {
-		// The first signal shuts down gracefully; the next one gets the
-		// default action and ends the process at once.
-		go func() {
-			<-ctx.Done()
-			stop()
-		}()
-	}
 	// Standard output carries the protocol: exact data. Standard error is
 	// for a person in the stdio mode, JSON lines in the hosted mode.
 	stderr, sdkOpts := c.App.ErrWriter, sdkOptions(c)
-	if limits.Mode() == config.Hosted {
+	if limits.Mode() == app.ModeHosted {
 		stderr = termtext.Raw(stderr)
 		sdkOpts.Stderr = stderr
 	}
@@ -120,7 +111,7 @@ func serve(c *cli.Context) error {
 		Version: toolscriptVersion(),
 		Stdin:   c.App.Reader, Stdout: termtext.Raw(c.App.Writer), Stderr: stderr,
 	})
-	if err != nil && limits.Mode() == config.Hosted {
+	if err != nil && limits.Mode() == app.ModeHosted {
 		// Standard error is JSON lines only, the error that ends serve
 		// included.
 		slog.New(slog.NewJSONHandler(stderr, nil)).Error(err.Error())

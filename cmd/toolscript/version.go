@@ -7,7 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/toolscript/toolscript/wasm"
+	"github.com/toolscript/toolscript/host/app"
 )
 
 func versionCommand() *cli.Command {
@@ -22,8 +22,7 @@ func versionCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "toolscript %s\n", toolscriptVersion())
 			fmt.Fprintf(c.App.Writer, "go %s\n", runtime.Version())
 			fmt.Fprintf(c.App.Writer, "wazero %s\n", moduleVersion("github.com/tetratelabs/wazero"))
-			fmt.Fprintf(c.App.Writer, "luau %s (%s, wasm sha256 %s)\n",
-				wasm.ProvenanceField("luau_release"), wasm.ProvenanceField("source_crate"), wasm.ProvenanceField("sha256"))
+			fmt.Fprintf(c.App.Writer, "luau %s\n", app.LuauVersion())
 			return nil
 		},
 	}

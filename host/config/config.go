@@ -128,11 +128,8 @@ func LoadDefault(path string) (*File, error) {
 
 func (f *File) check() error {
 	l := f.Limits
-	if l.Timeout != "" {
-		d, err := time.ParseDuration(l.Timeout)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("limits.timeout: %q is not a positive duration such as \"30s\"", l.Timeout)
-		}
+	if err := checkDuration("limits.timeout", l.Timeout, "30s"); err != nil {
+		return err
 	}
 	for _, v := range []struct {
 		key   string

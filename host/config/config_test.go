@@ -17,6 +17,8 @@ func writeConfig(t *testing.T, text string) string {
 	return path
 }
 
+// TestLoadErrors: a file Load refuses gets an error naming the key and
+// what is wanted, section by section.
 func TestLoadErrors(t *testing.T) {
 	cases := []struct{ name, text, want string }{
 		{"unknown section", "[nope]\nx = 1\n", "unknown key nope"},
@@ -31,6 +33,46 @@ func TestLoadErrors(t *testing.T) {
 		{"dotdot output dir", "[output]\ndir = \"a/../../b\"\n", "output.dir"},
 		{"wrong type", "[io]\nenabled = \"yes\"\n", "enabled"},
 		{"not toml", "[limits\n", "toolscript.toml"},
+		// [server] and [auth] (the hosted mode)
+		{"bad grace", "[server]\nshutdown_grace = \"soon\"\n", "server.shutdown_grace"},
+		{"bad queue wait", "[server]\nqueue_wait = \"-1s\"\n", "server.queue_wait"},
+		{"negative rate", "[server]\nrate_limit = -1\n", "server.rate_limit: must not be negative"},
+		{"negative per user", "[server]\nmax_concurrent_per_user = -1\n", "server.max_concurrent_per_user"},
+		{"negative connections", "[server]\nmax_connections = -1\n", "server.max_connections: must not be negative"},
+		{"negative connections per client", "[server]\nmax_connections_per_client = -5\n", "server.max_connections_per_client: must not be negative"},
+		{"bad body timeout", "[server]\nbody_timeout = \"0s\"\n", "server.body_timeout"},
+		{"body timeout not a duration", "[server]\nbody_timeout = 30\n", "body_timeout"},
+		{"bad write timeout", "[server]\nwrite_timeout = \"-1s\"\n", "server.write_timeout"},
+		{"negative unwritten bytes", "[server]\nmax_unwritten_bytes_per_user = -1\n", "server.max_unwritten_bytes_per_user: must not be negative"},
+		{"audience without authority", "[auth]\naudience = \"a\"\n", "need authority"},
+		{"authority without audience", "[auth]\nauthority = \"https://i.example.com\"\n", "auth.audience"},
+		{"unknown auth key", "[auth]\nissuer = \"x\"\n", "unknown key auth.issuer"},
+		{"origins not a list", "[server]\nallowed_origins = \"https://a.example.com\"\n", "allowed_origins"},
+		// [apis.NAME], [mcp_servers.NAME] and [sdk]
+		{"unknown api key", "[apis.p]\nspec = \"x\"\nspecs = \"y\"\n", "unknown key apis.p.specs"},
+		{"missing spec", "[apis.p]\nbase_url = \"https://x\"\n", "apis.p.spec: missing"},
+		{"bad name", "[apis.my-api]\nspec = \"x\"\n", "apis.my-api: \"my-api\" is not a Luau identifier"},
+		{"bad timeout", "[apis.p]\nspec = \"x\"\ntimeout = \"soon\"\n", "apis.p.timeout"},
+		{"both auths", "[apis.p]\nspec = \"x\"\nauth = \"a\"\nauth_env = \"B\"\n", "give auth or auth_env, not both"},
+		{"bad base", "[apis.p]\nspec = \"x\"\nbase_url = \"ftp://x\"\n", "apis.p.base_url"},
+		{"unknown api auth key", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntokn = \"a\"\n", "auth: unknown key tokn"},
+		{"auth number", "[apis.p]\nspec = \"x\"\nauth = 5\n", "auth: must be a string or a table"},
+		{"max_calls", "[sdk]\nmax_calls = 0\n", "sdk.max_calls: must be positive"},
+		{"max_response_bytes", "[sdk]\nmax_response_bytes = -1\n", "sdk.max_response_bytes"},
+		{"unknown sdk key", "[sdk]\nmax_call = 1\n", "unknown key sdk.max_call"},
+		{"max_host_bytes", "[limits]\nmax_host_bytes = -1\n", "limits.max_host_bytes: must not be negative"},
+		{"max_host_bytes_total", "[limits]\nmax_host_bytes_total = -5\n", "limits.max_host_bytes_total: must not be negative"},
+		{"safe and unsafe", "[apis.p]\nspec = \"x\"\nsafe = [\"search\", \"createThing\"]\nunsafe = [\"createThing\"]\n", `apis.p: "createThing" is in both safe and unsafe`},
+		{"empty safe name", "[apis.p]\nspec = \"x\"\nsafe = [\"\"]\n", "apis.p.safe: an empty name"},
+		{"empty unsafe name", "[apis.p]\nspec = \"x\"\nunsafe = [\" \"]\n", "apis.p.unsafe: an empty name"},
+		{"safe not a list", "[apis.p]\nspec = \"x\"\nsafe = \"search\"\n", "safe"},
+		{"tool safe and unsafe", "[mcp_servers.m]\ncommand = \"srv\"\nsafe = [\"write\"]\nunsafe = [\"write\"]\n", `mcp_servers.m: "write" is in both safe and unsafe`},
+		// [server] (serve)
+		{"bad max_timeout", "[server]\nmax_timeout = \"later\"\n", "server.max_timeout"},
+		{"zero max_timeout", "[server]\nmax_timeout = \"0s\"\n", "server.max_timeout"},
+		{"negative concurrency", "[server]\nmax_concurrent = -1\n", "server.max_concurrent: must not be negative"},
+		{"negative script size", "[server]\nmax_script_bytes = -1\n", "server.max_script_bytes: must not be negative"},
+		{"unknown server key", "[server]\nport = 80\n", "unknown key server.port"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

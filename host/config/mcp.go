@@ -66,8 +66,8 @@ func (f *File) checkMCPServers() error {
 	for _, name := range sortedNames(f.MCPServers) {
 		m := f.MCPServers[name]
 		key := "mcp_servers." + name
-		if !catalog.IsIdentifier(name) {
-			return fmt.Errorf("%s: %q is not a Luau identifier (letters, digits and _, not starting with a digit)", key, name)
+		if err := checkName(key, name); err != nil {
+			return err
 		}
 		if _, ok := f.APIs[name]; ok {
 			return fmt.Errorf("%s: [apis.%s] has the same name; rename one", key, name)
@@ -81,15 +81,13 @@ func (f *File) checkMCPServers() error {
 			return fmt.Errorf("%s: args, env and cwd go with command, not with url", key)
 		case m.Command != "" && len(m.Headers) > 0:
 			return fmt.Errorf("%s: headers go with url, not with command", key)
-		case m.URL != "" && !strings.HasPrefix(m.URL, "http://") && !strings.HasPrefix(m.URL, "https://"):
+		case m.URL != "" && !isHTTPURL(m.URL):
 			return fmt.Errorf("%s.url: %q is not an http(s) URL", key, m.URL)
 		case m.URL != "" && m.Stderr != "":
 			return fmt.Errorf("%s: stderr goes with command, not with url", key)
 		}
-		if m.Timeout != "" {
-			if d, err := time.ParseDuration(m.Timeout); err != nil || d <= 0 {
-				return fmt.Errorf("%s.timeout: %q is not a positive duration such as \"30s\"", key, m.Timeout)
-			}
+		if err := checkDuration(key+".timeout", m.Timeout, "30s"); err != nil {
+			return err
 		}
 		if err := checkSafety(key, m.Safe, m.Unsafe); err != nil {
 			return err
@@ -203,7 +201,7 @@ func ParseMCPFlag(v string) (MCPServerSettings, error) {
 		return MCPServerSettings{}, fmt.Errorf("--mcp %s: %q is not a Luau identifier", v, name)
 	}
 	rest = strings.TrimSpace(rest)
-	if strings.HasPrefix(rest, "http://") || strings.HasPrefix(rest, "https://") {
+	if isHTTPURL(rest) {
 		return MCPServerSettings{Name: name, URL: rest}, nil
 	}
 	words, err := shellquote.Split(rest)

@@ -100,21 +100,19 @@ func (f *File) checkSDK() error {
 	for _, name := range sortedNames(f.APIs) {
 		a := f.APIs[name]
 		key := "apis." + name
-		if !catalog.IsIdentifier(name) {
-			return fmt.Errorf("%s: %q is not a Luau identifier (letters, digits and _, not starting with a digit)", key, name)
+		if err := checkName(key, name); err != nil {
+			return err
 		}
 		if a.Spec == "" {
 			return fmt.Errorf("%s.spec: missing: a path or http(s) URL of an OpenAPI or Swagger document", key)
 		}
-		if a.Timeout != "" {
-			if d, err := time.ParseDuration(a.Timeout); err != nil || d <= 0 {
-				return fmt.Errorf("%s.timeout: %q is not a positive duration such as \"30s\"", key, a.Timeout)
-			}
+		if err := checkDuration(key+".timeout", a.Timeout, "30s"); err != nil {
+			return err
 		}
 		if a.Auth != nil && a.AuthEnv != "" {
 			return fmt.Errorf("%s: give auth or auth_env, not both", key)
 		}
-		if a.BaseURL != "" && !strings.HasPrefix(a.BaseURL, "http://") && !strings.HasPrefix(a.BaseURL, "https://") {
+		if a.BaseURL != "" && !isHTTPURL(a.BaseURL) {
 			return fmt.Errorf("%s.base_url: %q is not an http(s) URL", key, a.BaseURL)
 		}
 		if err := checkSafety(key, a.Safe, a.Unsafe); err != nil {
@@ -130,6 +128,32 @@ func (f *File) checkSDK() error {
 		return fmt.Errorf("sdk.max_response_bytes: must be positive (got %d)", *v)
 	}
 	return f.checkMCPServers()
+}
+
+// checkName checks the name of a section [apis.NAME] or
+// [mcp_servers.NAME] (key): scripts call it as sdk.NAME.
+func checkName(key, name string) error {
+	if !catalog.IsIdentifier(name) {
+		return fmt.Errorf("%s: %q is not a Luau identifier (letters, digits and _, not starting with a digit)", key, name)
+	}
+	return nil
+}
+
+// checkDuration checks a duration setting (key): empty for the default,
+// else a positive duration such as example.
+func checkDuration(key, value, example string) error {
+	if value == "" {
+		return nil
+	}
+	if d, err := time.ParseDuration(value); err != nil || d <= 0 {
+		return fmt.Errorf("%s: %q is not a positive duration such as %q", key, value, example)
+	}
+	return nil
+}
+
+// isHTTPURL reports whether s is an http or https URL.
+func isHTTPURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
 }
 
 func sortedNames[V any](m map[string]V) []string {

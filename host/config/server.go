@@ -60,11 +60,8 @@ func (s Server) check() error {
 		{"server.body_timeout", s.BodyTimeout, "30s"},
 		{"server.write_timeout", s.WriteTimeout, "30s"},
 	} {
-		if d.value == "" {
-			continue
-		}
-		if v, err := time.ParseDuration(d.value); err != nil || v <= 0 {
-			return fmt.Errorf("%s: %q is not a positive duration such as %q", d.key, d.value, d.example)
+		if err := checkDuration(d.key, d.value, d.example); err != nil {
+			return err
 		}
 	}
 	for _, n := range []struct {

@@ -386,29 +386,9 @@ func headerValue(p *catalog.Param, v any) (string, error) {
 		j, _ := json.Marshal(v)
 		s = string(j)
 	} else {
-		text, list, pairs, err := parts(v)
-		if err != nil {
+		var err error
+		if s, err = commaSeparated(v, p.Explode); err != nil {
 			return "", err
-		}
-		switch {
-		case list != nil:
-			s = strings.Join(list, ",")
-		case pairs != nil:
-			var items []string
-			sep := ","
-			if p.Explode {
-				sep = "="
-			}
-			for _, kv := range pairs {
-				if p.Explode {
-					items = append(items, kv[0]+sep+kv[1])
-				} else {
-					items = append(items, kv[0], kv[1])
-				}
-			}
-			s = strings.Join(items, ",")
-		default:
-			s = text
 		}
 	}
 	if strings.ContainsAny(s, "\r\n\x00") {
@@ -419,21 +399,36 @@ func headerValue(p *catalog.Param, v any) (string, error) {
 
 // cookieValue renders a cookie parameter (style form) as name=value.
 func cookieValue(p *catalog.Param, v any) (string, error) {
-	s, list, pairs, err := parts(v)
+	s, err := commaSeparated(v, false)
+	if err != nil {
+		return "", err
+	}
+	return escapeStrict(p.Name) + "=" + escapeStrict(s), nil
+}
+
+// commaSeparated is v unescaped, as style simple writes it: a scalar's
+// text; a list's items joined by commas; an object's keys and values
+// joined by commas, or with explode its key=value pairs joined by commas.
+func commaSeparated(v any, explode bool) (string, error) {
+	text, list, pairs, err := parts(v)
 	if err != nil {
 		return "", err
 	}
 	switch {
 	case list != nil:
-		s = strings.Join(list, ",")
+		return strings.Join(list, ","), nil
 	case pairs != nil:
-		var items []string
+		items := make([]string, 0, 2*len(pairs))
 		for _, kv := range pairs {
-			items = append(items, kv[0], kv[1])
+			if explode {
+				items = append(items, kv[0]+"="+kv[1])
+			} else {
+				items = append(items, kv[0], kv[1])
+			}
 		}
-		s = strings.Join(items, ",")
+		return strings.Join(items, ","), nil
 	}
-	return escapeStrict(p.Name) + "=" + escapeStrict(s), nil
+	return text, nil
 }
 
 // isJSONType reports whether a media type is JSON.

@@ -88,6 +88,35 @@ func FuzzParameterEncoding(f *testing.F) {
 	})
 }
 
+// TestHeaderAndCookieValues: a header (style simple) and a cookie (style
+// form) write lists and objects comma-separated, an exploded header's
+// object as key=value pairs.
+func TestHeaderAndCookieValues(t *testing.T) {
+	list, object := []any{"a", "b"}, map[string]any{"n": "1", "k": "v"}
+	for _, tt := range []struct {
+		name           string
+		v              any
+		explode        bool
+		header, cookie string
+	}{
+		{"scalar", "x y", false, "x y", "c=x%20y"},
+		{"list", list, false, "a,b", "c=a%2Cb"},
+		{"object", object, false, "k,v,n,1", "c=k%2Cv%2Cn%2C1"},
+		{"exploded object", object, true, "k=v,n=1", "c=k%2Cv%2Cn%2C1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := headerValue(&catalog.Param{Name: "X", In: "header", Style: "simple", Explode: tt.explode}, tt.v)
+			if err != nil || h != tt.header {
+				t.Errorf("header %q, %v; want %q", h, err, tt.header)
+			}
+			c, err := cookieValue(&catalog.Param{Name: "c", In: "cookie", Style: "form", Explode: tt.explode}, tt.v)
+			if err != nil || c != tt.cookie {
+				t.Errorf("cookie %q, %v; want %q", c, err, tt.cookie)
+			}
+		})
+	}
+}
+
 // FuzzConvert: any status, media type and body give a well-formed
 // response: JSON for a JSON media type (the shim passes it on as text when
 // it does not parse) or for a valid object or array without one, at most

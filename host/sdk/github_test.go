@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,17 +10,13 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 // TestGitHubCalls makes a handful of calls of GitHub's API, as its spec
 // describes them, to a Go server answering those paths.
 func TestGitHubCalls(t *testing.T) {
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := loadSpec(t, "gh", testspecs.GitHub(t))
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -77,5 +72,51 @@ func TestGitHubCalls(t *testing.T) {
 		if r := call(t, s, tc.fn, tc.args); r.Fail != sdkcall.Argument || r.Message != tc.want {
 			t.Errorf("%s: %q, want %q", tc.fn, r.Message, tc.want)
 		}
+	}
+}
+
+// TestSynthesiseGitHub makes up the response of every operation of
+// GitHub's spec whose success response has a JSON body, and validates it
+// against the response's schema with the JSON Schema validator (as the sdk
+// compiles schemas: oneOf read as anyOf, bounds and patterns not
+// checked). Both the minimal value and the dry run's answer (the example
+// when it fits) must be valid.
+func TestSynthesiseGitHub(t *testing.T) {
+	api := loadSpec(t, "gh", testspecs.GitHub(t))
+	checked, examples := 0, 0
+	for _, fn := range api.Functions {
+		r, _ := successResponse(fn)
+		if r == nil {
+			continue
+		}
+		m := jsonMedia(r)
+		if m == nil || m.Schema == nil {
+			continue
+		}
+		c := newChecker(api, m.Schema)
+		if c == nil {
+			t.Errorf("%s: the response schema does not compile", fn.Name)
+			continue
+		}
+		f := &function{api: &apiState{api: api}, fn: fn}
+		outcome := dryResponse(api, fn, f.exampleFits)
+		for what, value := range map[string]json.RawMessage{"minimal value": synthesise(api, m.Schema), "dry-run response": outcome.body} {
+			v, err := decodeForCheck(value)
+			if err != nil {
+				t.Errorf("%s: %s %s is not JSON: %v", fn.Name, what, value, err)
+				continue
+			}
+			if err := c.check(v, bodyPlace); err != nil {
+				t.Errorf("%s: %s %.300s is not valid: %v", fn.Name, what, value, err)
+			}
+		}
+		if len(m.Example) > 0 && string(outcome.body) != string(synthesise(api, m.Schema)) {
+			examples++
+		}
+		checked++
+	}
+	t.Logf("%d operations with a JSON success body checked; %d answered with the spec's example", checked, examples)
+	if checked < 500 {
+		t.Errorf("only %d operations checked", checked)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
@@ -29,10 +28,7 @@ const echoSecret = "Zq7s/K2m+Xw9PbT4=vLr8Nc"
 // newEchoClient makes a client of the echo API (as "echo") with cred.
 func newEchoClient(t testing.TB, e *testecho.Server, cfg Config, cred *Credential) *Client {
 	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "echo", Spec: testecho.SpecPath()}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := loadSpec(t, "echo", testecho.SpecPath())
 	cfg.APIs = append(cfg.APIs, APIConfig{Name: "echo", BaseURL: e.URL, Auth: cred})
 	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, cfg)
 	if err != nil {

@@ -30,7 +30,13 @@ func newTestAPI(t testing.TB) *testAPI {
 // loadTestAPI loads internal/testapi's spec as API name.
 func loadTestAPI(t testing.TB, name string) *catalog.API {
 	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: name, Spec: testapi.SpecPath()}, openapi.Options{})
+	return loadSpec(t, name, testapi.SpecPath())
+}
+
+// loadSpec loads the spec at path (a file or URL) as the API name.
+func loadSpec(t testing.TB, name, path string) *catalog.API {
+	t.Helper()
+	api, err := openapi.Load(context.Background(), openapi.Source{Name: name, Spec: path}, openapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,18 +42,25 @@ func TestUpstreamRefresh(t *testing.T) {
 	if r := call(t, c.Session(nil), "say_hello", `[{"name":`+shimString("a\xffb")+`}]`); r.Fail != sdkcall.OK || string(r.Text) != "Hello, a\uFFFDb!" {
 		t.Fatalf("binary argument: %+v", r)
 	}
-	if r := call(t, c.Session(nil), "add_tool", `[]`); r.Fail != sdkcall.OK {
-		t.Fatalf("%+v", r)
+	// refreshedAfter calls tool of from, which changes the server's tools,
+	// waits for OnToolsChanged and returns the refreshed client.
+	refreshedAfter := func(from *Client, tool string) *Client {
+		t.Helper()
+		if r := call(t, from.Session(nil), tool, `[]`); r.Fail != sdkcall.OK {
+			t.Fatalf("%s: %+v", tool, r)
+		}
+		select {
+		case <-changed:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no OnToolsChanged after %s", tool)
+		}
+		refreshed, err := from.Refresh()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return refreshed
 	}
-	select {
-	case <-changed:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no OnToolsChanged")
-	}
-	n, err := c.Refresh()
-	if err != nil {
-		t.Fatal(err)
-	}
+	n := refreshedAfter(c, "add_tool")
 	if r := call(t, n.Session(nil), "added", `[{"x":1}]`); r.Fail != sdkcall.OK {
 		t.Fatalf("%+v", r)
 	}
@@ -69,18 +76,16 @@ func TestUpstreamRefresh(t *testing.T) {
 
 	// Ids keep their meaning across refreshes: a script whose sdk table
 	// was made before calls what it named, or learns that it is gone.
-	oldIDs := map[string]uint32{}
-	for _, api := range c.Manifest().APIs {
-		for _, f := range api.Functions {
-			oldIDs[api.Name+"."+f.Name] = f.ID
+	ids := func(c *Client) map[string]uint32 {
+		out := map[string]uint32{}
+		for _, api := range c.Manifest().APIs {
+			for _, f := range api.Functions {
+				out[api.Name+"."+f.Name] = f.ID
+			}
 		}
+		return out
 	}
-	newIDs := map[string]uint32{}
-	for _, api := range n.Manifest().APIs {
-		for _, f := range api.Functions {
-			newIDs[api.Name+"."+f.Name] = f.ID
-		}
-	}
+	oldIDs, newIDs := ids(c), ids(n)
 	for name, id := range oldIDs {
 		if newIDs[name] != id {
 			t.Errorf("%s: id %d before the refresh, %d after", name, id, newIDs[name])
@@ -93,18 +98,7 @@ func TestUpstreamRefresh(t *testing.T) {
 	if r := n.Session(nil).Call(context.Background(), hello, json.RawMessage(`[{"name":"y"}]`)); string(r.Text) != "Hello, y!" {
 		t.Fatalf("an old id through the new client: %+v", r)
 	}
-	if r := call(t, n.Session(nil), "remove_tool", `[]`); r.Fail != sdkcall.OK {
-		t.Fatalf("%+v", r)
-	}
-	select {
-	case <-changed:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no OnToolsChanged after remove_tool")
-	}
-	m, err := n.Refresh()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := refreshedAfter(n, "remove_tool")
 	r := m.Session(nil).Call(context.Background(), hello, json.RawMessage(`[{"name":"y"}]`))
 	if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "no longer available") {
 		t.Errorf("a removed tool's id: %+v", r)

@@ -44,27 +44,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
-# Fetch the pinned crate (cargo verifies the checksum in Cargo.lock).
-manifest=$build_dir/Cargo.toml
-cargo fetch --locked --manifest-path "$manifest" >&2
-crate_dir=$(cargo metadata --locked --format-version 1 --manifest-path "$manifest" |
-  grep -o '"manifest_path":"[^"]*/luau0-src-[^"]*/Cargo.toml"' | head -n 1 |
-  sed 's/^"manifest_path":"//; s|/Cargo.toml"$||')
-[ -d "$crate_dir/luau" ] || { echo "native/build.sh: cargo did not fetch luau0-src" >&2; exit 1; }
-
-# Copy the upstream directories into a scratch tree and apply the patches
-# the wasm build applies.
+# Fetch the pinned crate, copy its upstream directories into a scratch
+# tree and apply the patches the wasm build applies (source.sh).
 work=$(mktemp -d "${TMPDIR:-/tmp}/luau-native.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-components=(Ast Bytecode Common Compiler VM)
-for c in "${components[@]}"; do
-  [ -d "$crate_dir/luau/$c/src" ] || { echo "native/build.sh: $crate_dir lacks luau/$c/src" >&2; exit 1; }
-  mkdir -p "$work/src/$c"
-  cp -R "$crate_dir/luau/$c/include" "$crate_dir/luau/$c/src" "$work/src/$c/"
-done
-for p in "$build_dir"/patches/*.patch; do
-  patch --quiet -d "$work/src" -p1 < "$p"
-done
+. "$build_dir/source.sh"
+luau_source "$build_dir" "$work" native/build.sh
 
 # Host imports that harness.cpp does not implement (the shim gains imports
 # over time: io, say) get generated stubs that report the call on stderr and

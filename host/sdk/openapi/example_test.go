@@ -1,9 +1,6 @@
 package openapi
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,11 +13,7 @@ import (
 // not.
 func TestResponseExamples(t *testing.T) {
 	big := strings.Repeat("x", catalog.MaxExampleBytes)
-	spec := `openapi: 3.0.3
-info: { title: ex, version: "1" }
-servers: [{ url: "http://api.example" }]
-paths:
-  /a:
+	spec := spec30("http://api.example", `  /a:
     post:
       operationId: inline
       responses:
@@ -48,11 +41,11 @@ paths:
       responses:
         "200":
           description: ok
-          content: { application/json: { schema: { type: string }, example: "` + big + `" } }
+          content: { application/json: { schema: { type: string }, example: "`+big+`" } }
 components:
   examples:
     First: { summary: the first, value: { id: 2, name: "two" } }
-`
+`)
 	checkExamples(t, spec, []exampleCase{
 		{"inline", 0, `{"id":1,"tags":["a","b"]}`},
 		{"inline", 1, ``},
@@ -125,17 +118,10 @@ type exampleCase struct {
 	want     string
 }
 
-// checkExamples loads spec as the API "ex" and checks each case.
+// checkExamples loads spec and checks each case.
 func checkExamples(t *testing.T, spec string, cases []exampleCase) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	api, err := Load(context.Background(), Source{Name: "ex", Spec: "spec.yaml", Dir: dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := loadText(t, "", spec, Options{})
 	for _, tt := range cases {
 		r := mustFunc(t, api, tt.fn).Responses[tt.response]
 		if len(r.Content) == 0 {

@@ -23,6 +23,7 @@ import (
 	"github.com/pb33f/go-yaml"
 	"github.com/pb33f/libopenapi"
 	"github.com/pb33f/libopenapi/datamodel"
+	"github.com/pb33f/libopenapi/datamodel/high/base"
 	"github.com/pb33f/libopenapi/utils"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
@@ -289,6 +290,40 @@ func newBuilder(loc string) *builder {
 	b := &builder{loc: loc, api: &catalog.API{Kind: catalog.OpenAPI, Source: loc}, warnings: map[string]bool{}}
 	b.schemas = newSchemas(b.api, b.warn)
 	return b
+}
+
+// namedSchema adds the spec's schema name, found at prefix+name (its
+// JSON pointer), to the API under its own name: first, in spec order, so
+// that it keeps that name even when an inline copy of it is met first.
+func (b *builder) namedSchema(prefix, name string, p *base.SchemaProxy) {
+	ref := prefix + escapePointer(name)
+	if _, done := b.schemas.names[ref]; done {
+		return
+	}
+	b.schemas.names[ref] = name
+	b.api.Schemas[name] = &catalog.Schema{}
+	if s := p.Schema(); s != nil {
+		b.api.Schemas[name] = b.schemas.schema(s, 0)
+	} else {
+		b.warn("schema %s could not be built: %v", name, p.GetBuildError())
+	}
+}
+
+// newFunction is the function of one operation (method and path) before
+// its parameters, body and responses: what Swagger 2 and OpenAPI 3 write
+// alike.
+func newFunction(method, path, operationID, summary, description string, tags []string, deprecated bool) *catalog.Function {
+	return &catalog.Function{
+		Name:        catalog.OperationName(operationID, method, path),
+		Kind:        catalog.OpenAPI,
+		OperationID: operationID,
+		Method:      method,
+		Path:        path,
+		Summary:     strings.TrimSpace(summary),
+		Description: strings.TrimSpace(description),
+		Tags:        tags,
+		Deprecated:  deprecated,
+	}
 }
 
 func (b *builder) warn(format string, args ...any) {

@@ -24,6 +24,41 @@ func load(t *testing.T, spec string) *catalog.API {
 	return api
 }
 
+// loadText writes spec as spec.yaml in dir (a new temporary directory
+// when dir is "") and loads it from there as the API "t".
+func loadText(t *testing.T, dir, spec string, opts Options) *catalog.API {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api, err := Load(context.Background(), Source{Name: "t", Spec: "spec.yaml", Dir: dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+// spec30 is an OpenAPI 3.0 document of paths (YAML as under "paths:",
+// and what follows it), with server as its one server unless that is "".
+func spec30(server, paths string) string {
+	head := "openapi: 3.0.0\ninfo: { title: t, version: \"1\" }\n"
+	if server != "" {
+		head += "servers: [{ url: \"" + server + "\" }]\n"
+	}
+	return head + "paths:\n" + paths
+}
+
+// listThings starts the paths of a spec with GET /things (listThings),
+// its responses to follow.
+const listThings = `  /things:
+    get:
+      operationId: listThings
+      responses:
+`
+
 func mustFunc(t *testing.T, api *catalog.API, name string) *catalog.Function {
 	t.Helper()
 	f := api.Function(name)
@@ -183,27 +218,15 @@ func TestExternalRefs(t *testing.T) {
 
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "models.yaml"), []byte("Thing:\n  type: object\n  properties:\n    id: { type: string }\n    next: { $ref: '#/Thing' }\n"), 0o644)
-	spec := `openapi: 3.0.0
-info: { title: ext, version: "1" }
-servers: [{ url: "http://api.example" }]
-paths:
-  /things:
-    get:
-      operationId: listThings
-      responses:
-        "200":
+	spec := spec30("http://api.example", listThings+`        "200":
           description: ok
           content: { application/json: { schema: { $ref: "./models.yaml#/Thing" } } }
         "500":
           description: err
-          content: { application/json: { schema: { $ref: "` + remote.URL + `/common/error.yaml#/Error" } } }
-`
-	os.WriteFile(filepath.Join(dir, "spec.yaml"), []byte(spec), 0o644)
+          content: { application/json: { schema: { $ref: "`+remote.URL+`/common/error.yaml#/Error" } } }
+`)
 	cache := NewCache(t.TempDir(), "test", nil)
-	api, err := Load(context.Background(), Source{Name: "ext", Spec: "spec.yaml", Dir: dir}, Options{Cache: cache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api := loadText(t, dir, spec, Options{Cache: cache})
 	f := mustFunc(t, api, "list_things")
 	thing := api.Resolve(f.Responses[0].Content[0].Schema)
 	if thing == nil || thing.Property("id") == nil || thing.Property("next").Ref == "" {
@@ -365,15 +388,7 @@ func TestHasExternalRef(t *testing.T) {
 // cached on its first load and read from the cache on the next, and its
 // references resolve.
 func TestFoldedRefsCached(t *testing.T) {
-	spec := `openapi: 3.0.0
-info: { title: folded, version: "1" }
-servers: [{ url: "http://api.example" }]
-paths:
-  /things:
-    get:
-      operationId: listThings
-      responses:
-        "200":
+	spec := spec30("http://api.example", listThings+`        "200":
           description: ok
           content:
             application/json:
@@ -412,7 +427,7 @@ components:
       type: object
       properties:
         code: { type: integer }
-`
+`)
 	specDir, cacheDir := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(specDir, "folded.yaml"), []byte(spec), 0o644)
 	src := Source{Name: "f", Spec: "folded.yaml", Dir: specDir}
@@ -486,12 +501,7 @@ paths:
         - { name: q, in: query, schema: { type: [string, "null"], const: "x" } }
       responses: { "200": { description: ok } }
 `
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(typeArray), 0o644)
-	api2, err := Load(context.Background(), Source{Name: "a", Spec: "a.yaml", Dir: dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	api2 := loadText(t, "", typeArray, Options{})
 	q := param(api2.Functions[0], "q").Schema
 	if !q.Has("string") || !q.Has("null") || q.Has("integer") || string(q.Const) != `"x"` {
 		t.Errorf("type array: %+v", q)
@@ -523,17 +533,10 @@ func TestCachePrune(t *testing.T) {
 }
 
 func TestRelativeRefFromURL(t *testing.T) {
-	spec := `openapi: 3.0.0
-info: { title: ext, version: "1" }
-paths:
-  /things:
-    get:
-      operationId: listThings
-      responses:
-        "200":
+	spec := spec30("", listThings+`        "200":
           description: ok
           content: { application/json: { schema: { $ref: "models/thing.yaml#/Thing" } } }
-`
+`)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/api/spec.yaml":
@@ -560,11 +563,7 @@ paths:
 
 // TestLenient: problems that leave operations callable are warnings.
 func TestLenient(t *testing.T) {
-	spec := `openapi: 3.0.0
-info: { title: sloppy, version: "1" }
-servers: [{ url: "http://api.example" }]
-paths:
-  /a:
+	spec := spec30("http://api.example", `  /a:
     get:
       operationId: a
       parameters:
@@ -580,13 +579,8 @@ paths:
     get:
       servers: [{ url: "https://uploads.example" }]
       responses: { "200": { description: ok } }
-`
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte(spec), 0o644)
-	api, err := Load(context.Background(), Source{Name: "s", Spec: "s.yaml", Dir: dir}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
+	api := loadText(t, "", spec, Options{})
 	if len(api.Functions) != 2 || api.Functions[1].Name != "get_b" {
 		t.Fatalf("functions %+v", api.Functions)
 	}

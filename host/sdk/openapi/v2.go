@@ -50,15 +50,7 @@ func (b *builder) v2(doc *v2.Swagger) {
 	}
 	if doc.Definitions != nil {
 		for name, p := range doc.Definitions.Definitions.FromOldest() {
-			ref := "#/definitions/" + escapePointer(name)
-			if _, done := b.schemas.names[ref]; done {
-				continue
-			}
-			b.schemas.names[ref] = name
-			b.api.Schemas[name] = &catalog.Schema{}
-			if s := p.Schema(); s != nil {
-				b.api.Schemas[name] = b.schemas.schema(s, 0)
-			}
+			b.namedSchema("#/definitions/", name, p)
 		}
 	}
 	global, globalNone := security(doc.Security)
@@ -94,17 +86,7 @@ func (b *builder) v2(doc *v2.Swagger) {
 
 func (b *builder) operation2(doc *v2.Swagger, method, path string, item *v2.PathItem, op *v2.Operation) *catalog.Function {
 	where := method + " " + path
-	f := &catalog.Function{
-		Name:        catalog.OperationName(op.OperationId, method, path),
-		Kind:        catalog.OpenAPI,
-		OperationID: op.OperationId,
-		Method:      method,
-		Path:        path,
-		Summary:     strings.TrimSpace(op.Summary),
-		Description: strings.TrimSpace(op.Description),
-		Tags:        op.Tags,
-		Deprecated:  op.Deprecated,
-	}
+	f := newFunction(method, path, op.OperationId, op.Summary, op.Description, op.Tags, op.Deprecated)
 	consumes := firstNonEmpty(op.Consumes, doc.Consumes, []string{"application/json"})
 	produces := firstNonEmpty(op.Produces, doc.Produces, []string{"application/json"})
 

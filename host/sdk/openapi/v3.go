@@ -45,17 +45,7 @@ func (b *builder) v3(doc *v3.Document) {
 		// Named schemas first, in spec order, so that they keep their own
 		// names even when an inline copy is met first.
 		for name, p := range doc.Components.Schemas.FromOldest() {
-			ref := "#/components/schemas/" + escapePointer(name)
-			if _, done := b.schemas.names[ref]; done {
-				continue
-			}
-			b.schemas.names[ref] = name
-			b.api.Schemas[name] = &catalog.Schema{}
-			if s := p.Schema(); s != nil {
-				b.api.Schemas[name] = b.schemas.schema(s, 0)
-			} else {
-				b.warn("schema %s could not be built: %v", name, p.GetBuildError())
-			}
+			b.namedSchema("#/components/schemas/", name, p)
 		}
 	}
 	global, globalNone := security(doc.Security)
@@ -150,17 +140,7 @@ func escapePointer(s string) string {
 
 func (b *builder) operation3(method, path string, item *v3.PathItem, op *v3.Operation) *catalog.Function {
 	where := method + " " + path
-	f := &catalog.Function{
-		Name:        catalog.OperationName(op.OperationId, method, path),
-		Kind:        catalog.OpenAPI,
-		OperationID: op.OperationId,
-		Method:      method,
-		Path:        path,
-		Summary:     strings.TrimSpace(op.Summary),
-		Description: strings.TrimSpace(op.Description),
-		Tags:        op.Tags,
-		Deprecated:  op.Deprecated != nil && *op.Deprecated,
-	}
+	f := newFunction(method, path, op.OperationId, op.Summary, op.Description, op.Tags, op.Deprecated != nil && *op.Deprecated)
 	// Path-level parameters, overridden by operation-level ones of the
 	// same name and location.
 	byKey := map[string]int{}

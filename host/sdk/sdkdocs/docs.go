@@ -106,24 +106,32 @@ type FunctionInfo struct {
 	Tags    []string `json:"tags,omitempty"`
 }
 
+// listed are the APIs whose functions a listing of api shows: all of
+// them when api is "", else that one, which must exist and have its
+// functions (an MCP server whose tools are not listed yet has none).
+func (d *Docs) listed(api string) ([]*catalog.API, error) {
+	if api == "" {
+		return d.cat.APIs, nil
+	}
+	a := d.cat.API(api)
+	if a == nil {
+		return nil, d.unknownAPI(api)
+	}
+	if a.State != "" {
+		return nil, fmt.Errorf("%s: %s", a.State, a.Description)
+	}
+	return []*catalog.API{a}, nil
+}
+
 // ListFunctions lists the functions of api (all APIs when empty) with tag
 // (any when empty), with one-line summaries.
 func (d *Docs) ListFunctions(api, tag string) ([]FunctionInfo, error) {
 	if err := checkName("tag", tag); err != nil {
 		return nil, err
 	}
-	var apis []*catalog.API
-	if api == "" {
-		apis = d.cat.APIs
-	} else {
-		a := d.cat.API(api)
-		if a == nil {
-			return nil, d.unknownAPI(api)
-		}
-		if a.State != "" { // an MCP server whose tools are not listed yet
-			return nil, fmt.Errorf("%s: %s", a.State, a.Description)
-		}
-		apis = []*catalog.API{a}
+	apis, err := d.listed(api)
+	if err != nil {
+		return nil, err
 	}
 	var out []FunctionInfo
 	for _, a := range apis {

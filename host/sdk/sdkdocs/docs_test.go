@@ -19,11 +19,24 @@ import (
 // an sdk client, with a frozen parameter.
 func petstore(t testing.TB, frozen map[string]any) *Docs {
 	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "petstore", Spec: "../openapi/testdata/petstore.yaml"}, openapi.Options{})
+	return clientDocs(t, frozen, loadAPI(t, "petstore", "../openapi/testdata/petstore.yaml"))
+}
+
+// loadAPI loads the spec at path (a file or URL) as the API name.
+func loadAPI(t testing.TB, name, path string) *catalog.API {
+	t.Helper()
+	api, err := openapi.Load(context.Background(), openapi.Source{Name: name, Spec: path}, openapi.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := sdk.New(&catalog.Catalog{APIs: []*catalog.API{api}}, sdk.Config{Frozen: frozen})
+	return api
+}
+
+// clientDocs are the docs of apis as an sdk client with frozen parameters
+// has them.
+func clientDocs(t testing.TB, frozen map[string]any, apis ...*catalog.API) *Docs {
+	t.Helper()
+	c, err := sdk.New(&catalog.Catalog{APIs: apis}, sdk.Config{Frozen: frozen})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,9 @@
 package sdkdocs
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
-	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
@@ -15,15 +11,8 @@ import (
 // finds what a model would ask for, and the whole definitions file parses
 // with the real Luau parser.
 func TestGitHubDocs(t *testing.T) {
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sdk.New(&catalog.Catalog{APIs: []*catalog.API{api}}, sdk.Config{Frozen: map[string]any{"owner": "octocat"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := New(c.Catalog())
+	api := loadAPI(t, "gh", testspecs.GitHub(t))
+	d := clientDocs(t, map[string]any{"owner": "octocat"}, api)
 	fns, err := d.ListFunctions("gh", "")
 	if err != nil || len(fns) != len(api.Functions) {
 		t.Fatalf("%d functions, %v", len(fns), err)

@@ -101,18 +101,9 @@ func (d *Docs) FunctionsPage(api, tag string, req PageRequest) (Page, error) {
 	if err := checkName("tag", tag); err != nil {
 		return Page{}, err
 	}
-	var apis []*catalog.API
-	if api == "" {
-		apis = d.cat.APIs
-	} else {
-		a := d.cat.API(api)
-		if a == nil {
-			return Page{}, d.unknownAPI(api)
-		}
-		if a.State != "" { // an MCP server whose tools are not listed yet
-			return Page{}, fmt.Errorf("%s: %s", a.State, a.Description)
-		}
-		apis = []*catalog.API{a}
+	apis, err := d.listed(api)
+	if err != nil {
+		return Page{}, err
 	}
 	var fns []ref
 	for _, a := range apis {

@@ -1,7 +1,6 @@
 package sdkdocs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 )
 
 // loadSpec loads a spec written to a temporary file.
@@ -21,11 +19,7 @@ func loadSpec(t *testing.T, spec string) *Docs {
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "t", Spec: path}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat := &catalog.Catalog{APIs: []*catalog.API{api}}
+	cat := &catalog.Catalog{APIs: []*catalog.API{loadAPI(t, "t", path)}}
 	if err := cat.Link(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,6 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
-	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testupstreams"
@@ -33,16 +31,12 @@ const (
 // server-memory, server-filesystem and server-everything, started for real.
 func realDocs(t *testing.T) *Docs {
 	t.Helper()
-	spec := testspecs.GitHub(t)
+	gh := loadAPI(t, "gh", testspecs.GitHub(t))
 	everything := testupstreams.Everything(t)
 	dir := t.TempDir()
 	fs := testupstreams.Filesystem(t, dir)
 	memory, env := testupstreams.Memory(t, filepath.Join(dir, "memory.jsonl"))
 	ctx := context.Background()
-	gh, err := openapi.Load(ctx, openapi.Source{Name: "gh", Spec: spec}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	set, err := upstream.Start(ctx, []upstream.Config{
 		{Name: "memory", Command: memory[0], Args: memory[1:], Env: env},
 		{Name: "fs", Command: fs[0], Args: fs[1:]},
@@ -52,12 +46,7 @@ func realDocs(t *testing.T) *Docs {
 		t.Fatal(err)
 	}
 	t.Cleanup(set.Close)
-	cat := &catalog.Catalog{APIs: append([]*catalog.API{gh}, set.APIs()...)}
-	c, err := sdk.New(cat, sdk.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return New(c.Catalog())
+	return clientDocs(t, nil, append([]*catalog.API{gh}, set.APIs()...)...)
 }
 
 type query struct {

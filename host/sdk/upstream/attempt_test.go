@@ -23,17 +23,25 @@ func settled(srv *server) bool {
 	return srv.conn == nil && srv.bgAttempt == nil && srv.callerAttempt == nil && srv.retry != nil
 }
 
+// crashed starts the controlled Python server "py", its background
+// restarts an hour apart, lets next prepare what its next start meets
+// (Control.Break, Control.Hold), and crashes it.
+func crashed(t *testing.T, next func(*testupstreams.Control, testing.TB)) (*testupstreams.Control, *Set, *server) {
+	t.Helper()
+	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}, BackoffUnit: time.Hour}, stdio("py", ctl.Command))
+	next(ctl, t)
+	if r := call(testwait.Context(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
+		t.Fatalf("crash: %+v", r)
+	}
+	return ctl, set, set.byName["py"]
+}
+
 func TestCallTriesDownServerAtOnce(t *testing.T) {
 	// A server that keeps failing gets background attempts an hour apart;
 	// each call meanwhile tries it at once (one start each, counted by
 	// the process that runs), and the first call after it is fixed works.
-	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
-	set := start(t, Options{Stderr: &syncbuf.Buffer{}, BackoffUnit: time.Hour}, stdio("py", ctl.Command))
-	srv := set.byName["py"]
-	ctl.Break(t)
-	if r := call(testwait.Context(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
-		t.Fatalf("crash: %+v", r)
-	}
+	ctl, set, srv := crashed(t, (*testupstreams.Control).Break)
 	// The death restarts it in the background at once, which fails; the
 	// next background attempt is an hour away.
 	testwait.Until(t, "a failed background restart", func() bool { return ctl.Starts() == 2 && settled(srv) })
@@ -54,13 +62,7 @@ func TestFirstWorkingAttemptWins(t *testing.T) {
 	// meanwhile starts its own attempt, which works and wins: the call
 	// is answered while the hung attempt is still held, and that attempt
 	// is then cancelled.
-	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
-	set := start(t, Options{Stderr: &syncbuf.Buffer{}, BackoffUnit: time.Hour}, stdio("py", ctl.Command))
-	srv := set.byName["py"]
-	ctl.Hold(t)
-	if r := call(testwait.Context(t), t, set, "py", "crash", `[]`); r.Fail != sdkcall.Upstream {
-		t.Fatalf("crash: %+v", r)
-	}
+	ctl, set, srv := crashed(t, (*testupstreams.Control).Hold)
 	testwait.Until(t, "a background restart held at the gate", func() bool { return ctl.Starts() == 2 })
 	ctl.Unhold(t)
 	r := call(testwait.Context(t), t, set, "py", "say-hello", `[{"name":"c"}]`)

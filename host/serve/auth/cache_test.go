@@ -23,12 +23,12 @@ func TestTokenCache(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newTokenCache(10, 5*time.Minute)
-			c.put("token", alice, tt.expires, now)
-			u, ok := c.get("token", tt.at)
-			if ok != tt.hit || (ok && u != alice) {
-				t.Errorf("get: %+v %v, want hit %v", u, ok, tt.hit)
+			c.put("token", alice, Claims{"role": "admin"}, tt.expires, now)
+			u, claims, ok := c.get("token", tt.at)
+			if ok != tt.hit || (ok && (u != alice || claims["role"] != "admin")) {
+				t.Errorf("get: %+v %v %v, want hit %v", u, claims, ok, tt.hit)
 			}
-			if _, ok := c.get("token2", now); ok {
+			if _, _, ok := c.get("token2", now); ok {
 				t.Error("another token hits")
 			}
 		})
@@ -39,24 +39,24 @@ func TestTokenCacheBounded(t *testing.T) {
 	now := time.Now()
 	c := newTokenCache(100, time.Minute)
 	for i := range 1000 {
-		c.put(fmt.Sprint("token", i), User{Subject: fmt.Sprint(i)}, now.Add(time.Hour), now)
+		c.put(fmt.Sprint("token", i), User{Subject: fmt.Sprint(i)}, nil, now.Add(time.Hour), now)
 		if n := c.len(); n > 100 {
 			t.Fatalf("%d entries in a cache of 100", n)
 		}
 	}
 	// The last token put is always there.
-	if u, ok := c.get("token999", now); !ok || u.Subject != "999" {
+	if u, _, ok := c.get("token999", now); !ok || u.Subject != "999" {
 		t.Errorf("the newest token: %+v %v", u, ok)
 	}
 	// Expired entries go first.
 	c = newTokenCache(4, time.Minute)
-	c.put("old", User{}, now.Add(time.Second), now)
+	c.put("old", User{}, nil, now.Add(time.Second), now)
 	for i := range 3 {
-		c.put(fmt.Sprint("new", i), User{}, now.Add(time.Hour), now)
+		c.put(fmt.Sprint("new", i), User{}, nil, now.Add(time.Hour), now)
 	}
-	c.put("newest", User{}, now.Add(time.Hour), now.Add(2*time.Second))
+	c.put("newest", User{}, nil, now.Add(time.Hour), now.Add(2*time.Second))
 	for _, tok := range []string{"new0", "new1", "new2", "newest"} {
-		if _, ok := c.get(tok, now.Add(2*time.Second)); !ok {
+		if _, _, ok := c.get(tok, now.Add(2*time.Second)); !ok {
 			t.Errorf("%s was evicted before an expired entry", tok)
 		}
 	}

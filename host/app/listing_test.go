@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestPrintEffectsShowsACallsHeaders(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			printEffects(&out, &result.Result{Effects: []effects.Effect{tt.e}})
+			PrintEffects(&out, &result.Result{Effects: []effects.Effect{tt.e}})
 			if !strings.Contains(out.String(), tt.want) {
 				t.Errorf("listing:\n%s\nwant a line with %s", out.String(), tt.want)
 			}
