@@ -154,3 +154,15 @@ func (s *Server) askerFor(ctx context.Context) (effects.Asker, howToAsk) {
 	}
 	return nobody{"it did not declare the elicitation capability at initialize"}, askNobody
 }
+
+// declaresInput reports whether the request of a client on 2026-07-28
+// declares that it can answer an upstream server's sampling, elicitation
+// or roots request.
+func declaresInput(ctx context.Context) bool {
+	info := server.RequestProtocolInfoFromContext(ctx)
+	if info == nil || info.ClientCapabilities == nil {
+		return false
+	}
+	c := info.ClientCapabilities
+	return c.Sampling != nil || c.Elicitation != nil || c.Roots != nil
+}

@@ -80,10 +80,27 @@ const (
 // runScript is the innermost handler: it runs the script.
 func (s *Server) runScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	x := executionFrom(ctx)
-	if x.resume != nil && x.resume.inPlace != nil {
+	if r := x.resume.held(); r != nil {
 		x.binding = bindingOf(ctx, x, req) // a later pause's
-		x.resume.inPlace.answers <- x.resume.answer
-		return s.await(ctx, x, x.resume.inPlace)
+		if r.waiting != nil {
+			r.waiting.answer <- x.resume.input
+		} else {
+			r.answers <- x.resume.answer
+		}
+		return s.await(ctx, x, r)
+	}
+	if server.IsModernRequest(ctx) && x.script.SDK != nil && declaresInput(ctx) && x.script.Effects.Mode() == effects.Real {
+		// An upstream MCP server may ask the client for input: the
+		// execution may pause for it (relayInput).
+		x.binding = bindingOf(ctx, x, req)
+		ask := false
+		if fx := x.script.Effects; fx.HasRules() {
+			asker, how := s.askerFor(ctx)
+			if ask = how == askByRetry; !ask {
+				fx.WithAsker(asker)
+			}
+		}
+		return s.await(ctx, x, s.start(ctx, x, ask))
 	}
 	if fx := x.script.Effects; fx.HasRules() {
 		asker, how := s.askerFor(ctx)
@@ -91,7 +108,7 @@ func (s *Server) runScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			// A real run pauses (a plan run's asks go to nobody: its
 			// plan is what a person approved).
 			x.binding = bindingOf(ctx, x, req)
-			return s.await(ctx, x, s.start(ctx, x))
+			return s.await(ctx, x, s.start(ctx, x, true))
 		}
 		if how == askByRetry {
 			asker = nobody{"a plan run asks no one: its plan is what a person approved"}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -27,9 +28,10 @@ import (
 //     params of at most maxRelayBytes: an upstream asking for thousands
 //     of samplings gets errors, the client is not flooded.
 //
-// A client of protocol 2026-07-28 is asked nothing: that revision has no
-// requests from server to client (a server asks for input in its result
-// instead), and its requests are refused.
+// A client of protocol 2026-07-28 is asked through the call's result: that
+// revision has no requests from server to client, so an upstream's request
+// becomes an input_required result, and the client's retry brings its
+// answer back to the execution waiting in this process (relayInput).
 
 // The bounds of what one execute_script call relays.
 const (
@@ -175,8 +177,8 @@ func relayable(g *sdkcall.Client, modern bool, method string, size int) error {
 	switch {
 	case modern:
 		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
-			"the client of this call does not support %s: it speaks MCP %s, in which servers send no requests to clients, and toolscript relays none to it",
-			what, mcp.ProtocolVersion20260728)}
+			"the client of this call does not support %s (its MCP %s request did not declare the %s capability)",
+			what, mcp.ProtocolVersion20260728, what)}
 	case !declared:
 		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
 			"the client of this call does not support %s (it did not declare the %s capability)", what, what)}
@@ -188,4 +190,58 @@ func relayable(g *sdkcall.Client, modern bool, method string, size int) error {
 
 func refuse(message string) error {
 	return &sdkcall.RelayError{Code: mcp.INVALID_REQUEST, Message: message}
+}
+
+// relayInput is the Request of the gateway g of an execution r that may
+// pause, for the call whose context is ctx. A client on 2026-07-28 gets an
+// upstream server's sampling, elicitation or roots request as the
+// input_required result of the call that holds r (pausedForInput), and its
+// retry brings the answer back (runScript); what it did not declare in its
+// request's _meta is refused, as are more than maxRelayed requests of one
+// call or params over maxRelayBytes. Any other client keeps g's Request:
+// the request goes to it on the call's connection.
+func (s *Server) relayInput(ctx, rctx context.Context, r *running, g *sdkcall.Client) func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	if !server.IsModernRequest(ctx) {
+		return g.Request
+	}
+	var caps mcp.ClientCapabilities
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientCapabilities != nil {
+		caps = *info.ClientCapabilities
+	}
+	declared := &sdkcall.Client{Sampling: caps.Sampling != nil, Elicitation: caps.Elicitation != nil, Roots: caps.Roots != nil}
+	var relayed atomic.Int64
+	return func(qctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if err := relayable(declared, false, method, len(params)); err != nil {
+			return nil, err
+		}
+		n := relayed.Add(1)
+		if n > maxRelayed {
+			return nil, refuse(fmt.Sprintf("toolscript relays at most %d requests of upstream servers to the client of one execute_script call", maxRelayed))
+		}
+		var req mcp.InputRequest
+		envelope, _ := json.Marshal(map[string]any{"method": method, "params": params})
+		if err := req.UnmarshalJSON(envelope); err != nil {
+			return nil, refuse(fmt.Sprintf("the %s request cannot be read: %v", method, err))
+		}
+		in := &upstreamInput{id: fmt.Sprintf("upstream-%d", n), request: req, answer: make(chan json.RawMessage, 1)}
+		select {
+		case r.events <- event{input: in}:
+		case <-qctx.Done():
+			return nil, qctx.Err()
+		case <-rctx.Done():
+			return nil, rctx.Err()
+		}
+		t := time.NewTimer(s.cfg.approvalTimeout())
+		defer t.Stop()
+		select {
+		case answer := <-in.answer:
+			return answer, nil
+		case <-t.C:
+			return nil, refuse(fmt.Sprintf("the client did not answer the %s request within %s", method, s.cfg.approvalTimeout()))
+		case <-qctx.Done():
+			return nil, qctx.Err()
+		case <-rctx.Done():
+			return nil, rctx.Err()
+		}
+	}
 }

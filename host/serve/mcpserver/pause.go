@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -50,18 +51,31 @@ type running struct {
 	owner  string // the user's scope
 	events chan event
 	// answers carries the person's answer to the question the execution
-	// waits on.
+	// waits on. waiting is the upstream server's request it waits on
+	// instead (nil while it waits on a question), set by the call that
+	// holds it before the table holds it.
 	answers chan effects.Answer
+	waiting *upstreamInput
 	cancel  context.CancelFunc
 	// x is the execution as its first call prepared it.
 	x *execution
 }
 
-// event is what a running execution did next: it paused on a question,
-// or it ended.
+// event is what a running execution did next: it paused on a question
+// or on an upstream server's request to the client, or it ended.
 type event struct {
 	question *effects.Question
+	input    *upstreamInput
 	res      *result.Result
+}
+
+// upstreamInput is an upstream MCP server's request to the client
+// (sampling, elicitation, roots) that a client on 2026-07-28 answers by
+// retrying the call (relayInput).
+type upstreamInput struct {
+	id      string
+	request mcp.InputRequest
+	answer  chan json.RawMessage // the client's answer (buffered: one)
 }
 
 // pausing is the Asker of a running execution: each Ask is an event
@@ -145,6 +159,20 @@ func (t *pausedTable) drop(r *running) {
 	}
 }
 
+// hold keeps r for the retry until the approval timeout passes (then it
+// stops, unless a retry took it on); false when the bounds leave no room.
+func (s *Server) hold(r *running) bool {
+	if !s.pausedRuns.hold(r) {
+		return false
+	}
+	time.AfterFunc(s.cfg.approvalTimeout(), func() {
+		if s.pausedRuns.release(r) { // no retry took it on
+			r.cancel()
+		}
+	})
+	return true
+}
+
 // newExecutionID returns a random id for a running execution.
 func newExecutionID() string {
 	var b [16]byte
@@ -153,27 +181,33 @@ func newExecutionID() string {
 }
 
 // start runs x's script on a goroutine of its own, as an execution that
-// may pause to ask a person through the call's result.
-func (s *Server) start(ctx context.Context, x *execution) *running {
+// may pause: for an upstream server's request to the client, and, when
+// ask, to ask a person about an effect (its rules' Asker), both through
+// the call's result.
+func (s *Server) start(ctx context.Context, x *execution, ask bool) *running {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.stopped, cancel)
 	r := &running{id: newExecutionID(), owner: ownerOf(ctx), events: make(chan event), answers: make(chan effects.Answer, 1), cancel: cancel, x: x}
 	script := x.script
 	var memory *trace.Writer
-	if !script.Effects.Traced() {
+	if ask && !script.Effects.Traced() {
 		// The prefix a pause keeps: the execution records to memory.
 		sum := sha256.Sum256(script.Source)
 		memory = trace.NewMemoryWriter(trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
 		script.Effects.Record(memory)
 	}
-	script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
+	if ask {
+		script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
+	}
+	gateway := s.gateway(ctx, nil)
+	gateway.Request = s.relayInput(ctx, rctx, r, gateway)
 	go func() {
 		defer stop()
 		defer cancel()
 		if memory != nil {
 			defer memory.Close()
 		}
-		res := s.cfg.Runtime.Execute(sdkcall.WithClient(rctx, s.gateway(ctx, nil)), script)
+		res := s.cfg.Runtime.Execute(sdkcall.WithClient(rctx, gateway), script)
 		select {
 		case r.events <- event{res: res}:
 		case <-rctx.Done():
@@ -191,7 +225,13 @@ func (s *Server) await(ctx context.Context, x *execution, r *running) (*mcp.Call
 	case ev := <-r.events:
 		if ev.res != nil {
 			x.res = ev.res
+			if s.cfg.IO == nil {
+				explainDisabledIO(x.res, x.script.Source)
+			}
 			return s.holdResponse(ctx, x.call.User, x.res), nil
+		}
+		if ev.input != nil {
+			return s.pausedForInput(x, r, ev.input)
 		}
 		return s.paused(ctx, x, r, *ev.question)
 	case <-ctx.Done():
@@ -199,6 +239,28 @@ func (s *Server) await(ctx context.Context, x *execution, r *running) (*mcp.Call
 		x.res = &result.Result{Error: &result.Error{Kind: result.Timeout, Message: "execution was cancelled"}}
 		return cancelled(), nil
 	}
+}
+
+// pausedForInput answers the call whose execution r waits for the answer
+// to an upstream server's request: input_required, with that request, and
+// a state that resumes the execution only here (the upstream's request
+// waits in this process).
+func (s *Server) pausedForInput(x *execution, r *running, in *upstreamInput) (*mcp.CallToolResult, error) {
+	st := &requeststate.State{Binding: x.binding, Expiry: time.Now().Add(s.cfg.approvalTimeout()), Execution: r.id,
+		InPlaceOnly: "an upstream MCP server waits in it for the answer to its " + string(in.request.Method)}
+	state, err := s.states.Seal(st)
+	r.waiting = in
+	if err == nil && !s.hold(r) {
+		err = fmt.Errorf("this server holds %d paused executions, %d of one user, at most", maxPaused, maxPausedPerUser)
+	}
+	if err != nil {
+		r.cancel()
+		x.res = &result.Result{Error: &result.Error{Kind: result.Upstream, Message: "an upstream server's " + string(in.request.Method) + " cannot wait for the client: " + err.Error()}}
+		return toolResult(x.res), nil
+	}
+	x.paused = true
+	return &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{in.id: in.request}, RequestState: state}}, nil
 }
 
 // ownerOf is who owns the executions of the call whose context is ctx:
@@ -270,15 +332,9 @@ func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects
 		x.res = &result.Result{Error: &result.Error{Kind: result.Internal, Message: "the paused execution cannot be sealed: " + err.Error()}}
 		return toolResult(x.res), nil
 	}
-	if s.pausedRuns.hold(r) {
-		wait := s.cfg.approvalTimeout()
-		time.AfterFunc(wait, func() {
-			if s.pausedRuns.release(r) { // no retry took it on
-				r.cancel()
-			}
-		})
-	} else {
-		r.cancel()
+	r.waiting = nil
+	if !s.hold(r) {
+		r.cancel() // its state still resumes it by replay
 	}
 	x.paused = true
 	return server.NewInputRequestBuilder(state).Elicit(approvalID, questionParams(q, s.cfg.Redactor)).ToolResult(), nil

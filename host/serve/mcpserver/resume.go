@@ -31,6 +31,9 @@ import (
 type resumption struct {
 	state  *requeststate.State
 	answer effects.Answer
+	// input is the client's answer to an upstream server's request the
+	// execution waits on (inPlace.waiting), as the client sent it.
+	input json.RawMessage
 	// inPlace is the execution this process still holds, nil when it is
 	// resumed by replay.
 	inPlace *running
@@ -50,13 +53,28 @@ func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			record.SetOutcome(outcomeInvalid, "")
 			return invalid("Invalid requestState: " + err.Error() + ": nothing ran; call execute_script again without it"), nil
 		}
+		x.resume = &resumption{state: st, inPlace: s.pausedRuns.take(st.Execution, ownerOf(ctx))}
+		if in := x.resume.inPlace; in != nil && in.waiting != nil {
+			// An upstream server's request, answered.
+			response, ok := req.Params.InputResponses[in.waiting.id]
+			if !ok {
+				in.cancel()
+				record.SetOutcome(outcomeInvalid, "")
+				return invalid(fmt.Sprintf("Invalid inputResponses: no answer to %q, the upstream server's %s; the execution stopped", in.waiting.id, in.waiting.request.Method)), nil
+			}
+			x.resume.input, _ = response.MarshalJSON()
+			return next(ctx, req)
+		}
 		answer, err := answerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID))
 		if err != nil {
 			st.RemoveSpill()
+			if in := x.resume.inPlace; in != nil {
+				in.cancel()
+			}
 			record.SetOutcome(outcomeInvalid, "")
 			return invalid("Invalid inputResponses: the answer to " + approvalID + ": " + err.Error()), nil
 		}
-		x.resume = &resumption{state: st, answer: answer, inPlace: s.pausedRuns.take(st.Execution, ownerOf(ctx))}
+		x.resume.answer = answer
 		return next(ctx, req)
 	}
 }
@@ -117,4 +135,13 @@ func (s *Server) resumeByReplay(x *execution, io *luau.IO) (*effects.Run, error)
 		return nil, fmt.Errorf("the paused execution cannot resume: %w; nothing ran", err)
 	}
 	return fx, nil
+}
+
+// held is the execution a retry goes on with in place, nil for a first
+// call or a retry that resumes by replay.
+func (r *resumption) held() *running {
+	if r == nil {
+		return nil
+	}
+	return r.inPlace
 }

@@ -1,6 +1,8 @@
 """The gateway, end to end with the official MCP Python SDK as the client and
 server-everything (tests/mcp-upstreams) as the upstream: its progress reaches
-the client, and its sampling requests are answered by the client."""
+the client, and its sampling requests are answered by the client, in both
+protocol eras (legacy: sampling/createMessage during the call; 2026-07-28:
+input_required, and the retry with the answer)."""
 
 import shutil
 from pathlib import Path
@@ -45,7 +47,8 @@ async def test_upstream_progress(tmp_path, everything):
         assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})
 
 
-async def test_upstream_sampling(tmp_path, everything):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_upstream_sampling(tmp_path, everything, mode):
     asked = []
 
     async def sample(context, params: types.CreateMessageRequestParams):
@@ -54,7 +57,7 @@ async def test_upstream_sampling(tmp_path, everything):
                                          content=types.TextContent(type="text", text="sampled by the Python SDK"))
 
     script = 'return sdk.ev.trigger_sampling_request({ prompt = "hi" })'
-    async with Client(server(tmp_path, "--no-io", everything), mode="legacy", read_timeout_seconds=60,
+    async with Client(server(tmp_path, "--no-io", everything), mode=mode, read_timeout_seconds=60,
                       sampling_callback=sample) as client:
         result = await client.call_tool("execute_script", {"script": script})
         assert not result.is_error, result
@@ -62,8 +65,9 @@ async def test_upstream_sampling(tmp_path, everything):
         assert len(asked) == 1
 
 
-async def test_upstream_sampling_without_the_capability(tmp_path, everything):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_upstream_sampling_without_the_capability(tmp_path, everything, mode):
     script = 'local ok, err = pcall(sdk.ev.trigger_sampling_request, { prompt = "hi" }) return tostring(err)'
-    async with Client(server(tmp_path, "--no-io", everything), mode="legacy", read_timeout_seconds=60) as client:
+    async with Client(server(tmp_path, "--no-io", everything), mode=mode, read_timeout_seconds=60) as client:
         result = await client.call_tool("execute_script", {"script": script})
         assert "the client of this call does not support sampling" in result.structured_content["result"]
