@@ -6,8 +6,10 @@ as large as asked (the cap on messages), as many text blocks as asked, an
 argument of 500 allowed values, an
 error message as long as asked, and that write a raw response of their
 own (nested as deep as asked, its id first or last), that echoes the
-HTTP request's headers, and that answers at once and asks its client for
-input later (late_elicit).
+HTTP request's headers, that answers at once and asks its client for
+input later (late_elicit), and that asks its client's LLM before it
+answers (sample_first: sampling/createMessage, or under 2026-07-28 an
+input_required result and the client's retry).
 
 With PYSERVER_READ_ONLY=1 every tool is annotated readOnlyHint: true (a
 claim the tests rely on, not a fact), except the one add_tool adds.
@@ -35,11 +37,14 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import Context, MCPServer
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, MCPServer, Resolve
+from mcp.server.mcpserver.resolve import Sample
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.shared.exceptions import MCPError
-from mcp_types import ToolAnnotations
+from mcp_types import CreateMessageResult, SamplingMessage, TextContent, ToolAnnotations
 
 server = MCPServer("pyserver")
 
@@ -274,6 +279,17 @@ async def remove_tool(ctx: Context) -> str:
     return "removed"
 
 
+
+def _ask_the_llm(prompt: str) -> Sample:
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=50)
+
+
+@tool(description="Asks the client's LLM about prompt (sampling) and returns its answer.")
+async def sample_first(prompt: str, answer: Annotated[CreateMessageResult, Resolve(_ask_the_llm)]) -> str:
+    content = answer.content
+    return "the LLM said: " + (content.text if isinstance(content, TextContent) else str(content))
+
+
 if __name__ == "__main__":
     # A slow start (seconds), like npx fetching a package.
     time.sleep(float(os.environ.get("PYSERVER_BOOT_DELAY", "0")))
@@ -285,3 +301,4 @@ if __name__ == "__main__":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), json_response=json_response)
     else:
         server.run("stdio")
+

@@ -71,3 +71,30 @@ async def test_upstream_sampling_without_the_capability(tmp_path, everything, mo
     async with Client(server(tmp_path, "--no-io", everything), mode=mode, read_timeout_seconds=60) as client:
         result = await client.call_tool("execute_script", {"script": script})
         assert "the client of this call does not support sampling" in result.structured_content["result"]
+
+
+PYSERVER = Path(__file__).resolve().parents[2] / "mcp-upstreams" / "pyserver.py"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_upstream_input_required_carried_through(tmp_path, mode):
+    """pyserver's sample_first asks its client's LLM through the Python SDK's resolvers (under
+    2026-07-28 an input_required result of its own, which toolscript's upstream client fulfils);
+    toolscript carries the request to its own client, in either era, and the answer back."""
+    python = Path(__file__).resolve().parents[2] / "mcp-upstreams" / ".venv" / "bin" / "python"
+    if not python.exists():
+        pytest.skip("the Python MCP server's venv is not installed (tests/mcp-upstreams/.venv)")
+    asked = []
+
+    async def sample(context, params: types.CreateMessageRequestParams):
+        asked.append(params.messages[0].content.text)
+        return types.CreateMessageResult(role="assistant", model="e2e-model",
+                                         content=types.TextContent(type="text", text="forty-two"))
+
+    script = 'return sdk.py.sample_first({ prompt = "the answer?" })'
+    params = server(tmp_path, "--no-io", f"--mcp=py={python} {PYSERVER}")
+    async with Client(params, mode=mode, read_timeout_seconds=60, sampling_callback=sample) as client:
+        result = await client.call_tool("execute_script", {"script": script})
+        assert not result.is_error, result
+        assert "the LLM said: forty-two" in str(result.structured_content["result"])
+        assert asked == ["the answer?"]
