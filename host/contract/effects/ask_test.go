@@ -125,8 +125,8 @@ func TestPlanAsker(t *testing.T) {
 		person int // how many of the asks reached the person
 	}{
 		{"held effects are approved", nil, []Effect{write, pets}, []Answer{Approve, Approve}, 0},
-		{"each entry approves one effect", nil, []Effect{pets, pets}, []Answer{Approve, Decline}, 0},
-		{"what the plan does not hold is declined", nil, []Effect{other, {Op: OpWrite, Path: "a.txt", SHA256: shaB}}, []Answer{Decline, Decline}, 0},
+		{"each entry approves one effect", nil, []Effect{pets, pets}, []Answer{Approve, Unasked}, 0},
+		{"what the plan does not hold is nobody's to approve", nil, []Effect{other, {Op: OpWrite, Path: "a.txt", SHA256: shaB}}, []Answer{Unasked, Unasked}, 0},
 		{"or asked of the next asker", person, []Effect{other, pets, other}, []Answer{Approve, Approve, Cancel}, 2},
 	} {
 		a := plan.Asker(tt.next)
