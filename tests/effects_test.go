@@ -109,9 +109,10 @@ func tree(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// effectsScript writes, appends, removes and calls, reading its own
-// writes back between.
-const effectsScript = `
+// effectsOpening lists the notes, appends to keep.txt, writes
+// reports/new.txt, removes old.txt and creates a note: the effects that
+// effectsScript and replayScript both begin with.
+const effectsOpening = `
 local before = sdk.notes.list_notes()
 local f = io.open("keep.txt", "a")
 f:write("line3\n")
@@ -121,7 +122,11 @@ out:write("hello\n")
 out:close()
 os.remove("old.txt")
 local created, resp = sdk.notes.create_note({ text = "from the script" })
-local back = io.open("reports/new.txt"):read("*a")
+`
+
+// effectsScript writes, appends, removes and calls, reading its own
+// writes back between.
+const effectsScript = effectsOpening + `local back = io.open("reports/new.txt"):read("*a")
 local keep = io.open("keep.txt"):read("*a")
 local gone = not pcall(io.open, "old.txt")
 local deleted, dresp = sdk.notes.delete_note({ id = 1 })

@@ -25,17 +25,7 @@ import (
 // reads the clocks and the random generator: everything a replay
 // substitutes.
 const replayScript = `
-local t0 = os.clock()
-local before = sdk.notes.list_notes()
-local f = io.open("keep.txt", "a")
-f:write("line3\n")
-f:close()
-local out = io.open("reports/new.txt", "w")
-out:write("hello\n")
-out:close()
-os.remove("old.txt")
-local created, resp = sdk.notes.create_note({ text = "from the script" })
-local batch = parallel({
+local t0 = os.clock()` + effectsOpening + `local batch = parallel({
 	function() return sdk.notes.create_note({ text = "p1" }).id end,
 	function() return #sdk.notes.list_notes() end,
 	function() return sdk.notes.create_note({ text = "p2" }).id end,
