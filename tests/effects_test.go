@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testtree"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -74,39 +74,6 @@ func (a *notesAPI) state() string {
 	defer a.mu.Unlock()
 	b, _ := json.Marshal(a.notes)
 	return string(b)
-}
-
-// tree is what a directory holds, down to each file's and directory's
-// times: everything a dry run must leave as it was.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		entry := fmt.Sprintf("%s size=%d mtime=%d", info.Mode(), info.Size(), info.ModTime().UnixNano())
-		entry += changeTime(info)
-		if !d.IsDir() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			entry += " sha256=" + hex.EncodeToString(sum[:])
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = entry
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // effectsOpening lists the notes, appends to keep.txt, writes
@@ -188,7 +155,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir, ioDir := setupEffects(t, api)
-	files, state := tree(t, ioDir), api.state()
+	files, state := testtree.Snapshot(t, ioDir), api.state()
 
 	out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "script.luau")
 	if status != 0 {
@@ -201,8 +168,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 	// Nothing changed: the files, their times, the directories', the
 	// server's state; only the safe GET reached the server.
-	if after := tree(t, ioDir); fmt.Sprint(after) != fmt.Sprint(files) {
-		t.Errorf("the io directory changed:\nbefore %v\nafter  %v", files, after)
+	if after := testtree.Snapshot(t, ioDir); after != files {
+		t.Errorf("the io directory changed:\nbefore\n%s\nafter\n%s", files, after)
 	}
 	if got := api.state(); got != state {
 		t.Errorf("the server's state changed: %s, was %s", got, state)
@@ -273,7 +240,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 		!strings.Contains(errOut, "       +line3") {
 		t.Errorf("text mode: %d %s %s", status, out, errOut)
 	}
-	if after := tree(t, ioDir); fmt.Sprint(after) != fmt.Sprint(files) {
+	if after := testtree.Snapshot(t, ioDir); after != files {
 		t.Errorf("the io directory changed in text mode")
 	}
 
@@ -282,7 +249,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if status != 0 || strings.Contains(out, `"effects"`) {
 		t.Fatalf("real run: %d %s %s", status, out, errOut)
 	}
-	if fmt.Sprint(tree(t, ioDir)) == fmt.Sprint(files) || api.state() == state || api.count("POST") != 1 || api.count("DELETE") != 1 || api.count("PATCH") != 1 {
+	if testtree.Snapshot(t, ioDir) == files || api.state() == state || api.count("POST") != 1 || api.count("DELETE") != 1 || api.count("PATCH") != 1 {
 		t.Errorf("the real run changed nothing: %v", api.requests)
 	}
 }
