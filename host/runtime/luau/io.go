@@ -78,15 +78,26 @@ func guestPath(op string, mod api.Module, ptr, n uint32) (string, error) {
 	return guestString(mod, ptr, n), nil
 }
 
-// ioOpen is ts_host_io_open(path, pathLen, mode, modeLen): a handle.
-func ioOpen(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, modeLen uint32) int32 {
+// ioPathExec is ioExec for a call on a path the script named for op: the
+// execution and the path, or nil with the failure status (its message
+// pending).
+func ioPathExec(ctx context.Context, op string, mod api.Module, ptr, n uint32) (*execution, string, int32) {
 	exec, fail := ioExec(ctx)
 	if exec == nil {
-		return fail
+		return nil, "", fail
 	}
-	path, err := guestPath("io.open", mod, pathPtr, pathLen)
+	path, err := guestPath(op, mod, ptr, n)
 	if err != nil {
-		return exec.fail(err)
+		return nil, "", exec.fail(err)
+	}
+	return exec, path, 0
+}
+
+// ioOpen is ts_host_io_open(path, pathLen, mode, modeLen): a handle.
+func ioOpen(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, modeLen uint32) int32 {
+	exec, path, fail := ioPathExec(ctx, "io.open", mod, pathPtr, pathLen)
+	if exec == nil {
+		return fail
 	}
 	mode := guestString(mod, modePtr, min(modeLen, 16))
 	return int32(exec.doIO(trace.IO{Op: trace.IOOpen, Path: path, Mode: mode}, nil, func() int64 {
@@ -159,13 +170,9 @@ func ioClose(ctx context.Context, _ api.Module, handle int32) int32 {
 // ioList is ts_host_io_list(path, len): it leaves the listing pending and
 // returns its length.
 func ioList(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
-	exec, fail := ioExec(ctx)
+	exec, path, fail := ioPathExec(ctx, "io.list", mod, ptr, n)
 	if exec == nil {
 		return fail
-	}
-	path, err := guestPath("io.list", mod, ptr, n)
-	if err != nil {
-		return exec.fail(err)
 	}
 	return int32(exec.doIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 { return int64(exec.list(path)) }))
 }
@@ -183,13 +190,9 @@ func (e *execution) list(path string) int32 {
 
 // ioRemove is ts_host_io_remove(path, len).
 func ioRemove(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
-	exec, fail := ioExec(ctx)
+	exec, path, fail := ioPathExec(ctx, "os.remove", mod, ptr, n)
 	if exec == nil {
 		return fail
-	}
-	path, err := guestPath("os.remove", mod, ptr, n)
-	if err != nil {
-		return exec.fail(err)
 	}
 	return int32(exec.doIO(trace.IO{Op: trace.IORemove, Path: path}, nil, func() int64 {
 		return int64(exec.status(0, exec.fs.Remove(path)))
