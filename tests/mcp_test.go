@@ -695,13 +695,7 @@ func testProgress(t *testing.T, c *client.Client) {
 		}
 	})
 	// About 600 progress calls over 0.6s of wall-clock time.
-	script := `
-		local n = 600
-		for i = 1, n do
-			local t = os.clock()
-			while os.clock() - t < 0.001 do end
-			progress(i, n, "step " .. i)
-		end
+	script := progressSteps(600, 0.001) + `
 		progress(n - 1) -- not an increase: skipped
 		return n`
 	start := time.Now()

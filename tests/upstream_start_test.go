@@ -18,6 +18,16 @@ import (
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
+// controlledUpstream is the Python test upstream under the test's control
+// (testupstreams.Controlled), and serve's flag naming it name; the test's
+// cache directory is its own.
+func controlledUpstream(t *testing.T, name string) (*testupstreams.Control, string) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	return ctl, "--mcp=" + name + "=" + testupstreams.Shell(ctl.Command)
+}
+
 func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 	// An upstream held before it runs (standing for one that boots
 	// slowly) does not hold serve's initialize: it is answered while the
@@ -26,10 +36,9 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 	// names it waits within its own timeout; once the server runs, its
 	// tools join the sdk and the client is told (tools and resources
 	// list_changed).
-	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	ctl, slow := controlledUpstream(t, "slow")
 	ctl.Hold(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", "--mcp=slow="+testupstreams.Shell(ctl.Command))
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", slow)
 	ctx := testwait.Context(t)
 	notified := make(chan string, 16)
 	c.OnNotification(func(n mcp.JSONRPCNotification) { notified <- n.Method })
@@ -120,10 +129,9 @@ func TestServeAnswersWhileUpstreamStarts(t *testing.T) {
 // Ordered by events: the server reads the requests in order, and the
 // server is released only after execute_script's answer.
 func TestDocsToolsWaitForStartingUpstream(t *testing.T) {
-	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	ctl, slow := controlledUpstream(t, "slow")
 	ctl.Hold(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	r := startRaw(t, t.TempDir(), "--no-io", "--mcp=slow="+testupstreams.Shell(ctl.Command))
+	r := startRaw(t, t.TempDir(), "--no-io", slow)
 	r.initialize("2025-06-18")
 	ctl.WaitHeld(t, 30*time.Second) // the upstream started, and waits at the gate
 
@@ -165,10 +173,9 @@ func TestDocsToolsWaitForStartingUpstream(t *testing.T) {
 // not waited for; the docs say it is down, and a function not found
 // while it is down names it.
 func TestDocsToolsNameServerDown(t *testing.T) {
-	ctl := testupstreams.Controlled(t, testupstreams.Python(t))
+	ctl, broken := controlledUpstream(t, "broken")
 	ctl.Break(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", "--mcp=broken="+testupstreams.Shell(ctl.Command))
+	c, _ := mcpClient(t, t.TempDir(), "", "--no-io", broken)
 	ctx := testwait.Context(t)
 	for _, q := range []struct {
 		tool string
