@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -575,12 +574,12 @@ func callRunning(t *testing.T, ctx context.Context, c *client.Client, args map[s
 	return done
 }
 
-// busyServer serves with at most maxConcurrent calls at once, one of them
-// a busy script running until stopBusy (or the test's end) cancels it; the
-// client, the test's context, and where the busy call's error arrives.
-func busyServer(t *testing.T, maxConcurrent int) (c *client.Client, ctx context.Context, stopBusy context.CancelFunc, busyDone <-chan error) {
+// busyServer serves with args, one call running a busy script until
+// stopBusy (or the test's end) cancels it; the client, the test's context,
+// and where the busy call's error arrives.
+func busyServer(t *testing.T, args ...string) (c *client.Client, ctx context.Context, stopBusy context.CancelFunc, busyDone <-chan error) {
 	t.Helper()
-	c, _ = mcpClient(t, t.TempDir(), "", "--max-concurrent", strconv.Itoa(maxConcurrent))
+	c, _ = mcpClient(t, t.TempDir(), "", args...)
 	ctx = testwait.Context(t)
 	busyCtx, stopBusy := context.WithCancel(ctx)
 	t.Cleanup(stopBusy)
@@ -593,7 +592,7 @@ func TestMCPConcurrency(t *testing.T) {
 		t.Parallel()
 		// The busy call runs until it is cancelled: the quick one can
 		// only end while it runs if it took the free slot.
-		c, ctx, _, busyDone := busyServer(t, 2)
+		c, ctx, _, busyDone := busyServer(t, "--max-concurrent", "2")
 		_, out := callScript(t, ctx, c, map[string]any{"script": "return 1"})
 		if string(out.Result) != "1" {
 			t.Errorf("result %s", out.Result)
@@ -606,7 +605,7 @@ func TestMCPConcurrency(t *testing.T) {
 	})
 	t.Run("the limit makes calls wait", func(t *testing.T) {
 		t.Parallel()
-		c, ctx, stopBusy, busyDone := busyServer(t, 1)
+		c, ctx, stopBusy, busyDone := busyServer(t, "--max-concurrent", "1")
 		quick := make(chan execResult, 1)
 		go func() {
 			_, out := callScript(t, ctx, c, map[string]any{"script": "return 1"})
