@@ -131,6 +131,17 @@ type effectsResult struct {
 // setupEffects makes a real io directory and a configuration naming the
 // notes API, with a credential and a frozen parameter.
 func setupEffects(t *testing.T, api *notesAPI) (dir, ioDir string) {
+	return setupNotes(t, api, notesCredential, effectsScript)
+}
+
+// notesCredential is the notes API's credential in the configurations
+// setupEffects writes.
+const notesCredential = `auth = "s3cret-token"`
+
+// setupNotes makes a real io directory, script.luau holding script, and a
+// configuration naming the notes API with credential (a TOML line) and a
+// frozen parameter.
+func setupNotes(t *testing.T, api *notesAPI, credential, script string) (dir, ioDir string) {
 	dir = t.TempDir()
 	ioDir = filepath.Join(dir, "files")
 	for name, content := range map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"} {
@@ -144,8 +155,8 @@ func setupEffects(t *testing.T, api *notesAPI) (dir, ioDir string) {
 	}
 	spec, _ := filepath.Abs("testdata/notes.yaml")
 	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\nauth = \"s3cret-token\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(effectsScript), 0o644); err != nil {
+		"\n"+credential+"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir, ioDir
@@ -306,12 +317,9 @@ return #out
 func TestDryRunParallelOrder(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
-	dir, _ := setupEffects(t, api)
-	if err := os.WriteFile(filepath.Join(dir, "par.luau"), []byte(noteBatchScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := setupNotes(t, api, notesCredential, noteBatchScript)
 	for round := range 3 {
-		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "par.luau")
+		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "script.luau")
 		if status != 0 {
 			t.Fatalf("dry run: %d %s %s", status, out, errOut)
 		}

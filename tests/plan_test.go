@@ -238,10 +238,7 @@ func TestPlanUsage(t *testing.T) {
 func TestPlanParallel(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
-	dir, ioDir := setupEffects(t, api)
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(noteBatchScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, ioDir := setupNotes(t, api, notesCredential, noteBatchScript)
 	dryRunPlan(t, dir)
 	for round := 1; round <= 3; round++ {
 		res, out := runPlan(t, dir, "script.luau")
