@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testtree"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -76,42 +76,10 @@ func (a *notesAPI) state() string {
 	return string(b)
 }
 
-// tree is what a directory holds, down to each file's and directory's
-// times: everything a dry run must leave as it was.
-func tree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		entry := fmt.Sprintf("%s size=%d mtime=%d", info.Mode(), info.Size(), info.ModTime().UnixNano())
-		entry += changeTime(info)
-		if !d.IsDir() {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(data)
-			entry += " sha256=" + hex.EncodeToString(sum[:])
-		}
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = entry
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// effectsScript writes, appends, removes and calls, reading its own
-// writes back between.
-const effectsScript = `
+// effectsOpening lists the notes, appends to keep.txt, writes
+// reports/new.txt, removes old.txt and creates a note: the effects that
+// effectsScript and replayScript both begin with.
+const effectsOpening = `
 local before = sdk.notes.list_notes()
 local f = io.open("keep.txt", "a")
 f:write("line3\n")
@@ -121,7 +89,11 @@ out:write("hello\n")
 out:close()
 os.remove("old.txt")
 local created, resp = sdk.notes.create_note({ text = "from the script" })
-local back = io.open("reports/new.txt"):read("*a")
+`
+
+// effectsScript writes, appends, removes and calls, reading its own
+// writes back between.
+const effectsScript = effectsOpening + `local back = io.open("reports/new.txt"):read("*a")
 local keep = io.open("keep.txt"):read("*a")
 local gone = not pcall(io.open, "old.txt")
 local deleted, dresp = sdk.notes.delete_note({ id = 1 })
@@ -159,6 +131,17 @@ type effectsResult struct {
 // setupEffects makes a real io directory and a configuration naming the
 // notes API, with a credential and a frozen parameter.
 func setupEffects(t *testing.T, api *notesAPI) (dir, ioDir string) {
+	return setupNotes(t, api, notesCredential, effectsScript)
+}
+
+// notesCredential is the notes API's credential in the configurations
+// setupEffects writes.
+const notesCredential = `auth = "s3cret-token"`
+
+// setupNotes makes a real io directory, script.luau holding script, and a
+// configuration naming the notes API with credential (a TOML line) and a
+// frozen parameter.
+func setupNotes(t *testing.T, api *notesAPI, credential, script string) (dir, ioDir string) {
 	dir = t.TempDir()
 	ioDir = filepath.Join(dir, "files")
 	for name, content := range map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"} {
@@ -172,8 +155,8 @@ func setupEffects(t *testing.T, api *notesAPI) (dir, ioDir string) {
 	}
 	spec, _ := filepath.Abs("testdata/notes.yaml")
 	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\nauth = \"s3cret-token\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(effectsScript), 0o644); err != nil {
+		"\n"+credential+"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir, ioDir
@@ -183,7 +166,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir, ioDir := setupEffects(t, api)
-	files, state := tree(t, ioDir), api.state()
+	files, state := testtree.Snapshot(t, ioDir), api.state()
 
 	out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "script.luau")
 	if status != 0 {
@@ -196,8 +179,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 	// Nothing changed: the files, their times, the directories', the
 	// server's state; only the safe GET reached the server.
-	if after := tree(t, ioDir); fmt.Sprint(after) != fmt.Sprint(files) {
-		t.Errorf("the io directory changed:\nbefore %v\nafter  %v", files, after)
+	if after := testtree.Snapshot(t, ioDir); after != files {
+		t.Errorf("the io directory changed:\nbefore\n%s\nafter\n%s", files, after)
 	}
 	if got := api.state(); got != state {
 		t.Errorf("the server's state changed: %s, was %s", got, state)
@@ -268,7 +251,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 		!strings.Contains(errOut, "       +line3") {
 		t.Errorf("text mode: %d %s %s", status, out, errOut)
 	}
-	if after := tree(t, ioDir); fmt.Sprint(after) != fmt.Sprint(files) {
+	if after := testtree.Snapshot(t, ioDir); after != files {
 		t.Errorf("the io directory changed in text mode")
 	}
 
@@ -277,7 +260,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if status != 0 || strings.Contains(out, `"effects"`) {
 		t.Fatalf("real run: %d %s %s", status, out, errOut)
 	}
-	if fmt.Sprint(tree(t, ioDir)) == fmt.Sprint(files) || api.state() == state || api.count("POST") != 1 || api.count("DELETE") != 1 || api.count("PATCH") != 1 {
+	if testtree.Snapshot(t, ioDir) == files || api.state() == state || api.count("POST") != 1 || api.count("DELETE") != 1 || api.count("PATCH") != 1 {
 		t.Errorf("the real run changed nothing: %v", api.requests)
 	}
 }
@@ -334,12 +317,9 @@ return #out
 func TestDryRunParallelOrder(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
-	dir, _ := setupEffects(t, api)
-	if err := os.WriteFile(filepath.Join(dir, "par.luau"), []byte(noteBatchScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := setupNotes(t, api, notesCredential, noteBatchScript)
 	for round := range 3 {
-		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "par.luau")
+		out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "script.luau")
 		if status != 0 {
 			t.Fatalf("dry run: %d %s %s", status, out, errOut)
 		}

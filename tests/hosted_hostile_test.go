@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscript/toolscript/internal/testhostile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -96,30 +97,7 @@ func TestHostedHostileConnections(t *testing.T) {
 
 	// Each hostile connection is answered or closed by the server.
 	deadline := time.Now().Add(time.Minute)
-	var mu sync.Mutex
-	outcomes := map[string]int{}
-	var open []string
-	jobs := make(chan net.Conn)
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Go(func() {
-			for hc := range jobs {
-				outcome, err := hostileOutcome(hc, deadline)
-				mu.Lock()
-				if err != nil {
-					open = append(open, err.Error())
-				} else {
-					outcomes[outcome]++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, hc := range hostile {
-		jobs <- hc
-	}
-	close(jobs)
-	wg.Wait()
+	outcomes, open := testhostile.Outcomes(hostile, deadline, hostileOutcome)
 	t.Logf("%d hostile connections: %v", n, outcomes)
 	if len(open) > 0 {
 		t.Errorf("%d hostile connections left open, such as: %s", len(open), open[0])

@@ -194,28 +194,19 @@ func runAttacks(t *testing.T, attacks []attack) {
 	}
 }
 
-func TestIOAttackLinkToFileOutside(t *testing.T) {
-	abs := func(t *testing.T, s *scene) {
-		symlink(t, filepath.Join(s.outside, "secret.txt"), filepath.Join(s.dir, "link.txt"))
-	}
-	rel := func(t *testing.T, s *scene) { symlink(t, "../outside/secret.txt", filepath.Join(s.dir, "link.txt")) }
-	deep := func(t *testing.T, s *scene) {
-		symlink(t, "../../../outside/secret.txt", filepath.Join(s.dir, "a", "b", "link.txt"))
-	}
+// escapeOp is an io call through a planted link: its script, and the
+// prefix of the message that refuses it.
+type escapeOp struct{ name, script, prefix string }
+
+// escapeAttacks is each op through a link planted by abs (an absolute
+// target) and by rel (a relative one), each refused as escaping.
+func escapeAttacks(abs, rel func(*testing.T, *scene), ops []escapeOp) []attack {
 	var attacks []attack
 	for _, plant := range []struct {
 		name string
 		fn   func(*testing.T, *scene)
 	}{{"absolute", abs}, {"relative", rel}} {
-		for _, op := range []struct{ name, script, prefix string }{
-			{"read", `return io.open("link.txt"):read("*a")`, "io.open: 'link.txt': "},
-			{"write", `io.open("link.txt", "w"):write("pwned"):close()`, "io.open: 'link.txt': "},
-			{"append", `io.open("link.txt", "a"):write("pwned"):close()`, "io.open: 'link.txt': "},
-			{"update", `io.open("link.txt", "r+"):write("pwned"):close()`, "io.open: 'link.txt': "},
-			{"w+", `io.open("link.txt", "w+"):write("pwned"):close()`, "io.open: 'link.txt': "},
-			{"lines", `for l in io.lines("link.txt") do print(l) end`, "io.open: 'link.txt': "},
-			{"file.save", `file.save("link.txt", "pwned")`, "io.open: 'link.txt': "},
-		} {
+		for _, op := range ops {
 			attacks = append(attacks, attack{
 				name:     plant.name + " " + op.name,
 				plant:    plant.fn,
@@ -225,6 +216,26 @@ func TestIOAttackLinkToFileOutside(t *testing.T) {
 			})
 		}
 	}
+	return attacks
+}
+
+func TestIOAttackLinkToFileOutside(t *testing.T) {
+	abs := func(t *testing.T, s *scene) {
+		symlink(t, filepath.Join(s.outside, "secret.txt"), filepath.Join(s.dir, "link.txt"))
+	}
+	rel := func(t *testing.T, s *scene) { symlink(t, "../outside/secret.txt", filepath.Join(s.dir, "link.txt")) }
+	deep := func(t *testing.T, s *scene) {
+		symlink(t, "../../../outside/secret.txt", filepath.Join(s.dir, "a", "b", "link.txt"))
+	}
+	attacks := escapeAttacks(abs, rel, []escapeOp{
+		{"read", `return io.open("link.txt"):read("*a")`, "io.open: 'link.txt': "},
+		{"write", `io.open("link.txt", "w"):write("pwned"):close()`, "io.open: 'link.txt': "},
+		{"append", `io.open("link.txt", "a"):write("pwned"):close()`, "io.open: 'link.txt': "},
+		{"update", `io.open("link.txt", "r+"):write("pwned"):close()`, "io.open: 'link.txt': "},
+		{"w+", `io.open("link.txt", "w+"):write("pwned"):close()`, "io.open: 'link.txt': "},
+		{"lines", `for l in io.lines("link.txt") do print(l) end`, "io.open: 'link.txt': "},
+		{"file.save", `file.save("link.txt", "pwned")`, "io.open: 'link.txt': "},
+	})
 	attacks = append(attacks,
 		attack{
 			name:     "through directories",
@@ -266,30 +277,16 @@ func TestIOAttackLinkToFileOutside(t *testing.T) {
 func TestIOAttackLinkToDirectoryOutside(t *testing.T) {
 	abs := func(t *testing.T, s *scene) { symlink(t, s.outside, filepath.Join(s.dir, "out")) }
 	rel := func(t *testing.T, s *scene) { symlink(t, "../outside", filepath.Join(s.dir, "out")) }
-	var attacks []attack
-	for _, plant := range []struct {
-		name string
-		fn   func(*testing.T, *scene)
-	}{{"absolute", abs}, {"relative", rel}} {
-		for _, op := range []struct{ name, script, prefix string }{
-			{"read", `return io.open("out/secret.txt"):read("*a")`, "io.open: 'out/secret.txt': "},
-			{"read deeper", `return io.open("out/sub/secret2.txt"):read("*a")`, "io.open: 'out/sub/secret2.txt': "},
-			{"overwrite", `io.open("out/secret.txt", "w"):write("pwned"):close()`, "io.open: 'out/secret.txt': "},
-			{"create", `io.open("out/new.txt", "w"):write("pwned"):close()`, "io.open: 'out/new.txt': "},
-			{"create parents", `io.open("out/new/dir/x.txt", "w"):write("pwned"):close()`, "io.open: 'out/new/dir/x.txt': "},
-			{"list", `return io.list("out")`, "io.list: 'out': "},
-			{"list a subdirectory", `return io.list("out/sub")`, "io.list: 'out/sub': "},
-			{"remove", `os.remove("out/secret.txt")`, "os.remove: 'out/secret.txt': "},
-		} {
-			attacks = append(attacks, attack{
-				name:     plant.name + " " + op.name,
-				plant:    plant.fn,
-				script:   op.script,
-				kind:     result.IO,
-				messages: []string{op.prefix + escapes},
-			})
-		}
-	}
+	attacks := escapeAttacks(abs, rel, []escapeOp{
+		{"read", `return io.open("out/secret.txt"):read("*a")`, "io.open: 'out/secret.txt': "},
+		{"read deeper", `return io.open("out/sub/secret2.txt"):read("*a")`, "io.open: 'out/sub/secret2.txt': "},
+		{"overwrite", `io.open("out/secret.txt", "w"):write("pwned"):close()`, "io.open: 'out/secret.txt': "},
+		{"create", `io.open("out/new.txt", "w"):write("pwned"):close()`, "io.open: 'out/new.txt': "},
+		{"create parents", `io.open("out/new/dir/x.txt", "w"):write("pwned"):close()`, "io.open: 'out/new/dir/x.txt': "},
+		{"list", `return io.list("out")`, "io.list: 'out': "},
+		{"list a subdirectory", `return io.list("out/sub")`, "io.list: 'out/sub': "},
+		{"remove", `os.remove("out/secret.txt")`, "os.remove: 'out/secret.txt': "},
+	})
 	runAttacks(t, attacks)
 }
 

@@ -362,12 +362,17 @@ func TestIODirectoryCreatedOnFirstWrite(t *testing.T) {
 	}
 }
 
+// besideOutside names, in a temporary directory base, the io directory
+// "files" and the directory "outside" beside it; a test makes them.
+func besideOutside(t *testing.T) (base, dir, outside string) {
+	base = t.TempDir()
+	return base, filepath.Join(base, "files"), filepath.Join(base, "outside")
+}
+
 // Symbolic links planted inside the directory never lead outside it.
 func TestIOSymlinks(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	dir := filepath.Join(base, "files")
-	outside := filepath.Join(base, "outside")
+	base, dir, outside := besideOutside(t)
 	mustWrite(t, filepath.Join(outside, "secret.txt"), "secret")
 	mustWrite(t, filepath.Join(dir, "inside.txt"), "inside")
 	links := map[string]string{
@@ -415,9 +420,7 @@ func TestIOSymlinks(t *testing.T) {
 // write outside the directory.
 func TestIOSymlinkSwappedDuringRun(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	dir := filepath.Join(base, "files")
-	outside := filepath.Join(base, "outside")
+	_, dir, outside := besideOutside(t)
 	mustWrite(t, filepath.Join(outside, "data.txt"), "OUTSIDE")
 	mustWrite(t, filepath.Join(dir, "real", "data.txt"), "inside")
 

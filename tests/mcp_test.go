@@ -574,17 +574,25 @@ func callRunning(t *testing.T, ctx context.Context, c *client.Client, args map[s
 	return done
 }
 
+// busyServer serves with args, one call running a busy script until
+// stopBusy (or the test's end) cancels it; the client, the test's context,
+// and where the busy call's error arrives.
+func busyServer(t *testing.T, args ...string) (c *client.Client, ctx context.Context, stopBusy context.CancelFunc, busyDone <-chan error) {
+	t.Helper()
+	c, _ = mcpClient(t, t.TempDir(), "", args...)
+	ctx = testwait.Context(t)
+	busyCtx, stopBusy := context.WithCancel(ctx)
+	t.Cleanup(stopBusy)
+	return c, ctx, stopBusy, callRunning(t, busyCtx, c, map[string]any{"script": busy, "timeout_ms": 60000})
+}
+
 func TestMCPConcurrency(t *testing.T) {
 	t.Parallel()
 	t.Run("calls run concurrently", func(t *testing.T) {
 		t.Parallel()
-		c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "2")
-		ctx := testwait.Context(t)
 		// The busy call runs until it is cancelled: the quick one can
 		// only end while it runs if it took the free slot.
-		busyCtx, stopBusy := context.WithCancel(ctx)
-		defer stopBusy()
-		busyDone := callRunning(t, busyCtx, c, map[string]any{"script": busy, "timeout_ms": 60000})
+		c, ctx, _, busyDone := busyServer(t, "--max-concurrent", "2")
 		_, out := callScript(t, ctx, c, map[string]any{"script": "return 1"})
 		if string(out.Result) != "1" {
 			t.Errorf("result %s", out.Result)
@@ -597,11 +605,7 @@ func TestMCPConcurrency(t *testing.T) {
 	})
 	t.Run("the limit makes calls wait", func(t *testing.T) {
 		t.Parallel()
-		c, _ := mcpClient(t, t.TempDir(), "", "--max-concurrent", "1")
-		ctx := testwait.Context(t)
-		busyCtx, stopBusy := context.WithCancel(ctx)
-		defer stopBusy()
-		busyDone := callRunning(t, busyCtx, c, map[string]any{"script": busy, "timeout_ms": 60000})
+		c, ctx, stopBusy, busyDone := busyServer(t, "--max-concurrent", "1")
 		quick := make(chan execResult, 1)
 		go func() {
 			_, out := callScript(t, ctx, c, map[string]any{"script": "return 1"})
@@ -695,13 +699,7 @@ func testProgress(t *testing.T, c *client.Client) {
 		}
 	})
 	// About 600 progress calls over 0.6s of wall-clock time.
-	script := `
-		local n = 600
-		for i = 1, n do
-			local t = os.clock()
-			while os.clock() - t < 0.001 do end
-			progress(i, n, "step " .. i)
-		end
+	script := progressSteps(600, 0.001) + `
 		progress(n - 1) -- not an increase: skipped
 		return n`
 	start := time.Now()

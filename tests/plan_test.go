@@ -5,32 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testtree"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
-
-// contentsOf is what a directory holds, times left out: each entry's
-// mode, size and content.
-func contentsOf(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	for name, entry := range tree(t, dir) {
-		fields := strings.Fields(entry)
-		var kept []string
-		for _, f := range fields {
-			if !strings.HasPrefix(f, "mtime=") && !strings.HasPrefix(f, "ctime=") && !strings.HasPrefix(f, "ino=") {
-				kept = append(kept, f)
-			}
-		}
-		fmt.Fprintf(&b, "%s %s\n", name, strings.Join(kept, " "))
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	slices.Sort(lines)
-	return strings.Join(lines, "\n")
-}
 
 // planResult is the part of a plan run's result these tests read.
 type planResult struct {
@@ -88,7 +68,7 @@ func TestPlanAppliesWhatARealRunDoes(t *testing.T) {
 	if res.Error != nil || res.PlanUnused != nil || strings.Contains(out, "plan_unused") {
 		t.Fatalf("plan run: %s", out)
 	}
-	if got, want := contentsOf(t, planIO), contentsOf(t, realIO); got != want {
+	if got, want := testtree.Contents(t, planIO), testtree.Contents(t, realIO); got != want {
 		t.Errorf("after the plan run:\n%s\nafter a real run:\n%s", got, want)
 	}
 	unsafe := func(a *notesAPI) string {
@@ -258,10 +238,7 @@ func TestPlanUsage(t *testing.T) {
 func TestPlanParallel(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
-	dir, ioDir := setupEffects(t, api)
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(noteBatchScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, ioDir := setupNotes(t, api, notesCredential, noteBatchScript)
 	dryRunPlan(t, dir)
 	for round := 1; round <= 3; round++ {
 		res, out := runPlan(t, dir, "script.luau")

@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -13,16 +14,22 @@ import (
 	"github.com/creack/pty"
 )
 
-// progressScript calls progress 30 times over about 0.6 s, then prints and
-// returns.
-const progressScript = `
-local n = 30
+// progressSteps is Luau that sets the local n and calls progress(i, n,
+// "step " .. i) for i from 1 to n, each after the given seconds of work.
+func progressSteps(n int, seconds float64) string {
+	return fmt.Sprintf(`
+local n = %d
 for i = 1, n do
 	local t = os.clock()
-	while os.clock() - t < 0.02 do end
+	while os.clock() - t < %g do end
 	progress(i, n, "step " .. i)
 end
-print("done")
+`, n, seconds)
+}
+
+// progressScript calls progress 30 times over about 0.6 s, then prints and
+// returns.
+var progressScript = progressSteps(30, 0.02) + `print("done")
 return n`
 
 // runOnTerminal runs `toolscript ARGS` with standard error on a

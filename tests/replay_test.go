@@ -25,17 +25,7 @@ import (
 // reads the clocks and the random generator: everything a replay
 // substitutes.
 const replayScript = `
-local t0 = os.clock()
-local before = sdk.notes.list_notes()
-local f = io.open("keep.txt", "a")
-f:write("line3\n")
-f:close()
-local out = io.open("reports/new.txt", "w")
-out:write("hello\n")
-out:close()
-os.remove("old.txt")
-local created, resp = sdk.notes.create_note({ text = "from the script" })
-local batch = parallel({
+local t0 = os.clock()` + effectsOpening + `local batch = parallel({
 	function() return sdk.notes.create_note({ text = "p1" }).id end,
 	function() return #sdk.notes.list_notes() end,
 	function() return sdk.notes.create_note({ text = "p2" }).id end,
@@ -53,14 +43,7 @@ return { before = #before, created = created, status = resp.status, batch = batc
 // setupReplay is a real io directory and a configuration naming the notes
 // API, whose credential comes from NOTES_TOKEN, with a frozen parameter.
 func setupReplay(t *testing.T, api *notesAPI) (dir, ioDir string) {
-	dir, ioDir = setupEffects(t, api)
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\nauth_env = \"NOTES_TOKEN\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(replayScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir, ioDir
+	return setupNotes(t, api, `auth_env = "NOTES_TOKEN"`, replayScript)
 }
 
 // traceLine is the number of the first line of the trace at path holding

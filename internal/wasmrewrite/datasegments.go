@@ -149,6 +149,34 @@ func (r *wasmReader) byte() (byte, error) {
 	return c, nil
 }
 
+// vector reads a vector: its length, then each element with read. It
+// returns the length, and stops at read's first error.
+func (r *wasmReader) vector(read func() error) (uint32, error) {
+	n, err := r.u32()
+	if err != nil {
+		return 0, err
+	}
+	for range n {
+		if err := read(); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// export reads an entry of the export section: its name, its kind and
+// (discarded) the index of what it exports.
+func (r *wasmReader) export() (name []byte, kind byte, err error) {
+	if name, err = r.bytes(); err != nil {
+		return nil, 0, err
+	}
+	if kind, err = r.byte(); err != nil {
+		return nil, 0, err
+	}
+	_, err = r.u32()
+	return name, kind, err
+}
+
 // u32 reads an unsigned LEB128 number of at most 32 bits.
 func (r *wasmReader) u32() (uint32, error) {
 	var v uint32

@@ -18,27 +18,14 @@ func HasTableExports(module []byte, exports TableExports) (bool, error) {
 			return nil
 		}
 		r := wasmReader{b: content}
-		n, err := r.u32()
-		if err != nil {
-			return err
-		}
-		for range n {
-			name, err := r.bytes()
-			if err != nil {
-				return err
-			}
-			kind, err := r.byte()
-			if err != nil {
-				return err
-			}
-			if _, err := r.u32(); err != nil {
-				return err
-			}
-			if kind == 0 && (string(name) == exports.Fill || string(name) == exports.Used) {
+		_, err := r.vector(func() error {
+			name, kind, err := r.export()
+			if err == nil && kind == 0 && (string(name) == exports.Fill || string(name) == exports.Used) {
 				found++
 			}
-		}
-		return nil
+			return err
+		})
+		return err
 	})
 	return found == 2 && exports.Fill != exports.Used, err
 }

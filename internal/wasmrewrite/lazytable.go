@@ -166,12 +166,7 @@ func (m *lazyModule) read(id byte, content []byte) error {
 }
 
 func (m *lazyModule) readTypes(r *wasmReader) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	m.types = n
-	for range n {
+	n, err := r.vector(func() error {
 		if form, err := r.byte(); err != nil || form != 0x60 {
 			return ErrUnsupportedTable // not a function type
 		}
@@ -183,17 +178,14 @@ func (m *lazyModule) readTypes(r *wasmReader) error {
 			return err
 		}
 		m.params = append(m.params, uint32(len(params)))
-	}
-	return nil
+		return nil
+	})
+	m.types = n
+	return err
 }
 
 func (m *lazyModule) readFunctions(r *wasmReader) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	m.funcs = n
-	for range n {
+	n, err := r.vector(func() error {
 		t, err := r.u32()
 		if err != nil {
 			return err
@@ -202,16 +194,14 @@ func (m *lazyModule) readFunctions(r *wasmReader) error {
 			return fmt.Errorf("function of type %d, of %d types", t, len(m.params))
 		}
 		m.funcTypes = append(m.funcTypes, t)
-	}
-	return nil
+		return nil
+	})
+	m.funcs = n
+	return err
 }
 
 func (m *lazyModule) readImports(r *wasmReader) error {
-	n, err := r.u32()
-	if err != nil {
-		return err
-	}
-	for range n {
+	_, err := r.vector(func() error {
 		for range 2 { // module and name
 			if _, err := r.bytes(); err != nil {
 				return err
@@ -238,11 +228,9 @@ func (m *lazyModule) readImports(r *wasmReader) error {
 		default:
 			return ErrUnsupportedTable
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
+	return err
 }
 
 func (m *lazyModule) readTables(r *wasmReader) error {
@@ -263,25 +251,18 @@ func (m *lazyModule) readTables(r *wasmReader) error {
 // checkTableNotExported reads the export section, and returns how many
 // exports it has.
 func (m *lazyModule) checkTableNotExported(r *wasmReader) (uint32, error) {
-	n, err := r.u32()
-	if err != nil {
-		return 0, err
-	}
-	for range n {
-		name, err := r.bytes()
+	n, err := r.vector(func() error {
+		name, kind, err := r.export()
 		if err != nil {
-			return 0, err
-		}
-		kind, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		if _, err := r.u32(); err != nil {
-			return 0, err
+			return err
 		}
 		if kind == externTable || string(name) == m.names.Fill || string(name) == m.names.Used {
-			return 0, ErrUnsupportedTable
+			return ErrUnsupportedTable
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	return n, nil
 }

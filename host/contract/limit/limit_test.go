@@ -219,19 +219,8 @@ func TestSlotsUnboundedWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cancelled := make(chan error, 1)
-	go func() {
-		_, err := s.Acquire(ctx, "bob")
-		cancelled <- err
-	}()
-	got := make(chan error, 1)
-	go func() {
-		r, err := s.Acquire(context.Background(), "alice")
-		if err == nil {
-			r()
-		}
-		got <- err
-	}()
+	cancelled := acquireAsync(ctx, s, "bob")
+	got := acquireAsync(context.Background(), s, "alice")
 	cancel()
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
@@ -255,20 +244,9 @@ func TestSlotsWaiters(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got := make(chan error, 1)
-	go func() {
-		r, err := s.Acquire(context.Background(), "alice")
-		if err == nil {
-			r()
-		}
-		got <- err
-	}()
+	got := acquireAsync(context.Background(), s, "alice")
 	ctx, cancel := context.WithCancel(context.Background())
-	cancelled := make(chan error, 1)
-	go func() {
-		_, err := s.Acquire(ctx, "alice")
-		cancelled <- err
-	}()
+	cancelled := acquireAsync(ctx, s, "alice")
 	cancel()
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled waiter: %v", err)
@@ -331,6 +309,20 @@ func TestSlotsBounds(t *testing.T) {
 	if s.InUse() != 0 || s.keyCount() != 0 {
 		t.Errorf("afterwards: %d in use, %d keys with state", s.InUse(), s.keyCount())
 	}
+}
+
+// acquireAsync acquires a slot for key in a goroutine, gives it back at
+// once, and reports Acquire's error on the channel it returns.
+func acquireAsync(ctx context.Context, s *Slots[string], key string) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		release, err := s.Acquire(ctx, key)
+		if err == nil {
+			release()
+		}
+		done <- err
+	}()
+	return done
 }
 
 func storeMax(m *atomic.Int64, v int64) {

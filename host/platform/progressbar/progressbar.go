@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/text/width"
 
+	"github.com/toolscript/toolscript/host/platform/pacer"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -270,28 +271,18 @@ func (b *Bar) Close() {
 
 func (b *Bar) run() {
 	defer close(b.done)
-	var last time.Time
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-b.wake:
-		}
-		if wait := b.interval - time.Since(last); wait > 0 {
-			timer := time.NewTimer(wait)
-			select {
-			case <-b.stop:
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-		}
-		b.mu.Lock()
-		if b.dirty && !b.closed {
-			io.WriteString(b.w, "\r"+Render(b.state, b.now(), b.cols())+"\x1b[K")
-			b.dirty, b.drawn = false, true
-			last = time.Now()
-		}
-		b.mu.Unlock()
+	pacer.Run(b.stop, b.wake, b.interval, b.redraw)
+}
+
+// redraw draws the newest state if it is not drawn yet, and reports
+// whether it drew.
+func (b *Bar) redraw() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.dirty || b.closed {
+		return false
 	}
+	io.WriteString(b.w, "\r"+Render(b.state, b.now(), b.cols())+"\x1b[K")
+	b.dirty, b.drawn = false, true
+	return true
 }

@@ -86,13 +86,27 @@ func check(t *testing.T, res *result.Result, w want) {
 	}
 }
 
+// scriptCase is a script run without limits and what it gives.
+type scriptCase struct {
+	name   string
+	source string
+	want   want
+}
+
+// runCases runs each case as a parallel subtest.
+func runCases(t *testing.T, cases []scriptCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			check(t, run(t, c.source, luau.Limits{}), c.want)
+		})
+	}
+}
+
 func TestLanguage(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name   string
-		source string
-		want   want
-	}{
+	cases := []scriptCase{
 		{"return nothing", `local x = 1`, want{result: "null"}},
 		{"return number", `return 1`, want{result: "1"}},
 		{"first return value only", `return 1, 2`, want{result: "1"}},
@@ -153,12 +167,7 @@ func TestLanguage(t *testing.T) {
 		{"_G and _VERSION", `return {_G ~= nil, _VERSION}`, want{result: `[true,"Luau"]`}},
 		{"table.sort with comparator", `local t = {3, 1, 2} table.sort(t, function(a, b) return a > b end) return t`, want{result: `[3,2,1]`}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			check(t, run(t, c.source, luau.Limits{}), c.want)
-		})
-	}
+	runCases(t, cases)
 }
 
 func TestErrors(t *testing.T) {
@@ -167,11 +176,7 @@ func TestErrors(t *testing.T) {
 	for i := range 300 {
 		fmt.Fprintf(&many, "local v%d = math.random()\n", i)
 	}
-	cases := []struct {
-		name   string
-		source string
-		want   want
-	}{
+	cases := []scriptCase{
 		{"runtime error with line", "local x = 1\n\nerror('boom')", want{kind: result.Runtime, message: "script:3: boom", line: 3}},
 		{"index nil", "local t = nil\nreturn t.field", want{kind: result.Runtime, message: "attempt to index nil with 'field'", line: 2}},
 		{"arithmetic on nil", "local a\nlocal b = 1\nreturn a + b", want{kind: result.Runtime, message: "attempt to perform arithmetic", line: 3}},
@@ -196,12 +201,7 @@ func TestErrors(t *testing.T) {
 		{"thread result", `return coroutine.create(print)`, want{kind: result.Runtime, message: "cannot convert thread"}},
 		{"boolean key", `return {[true] = 1}`, want{kind: result.Runtime, message: "result: cannot convert a table key of type boolean"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			check(t, run(t, c.source, luau.Limits{}), c.want)
-		})
-	}
+	runCases(t, cases)
 }
 
 func TestScriptArguments(t *testing.T) {

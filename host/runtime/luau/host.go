@@ -106,17 +106,7 @@ func tick(ctx context.Context, _ api.Module) {
 // checkStop stops the execution, by unwinding it through the host, when
 // its caller cancelled it or its deadline passed.
 func (inst *instance) checkStop() {
-	inst.checkEffects()
-	select {
-	case <-inst.done:
-		inst.stopReason = stoppedByCancellation
-		panic(errStopRequested)
-	default:
-	}
-	if inst.deadline != nil && inst.deadline.passed() {
-		inst.stopReason = stoppedByDeadline
-		panic(errStopRequested)
-	}
+	inst.stopIf(inst.deadline != nil && inst.deadline.passed())
 }
 
 // checkStopAfterCall is checkStop after an sdk call made under ctx, which
@@ -124,6 +114,13 @@ func (inst *instance) checkStop() {
 // without reading the clock on every call (tick reads it anyway, a few
 // thousand safepoints later).
 func (inst *instance) checkStopAfterCall(ctx context.Context) {
+	inst.stopIf(errors.Is(ctx.Err(), context.DeadlineExceeded))
+}
+
+// stopIf unwinds the execution when its effects layer stopped an effect,
+// its caller cancelled it, or (the caller's check of the clock)
+// deadlinePassed, in that order of precedence.
+func (inst *instance) stopIf(deadlinePassed bool) {
 	inst.checkEffects()
 	select {
 	case <-inst.done:
@@ -131,7 +128,7 @@ func (inst *instance) checkStopAfterCall(ctx context.Context) {
 		panic(errStopRequested)
 	default:
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if deadlinePassed {
 		inst.stopReason = stoppedByDeadline
 		panic(errStopRequested)
 	}

@@ -78,23 +78,31 @@ func guestPath(op string, mod api.Module, ptr, n uint32) (string, error) {
 	return guestString(mod, ptr, n), nil
 }
 
+// ioPathExec is ioExec for a call on a path the script named for op: the
+// execution and the path, or nil with the failure status (its message
+// pending).
+func ioPathExec(ctx context.Context, op string, mod api.Module, ptr, n uint32) (*execution, string, int32) {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return nil, "", fail
+	}
+	path, err := guestPath(op, mod, ptr, n)
+	if err != nil {
+		return nil, "", exec.fail(err)
+	}
+	return exec, path, 0
+}
+
 // ioOpen is ts_host_io_open(path, pathLen, mode, modeLen): a handle.
 func ioOpen(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, modeLen uint32) int32 {
-	exec, fail := ioExec(ctx)
+	exec, path, fail := ioPathExec(ctx, "io.open", mod, pathPtr, pathLen)
 	if exec == nil {
 		return fail
 	}
-	path, err := guestPath("io.open", mod, pathPtr, pathLen)
-	if err != nil {
-		return exec.fail(err)
-	}
 	mode := guestString(mod, modePtr, min(modeLen, 16))
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IOOpen, Path: path, Mode: mode}, nil, func() int64 {
-			return int64(exec.status(exec.fs.Open(path, mode)))
-		}))
-	}
-	return exec.status(exec.fs.Open(path, mode))
+	return int32(exec.doIO(trace.IO{Op: trace.IOOpen, Path: path, Mode: mode}, nil, func() int64 {
+		return int64(exec.status(exec.fs.Open(path, mode)))
+	}))
 }
 
 // ioRead is ts_host_io_read(handle, buf, len): the bytes read.
@@ -104,14 +112,10 @@ func ioRead(ctx context.Context, mod api.Module, handle int32, ptr, n uint32) in
 		return fail
 	}
 	buf := guestBytes(mod, ptr, n)
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IORead, Handle: handle, Len: int64(len(buf))}, buf, func() int64 {
-			read, err := exec.fs.Read(handle, buf)
-			return int64(exec.status(int32(read), err))
-		}))
-	}
-	read, err := exec.fs.Read(handle, buf)
-	return exec.status(int32(read), err)
+	return int32(exec.doIO(trace.IO{Op: trace.IORead, Handle: handle, Len: int64(len(buf))}, buf, func() int64 {
+		read, err := exec.fs.Read(handle, buf)
+		return int64(exec.status(int32(read), err))
+	}))
 }
 
 // ioWrite is ts_host_io_write(handle, buf, len).
@@ -121,12 +125,9 @@ func ioWrite(ctx context.Context, mod api.Module, handle int32, ptr, n uint32) i
 		return fail
 	}
 	data := guestBytes(mod, ptr, n)
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IOWrite, Handle: handle, Len: int64(len(data)), SHA256: digest(data)}, nil, func() int64 {
-			return int64(exec.status(0, exec.fs.Write(handle, data)))
-		}))
-	}
-	return exec.status(0, exec.fs.Write(handle, data))
+	return int32(exec.doIO(trace.IO{Op: trace.IOWrite, Handle: handle, Len: int64(len(data))}, data, func() int64 {
+		return int64(exec.status(0, exec.fs.Write(handle, data)))
+	}))
 }
 
 // ioSeek is ts_host_io_seek(handle, whence, offset): the new position.
@@ -135,20 +136,13 @@ func ioSeek(ctx context.Context, _ api.Module, handle, whence int32, offset int6
 	if exec == nil {
 		return int64(fail)
 	}
-	if exec.fx.Traced() {
-		return exec.traceIO(trace.IO{Op: trace.IOSeek, Handle: handle, Whence: whence, Offset: offset}, nil, func() int64 {
-			pos, err := exec.fs.Seek(handle, int(whence), offset)
-			if err != nil {
-				return int64(exec.fail(err))
-			}
-			return pos
-		})
-	}
-	pos, err := exec.fs.Seek(handle, int(whence), offset)
-	if err != nil {
-		return int64(exec.fail(err))
-	}
-	return pos
+	return exec.doIO(trace.IO{Op: trace.IOSeek, Handle: handle, Whence: whence, Offset: offset}, nil, func() int64 {
+		pos, err := exec.fs.Seek(handle, int(whence), offset)
+		if err != nil {
+			return int64(exec.fail(err))
+		}
+		return pos
+	})
 }
 
 // ioFlush is ts_host_io_flush(handle).
@@ -157,12 +151,9 @@ func ioFlush(ctx context.Context, _ api.Module, handle int32) int32 {
 	if exec == nil {
 		return fail
 	}
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IOFlush, Handle: handle}, nil, func() int64 {
-			return int64(exec.status(0, exec.fs.Flush(handle)))
-		}))
-	}
-	return exec.status(0, exec.fs.Flush(handle))
+	return int32(exec.doIO(trace.IO{Op: trace.IOFlush, Handle: handle}, nil, func() int64 {
+		return int64(exec.status(0, exec.fs.Flush(handle)))
+	}))
 }
 
 // ioClose is ts_host_io_close(handle).
@@ -171,29 +162,19 @@ func ioClose(ctx context.Context, _ api.Module, handle int32) int32 {
 	if exec == nil {
 		return fail
 	}
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IOClose, Handle: handle}, nil, func() int64 {
-			return int64(exec.status(0, exec.fs.Close(handle)))
-		}))
-	}
-	return exec.status(0, exec.fs.Close(handle))
+	return int32(exec.doIO(trace.IO{Op: trace.IOClose, Handle: handle}, nil, func() int64 {
+		return int64(exec.status(0, exec.fs.Close(handle)))
+	}))
 }
 
 // ioList is ts_host_io_list(path, len): it leaves the listing pending and
 // returns its length.
 func ioList(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
-	exec, fail := ioExec(ctx)
+	exec, path, fail := ioPathExec(ctx, "io.list", mod, ptr, n)
 	if exec == nil {
 		return fail
 	}
-	path, err := guestPath("io.list", mod, ptr, n)
-	if err != nil {
-		return exec.fail(err)
-	}
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 { return int64(exec.list(path)) }))
-	}
-	return exec.list(path)
+	return int32(exec.doIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 { return int64(exec.list(path)) }))
 }
 
 // list leaves the listing of path pending and returns its length.
@@ -209,20 +190,13 @@ func (e *execution) list(path string) int32 {
 
 // ioRemove is ts_host_io_remove(path, len).
 func ioRemove(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
-	exec, fail := ioExec(ctx)
+	exec, path, fail := ioPathExec(ctx, "os.remove", mod, ptr, n)
 	if exec == nil {
 		return fail
 	}
-	path, err := guestPath("os.remove", mod, ptr, n)
-	if err != nil {
-		return exec.fail(err)
-	}
-	if exec.fx.Traced() {
-		return int32(exec.traceIO(trace.IO{Op: trace.IORemove, Path: path}, nil, func() int64 {
-			return int64(exec.status(0, exec.fs.Remove(path)))
-		}))
-	}
-	return exec.status(0, exec.fs.Remove(path))
+	return int32(exec.doIO(trace.IO{Op: trace.IORemove, Path: path}, nil, func() int64 {
+		return int64(exec.status(0, exec.fs.Remove(path)))
+	}))
 }
 
 // ioTake is ts_host_io_take(buf, len): it copies the pending message or

@@ -10,6 +10,16 @@ import (
 	"github.com/toolscript/toolscript/wasm"
 )
 
+// mustInstance is a new instance of rt; the caller closes it.
+func mustInstance(t *testing.T, rt *Runtime) *instance {
+	t.Helper()
+	inst, err := rt.newInstance(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
 // TestTableHotFilledAhead checks that the runtime learns which entries of
 // the table an execution fills, that each new instance has them filled
 // before it waits in the pool, and that an execution then fills the
@@ -24,19 +34,13 @@ func TestTableHotFilledAhead(t *testing.T) {
 	if !rt.lazyTable {
 		t.Fatal("the Luau module's table is filled when an instance is made")
 	}
-	first, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustInstance(t, rt)
 	first.close()
 	hot := rt.sdk.Load().image.tableHot
 	if len(hot) < 5 || len(hot) > 100 {
 		t.Fatalf("an execution of %q fills %d entries of the table: %v", warmUpScript, len(hot), hot)
 	}
-	inst, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := mustInstance(t, rt)
 	if got := inst.tableUsed(ctx); !slices.Equal(got, hot) {
 		t.Errorf("a new instance has entries %v filled, want %v", got, hot)
 	}

@@ -19,10 +19,7 @@ func templateRuntime(t *testing.T) (*Runtime, *image) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(ctx) })
-	first, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := mustInstance(t, rt)
 	first.close()
 	img := rt.sdk.Load().image
 	if img == nil || img.template == nil {
@@ -44,17 +41,10 @@ func memoryOf(t *testing.T, inst *instance) []byte {
 // instance's memory and checks that another instance, made before and one
 // made after, and the template itself still hold the image.
 func TestTemplateWritesStayInTheirInstance(t *testing.T) {
-	ctx := context.Background()
 	rt, img := templateRuntime(t)
-	before, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mustInstance(t, rt)
 	defer before.close()
-	writer, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	writer := mustInstance(t, rt)
 	if !before.fromTemplate || !writer.fromTemplate {
 		t.Fatal("instances do not start from the template")
 	}
@@ -63,10 +53,7 @@ func TestTemplateWritesStayInTheirInstance(t *testing.T) {
 	for i := range mem {
 		mem[i] = ^mem[i]
 	}
-	after, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := mustInstance(t, rt)
 	defer after.close()
 	for name, inst := range map[string]*instance{"made before": before, "made after": after} {
 		if !bytes.Equal(memoryOf(t, inst), want) {
@@ -91,10 +78,7 @@ func TestTemplateWritesStayInTheirInstance(t *testing.T) {
 func TestTemplateMatchesCopiedImage(t *testing.T) {
 	ctx := context.Background()
 	rt, img := templateRuntime(t)
-	mapped, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mapped := mustInstance(t, rt)
 	defer mapped.close()
 	tmpl := img.template
 	img.template = nil
@@ -154,7 +138,6 @@ func TestExecutionLeavesNothingInTheTemplate(t *testing.T) {
 // execution writes, and that a new instance has its own copies of them
 // before it runs anything, the rest of its memory still the template's.
 func TestHotPagesAreCopiedAhead(t *testing.T) {
-	ctx := context.Background()
 	rt, img := templateRuntime(t)
 	hot := img.template.hot
 	var pages uint64
@@ -168,10 +151,7 @@ func TestHotPagesAreCopiedAhead(t *testing.T) {
 	if pages == 0 || pages > img.template.size/4096/2 {
 		t.Fatalf("%d hot pages of %d", pages, img.template.size/4096)
 	}
-	inst, err := rt.newInstance(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := mustInstance(t, rt)
 	defer inst.close()
 	if got := img.template.writtenPages(memoryOf(t, inst)); !slices.Equal(got, hot) {
 		t.Fatalf("a new instance has its own copies of %v, want %v", got, hot)

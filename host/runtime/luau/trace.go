@@ -41,11 +41,24 @@ func (inst *instance) nanotime() int64 {
 	return inst.clock.nanotime()
 }
 
+// doIO performs an io call: do, directly, or through the trace when the
+// execution records or replays. buf is the guest's buffer of a read or a
+// write (nil for other calls).
+func (e *execution) doIO(req trace.IO, buf []byte, do func() int64) int64 {
+	if !e.fx.Traced() {
+		return do()
+	}
+	return e.traceIO(req, buf, do)
+}
+
 // traceIO passes an io call through the execution's trace: recording, do
 // performs it and its outcome is recorded (the bytes a read put in buf, the
-// message or listing it left pending); replaying, the outcome comes from
-// the trace and nothing is done.
+// digest of the bytes a write took from buf, the message or listing it left
+// pending); replaying, the outcome comes from the trace and nothing is done.
 func (e *execution) traceIO(req trace.IO, buf []byte, do func() int64) int64 {
+	if req.Op == trace.IOWrite {
+		req.SHA256 = digest(buf)
+	}
 	out, diverged := e.fx.IO(req, func(o *trace.IO) {
 		o.Result = do()
 		if o.Result < 0 || req.Op == trace.IOList {

@@ -13,11 +13,8 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/internal/testtree"
 )
-
-// contents is what a directory holds, times left out: each entry's path,
-// mode, size and content digest.
-func contents(t *testing.T, dir string) string { return walkDir(t, dir, false) }
 
 // seed fills an io directory with what the script below changes.
 func seed(t *testing.T, dir string) {
@@ -131,7 +128,7 @@ func TestPlanApplies(t *testing.T) {
 	if run.Err() != nil || run.Unused() != nil {
 		t.Fatalf("stopped: %v; unused: %v", run.Err(), run.Unused())
 	}
-	if got, want := contents(t, planDir), contents(t, realDir); got != want {
+	if got, want := testtree.Contents(t, planDir), testtree.Contents(t, realDir); got != want {
 		t.Errorf("after the plan run:\n%s\nafter a real run:\n%s", got, want)
 	}
 	if fmt.Sprint(planTouched) != fmt.Sprint(realTouched) {
@@ -155,7 +152,7 @@ func TestPlanStops(t *testing.T) {
 	seed(t, dir)
 	run := effects.NewPlan(plan)
 	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(run)
-	before := contents(t, dir)
+	before := testtree.Contents(t, dir)
 
 	err := script(t, s, "HELLO\n")
 	var stop *effects.StopError
@@ -171,7 +168,7 @@ func TestPlanStops(t *testing.T) {
 
 	// What was applied: keep.txt's append and the two directories; not
 	// the new file.
-	after := contents(t, dir)
+	after := testtree.Contents(t, dir)
 	want := strings.NewReplacer(
 		"keep.txt -rw-r----- 8 "+fmt.Sprintf("%x", sha256.Sum256([]byte("one\ntwo\n"))),
 		"keep.txt -rw-r----- 14 "+fmt.Sprintf("%x", sha256.Sum256([]byte("one\ntwo\nthree\n"))),
@@ -211,7 +208,7 @@ func TestPlanWriteFailsCleanly(t *testing.T) {
 	}
 	s.CloseAll()
 	s.Touched()
-	if got := contents(t, dir); got != ". drwxr-xr-x 4096\na.txt drwxr-xr-x 4096\na.txt/x drwxr-xr-x 4096\n" {
+	if got := testtree.Contents(t, dir); got != ". drwxr-xr-x 4096\na.txt drwxr-xr-x 4096\na.txt/x drwxr-xr-x 4096\n" {
 		t.Errorf("left behind:\n%s", got)
 	}
 }
@@ -235,7 +232,7 @@ func TestPlanWritesThroughALink(t *testing.T) {
 		write(t, s, "link.txt", "w", "after\n")
 		s.CloseAll()
 		s.Touched()
-		got := contents(t, dir)
+		got := testtree.Contents(t, dir)
 		if mode == "real" {
 			want = got
 			continue

@@ -11,48 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/internal/testtree"
 )
-
-// snapshot is everything a dry run must leave as it was in dir: each
-// entry's mode, size, content, modification and change times.
-func snapshot(t *testing.T, dir string) string { return walkDir(t, dir, true) }
-
-// walkDir is what dir holds: each entry's path (relative to dir), mode,
-// size and content digest, and with times its modification and change
-// times.
-func walkDir(t *testing.T, dir string, times bool) string {
-	t.Helper()
-	var b strings.Builder
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fmt.Fprintf(&b, "%s %s %d", rel, info.Mode(), info.Size())
-		if times {
-			st := info.Sys().(*syscall.Stat_t)
-			fmt.Fprintf(&b, " mtime=%d ctime=%d.%d", info.ModTime().UnixNano(), st.Ctim.Sec, st.Ctim.Nsec)
-		}
-		if info.Mode().IsRegular() {
-			data, _ := os.ReadFile(p)
-			fmt.Fprintf(&b, " %x", sha256.Sum256(data))
-		}
-		b.WriteByte('\n')
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
-}
 
 func write(t *testing.T, s *FS, name, mode, data string) {
 	t.Helper()
@@ -102,7 +65,7 @@ func TestOverlay(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("one\ntwo\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "old.txt"), []byte("old\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "sub", "a.txt"), []byte("a\n"), 0o644)
-	before := snapshot(t, dir)
+	before := testtree.Snapshot(t, dir)
 
 	run := effects.New(effects.DryRun)
 	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(run)
@@ -151,7 +114,7 @@ func TestOverlay(t *testing.T) {
 
 	s.CloseAll()
 	touched, _ := s.Touched()
-	if after := snapshot(t, dir); after != before {
+	if after := testtree.Snapshot(t, dir); after != before {
 		t.Errorf("the real directory changed:\n%s\nwas\n%s", after, before)
 	}
 	if s.ov.tmp != "" {
@@ -265,7 +228,7 @@ func TestOverlayNotInsideTheIODirectory(t *testing.T) {
 			dir := t.TempDir()
 			t.Setenv("TMPDIR", filepath.Join(dir, "tmp"))
 			os.Mkdir(filepath.Join(dir, "tmp"), 0o755)
-			before := snapshot(t, dir)
+			before := testtree.Snapshot(t, dir)
 			s := New(dir, Limits{MaxBytes: c.maxBytes}).WithEffects(effects.New(effects.DryRun))
 			id, err := s.Open("a.txt", "w")
 			if c.fails != (err != nil) || (c.fails && !strings.Contains(err.Error(), "set TMPDIR elsewhere")) {
@@ -278,7 +241,7 @@ func TestOverlayNotInsideTheIODirectory(t *testing.T) {
 			}
 			s.CloseAll()
 			s.Touched()
-			if after := snapshot(t, dir); after != before {
+			if after := testtree.Snapshot(t, dir); after != before {
 				t.Errorf("the io directory changed:\n%s\nwas\n%s", after, before)
 			}
 		})

@@ -53,23 +53,13 @@ func NewContext(ctx context.Context, r *Record) context.Context {
 
 // SetUser records who made the request.
 func (r *Record) SetUser(user string) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.user = cut(user)
+	r.set(func() { r.user = cut(user) })
 }
 
 // SetCall records the JSON-RPC method of the request ("tools/call") and,
 // for a tool call, the tool's name.
 func (r *Record) SetCall(method, tool string) {
-	if r == nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.method, r.tool = cut(method), cut(tool)
+	r.set(func() { r.method, r.tool = cut(method), cut(tool) })
 }
 
 // SetOutcome records how the request ended: "ok", or "error" with the
@@ -77,12 +67,18 @@ func (r *Record) SetCall(method, tool string) {
 // ended it chose ("cancelled", "busy", "unauthenticated"). Without it, the
 // line says what the HTTP status says.
 func (r *Record) SetOutcome(outcome, errorKind string) {
+	r.set(func() { r.outcome, r.errorKind = cut(outcome), cut(errorKind) })
+}
+
+// set runs update under the record's lock; on a nil record (a request
+// without an access log) it does nothing.
+func (r *Record) set(update func()) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.outcome, r.errorKind = cut(outcome), cut(errorKind)
+	update()
 }
 
 // maxDecisionKinds bounds the decision names a line counts.

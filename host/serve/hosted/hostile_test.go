@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/serve/hosted"
+	"github.com/toolscript/toolscript/internal/testhostile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -86,35 +88,12 @@ func TestHostileConnections(t *testing.T) {
 
 	// Each hostile connection got its answer and was closed by the server.
 	deadline := time.Now().Add(clientWait)
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	var failures []string
-	jobs := make(chan net.Conn)
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Go(func() {
-			for hc := range jobs {
-				status, err := answer(hc, deadline)
-				mu.Lock()
-				if err != nil {
-					failures = append(failures, err.Error())
-				} else {
-					statuses[status]++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	for _, hc := range hostile {
-		jobs <- hc
-	}
-	close(jobs)
-	wg.Wait()
+	statuses, failures := testhostile.Outcomes(hostile, deadline, answer)
 	t.Logf("%d hostile connections: statuses %v", n, statuses)
 	if len(failures) > 0 {
 		t.Fatalf("%d hostile connections not answered and closed, such as: %s", len(failures), failures[0])
 	}
-	if statuses[401] == 0 || statuses[401]+statuses[503] != n {
+	if statuses["401"] == 0 || statuses["401"]+statuses["503"] != n {
 		t.Errorf("statuses %v: want only 401 and 503, %d in all", statuses, n)
 	}
 
@@ -125,24 +104,24 @@ func TestHostileConnections(t *testing.T) {
 }
 
 // answer reads the response on hc and then the server's close, by
-// deadline: the status, or why not.
-func answer(hc net.Conn, deadline time.Time) (int, error) {
+// deadline: the status (as text), or why not.
+func answer(hc net.Conn, deadline time.Time) (string, error) {
 	_ = hc.SetReadDeadline(deadline)
 	br := bufio.NewReader(hc)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return 0, err
+		return "", err
 	}
 	if !resp.Close {
-		return 0, errors.New("a response without Connection: close")
+		return "", errors.New("a response without Connection: close")
 	}
 	if _, err := br.ReadByte(); err != io.EOF && !errors.Is(err, syscall.ECONNRESET) {
-		return 0, errors.New("the connection was not closed: " + errString(err))
+		return "", errors.New("the connection was not closed: " + errString(err))
 	}
-	return resp.StatusCode, nil
+	return strconv.Itoa(resp.StatusCode), nil
 }
 
 func errString(err error) string {

@@ -67,16 +67,23 @@ func getBody(url string) <-chan string {
 	return got
 }
 
+// heldHandler answers one request with body once release is closed; started
+// is closed when the request arrives.
+func heldHandler(release <-chan struct{}, body string) (h http.Handler, started <-chan struct{}) {
+	arrived := make(chan struct{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-release
+		io.WriteString(w, body)
+	}), arrived
+}
+
 // TestServeGracefulShutdown: after the signal, new connections are
 // refused, a running request finishes within the grace period and is
 // answered, and Serve returns nil.
 func TestServeGracefulShutdown(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(started)
-		<-release
-		io.WriteString(w, "finished")
-	})
+	release := make(chan struct{})
+	h, started := heldHandler(release, "finished")
 	url, stop, served := serving(t, h, hosted.ServeConfig{ShutdownGrace: time.Minute})
 	got := getBody(url)
 	<-started
@@ -102,12 +109,8 @@ func TestServeGracefulShutdown(t *testing.T) {
 // TestServeGraceOver: when the grace period is over, StopScripts is
 // called and the request answers; Serve returns nil.
 func TestServeGraceOver(t *testing.T) {
-	started, stopScripts := make(chan struct{}), make(chan struct{})
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(started)
-		<-stopScripts
-		io.WriteString(w, "stopped")
-	})
+	stopScripts := make(chan struct{})
+	h, started := heldHandler(stopScripts, "stopped")
 	url, stop, served := serving(t, h, hosted.ServeConfig{ShutdownGrace: 50 * time.Millisecond, StopScripts: func() { close(stopScripts) }})
 	got := getBody(url)
 	<-started

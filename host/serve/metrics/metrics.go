@@ -73,10 +73,8 @@ type Metrics struct {
 func New(authReasons []string) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		executions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "executions_total",
-			Help: "Script executions finished, by outcome (ok, error) and error kind.",
-		}, []string{"outcome", "kind"}),
+		executions: counter("executions_total",
+			"Script executions finished, by outcome (ok, error) and error kind.", "outcome", "kind"),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace, Name: "execution_duration_seconds",
 			Help:    "Wall-clock time of script executions, by outcome.",
@@ -86,18 +84,12 @@ func New(authReasons []string) *Metrics {
 			Namespace: Namespace, Name: "executions_in_flight",
 			Help: "Script executions running now.",
 		}),
-		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "upstream_calls_total",
-			Help: "Calls scripts made to upstream APIs and MCP servers, by source and status.",
-		}, []string{"source", "status"}),
-		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "auth_failures_total",
-			Help: "Requests refused by authentication, by reason.",
-		}, []string{"reason"}),
-		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: Namespace, Name: "limit_refusals_total",
-			Help: "Requests refused by a limit: the rate per user, execution slots per user or overall, or open connections overall or per client.",
-		}, []string{"limit"}),
+		upstream: counter("upstream_calls_total",
+			"Calls scripts made to upstream APIs and MCP servers, by source and status.", "source", "status"),
+		authFailures: counter("auth_failures_total",
+			"Requests refused by authentication, by reason.", "reason"),
+		refusals: counter("limit_refusals_total",
+			"Requests refused by a limit: the rate per user, execution slots per user or overall, or open connections overall or per client.", "limit"),
 	}
 	m.registry.MustRegister(
 		m.executions, m.duration, m.inFlight, m.upstream, m.authFailures, m.refusals,
@@ -119,6 +111,11 @@ func New(authReasons []string) *Metrics {
 		m.refusals.WithLabelValues(l)
 	}
 	return m
+}
+
+// counter is a counter of the namespace named name, with help and labels.
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
 }
 
 // Registry returns the registry, to add collectors to it (nil for nil

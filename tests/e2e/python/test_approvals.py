@@ -13,7 +13,7 @@ from mcp.types import ElicitResult
 
 from test_hosted import Issuer, client, hosted, http_client, issuer  # noqa: F401 (fixtures)
 from test_sdk_fastapi import todo_api  # noqa: F401 (fixture)
-from test_toolscript import mode, server, text_of  # noqa: F401 (fixture)
+from test_toolscript import server, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -33,11 +33,6 @@ SCRIPT = """
     local ok2 = pcall(sdk.create_todo_todos_post, { title = "second" })
     return { before = before, first = ok1 and made.title or tostring(made), second = ok2 }
 """
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
 
 
 def todos(url: str) -> list:

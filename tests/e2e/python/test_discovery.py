@@ -24,11 +24,6 @@ CURSOR = re.compile(r'cursor "([A-Za-z0-9_-]+)"\s*$')
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 def discovery(tmp_path):
     for need in (GITHUB_SPEC, MEMORY):
         if not need.exists():

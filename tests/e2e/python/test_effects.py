@@ -31,11 +31,6 @@ def script(title: str) -> str:
     return SCRIPT.replace("TITLE", title)
 
 
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
 def todos(url: str) -> list:
     with urllib.request.urlopen(url + "/todos?limit=100", timeout=10) as r:
         return [t["title"] for t in json.load(r)]

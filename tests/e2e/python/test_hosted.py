@@ -7,7 +7,6 @@ which toolscript discovers and trusts through --auth-authority.
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -23,20 +22,11 @@ from jwt.algorithms import ECAlgorithm
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from toolscript_e2e import ProgressLog, binary, progress_script
+
 pytestmark = pytest.mark.anyio
 
 AUDIENCE = "https://toolscript.e2e"
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture(params=["auto", "legacy"])
-def mode(request):
-    """auto negotiates the newest revision (2026-07-28, server/discover); legacy uses initialize."""
-    return request.param
 
 
 class Issuer:
@@ -95,13 +85,6 @@ def issuer():
     i = Issuer()
     yield i
     i.close()
-
-
-def binary() -> str:
-    path = os.environ.get("TOOLSCRIPT_BIN") or shutil.which("toolscript")
-    if not path:
-        pytest.fail("set TOOLSCRIPT_BIN to a toolscript binary")
-    return path
 
 
 class HostedServer:
@@ -187,24 +170,12 @@ async def test_hosted_tools_and_execute(hosted, issuer, mode):
 
 async def test_hosted_progress(hosted, issuer, mode):
     server = hosted()
-    seen = []
-
-    async def on_progress(progress, total, message):
-        seen.append((progress, total, message))
-
-    script = """
-        for i = 1, 200 do
-            local t = os.clock()
-            while os.clock() - t < 0.001 do end
-            progress(i, 200, "row " .. i)
-        end
-        return "done"
-    """
+    log = ProgressLog()
     async with http_client() as http, client(server.url, issuer.token("alice"), http, mode) as c:
-        result = await c.call_tool("execute_script", {"script": script}, progress_callback=on_progress)
+        result = await c.call_tool("execute_script", {"script": progress_script(200)}, progress_callback=log)
         assert result.structured_content["result"] == "done"
-        assert seen and seen[-1] == (200, 200, "row 200"), seen
-        assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})
+        log.check_increasing()
+        assert log.seen[-1] == (200, 200, "row 200"), log.seen
 
 
 async def test_hosted_users_have_their_own_files(hosted, issuer, tmp_path, mode):

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture
 def todo_api():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -5,8 +5,6 @@ the server in a fresh directory, so that its io directory starts empty.
 """
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,27 +12,11 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from toolscript_e2e import ProgressLog, binary, progress_script
+
 PREFIX = "Script execution error: "
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend():
-    return "asyncio"
-
-
-@pytest.fixture(params=["auto", "legacy"])
-def mode(request):
-    """auto negotiates the newest revision (2026-07-28, server/discover); legacy uses initialize."""
-    return request.param
-
-
-def binary() -> str:
-    path = os.environ.get("TOOLSCRIPT_BIN") or shutil.which("toolscript")
-    if not path:
-        pytest.fail("set TOOLSCRIPT_BIN to a toolscript binary")
-    return path
 
 
 def server(cwd: Path, *args: str) -> StdioServerParameters:
@@ -135,26 +117,13 @@ async def test_no_io(tmp_path, mode):
 
 
 async def test_progress(tmp_path, mode):
-    seen = []
-
-    async def on_progress(progress, total, message):
-        seen.append((progress, total, message))
-
-    script = """
-        for i = 1, 300 do
-            local t = os.clock()
-            while os.clock() - t < 0.001 do end
-            progress(i, 300, "row " .. i)
-        end
-        return "done"
-    """
+    log = ProgressLog()
     async with Client(server(tmp_path), mode=mode, read_timeout_seconds=30) as client:
-        result = await client.call_tool("execute_script", {"script": script}, progress_callback=on_progress)
+        result = await client.call_tool("execute_script", {"script": progress_script(300)}, progress_callback=log)
         assert result.structured_content["result"] == "done"
-        assert seen, "no progress notification"
-        assert seen[-1] == (300, 300, "row 300")
-        assert len(seen) <= 10, f"{len(seen)} notifications: not rate-limited"
-        assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})
+        log.check_increasing()
+        assert log.seen[-1] == (300, 300, "row 300")
+        assert len(log.seen) <= 10, f"{len(log.seen)} notifications: not rate-limited"
 
 
 async def test_invalid_arguments(tmp_path, mode):

@@ -19,6 +19,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
+import { callWithProgress } from "./progress.js";
+
 const binary = process.env.TOOLSCRIPT_BIN || "toolscript";
 const AUDIENCE = "https://toolscript.e2e";
 
@@ -169,22 +171,7 @@ test("hosted: tools, scripts and progress over streamable HTTP with a token", as
       assert.deepEqual(out.result, { answer: 42 });
       assert.deepEqual(out.logs, ["hi"]);
 
-      const seen: { progress: number; total?: number }[] = [];
-      const res = (await client.callTool(
-        {
-          name: "execute_script",
-          arguments: {
-            script: `for i = 1, 200 do
-                local t = os.clock() while os.clock() - t < 0.001 do end
-                progress(i, 200)
-              end
-              return "done"`,
-          },
-        },
-        CallToolResultSchema,
-        { onprogress: (p) => seen.push(p) },
-      )) as CallToolResult;
-      assert.equal((res.structuredContent as unknown as ExecutionResult).result, "done");
+      const seen = await callWithProgress(client, 200);
       assert.ok(seen.length > 0, "progress notifications");
       assert.equal(seen[seen.length - 1].progress, 200);
     } finally {

@@ -13,6 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
+import { callWithProgress } from "./progress.js";
+
 const PREFIX = "Script execution error: ";
 const binary = process.env.TOOLSCRIPT_BIN || "toolscript";
 
@@ -164,24 +166,7 @@ test("the deepest result toolscript accepts round-trips; one level more is refus
 test("progress notifications", async () => {
   const client = await connect(freshDir());
   try {
-    const seen: { progress: number; total?: number; message?: string }[] = [];
-    const res = (await client.callTool(
-      {
-        name: "execute_script",
-        arguments: {
-          script: `
-            for i = 1, 300 do
-              local t = os.clock()
-              while os.clock() - t < 0.001 do end
-              progress(i, 300, "row " .. i)
-            end
-            return "done"`,
-        },
-      },
-      CallToolResultSchema,
-      { onprogress: (p) => seen.push(p) },
-    )) as CallToolResult;
-    assert.equal((res.structuredContent as unknown as ExecutionResult).result, "done");
+    const seen = await callWithProgress(client, 300);
     assert.ok(seen.length > 0 && seen.length <= 10, `${seen.length} notifications`);
     assert.deepEqual(seen[seen.length - 1], { progress: 300, total: 300, message: "row 300" });
   } finally {

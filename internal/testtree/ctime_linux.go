@@ -1,4 +1,4 @@
-package tests
+package testtree
 
 import (
 	"fmt"
@@ -6,8 +6,7 @@ import (
 	"syscall"
 )
 
-// changeTime is an entry's change time and inode, which any write,
-// rename or change of mode moves.
+// changeTime is an entry's change time and inode.
 func changeTime(info fs.FileInfo) string {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
