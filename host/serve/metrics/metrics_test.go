@@ -24,7 +24,8 @@ func TestMetrics(t *testing.T) {
 	m.Start()(&result.Result{Error: &result.Error{Kind: result.Timeout, Message: "x"}})
 	m.Start()(&result.Result{Error: &result.Error{Kind: result.Timeout, Message: "x"}})
 	m.Start()(&result.Result{Error: &result.Error{Kind: "made-up", Message: "x"}})
-	m.Start()(nil)
+	m.Start()(&result.Result{Error: &result.Error{Kind: "made-up", Message: "x"}})
+	m.Start()(nil) // paused for a person's answer
 	m.Execution(&result.Result{}, 3*time.Second)
 	m.UpstreamCall("github", metrics.HTTPStatus(404))
 	m.UpstreamCall("github", metrics.HTTPStatus(0))
@@ -53,6 +54,7 @@ func TestMetrics(t *testing.T) {
 		`toolscript_executions_in_flight 0`,
 		`toolscript_execution_duration_seconds_count{outcome="ok"} 2`,
 		`toolscript_execution_duration_seconds_count{outcome="error"} 4`,
+		`toolscript_executions_total{kind="",outcome="input_required"} 1`,
 		`toolscript_execution_duration_seconds_bucket{outcome="ok",le="5"} 2`,
 		`toolscript_execution_duration_seconds_bucket{outcome="ok",le="2.5"} 1`,
 		`toolscript_upstream_calls_total{source="github",status="4xx"} 1`,
