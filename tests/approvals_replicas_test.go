@@ -244,3 +244,51 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 		t.Errorf("paused on replica %d, resumed on %d: want two different replicas", paused, resumed)
 	}
 }
+
+// TestApprovalRecorded: with [effects] record_dir, a paused execution
+// resumed in place is one execution, recorded whole: the trace holds the
+// effect asked about, approved, and what came after it.
+func TestApprovalRecorded(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir := t.TempDir()
+	records := filepath.Join(dir, "records")
+	if err := os.MkdirAll(records, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
+		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
+		"[effects]\nrecord_dir = "+quoteTOML(records)+"\n")
+	iss, auth := issuerArgs(t)
+	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...), dir)
+	token := iss.Token(t, "RS256", "alice")
+	first := postModern(t, p.url, token, modernCall(1, replicaScript, "", nil))
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || state == "" {
+		t.Fatalf("the first call: %v", first)
+	}
+	retry := postModern(t, p.url, token, modernCall(2, replicaScript, state, map[string]any{"action": "accept", "content": map[string]any{}}))
+	if sc, _ := retry["structuredContent"].(map[string]any); sc == nil || sc["error"] != nil {
+		t.Fatalf("the retry: %v", retry)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.exited
+	traces, _ := filepath.Glob(filepath.Join(records, "*", "*"))
+	if len(traces) != 1 {
+		t.Fatalf("traces %v, want the one execution's", traces)
+	}
+	b, err := os.ReadFile(traces[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"decision":"approved"`, `"op":"end"`, `"path":"after.txt"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the trace lacks %s:\n%s", want, b)
+		}
+	}
+	if posts := api.count(http.MethodPost); posts != 1 {
+		t.Errorf("%d POSTs", posts)
+	}
+}

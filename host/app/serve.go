@@ -279,7 +279,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		// The rules decide every effect; who is asked is the server's
 		// (the client, in the call or by its retry; else nobody).
 		call.Script.Effects = call.Script.Effects.WithRules(a.rules.For(a.who(call.User, call.Claims, call.Client)), nil)
-		if records != nil && !call.Script.Effects.Resuming() {
+		if records != nil {
 			// The operator's choice: every execution is recorded, to a file
 			// of its own, whatever its caller asked for (a dry run sends its
 			// safe calls, a plan run is a real run: the header names the
@@ -290,7 +290,14 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 			if recErr != nil {
 				return recErr
 			}
-			call.Script.Effects = fx.Record(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
+			if fx.Resuming() {
+				// A resumed execution's trace (its prefix replayed, then
+				// the rest) goes to the record directory too.
+				fx.RecordTo(rec.w)
+				fx.OnRecordingFailed(a.recordingFailed(rec.path))
+			} else {
+				call.Script.Effects = fx.Record(rec.w).OnRecordingFailed(a.recordingFailed(rec.path))
+			}
 			defer func() {
 				if err != nil { // no execution follows: there is nothing to keep
 					rec.discard()

@@ -122,6 +122,18 @@ func openHandles(handles map[int32]string) error {
 		len(paths), cut(fmt.Sprint(paths), 300))
 }
 
+// RecordTo makes a resumed run record to w (a record directory's file,
+// say) instead of the writer NewResume was given, which it closes. Call
+// it before the execution starts: nothing is written until then.
+func (r *Run) RecordTo(w *trace.Writer) {
+	if !r.Resuming() {
+		return
+	}
+	old := r.tr.w
+	r.tr.w = w
+	old.Close()
+}
+
 // Resuming reports whether the run resumes a paused execution.
 func (r *Run) Resuming() bool { return r.Traced() && r.tr.resume != nil }
 
