@@ -73,10 +73,11 @@ func approvalTimeout(f *config.File) time.Duration {
 }
 
 // pausing returns the sealer of paused executions' states, with the
-// configuration's [effects] state_key (a random key of this process's
-// own when unset) and record_dir as where a prefix too large to travel
-// is kept, and the approval timeout.
-func pausing(f *config.File, recordDir string) (*requeststate.Sealer, time.Duration, error) {
+// configuration's [effects] state_key (a random key of this process's own
+// when unset) and state_dir, the replicas' shared directory, as where
+// they remember the states they resumed and keep a prefix too large to
+// travel; and the approval timeout.
+func pausing(f *config.File) (*requeststate.Sealer, time.Duration, error) {
 	s, err := config.ResolveEffects(f, os.Getenv)
 	if err != nil {
 		return nil, 0, fmt.Errorf("config %s: %w", f.Path(), err)
@@ -96,6 +97,6 @@ func pausing(f *config.File, recordDir string) (*requeststate.Sealer, time.Durat
 			return nil, 0, fmt.Errorf("effects.state_dir: %w", err)
 		}
 	}
-	sealer, err := requeststate.NewSealer(recordDir, spent, key)
+	sealer, err := requeststate.NewSealer(s.StateDir, spent, key)
 	return sealer, s.ApprovalTimeout, err
 }

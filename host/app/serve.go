@@ -81,7 +81,7 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if a.rules, err = compileRules(cfg.File); err != nil {
 		return usage(err)
 	}
-	if a.states, a.approvalTimeout, err = pausing(cfg.File, dir); err != nil {
+	if a.states, a.approvalTimeout, err = pausing(cfg.File); err != nil {
 		return usage(err)
 	}
 	a.local = localWho(cfg.Version)

@@ -295,7 +295,14 @@ func (s *Server) sealPause(ctx context.Context, x *execution, r *running, q effe
 		st.Prefix, st.Files = nil, nil
 		st.InPlaceOnly = err.Error()
 	}
-	return s.states.Seal(st)
+	state, err := s.states.Seal(st)
+	if err != nil && st.Prefix != nil {
+		// Too large to travel, with nowhere to keep it: in place only.
+		st.Prefix, st.Files = nil, nil
+		st.InPlaceOnly = err.Error()
+		state, err = s.states.Seal(st)
+	}
+	return state, err
 }
 
 // takePrefix puts x's prefix and the digests of its files into st.
