@@ -295,7 +295,7 @@ func TestResumeDeclined(t *testing.T) {
 	if err != nil || res.Error != nil {
 		t.Fatalf("%v %+v", err, res.Error)
 	}
-	if after, _ := os.ReadFile(filepath.Join(dir, "out/after.txt")); !strings.Contains(string(after), "declined by the person") {
+	if after, _ := os.ReadFile(filepath.Join(dir, "out/after.txt")); !strings.Contains(string(after), "declined by a person") {
 		t.Errorf("the script got %q", after)
 	}
 	if got := api.counts(); got["POST /pets"] != 0 || got["GET /pets/7"] != 1 {

@@ -152,6 +152,9 @@ func (s *FS) ContinueFrom(opens []trace.IO) {
 		_, _, writable, appendOnly, ok := modeFlags(o.Mode)
 		if err == nil && ok && writable {
 			s.touch(name, appendOnly)
+			if s.applied != nil {
+				s.applied[name] = true // written by the prefix, for real
+			}
 		}
 	}
 }

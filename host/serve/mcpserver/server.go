@@ -23,8 +23,13 @@
 // notifications are written on the connection its response will take.
 // execute_script's handler is its script's run inside small layers
 // (execution.go), each a server.ToolHandlerMiddleware: the arguments as
-// mcp-go decoded them, the server's stop, the user's slot, the
-// preparation of the script, progress, the metrics and the access log.
+// mcp-go decoded them, the server's stop, the user's slot, a retry's
+// paused execution (resume.go), the preparation of the script, progress,
+// the metrics and the access log. A rule that asks a person asks through
+// the client (approval.go): an elicitation during the call, or, under
+// 2026-07-28, an input_required result whose retry resumes the execution
+// in place or by replay (pause.go, resume.go); an upstream server's own
+// requests reach such a client the same way (gateway.go).
 package mcpserver
 
 import (
