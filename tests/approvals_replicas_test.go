@@ -106,9 +106,10 @@ func readMessage(resp *http.Response) ([]byte, error) {
 // (host:port) and returns its address.
 func startHAProxy(t *testing.T, backends ...string) string {
 	t.Helper()
+	needProgram(t, "haproxy") // .ci/run installs it
 	bin, err := exec.LookPath("haproxy")
 	if err != nil {
-		t.Fatal("haproxy is not installed (.ci/run installs it: apt-get install haproxy)")
+		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -153,6 +154,17 @@ func startHAProxy(t *testing.T, backends ...string) string {
 	}
 }
 
+// writeApprovalConfig writes a configuration of the notes API whose rule
+// asks a person about every POST, with effects as its [effects] keys.
+func writeApprovalConfig(t *testing.T, dir string, api *notesAPI, effects string) {
+	t.Helper()
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
+		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
+		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
+		"[effects]\n"+effects)
+}
+
 func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
@@ -165,11 +177,7 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
-		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
-		"[effects]\nstate_key = \"${TOOLSCRIPT_STATE_KEY}\"\nstate_dir = "+quoteTOML(stateDir)+"\n")
+	writeApprovalConfig(t, dir, api, "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\nstate_dir = "+quoteTOML(stateDir)+"\n")
 	iss, auth := issuerArgs(t)
 	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32)) // 32 bytes, hex
 	var replicas []*hostedProcess
@@ -256,11 +264,7 @@ func TestApprovalRecorded(t *testing.T) {
 	if err := os.MkdirAll(records, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
-		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
-		"[effects]\nrecord_dir = "+quoteTOML(records)+"\n")
+	writeApprovalConfig(t, dir, api, "record_dir = "+quoteTOML(records)+"\n")
 	iss, auth := issuerArgs(t)
 	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...), dir)
 	token := iss.Token(t, "RS256", "alice")

@@ -177,8 +177,8 @@ func relayable(g *sdkcall.Client, modern bool, method string, size int) error {
 	switch {
 	case modern:
 		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
-			"the client of this call does not support %s (its MCP %s request did not declare the %s capability)",
-			what, mcp.ProtocolVersion20260728, what)}
+			"the client of this call is not asked for %s here: under MCP %s an upstream's request reaches it as the call's input_required result, which only a real run (not a dry run or a plan run) pauses for",
+			what, mcp.ProtocolVersion20260728)}
 	case !declared:
 		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
 			"the client of this call does not support %s (it did not declare the %s capability)", what, what)}

@@ -51,7 +51,7 @@ func TestGatewayBounds(t *testing.T) {
 	}{
 		{"roots declared", `{"roots":{}}`, "", fmt.Sprintf("%d answered; toolscript relays at most %d requests", maxRelayed, maxRelayed)},
 		{"nothing declared", `{}`, "", "0 answered; the client of this call does not support roots (it did not declare the roots capability)"},
-		{"protocol 2026-07-28", `{"roots":{}}`, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`, "0 answered; the client of this call does not support roots: it speaks MCP 2026-07-28"},
+		{"protocol 2026-07-28", `{"roots":{}}`, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`, "0 answered; the client of this call is not asked for roots here: under MCP 2026-07-28"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := floodServer(t, 3*maxRelayed)
