@@ -127,6 +127,9 @@ func (s *Server) gateway(ctx context.Context, progress *progressReporter) *sdkca
 		return g
 	}
 	caps := c.peer.capabilities()
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern && info.ClientCapabilities != nil {
+		caps = *info.ClientCapabilities // declared by the request itself
+	}
 	g.Sampling, g.Elicitation, g.Roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
 	g.Owner = c.key.scope
 	modern := server.IsModernRequest(ctx) // as mcp-go read the request's _meta
@@ -175,7 +178,7 @@ func relayable(g *sdkcall.Client, modern bool, method string, size int) error {
 			"toolscript relays sampling/createMessage, elicitation/create and roots/list to its client, not %s", echo(method))}
 	}
 	switch {
-	case modern:
+	case modern && declared:
 		return &sdkcall.RelayError{Code: mcp.METHOD_NOT_FOUND, Message: fmt.Sprintf(
 			"the client of this call is not asked for %s here: under MCP %s an upstream's request reaches it as the call's input_required result, which only a real run (not a dry run or a plan run) pauses for",
 			what, mcp.ProtocolVersion20260728)}
