@@ -189,30 +189,20 @@ func truncate(s string, n int) string {
 // what it writes, so a value of any size costs the same.
 func indentPrefix(v []byte, limit int) string {
 	var b strings.Builder
-	depth, inString, escaped := 0, false, false
+	depth := 0
+	var str jsonStrings
 	newline := func() {
 		b.WriteByte('\n')
 		b.WriteString(strings.Repeat("  ", max(0, min(depth, 20))))
 	}
 	for i := 0; i < len(v) && b.Len() < limit; i++ {
 		c := v[i]
-		if inString {
+		if str.step(c) {
 			b.WriteByte(c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
 			continue
 		}
 		switch c {
 		case ' ', '\t', '\n', '\r':
-		case '"':
-			inString = true
-			b.WriteByte(c)
 		case '{', '[':
 			b.WriteByte(c)
 			if i+1 < len(v) && (v[i+1] == '}' || v[i+1] == ']') {
