@@ -45,8 +45,11 @@ const (
 	DefaultKeptBytesPerUser = 16 << 20
 	DefaultKeptBytesTotal   = 64 << 20
 	DefaultKeptFor          = time.Hour
-	// keptTombstones bounds the URIs gone that are remembered.
+	// keptTombstones bounds the URIs gone that are remembered, and
+	// keptTotal the results kept across users whatever their size (a
+	// small max_inline_result keeps small results).
 	keptTombstones = 4096
+	keptTotal      = 4096
 )
 
 func (l LargeResults) withDefaults() LargeResults {
@@ -88,12 +91,14 @@ type keptResult struct {
 type keptResults struct {
 	cfg    LargeResults
 	budget *limit.Bytes // nil: none
-	mu     sync.Mutex
-	byURI  map[string]*keptResult
-	all    *list.List // of *keptResult, oldest first
-	users  map[auth.User]*list.List
-	bytes  map[auth.User]int64
-	total  int64
+	// maxCount bounds the results kept across users (keptTotal).
+	maxCount int
+	mu       sync.Mutex
+	byURI    map[string]*keptResult
+	all      *list.List // of *keptResult, oldest first
+	users    map[auth.User]*list.List
+	bytes    map[auth.User]int64
+	total    int64
 	// gone remembers why URIs left, oldest first, bounded.
 	gone      map[string]tombstone
 	goneOrder []string
@@ -109,7 +114,7 @@ func newKeptResults(cfg LargeResults, budget *limit.Bytes) *keptResults {
 	if budget != nil && cfg.BytesTotal > budget.Size()/2 {
 		cfg.BytesTotal = max(budget.Size()/2, 1)
 	}
-	return &keptResults{cfg: cfg, budget: budget, byURI: map[string]*keptResult{}, all: list.New(),
+	return &keptResults{cfg: cfg, budget: budget, maxCount: keptTotal, byURI: map[string]*keptResult{}, all: list.New(),
 		users: map[auth.User]*list.List{}, bytes: map[auth.User]int64{}, gone: map[string]tombstone{}}
 }
 
@@ -131,7 +136,7 @@ func (k *keptResults) keep(user auth.User, text []byte) (string, time.Time, erro
 	for mine != nil && mine.Len() > 0 && (mine.Len() >= k.cfg.PerUser || k.bytes[user]+n > k.cfg.BytesPerUser) {
 		k.drop(mine.Front().Value.(*keptResult), "evicted: a newer result of yours took its place")
 	}
-	for k.all.Len() > 0 && k.total+n > k.cfg.BytesTotal {
+	for k.all.Len() > 0 && (k.total+n > k.cfg.BytesTotal || k.all.Len() >= k.maxCount) {
 		k.drop(k.all.Front().Value.(*keptResult), "evicted: newer results took its place")
 	}
 	if k.budget != nil {

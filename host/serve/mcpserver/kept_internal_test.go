@@ -59,6 +59,14 @@ func TestKeptResultsBounds(t *testing.T) {
 			a1, b1, a2, b2 := keepOrFail(t, k, alice, 30), keepOrFail(t, k, bob, 30), keepOrFail(t, k, alice, 30), keepOrFail(t, k, bob, 30)
 			return []string{a1}, []string{b1, a2, b2}
 		}},
+		{name: "count across users", keep: func(t *testing.T, k *keptResults) ([]string, []string) {
+			k.maxCount = 2
+			a1, b1, a2 := keepOrFail(t, k, alice, 10), keepOrFail(t, k, bob, 10), keepOrFail(t, k, alice, 10)
+			if k.all.Len() != 2 {
+				t.Errorf("%d results kept, want 2", k.all.Len())
+			}
+			return []string{a1}, []string{b1, a2}
+		}},
 		{name: "the host's budget, at most half of it", budget: 200, keep: func(t *testing.T, k *keptResults) ([]string, []string) {
 			a1, b1, a2 := keepOrFail(t, k, alice, 50), keepOrFail(t, k, bob, 50), keepOrFail(t, k, alice, 50)
 			if held := k.budget.Held(); held != 100 {
