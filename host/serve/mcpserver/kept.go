@@ -165,7 +165,7 @@ func (k *keptResults) expire(r *keptResult) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.byURI[r.uri] == r {
-		k.drop(r, fmt.Sprintf("expired: results are kept for %s", k.cfg.KeepFor))
+		k.drop(r, "expired: results are kept for "+duration(k.cfg.KeepFor))
 	}
 }
 

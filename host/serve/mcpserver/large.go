@@ -65,7 +65,7 @@ func (s *Server) linked(res *result.Result, text []byte, uri string, expiry time
 	summary := fmt.Sprintf("The result is %d characters of JSON, more than this server answers inline (%d): "+
 		"it is kept for you for %s as the resource %s. Read it whole with resources/read; structured content has "+
 		"\"result\": null and names it in \"result_resource\".\nIts value: %s.\nIts first lines:\n%s",
-		chars, s.cfg.LargeResults.MaxInline, s.cfg.LargeResults.KeepFor, uri, shape(res.Value), firstLines(preview))
+		chars, s.cfg.LargeResults.MaxInline, duration(s.cfg.LargeResults.KeepFor), uri, shape(res.Value), firstLines(preview))
 	link := mcp.NewResourceLink(uri, strings.TrimPrefix(uri, keptURIPrefix),
 		fmt.Sprintf("The whole result of execute_script: %d characters of JSON", chars), "application/json")
 	size := int64(len(text))

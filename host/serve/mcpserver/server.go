@@ -29,7 +29,9 @@
 // the client (approval.go): an elicitation during the call, or, under
 // 2026-07-28, an input_required result whose retry resumes the execution
 // in place or by replay (pause.go, resume.go); an upstream server's own
-// requests reach such a client the same way (gateway.go).
+// requests reach such a client the same way (gateway.go). A result too
+// large to answer inline is kept for its user and answered with a
+// resource_link that resources/read follows (large.go, kept.go).
 package mcpserver
 
 import (
