@@ -129,7 +129,8 @@ type ServerSettings struct {
 }
 
 // LargeResults are the [server] settings of results too large to answer
-// inline.
+// inline, field for field mcpserver.LargeResults (host/app converts one
+// into the other, so the compiler keeps them alike).
 type LargeResults struct {
 	MaxInline    int
 	PerUser      int
