@@ -262,6 +262,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		Redactor:        a.sdk.cfg.Redactor,
 		States:          a.states,
 		ApprovalTimeout: a.approvalTimeout,
+		LargeResults:    mcpserver.LargeResults(a.cfg.Server.LargeResults),
 	}
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())

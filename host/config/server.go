@@ -47,6 +47,18 @@ type Server struct {
 	// MaxUnwrittenBytesPerUser bounds the bytes of one user's responses
 	// not yet written. 0 is the default.
 	MaxUnwrittenBytesPerUser int64 `toml:"max_unwritten_bytes_per_user"`
+	// MaxInlineResult is the most characters of a result's JSON text a
+	// call answers inline; a larger result is kept for its user and
+	// answered with a resource_link. 0 is the default.
+	MaxInlineResult int `toml:"max_inline_result"`
+	// ResultsKeptPerUser, ResultsKeptBytesPerUser and
+	// ResultsKeptBytesTotal bound the results kept (the oldest is
+	// evicted); ResultsKeptFor is how long one is kept. 0 or "" is the
+	// default.
+	ResultsKeptPerUser      int    `toml:"results_kept_per_user"`
+	ResultsKeptBytesPerUser int64  `toml:"results_kept_bytes_per_user"`
+	ResultsKeptBytesTotal   int64  `toml:"results_kept_bytes_total"`
+	ResultsKeptFor          string `toml:"results_kept_for" kind:"duration"`
 	// MetricsAddr, when set, is where /metrics is served instead of the
 	// public address (the hosted mode).
 	MetricsAddr string `toml:"metrics_addr"`
@@ -59,6 +71,7 @@ func (s Server) check() error {
 		{"server.shutdown_grace", s.ShutdownGrace, "10s"},
 		{"server.body_timeout", s.BodyTimeout, "30s"},
 		{"server.write_timeout", s.WriteTimeout, "30s"},
+		{"server.results_kept_for", s.ResultsKeptFor, "1h"},
 	} {
 		if err := checkDuration(d.key, d.value, d.example); err != nil {
 			return err
@@ -75,6 +88,10 @@ func (s Server) check() error {
 		{"server.max_connections", int64(s.MaxConnections)},
 		{"server.max_connections_per_client", int64(s.MaxConnectionsPerClient)},
 		{"server.max_unwritten_bytes_per_user", s.MaxUnwrittenBytesPerUser},
+		{"server.max_inline_result", int64(s.MaxInlineResult)},
+		{"server.results_kept_per_user", int64(s.ResultsKeptPerUser)},
+		{"server.results_kept_bytes_per_user", s.ResultsKeptBytesPerUser},
+		{"server.results_kept_bytes_total", s.ResultsKeptBytesTotal},
 	} {
 		if n.value < 0 {
 			return fmt.Errorf("%s: must not be negative (got %d)", n.key, n.value)
@@ -106,6 +123,20 @@ type ServerSettings struct {
 	// HTTP is the address of the hosted mode ("" for stdio): the hosted
 	// settings are ResolveHosted's.
 	HTTP string
+	// LargeResults are max_inline_result and the bounds of the results
+	// kept; zero fields are the MCP server's defaults.
+	LargeResults LargeResults
+}
+
+// LargeResults are the [server] settings of results too large to answer
+// inline, field for field mcpserver.LargeResults (host/app converts one
+// into the other, so the compiler keeps them alike).
+type LargeResults struct {
+	MaxInline    int
+	PerUser      int
+	BytesPerUser int64
+	BytesTotal   int64
+	KeepFor      time.Duration
 }
 
 // Mode returns the mode these settings serve in.
@@ -150,6 +181,11 @@ func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 	}
 	if flags.HTTP != "" {
 		s.HTTP = flags.HTTP
+	}
+	s.LargeResults = LargeResults{MaxInline: f.Server.MaxInlineResult, PerUser: f.Server.ResultsKeptPerUser,
+		BytesPerUser: f.Server.ResultsKeptBytesPerUser, BytesTotal: f.Server.ResultsKeptBytesTotal}
+	if f.Server.ResultsKeptFor != "" {
+		s.LargeResults.KeepFor, _ = time.ParseDuration(f.Server.ResultsKeptFor) // checked by Load
 	}
 	if f.Server.QueueWait != "" {
 		s.QueueWait, _ = time.ParseDuration(f.Server.QueueWait) // checked by Load

@@ -317,22 +317,10 @@ func outOfRangeArguments(params json.RawMessage, number string) string {
 // about Go types or ignores the number (FuzzOutOfRange checks the scan
 // against encoding/json).
 func outOfRange(v []byte) (string, bool) {
-	inString, escaped := false, false
+	var str jsonStrings
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		if c == '"' {
-			inString = true
+		if str.step(c) {
 			continue
 		}
 		if c != '-' && (c < '0' || c > '9') {
@@ -351,6 +339,28 @@ func outOfRange(v []byte) (string, bool) {
 		i = j - 1
 	}
 	return "", false
+}
+
+// jsonStrings follows a scan of JSON text byte by byte: whether each
+// byte belongs to a string, its quotes included.
+type jsonStrings struct{ in, escaped bool }
+
+// step takes the next byte and reports whether it belongs to a string.
+func (s *jsonStrings) step(c byte) bool {
+	switch {
+	case s.in && s.escaped:
+		s.escaped = false
+	case s.in && c == '\\':
+		s.escaped = true
+	case s.in && c == '"':
+		s.in = false
+	case s.in:
+	case c == '"':
+		s.in = true
+	default:
+		return false
+	}
+	return true
 }
 
 // idKey writes a JSON-RPC id the way mcp-go writes it back (numbers go

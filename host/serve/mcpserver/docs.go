@@ -43,6 +43,8 @@ type docData struct {
 	OutputBytes      string
 	MaxDepth         int
 	ProgressInterval string
+	// MaxInline is the most characters of a result answered inline.
+	MaxInline int
 	// Kinds are the error kinds, from result.Kinds.
 	Kinds []result.Kind
 }
@@ -63,6 +65,7 @@ func (s *Server) docData() docData {
 		OutputBytes:      size(int64(l.MaxOutputBytes)),
 		MaxDepth:         luau.MaxNestingDepth,
 		ProgressInterval: duration(s.cfg.ProgressInterval),
+		MaxInline:        s.cfg.LargeResults.MaxInline,
 		Kinds:            result.Kinds,
 	}
 	if s.cfg.IO != nil {

@@ -56,6 +56,7 @@ type hostedOptions struct {
 	budget       *limit.Bytes
 	maxUnwritten int64
 	writeTimeout time.Duration
+	largeResults mcpserver.LargeResults
 }
 
 type hostedServer struct {
@@ -82,6 +83,7 @@ func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 		ErrorLog:                 io.Discard,
 		ResponseBudget:           o.budget,
 		MaxUnwrittenBytesPerUser: o.maxUnwritten,
+		LargeResults:             o.largeResults,
 	}
 	if o.ioDir != "" {
 		cfg.IO, cfg.PerUserIO = &luau.IO{Dir: o.ioDir}, true

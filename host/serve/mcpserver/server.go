@@ -29,7 +29,9 @@
 // the client (approval.go): an elicitation during the call, or, under
 // 2026-07-28, an input_required result whose retry resumes the execution
 // in place or by replay (pause.go, resume.go); an upstream server's own
-// requests reach such a client the same way (gateway.go).
+// requests reach such a client the same way (gateway.go). A result too
+// large to answer inline is kept for its user and answered with a
+// resource_link that resources/read follows (large.go, kept.go).
 package mcpserver
 
 import (
@@ -137,6 +139,9 @@ type Config struct {
 	// with a random key of this process's own, so that only this process
 	// resumes its states.
 	States *requeststate.Sealer
+	// LargeResults says which results are too large to answer inline,
+	// and bounds those kept as resources instead (large.go, kept.go).
+	LargeResults LargeResults
 	// ApprovalTimeout bounds the wait for a person's answer to a rule's
 	// question ([effects] approval_timeout). Default 10 minutes.
 	ApprovalTimeout time.Duration
@@ -214,6 +219,8 @@ type Server struct {
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
+	// kept are the results too large to answer inline (kept.go).
+	kept *keptResults
 	// executeScript is execute_script's handler, in its layers
 	// (execution.go).
 	executeScript server.ToolHandlerFunc
@@ -255,6 +262,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: %w", err)
 		}
 	}
+	s.kept = newKeptResults(cfg.LargeResults, cfg.ResponseBudget)
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	s.executeScript = s.executeScriptHandler()
 	s.mcp = server.NewMCPServer("toolscript", cfg.Version,
@@ -275,6 +283,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SDKDocs != nil {
 		s.addSDKDocs(cfg.SDKDocs)
 	}
+	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(keptURIPrefix+"{id}", "result",
+		mcp.WithTemplateDescription("An execute_script result too large to answer inline, kept for the user whose call made it"),
+		mcp.WithTemplateMIMEType("application/json")), s.readKeptResult)
 	for _, doc := range s.docs() {
 		s.mcp.AddResource(doc.resource(), doc.read)
 		s.addDocURI(doc.uri)
@@ -327,6 +338,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = DefaultProgressInterval
 	}
+	cfg.LargeResults = cfg.LargeResults.withDefaults()
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = os.Stderr
 	}

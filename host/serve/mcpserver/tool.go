@@ -55,7 +55,18 @@ const outputSchemaTemplate = `{
 	"type": "object",
 	"properties": {
 		"result": {
-			"description": "The script's first return value as JSON; null when it returned nothing or failed."
+			"description": "The script's first return value as JSON; null when it returned nothing or failed, or when the result is too large to answer inline (result_resource names where it is kept)."
+		},
+		"result_resource": {
+			"type": "object",
+			"description": "Present when the result's JSON text is larger than the server answers inline: the resource holding the whole result (this object's fields included), readable with resources/read by the same user until it expires.",
+			"properties": {
+				"uri": {"type": "string"},
+				"characters": {"type": "integer", "minimum": 0},
+				"bytes": {"type": "integer", "minimum": 0},
+				"expires": {"type": "string", "format": "date-time"}
+			},
+			"required": ["uri", "characters", "bytes", "expires"]
 		},
 		"logs": {
 			"type": "array",
@@ -158,7 +169,11 @@ func cancelled() *mcp.CallToolResult {
 // toolResult presents an execution result: as structured content and as
 // JSON text; on failure also as an error whose first text is the message.
 func toolResult(res *result.Result) *mcp.CallToolResult {
-	text := res.JSON()
+	return toolResultOf(res, res.JSON())
+}
+
+// toolResultOf is toolResult with the result's JSON text made already.
+func toolResultOf(res *result.Result, text []byte) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{RawStructuredContent: text, IsError: res.Failed()}
 	if res.Failed() {
 		out.Content = []mcp.Content{mcp.NewTextContent(ErrorPrefix + res.Error.Message), mcp.NewTextContent(string(text))}

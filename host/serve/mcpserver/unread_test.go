@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 	"github.com/toolscript/toolscript/internal/testrpc"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -22,6 +23,10 @@ import (
 // largeResult is a script whose result is 1 MiB: its response is more
 // than 2 MiB (the result's text, and the same as structured content).
 const largeResult = `return string.rep("x", 1048576)`
+
+// inlineAll answers every result inline, however large: these tests are
+// about the responses' bytes.
+var inlineAll = mcpserver.LargeResults{MaxInline: 1 << 30}
 
 // unread sends a tools/call of script as sub on a connection of its own
 // that takes in almost nothing (a receive buffer of a few KiB) and never
@@ -64,7 +69,7 @@ func TestHTTPUnreadResponses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startHosted(t, hostedOptions{stateless: true, budget: budget, maxUnwritten: 5 << 20})
+	h := startHosted(t, hostedOptions{stateless: true, budget: budget, largeResults: inlineAll, maxUnwritten: 5 << 20})
 	const hostile, callsEach, heldEach = 3, 4, 2 // two 2 MiB responses fit 5 MiB
 	closers := make([]func(), 0, hostile*callsEach)
 	for i := range hostile {
@@ -110,7 +115,7 @@ func TestHTTPUnreadResponseTimesOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startHosted(t, hostedOptions{stateless: true, budget: budget, writeTimeout: 3 * time.Second})
+	h := startHosted(t, hostedOptions{stateless: true, budget: budget, largeResults: inlineAll, writeTimeout: 3 * time.Second})
 	h.unread(t, "mallory", largeResult)
 	testwait.Until(t, "the response held", func() bool { return budget.Held() > 0 })
 	testwait.Until(t, "the response given up", func() bool { return budget.Held() == 0 })
@@ -126,7 +131,7 @@ func TestHTTPWriteTimeoutSparesLongScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	const timeout = 300 * time.Millisecond
-	h := startHosted(t, hostedOptions{stateless: true, budget: budget, writeTimeout: timeout})
+	h := startHosted(t, hostedOptions{stateless: true, budget: budget, largeResults: inlineAll, writeTimeout: timeout})
 	c := h.connect(t, "alice")
 	// Each runs for four write timeouts of its own clock, however slow the
 	// machine.
