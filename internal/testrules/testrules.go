@@ -21,11 +21,23 @@ func Hundred() []policy.Rule {
 	return rules
 }
 
-// HundredRun is a real run whose effects pass Hundred, for user "bench".
-func HundredRun(tb interface{ Fatal(...any) }) *effects.Run {
+// HundredSet is Hundred compiled, as a configuration's load compiles its
+// rules: once, not per execution.
+func HundredSet(tb interface{ Fatal(...any) }) *policy.Set {
 	set, err := policy.Compile(Hundred(), effects.ActionAllow)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return set
+}
+
+// HundredRun is a real run whose effects pass Hundred, for user "bench".
+func HundredRun(tb interface{ Fatal(...any) }) *effects.Run {
+	return RunOf(HundredSet(tb))
+}
+
+// RunOf is a real run, for user "bench", whose effects pass set: what
+// each execution of a server with those rules gets.
+func RunOf(set *policy.Set) *effects.Run {
 	return effects.New(effects.Real).WithRules(set.For(policy.Who{Sub: "bench"}), nil)
 }
