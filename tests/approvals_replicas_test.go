@@ -13,7 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // A paused execution resumes on any replica. Two `serve --http
@@ -111,15 +112,23 @@ func startHAProxy(t *testing.T, backends ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The listening socket is the test's, handed to HAProxy (bind fd@3):
+	// it listens before HAProxy starts, so a request waits in its backlog
+	// until HAProxy accepts it, and nobody can take the port meanwhile.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
+	socket, err := l.(*net.TCPListener).File()
 	l.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer socket.Close() // the child's copy is the only one left once it runs
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "global\n    maxconn 256\ndefaults\n    mode http\n    timeout connect 5s\n    timeout client 60s\n    timeout server 60s\n")
-	fmt.Fprintf(&cfg, "frontend mcp\n    bind %s\n    default_backend toolscript\nbackend toolscript\n    balance roundrobin\n", addr)
+	fmt.Fprintf(&cfg, "frontend mcp\n    bind fd@3\n    default_backend toolscript\nbackend toolscript\n    balance roundrobin\n")
 	for i, b := range backends {
 		fmt.Fprintf(&cfg, "    server replica%d %s\n", i+1, b)
 	}
@@ -127,8 +136,15 @@ func startHAProxy(t *testing.T, backends ...string) string {
 	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A configuration HAProxy refuses fails here, before any request.
+	check := exec.Command(bin, "-c", "-f", path)
+	check.ExtraFiles = []*os.File{socket}
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
 	cmd := exec.Command(bin, "-db", "-f", path)
-	var out bytes.Buffer
+	cmd.ExtraFiles = []*os.File{socket} // fd 3 in the child
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -140,18 +156,7 @@ func startHAProxy(t *testing.T, backends ...string) string {
 			t.Logf("haproxy:\n%s", out.String())
 		}
 	})
-	// Ready when it accepts connections (HAProxy says nothing when it is).
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return "http://" + addr
-		}
-		if i > 500 {
-			t.Fatalf("haproxy does not listen on %s: %v\n%s", addr, err, out.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling a port: HAProxy has no readiness signal
-	}
+	return "http://" + addr
 }
 
 // writeApprovalConfig writes a configuration of the notes API whose rule
