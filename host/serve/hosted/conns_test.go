@@ -51,16 +51,47 @@ func inUse(t *testing.T, addr, from, token string, n int) []net.Conn {
 	t.Helper()
 	conns := make([]net.Conn, 0, n)
 	for range n {
-		c := rawRequest(t, addr, from, "POST /mcp HTTP/1.1\nHost: "+addr+"\nAuthorization: Bearer "+token+
-			"\nContent-Type: application/json\nContent-Length: 1000\nExpect: 100-continue\n", "")
-		_ = c.SetReadDeadline(time.Now().Add(clientWait))
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil || resp.StatusCode != http.StatusContinue {
-			t.Fatalf("a request in progress from %s: %v, %v", from, resp, err)
+		c, resp := startRequest(t, addr, from, token)
+		if resp.StatusCode != http.StatusContinue {
+			t.Fatalf("a request in progress from %s: status %d", from, resp.StatusCode)
 		}
 		conns = append(conns, c)
 	}
 	return conns
+}
+
+// inUseOnceIdle is inUse of one connection whose place is to come from a
+// connection the server has answered: that one waits for its next
+// request (and so may give its place) only once the server has marked it
+// idle, just after the response, so a 503 before then is tried again.
+func inUseOnceIdle(t *testing.T, addr, from, token string) {
+	t.Helper()
+	testwait.Until(t, "a request in progress from "+from, func() bool {
+		c, resp := startRequest(t, addr, from, token)
+		switch resp.StatusCode {
+		case http.StatusContinue:
+			return true
+		case http.StatusServiceUnavailable:
+			c.Close()
+			return false
+		}
+		t.Fatalf("a request in progress from %s: status %d", from, resp.StatusCode)
+		return false
+	})
+}
+
+// startRequest sends the head of a request of token with a body to come
+// from from, and returns the connection and the server's first answer.
+func startRequest(t *testing.T, addr, from, token string) (net.Conn, *http.Response) {
+	t.Helper()
+	c := rawRequest(t, addr, from, "POST /mcp HTTP/1.1\nHost: "+addr+"\nAuthorization: Bearer "+token+
+		"\nContent-Type: application/json\nContent-Length: 1000\nExpect: 100-continue\n", "")
+	_ = c.SetReadDeadline(time.Now().Add(clientWait))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a request from %s: %v", from, err)
+	}
+	return c, resp
 }
 
 // probe sends GET /healthz on a connection of its own from from, and
@@ -187,12 +218,24 @@ func TestConnectionCapsTLS(t *testing.T) {
 	}
 	// A connection with a request in progress takes the address's one
 	// place (from the idle one); the next one is over the cap.
-	go func() {
-		if resp, err := newClient().Get(url + "/hold"); err == nil {
-			resp.Body.Close()
+	// The first connection goes idle (the server's ConnState) just after
+	// its response: until then it is in use and the /hold request finds
+	// no place (503), so it is tried again.
+	attempted := make(chan struct{}, 1)
+	testwait.Until(t, "a /hold request in progress", func() bool {
+		go func() {
+			if resp, err := newClient().Get(url + "/hold"); err == nil {
+				resp.Body.Close()
+			}
+			attempted <- struct{}{}
+		}()
+		select {
+		case <-held:
+			return true
+		case <-attempted:
+			return false
 		}
-	}()
-	<-held
+	})
 	resp, err = newClient().Get(url)
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +284,7 @@ func TestWaitingConnectionsGivePlace(t *testing.T) {
 	// The total reached with connections in use only: no place to take.
 	token := f.token(t, "alice")
 	inUse(t, addr, "127.0.0.5", token, 2)
-	inUse(t, addr, "127.0.0.7", token, 1)
+	inUseOnceIdle(t, addr, "127.0.0.7", token) // 127.0.0.2's idle one's place
 	if resp := probe(t, addr, "127.0.0.6"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("with every connection in use: status %d, want 503", resp.StatusCode)
 	}
