@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 			args: []string{"run", "s.luau", "a", "--flag", "-x"}, wantOut: "[\"a\",\"--flag\",\"-x\"]\n"},
 		{name: "standard input", stdin: `return 40 + 2`, args: []string{"run", "-"}, wantOut: "42\n"},
 		{name: "runtime error", files: files{"s.luau": "print('before')\nerror('boom')"},
-			args: []string{"run", "s.luau"}, wantStatus: 1, wantOut: "before\n", wantErr: "error: script:2: boom"},
+			args: []string{"run", "s.luau"}, wantStatus: 1, wantOut: "before\n", wantErr: "error: s.luau:2: boom"},
 		{name: "syntax error", files: files{"s.luau": "local = 1"},
 			args: []string{"run", "s.luau"}, wantStatus: 1, wantErr: "syntax error: s.luau:1:"},
 		{name: "timeout flag", files: files{"s.luau": "while true do end"},
@@ -93,7 +93,7 @@ func TestRunJSON(t *testing.T) {
 		{"print('started')\n\nerror('boom')", 1, func(r map[string]any) bool {
 			e := r["error"].(map[string]any)
 			return r["result"] == nil && r["logs"].([]any)[0] == "started" && e["kind"] == "runtime" &&
-				e["message"] == "script:3: boom" && e["line"].(float64) == 3 && r["files_touched"] != nil
+				e["message"] == "<stdin>:3: boom" && e["line"].(float64) == 3 && r["files_touched"] != nil
 		}},
 		{"while true do end", 1, func(r map[string]any) bool { return r["error"].(map[string]any)["kind"] == "timeout" }},
 		{"return", 0, func(r map[string]any) bool { v, ok := r["result"]; return ok && v == nil }},

@@ -32,7 +32,7 @@ func TestRunIODirIsAFile(t *testing.T) {
 	}
 	// io.list() says what is wrong instead of listing [].
 	_, stderr, status = toolscript(t, dir, "return io.list()", "run", "--io-dir", "afile", "-")
-	if status != 1 || !strings.Contains(stderr, "io error: script:1: io.list: '.': "+want) {
+	if status != 1 || !strings.Contains(stderr, "io error: <stdin>:1: io.list: '.': "+want) {
 		t.Errorf("io.list: %d %q", status, stderr)
 	}
 }
@@ -90,7 +90,7 @@ func TestRunIODirCannotBeCreated(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	want := `the io directory "./toolscript-files" (` + filepath.Join(work, "toolscript-files") + `) cannot be created: ` + work + `: permission denied (set --io-dir or TOOLSCRIPT_IO_DIR to an absolute path)`
 	if exitErr, ok := err.(*exec.ExitError); !ok || exitErr.ExitCode() != 1 ||
-		string(out) != "toolscript: warning: "+want+"\nio error: script:1: io.open: 'x.txt': "+want+"\n" {
+		string(out) != "toolscript: warning: "+want+"\nio error: <stdin>:1: io.open: 'x.txt': "+want+"\n" {
 		t.Errorf("%v:\n%s\nwant the message %q", err, out, want)
 	}
 }

@@ -344,7 +344,7 @@ func TestPlanStopAfterAnError(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "plan.json"), []byte(out), 0o644)
 	os.WriteFile(filepath.Join(dir, "script.luau"), []byte(`local f = io.open("a.txt", "w") f:write("changed") error("boom")`), 0o644)
 	res, out := runPlan(t, dir, "--io-dir", "files", "script.luau")
-	if res.Error == nil || res.Error.Kind != "runtime" || !strings.HasPrefix(res.Error.Message, "script:1: boom; then, as its files were closed: the script attempted write a.txt (7 bytes") {
+	if res.Error == nil || res.Error.Kind != "runtime" || !strings.HasPrefix(res.Error.Message, "script.luau:1: boom; then, as its files were closed: the script attempted write a.txt (7 bytes") {
 		t.Fatalf("plan run: %s", out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "files", "a.txt")); err == nil {

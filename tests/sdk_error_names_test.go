@@ -50,7 +50,7 @@ paths:
 		extra        []string
 		kind         result.Kind
 		// message is how the error's message starts, after the position
-		// ("script:1: ") of an argument error.
+		// ("…/script.luau:1: ") of an argument error.
 		message string
 	}{
 		{name: "OpenAPI argument error", source: `sdk.pets.get_pet({ petID = 7 })`, kind: result.Runtime,
@@ -84,7 +84,10 @@ paths:
 			if res.Error == nil {
 				t.Fatalf("no error: %s (stderr %s)", res.Value, stderr)
 			}
-			message := strings.TrimPrefix(res.Error.Message, "script:1: ")
+			message := res.Error.Message
+			if _, after, positioned := strings.Cut(message, "script.luau:1: "); positioned {
+				message = after
+			}
 			if res.Error.Kind != tc.kind || !strings.HasPrefix(message, tc.message) {
 				t.Errorf("error %s %q, want %s starting %q", res.Error.Kind, res.Error.Message, tc.kind, tc.message)
 			}

@@ -75,6 +75,41 @@ func TestRunNamesEverySyntaxError(t *testing.T) {
 	}
 }
 
+// TestRunNamesTheScriptInErrors: an error of another kind than syntax
+// names the script's file (or standard input's name) in its position too;
+// a value the script made of an error (pcall's) is the script's own and
+// is kept as it is.
+func TestRunNamesTheScriptInErrors(t *testing.T) {
+	const source = "local ok, e = pcall(function() error('kept') end)\nprint(e)\nerror('boom: ' .. e)\n"
+	path := writeScript(t, source)
+	tests := []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"file", []string{"run", path}, "", "error: " + path + ":3: boom: "},
+		{"stdin", []string{"run", "-"}, source, "error: <stdin>:3: boom: "},
+		{"json", []string{"run", "--json", path}, "", `"message":"` + path + `:3: boom: `},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			status := run(append([]string{"toolscript"}, tt.args...), strings.NewReader(tt.stdin), &out, &errOut)
+			if status != 1 {
+				t.Fatalf("status %d, want 1: %s", status, errOut.String())
+			}
+			text := out.String() + errOut.String()
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("the output lacks %q:\n%s", tt.want, text)
+			}
+			if strings.Count(text, "script:1: kept") != 2 { // printed, and in the message
+				t.Errorf("pcall's error value changed:\n%s", text)
+			}
+		})
+	}
+}
+
 // TestUsageErrorsSuggest: a misspelt flag gets the flag nearest in
 // spelling, and a duration given without its unit gets the unit.
 func TestUsageErrorsSuggest(t *testing.T) {

@@ -139,7 +139,7 @@ error("boom \27[2J\27[H gone")
 		`title: \x1b]0;owned\x07` + "\n" +
 		"two\n" +
 		`lines, \\x1b and a tab:` + " end\n" +
-		`error: script:5: boom \x1b[2J\x1b[H gone`
+		`error: ` + script + `:5: boom \x1b[2J\x1b[H gone`
 	if screen != want || title != "" {
 		t.Errorf("the screen shows (title %q)\n%s\nwant\n%s", title, screen, want)
 	}

@@ -23,8 +23,9 @@ type RunConfig struct {
 	Settings config.Settings
 	SDK      SDKOptions
 	// Source is the script; Args its arguments (...). Name is how its
-	// syntax errors name it, as lint does (its path, or standard input's
-	// name); empty is "script".
+	// errors name it, as lint does (its path, or standard input's name):
+	// every syntax error, and the position an error of another kind
+	// begins with; empty is "script".
 	Source []byte
 	Name   string
 	Args   []string
@@ -133,8 +134,12 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	}
 	defer rt.Close(context.Background())
 	res = rt.Execute(ctx, script)
-	if res.Error != nil && res.Error.Kind == result.Syntax {
+	switch {
+	case res.Error == nil:
+	case res.Error.Kind == result.Syntax:
 		res.Error = syntaxErrors(ctx, rt, cfg.Name, cfg.Source, res.Error)
+	default:
+		res.Error.Message = namePosition(cfg.Name, res.Error.Message)
 	}
 	return redactResult(setup.cfg.Redactor, res), nil
 }
@@ -159,6 +164,21 @@ func runAsker(cfg RunConfig, asking Asking) effects.Asker {
 		return cfg.Approve.Asker(person)
 	}
 	return person
+}
+
+// namePosition names the script in an error's position as syntax errors
+// do: "script:3: boom" is "hello.luau:3: boom" when name is hello.luau.
+// A message that does not begin with the script's position is kept.
+func namePosition(name, message string) string {
+	rest, ok := strings.CutPrefix(message, "script:")
+	if name == "" || !ok {
+		return message
+	}
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	if digits == 0 || !strings.HasPrefix(rest[digits:], ":") {
+		return message
+	}
+	return name + ":" + rest
 }
 
 // syntaxErrors reports a script that does not compile as lint does: every
