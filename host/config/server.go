@@ -59,12 +59,26 @@ type Server struct {
 	ResultsKeptBytesPerUser int64  `toml:"results_kept_bytes_per_user"`
 	ResultsKeptBytesTotal   int64  `toml:"results_kept_bytes_total"`
 	ResultsKeptFor          string `toml:"results_kept_for" kind:"duration"`
+	// LargeResults is where a result over MaxInlineResult goes: "resource"
+	// (the default) or "file", the io directory when the run has one.
+	LargeResults string `toml:"large_results"`
 	// MetricsAddr, when set, is where /metrics is served instead of the
 	// public address (the hosted mode).
 	MetricsAddr string `toml:"metrics_addr"`
 }
 
+// The values of [server] large_results.
+const (
+	LargeResultsResource = "resource"
+	LargeResultsFile     = "file"
+)
+
 func (s Server) check() error {
+	switch s.LargeResults {
+	case "", LargeResultsResource, LargeResultsFile:
+	default:
+		return fmt.Errorf("server.large_results: %q is neither %q nor %q", s.LargeResults, LargeResultsResource, LargeResultsFile)
+	}
 	for _, d := range []struct{ key, value, example string }{
 		{"server.max_timeout", s.MaxTimeout, "5m"},
 		{"server.queue_wait", s.QueueWait, "30s"},
@@ -137,6 +151,7 @@ type LargeResults struct {
 	BytesPerUser int64
 	BytesTotal   int64
 	KeepFor      time.Duration
+	ToFile       bool
 }
 
 // Mode returns the mode these settings serve in.
@@ -183,7 +198,8 @@ func ResolveServer(f *File, flags ServerFlags) (ServerSettings, error) {
 		s.HTTP = flags.HTTP
 	}
 	s.LargeResults = LargeResults{MaxInline: f.Server.MaxInlineResult, PerUser: f.Server.ResultsKeptPerUser,
-		BytesPerUser: f.Server.ResultsKeptBytesPerUser, BytesTotal: f.Server.ResultsKeptBytesTotal}
+		BytesPerUser: f.Server.ResultsKeptBytesPerUser, BytesTotal: f.Server.ResultsKeptBytesTotal,
+		ToFile: f.Server.LargeResults == LargeResultsFile}
 	if f.Server.ResultsKeptFor != "" {
 		s.LargeResults.KeepFor, _ = time.ParseDuration(f.Server.ResultsKeptFor) // checked by Load
 	}

@@ -2,13 +2,16 @@ package mcpserver
 
 import (
 	"container/list"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/auth"
 )
 
@@ -30,6 +33,12 @@ type LargeResults struct {
 	BytesTotal   int64
 	// KeepFor is how long a result is kept.
 	KeepFor time.Duration
+	// ToFile writes a large result of a real run with io into the io
+	// directory (sandboxio.ResultsDir, within the same bounds per io
+	// directory) instead of keeping it as a resource, for the scripts
+	// that come after to read. A dry run or a plan run, or one without
+	// io, keeps it as a resource all the same.
+	ToFile bool
 }
 
 // The defaults of LargeResults. 25,000 characters is what the discovery
@@ -107,6 +116,22 @@ type keptResults struct {
 type tombstone struct {
 	user   auth.User
 	reason string
+}
+
+// fileBounds are the bounds of the results written to one io directory
+// (LargeResults.ToFile): a user's.
+func (k *keptResults) fileBounds() sandboxio.ResultBounds {
+	return sandboxio.ResultBounds{Files: k.cfg.PerUser, Bytes: k.cfg.BytesPerUser, For: k.cfg.KeepFor}
+}
+
+// resultFileDir is the io directory the large result of the execution of
+// ctx is written to: set under LargeResults.ToFile for a real run with io.
+func (s *Server) resultFileDir(ctx context.Context) string {
+	x, _ := ctx.Value(executionKey{}).(*execution)
+	if !s.cfg.LargeResults.ToFile || x == nil || x.script.IO == nil || x.script.Effects.Mode() != effects.Real {
+		return ""
+	}
+	return x.script.IO.Dir
 }
 
 func newKeptResults(cfg LargeResults, budget *limit.Bytes) *keptResults {

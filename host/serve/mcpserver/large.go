@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/auth"
 )
 
@@ -22,13 +23,24 @@ import (
 // its user (kept.go) and answered with a resource_link, a summary, and a
 // structured content whose result is null and whose result_resource
 // names the resource (logs, files touched, effects and the error are
-// still there, bounded). A result that cannot be kept is answered inline,
-// with a warning saying why.
-func (s *Server) present(user auth.User, res *result.Result) *mcp.CallToolResult {
+// still there, bounded). When dir is set (LargeResults.ToFile), the result
+// is written there instead and result_file names it; failing that, it is
+// kept as a resource, with a warning saying why. A result that cannot be
+// kept is answered inline, with a warning saying why.
+func (s *Server) present(user auth.User, res *result.Result, dir string) *mcp.CallToolResult {
 	text := res.JSON()
 	max := s.cfg.LargeResults.MaxInline
 	if s.kept == nil || len(text) <= max || utf8.RuneCount(text) <= max {
 		return toolResultOf(res, text)
+	}
+	if dir != "" {
+		name, err := sandboxio.KeepResult(dir, text, s.kept.fileBounds(), time.Now())
+		if err == nil {
+			return s.filed(res, text, name)
+		}
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the result is larger than [server] max_inline_result (%d characters) "+
+			"but cannot be written to the io directory: %v; it is kept as a resource", max, err))
+		text = res.JSON()
 	}
 	uri, expiry, err := s.kept.keep(user, text)
 	if err != nil {
@@ -47,34 +59,66 @@ type resultResource struct {
 	Expires    time.Time `json:"expires"`
 }
 
+// resultFile is what structured content says of a result written to the
+// io directory.
+type resultFile struct {
+	Path       string    `json:"path"`
+	Characters int       `json:"characters"`
+	Bytes      int       `json:"bytes"`
+	Expires    time.Time `json:"expires"`
+}
+
 // linked is the response of a result kept under uri.
 func (s *Server) linked(res *result.Result, text []byte, uri string, expiry time.Time) *mcp.CallToolResult {
 	chars := utf8.RuneCount(text)
+	link := mcp.NewResourceLink(uri, strings.TrimPrefix(uri, keptURIPrefix),
+		fmt.Sprintf("The whole result of execute_script: %d characters of JSON", chars), "application/json")
+	size := int64(len(text))
+	link.Size = &size
+	where := fmt.Sprintf("it is kept for you for %s as the resource %s. Read it whole with resources/read",
+		duration(s.cfg.LargeResults.KeepFor), uri)
+	return s.referred(res, text, "result_resource", resultResource{URI: uri, Characters: chars, Bytes: len(text),
+		Expires: expiry.UTC().Truncate(time.Second)}, where, link)
+}
+
+// filed is the response of a result written to the io directory as name.
+func (s *Server) filed(res *result.Result, text []byte, name string) *mcp.CallToolResult {
+	keepFor := s.kept.fileBounds().For
+	where := fmt.Sprintf("it is written to the io directory as %s for %s. A script reads it whole with "+
+		"json.decode(io.open(%q):read(\"a\"))", name, duration(keepFor), name)
+	return s.referred(res, text, "result_file", resultFile{Path: name, Characters: utf8.RuneCount(text), Bytes: len(text),
+		Expires: time.Now().Add(keepFor).UTC().Truncate(time.Second)}, where, nil)
+}
+
+// referred is the response of a result that is elsewhere: a summary
+// saying where, then link when there is one, and a structured content
+// whose result is null and whose field ref names where (logs, files
+// touched, effects and the error are still there, bounded).
+func (s *Server) referred(res *result.Result, text []byte, field string, ref any, where string, link mcp.Content) *mcp.CallToolResult {
 	small := *res
 	small.Value = json.RawMessage("null")
 	small.Logs = slices.Clone(res.Logs) // Bound appends to them
 	small.Bound(s.cfg.LargeResults.MaxInline / 2)
-	ref, _ := json.Marshal(resultResource{URI: uri, Characters: chars, Bytes: len(text), Expires: expiry.UTC().Truncate(time.Second)})
+	refJSON, _ := json.Marshal(ref)
 	structured := small.JSON()
-	structured = append(append(append(structured[:len(structured)-1:len(structured)-1], `,"result_resource":`...), ref...), '}')
+	structured = append(append(append(structured[:len(structured)-1:len(structured)-1], `,"`+field+`":`...), refJSON...), '}')
 
 	preview := res.Value
 	if res.Failed() || len(bytes.TrimSpace(preview)) == 0 || string(preview) == "null" {
 		preview = text
 	}
 	summary := fmt.Sprintf("The result is %d characters of JSON, more than this server answers inline (%d): "+
-		"it is kept for you for %s as the resource %s. Read it whole with resources/read; structured content has "+
-		"\"result\": null and names it in \"result_resource\".\nIts value: %s.\nIts first lines:\n%s",
-		chars, s.cfg.LargeResults.MaxInline, duration(s.cfg.LargeResults.KeepFor), uri, shape(res.Value), firstLines(preview))
-	link := mcp.NewResourceLink(uri, strings.TrimPrefix(uri, keptURIPrefix),
-		fmt.Sprintf("The whole result of execute_script: %d characters of JSON", chars), "application/json")
-	size := int64(len(text))
-	link.Size = &size
+		"%s; structured content has \"result\": null and names it in %q.\nIts value: %s.\nIts first lines:\n%s",
+		utf8.RuneCount(text), s.cfg.LargeResults.MaxInline, where, field, shape(res.Value), firstLines(preview))
 	out := &mcp.CallToolResult{RawStructuredContent: structured, IsError: res.Failed()}
 	if res.Failed() {
 		out.Content = append(out.Content, mcp.NewTextContent(ErrorPrefix+res.Error.Message))
 	}
-	out.Content = append(out.Content, mcp.NewTextContent(summary), link, mcp.NewTextContent(string(structured)))
+	out.Content = append(out.Content, mcp.NewTextContent(summary))
+	if link != nil {
+		out.Content = append(out.Content, link)
+	}
+	out.Content = append(out.Content, mcp.NewTextContent(string(structured)))
 	return out
 }
 

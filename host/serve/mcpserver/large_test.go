@@ -167,3 +167,101 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// fileExecution is the structured content of a result written to the io
+// directory.
+type fileExecution struct {
+	Result     json.RawMessage `json:"result"`
+	ResultFile *struct {
+		Path  string `json:"path"`
+		Bytes int    `json:"bytes"`
+	} `json:"result_file"`
+	ResultResource *struct {
+		URI string `json:"uri"`
+	} `json:"result_resource"`
+	Warnings []string `json:"warnings"`
+}
+
+func callForFile(t *testing.T, c *client.Client, args map[string]any) (*mcp.CallToolResult, fileExecution) {
+	t.Helper()
+	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: args}})
+	if err != nil {
+		t.Fatalf("tools/call: %v", err)
+	}
+	var out fileExecution
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return res, out
+}
+
+// TestHTTPLargeResultsToFile: with large results written to the io
+// directory, a real run's large result is a file in its user's io
+// directory that the user's next script reads whole, and another user's
+// cannot; the oldest go beyond the bound per directory, a script's own
+// files there stay; a dry run's large result is a resource all the same.
+func TestHTTPLargeResultsToFile(t *testing.T) {
+	const maxInline = 1000
+	h := startHosted(t, hostedOptions{ioDir: t.TempDir(),
+		largeResults: mcpserver.LargeResults{MaxInline: maxInline, PerUser: 2, ToFile: true}})
+	alice, bob := h.connect(t, "alice"), h.connect(t, "bob")
+	large := func(c *client.Client, n int) fileExecution {
+		t.Helper()
+		res, out := callForFile(t, c, map[string]any{"script": `return {n = ` + itoa(n) + `, text = string.rep("x", 2000)}`})
+		if res.IsError || out.ResultFile == nil || out.ResultResource != nil || string(out.Result) != "null" ||
+			!strings.HasPrefix(out.ResultFile.Path, "toolscript-results/") || !strings.HasSuffix(out.ResultFile.Path, ".json") {
+			t.Fatalf("a large result with io: %+v %+v", out, res.Content)
+		}
+		summary := res.Content[0].(mcp.TextContent).Text
+		if !strings.Contains(summary, out.ResultFile.Path) || !strings.Contains(summary, "io.open(") {
+			t.Errorf("the summary does not say where and how to read it: %s", summary)
+		}
+		return out
+	}
+	// readBack returns what a script of c reads at path: n of the result,
+	// or its error.
+	readBack := func(c *client.Client, path string) string {
+		t.Helper()
+		res, out := callForFile(t, c, map[string]any{"script": `local ok, f = pcall(io.open, "` + path +
+			`") if not ok then return "not there: " .. tostring(f) end return json.decode(f:read("a")).result.n`})
+		if res.IsError {
+			t.Fatalf("reading %s back: %+v", path, res.Content)
+		}
+		return string(out.Result)
+	}
+
+	first := large(alice, 1)
+	if got := readBack(alice, first.ResultFile.Path); got != "1" {
+		t.Fatalf("alice reads her result back: %s", got)
+	}
+	if got := readBack(bob, first.ResultFile.Path); !strings.Contains(got, "not there") {
+		t.Errorf("bob reads alice's result: %s", got)
+	}
+	// A file of alice's own in the directory is no result: it stays.
+	if _, out := callForFile(t, alice, map[string]any{"script": `local f = io.open("toolscript-results/notes.txt", "w") f:write("mine") f:close()`}); out.Result == nil {
+		t.Fatal("writing notes.txt")
+	}
+	second, third := large(alice, 2), large(alice, 3)
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{first.ResultFile.Path, "not there"}, // beyond the bound of 2
+		{second.ResultFile.Path, "2"},
+		{third.ResultFile.Path, "3"},
+	} {
+		if got := readBack(alice, tc.path); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %s, want %s", tc.path, got, tc.want)
+		}
+	}
+	_, notes := callForFile(t, alice, map[string]any{"script": `return io.open("toolscript-results/notes.txt"):read("a")`})
+	if string(notes.Result) != `"mine"` {
+		t.Errorf("alice's own file in the directory: %s", notes.Result)
+	}
+
+	// A dry run touches no file: its large result is a resource.
+	_, dry := callForFile(t, alice, map[string]any{"script": `return string.rep("y", 2000)`, "dry_run": true})
+	if dry.ResultResource == nil || dry.ResultFile != nil {
+		t.Errorf("a dry run's large result: %+v", dry)
+	}
+}

@@ -44,7 +44,30 @@ const inputSchema = `{
 
 // outputSchema is the execution result (host/runtime/result.Result); the error
 // kinds come from result.Kinds.
-var outputSchema = strings.Replace(outputSchemaTemplate, "KINDS", kindsJSON(), 1)
+var outputSchema = strings.NewReplacer("KINDS", kindsJSON(),
+	"RESULT_RESOURCE", whereKeptSchema("uri", "Present when the result's JSON text is larger than the server answers inline: "+
+		"the resource holding the whole result (this object's fields included), readable with resources/read by the same user until it expires."),
+	"RESULT_FILE", whereKeptSchema("path", "Present when the result's JSON text is larger than the server answers inline and the server "+
+		"writes such results to the io directory: the file holding the whole result (this object's fields included), its path relative "+
+		"to the io directory, for a later script to read until it expires."),
+).Replace(outputSchemaTemplate)
+
+// whereKeptSchema is the schema of result_resource or result_file: where
+// is the field naming the place (resultResource, resultFile).
+func whereKeptSchema(where, description string) string {
+	d, _ := json.Marshal(description)
+	return `{
+			"type": "object",
+			"description": ` + string(d) + `,
+			"properties": {
+				"` + where + `": {"type": "string"},
+				"characters": {"type": "integer", "minimum": 0},
+				"bytes": {"type": "integer", "minimum": 0},
+				"expires": {"type": "string", "format": "date-time"}
+			},
+			"required": ["` + where + `", "characters", "bytes", "expires"]
+		}`
+}
 
 func kindsJSON() string {
 	b, _ := json.Marshal(result.Kinds)
@@ -55,19 +78,21 @@ const outputSchemaTemplate = `{
 	"type": "object",
 	"properties": {
 		"result": {
-			"description": "The script's first return value as JSON; null when it returned nothing or failed, or when the result is too large to answer inline (result_resource names where it is kept)."
+			"description": "The script's first return value as JSON; null when it returned nothing or failed, or when the result is too large to answer inline (result_resource or result_file names where it is kept)."
 		},
-		"result_resource": {
+		"result_file": {
 			"type": "object",
-			"description": "Present when the result's JSON text is larger than the server answers inline: the resource holding the whole result (this object's fields included), readable with resources/read by the same user until it expires.",
+			"description": "Present when the result's JSON text is larger than the server answers inline and the server writes such results to the io directory: the file holding the whole result (this object's fields included), its path relative to the io directory, for a later script to read until it expires.",
 			"properties": {
-				"uri": {"type": "string"},
+				"path": {"type": "string"},
 				"characters": {"type": "integer", "minimum": 0},
 				"bytes": {"type": "integer", "minimum": 0},
 				"expires": {"type": "string", "format": "date-time"}
 			},
-			"required": ["uri", "characters", "bytes", "expires"]
+			"required": ["path", "characters", "bytes", "expires"]
 		},
+		"result_resource": RESULT_RESOURCE,
+		"result_file": RESULT_FILE,
 		"logs": {
 			"type": "array",
 			"items": {"type": "string"},

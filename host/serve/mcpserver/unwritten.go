@@ -38,7 +38,7 @@ const responseOverhead = 512
 // the call ends first, the result is dropped: the response says so
 // instead, in a result small enough to need no budget.
 func (s *Server) holdResponse(ctx context.Context, user auth.User, res *result.Result) *mcp.CallToolResult {
-	out := s.present(user, res)
+	out := s.present(user, res, s.resultFileDir(ctx))
 	c := callFrom(ctx)
 	if s.unwritten == nil || c == nil {
 		return out
