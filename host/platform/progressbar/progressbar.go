@@ -22,6 +22,7 @@ import (
 	"golang.org/x/text/width"
 
 	"github.com/toolscript/toolscript/host/platform/pacer"
+	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -197,9 +198,7 @@ type Bar struct {
 // columns. interval is the least time between redraws (DefaultInterval
 // if zero).
 func New(w io.Writer, cols func() int, interval time.Duration) *Bar {
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
+	interval = positive.Or(interval, DefaultInterval)
 	b := &Bar{
 		w: w, cols: cols, interval: interval, now: time.Now,
 		wake: make(chan struct{}, 1),
