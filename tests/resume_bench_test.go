@@ -35,7 +35,7 @@ return n
 //	go test ./tests -run '^$' -bench Resume -benchtime 20x
 func BenchmarkResume(b *testing.B) {
 	api := newCountingAPI(b)
-	rt, client := resumeSDK(b, api.srv.URL)
+	rt, client := petsSDK(b, api.srv.URL)
 	dir := b.TempDir()
 	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
 	key, _ := requeststate.NewKey()

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -23,7 +22,6 @@ import (
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/serve/requeststate"
 	"github.com/toolscript/toolscript/internal/testapi"
-	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // resumeScript reads a file, makes a safe call, appends to a log, reads
@@ -75,20 +73,6 @@ func (c *countingAPI) counts() map[string]int {
 		out[k] = v
 	}
 	return out
-}
-
-func resumeSDK(t testing.TB, url string) (*luau.Runtime, *sdk.Client) {
-	t.Helper()
-	client, err := app.NewSDK(context.Background(), sdk.Config{
-		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: url, Auth: &sdk.Credential{Token: "t"}}},
-		MaxCalls: 1 << 20,
-	}, nil, app.SDKOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	manifest := client.Manifest()
-	return testruntime.New(t, luau.Config{SDK: &manifest}), client
 }
 
 func execute(rt *luau.Runtime, client *sdk.Client, source, dir string, fx *effects.Run) *result.Result {
@@ -183,7 +167,7 @@ func resumeState(t testing.TB, rt *luau.Runtime, client *sdk.Client, source, dir
 // the refusals, with nothing run.
 func TestResumeOnAnotherReplica(t *testing.T) {
 	api := newCountingAPI(t)
-	rt, client := resumeSDK(t, api.srv.URL)
+	rt, client := petsSDK(t, api.srv.URL)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
 	key, err := requeststate.NewKey()
@@ -278,7 +262,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 // the script gets an error it may catch.
 func TestResumeDeclined(t *testing.T) {
 	api := newCountingAPI(t)
-	rt, client := resumeSDK(t, api.srv.URL)
+	rt, client := petsSDK(t, api.srv.URL)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
 	source := strings.Replace(resumeScript, "local created = sdk.create_pet({name = input})",
