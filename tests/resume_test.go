@@ -22,6 +22,7 @@ import (
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/serve/requeststate"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // resumeScript reads a file, makes a safe call, appends to a log, reads
@@ -63,6 +64,18 @@ func newCountingAPI(t testing.TB) *countingAPI {
 	}))
 	t.Cleanup(c.srv.Close)
 	return c
+}
+
+// resumeSetup is where every resume test starts: the counting API, a
+// runtime and client calling it, and an io directory whose in.txt holds
+// "Rex".
+func resumeSetup(t testing.TB) (api *countingAPI, rt *luau.Runtime, client *sdk.Client, dir string) {
+	t.Helper()
+	api = newCountingAPI(t)
+	rt, client = petsSDK(t, api.srv.URL)
+	dir = t.TempDir()
+	testfile.Write(t, filepath.Join(dir, "in.txt"), "Rex")
+	return api, rt, client, dir
 }
 
 func (c *countingAPI) counts() map[string]int {
@@ -166,10 +179,7 @@ func resumeState(t testing.TB, rt *luau.Runtime, client *sdk.Client, source, dir
 // write done once, the clock and the seed are the paused run's; then
 // the refusals, with nothing run.
 func TestResumeOnAnotherReplica(t *testing.T) {
-	api := newCountingAPI(t)
-	rt, client := petsSDK(t, api.srv.URL)
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
+	api, rt, client, dir := resumeSetup(t)
 	key, err := requeststate.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -261,10 +271,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 // TestResumeDeclined: a person who declines: the effect is not made and
 // the script gets an error it may catch.
 func TestResumeDeclined(t *testing.T) {
-	api := newCountingAPI(t)
-	rt, client := petsSDK(t, api.srv.URL)
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
+	api, rt, client, dir := resumeSetup(t)
 	source := strings.Replace(resumeScript, "local created = sdk.create_pet({name = input})",
 		`local ok, err = pcall(sdk.create_pet, {name = input}) local created = {name = ok and "?" or tostring(err)}`, 1)
 	key, _ := requeststate.NewKey()
