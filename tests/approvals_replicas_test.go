@@ -163,9 +163,7 @@ func startHAProxy(t *testing.T, backends ...string) string {
 // asks a person about every POST, with effects as its [effects] keys.
 func writeApprovalConfig(t *testing.T, dir string, api *notesAPI, effects string) {
 	t.Helper()
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
+	writeConfig(t, dir, notesSection(api.URL, "")+
 		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
 		"[effects]\n"+effects)
 }

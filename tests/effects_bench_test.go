@@ -93,7 +93,7 @@ func BenchmarkDryRun(b *testing.B) {
 // how long it took.
 func eachDryRunScript(b *testing.B, bench func(b *testing.B, dir string, execute func(fx *effects.Run) time.Duration)) {
 	api := testapi.New(b)
-	rt, client := benchSDK(b, api)
+	rt, client := petsSDK(b, api.URL)
 	for _, sc := range dryRunScripts {
 		b.Run(sc.name, func(b *testing.B) {
 			dir := b.TempDir()

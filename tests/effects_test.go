@@ -138,6 +138,15 @@ func setupEffects(t *testing.T, api *notesAPI) (dir, ioDir string) {
 // setupEffects writes.
 const notesCredential = `auth = "s3cret-token"`
 
+// notesSection is the [apis.notes] section of a configuration: the notes
+// spec served at url, extra (TOML lines, each ending in a newline, or "")
+// and the frozen parameter team = "core".
+func notesSection(url, extra string) string {
+	spec, _ := filepath.Abs("testdata/notes.yaml")
+	return "[apis.notes]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(url) + "\n" + extra +
+		"[apis.notes.frozen_params]\nteam = \"core\"\n"
+}
+
 // setupNotes makes a real io directory, script.luau holding script, and a
 // configuration naming the notes API with credential (a TOML line) and a
 // frozen parameter.
@@ -153,9 +162,7 @@ func setupNotes(t *testing.T, api *notesAPI, credential, script string) (dir, io
 			t.Fatal(err)
 		}
 	}
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\n"+credential+"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n"+notesSection(api.URL, credential+"\n"))
 	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -362,9 +369,7 @@ func TestDryRunOverrides(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir := t.TempDir()
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[io]\nenabled = false\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\nsafe = [\"createNote\"]\nunsafe = [\"list_notes\"]\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	writeConfig(t, dir, "[io]\nenabled = false\n"+notesSection(api.URL, "safe = [\"createNote\"]\nunsafe = [\"list_notes\"]\n"))
 	script := `
 local created, cresp = sdk.notes.create_note({ text = "searched" })
 local list, lresp = sdk.notes.list_notes()
@@ -400,7 +405,7 @@ return { created = created.text, cdry = cresp.dry_run == true, n = #list, ldry =
 	}
 
 	// A name the spec does not have stops the run before the script.
-	writeConfig(t, dir, "[io]\nenabled = false\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+"\nsafe = [\"createNotes\"]\n")
+	writeConfig(t, dir, "[io]\nenabled = false\n"+notesSection(api.URL, "safe = [\"createNotes\"]\n"))
 	out, errOut, status = toolscript(t, dir, "", "run", "--dry-run", "o.luau")
 	if status != 2 || !strings.Contains(errOut, `api notes: [apis.notes] safe: "createNotes" is not an operation of notes (close: "createNote", "create_note")`) {
 		t.Errorf("an unknown name: %d %s %s", status, out, errOut)

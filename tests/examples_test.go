@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -566,7 +567,7 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 		python := filepath.Join(testupstreams.Dir(), ".venv", "bin", "python")
 		needInstalled(t, python, "the MCP Python SDK")
 		path := filepath.Join(dir, "client.py")
-		writeFile(t, path, text)
+		testfile.Write(t, path, text)
 		cmd, comment = exec.Command(python, path), "  # "
 	case "javascript":
 		modules := filepath.Join(testupstreams.Dir(), "node_modules")
@@ -576,7 +577,7 @@ func (s *exampleSession) client(t *testing.T, b exampleBlock) {
 			t.Fatal(err)
 		}
 		path := filepath.Join(dir, "client.mjs")
-		writeFile(t, path, text)
+		testfile.Write(t, path, text)
 		cmd, comment = exec.Command("node", path), "; // "
 	}
 	var want []string
@@ -617,12 +618,6 @@ func (s *exampleSession) token(t *testing.T) string {
 		t.Fatalf("a token from the issuer: %s %s %v", resp.Status, body, err)
 	}
 	return strings.TrimSpace(string(body))
-}
-
-func writeFile(t *testing.T, path, text string) {
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // needInstalled skips the test when path is absent, saying what installs

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // Attacks on the io sandbox, run for real against the file system: links
@@ -43,8 +44,8 @@ func newScene(t *testing.T) *scene {
 	t.Helper()
 	top := t.TempDir()
 	s := &scene{top: top, dir: filepath.Join(top, "io"), outside: filepath.Join(top, "outside")}
-	mustWrite(t, filepath.Join(s.outside, "secret.txt"), secret)
-	mustWrite(t, filepath.Join(s.outside, "sub", "secret2.txt"), secret)
+	testfile.Write(t, filepath.Join(s.outside, "secret.txt"), secret)
+	testfile.Write(t, filepath.Join(s.outside, "sub", "secret2.txt"), secret)
 	if err := os.Mkdir(s.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestIOAttackLinkToFileOutside(t *testing.T) {
 		attack{
 			name: "an absolute link to a file inside is refused too",
 			plant: func(t *testing.T, s *scene) {
-				mustWrite(t, filepath.Join(s.dir, "real.txt"), "inside")
+				testfile.Write(t, filepath.Join(s.dir, "real.txt"), "inside")
 				symlink(t, filepath.Join(s.dir, "real.txt"), filepath.Join(s.dir, "abs.txt"))
 			},
 			script:   `return io.open("abs.txt"):read("*a")`,
@@ -301,7 +302,7 @@ func TestIOAttackLinkChains(t *testing.T) {
 		symlink(t, "../outside", filepath.Join(s.dir, "d2"))
 	}
 	inside := func(t *testing.T, s *scene) {
-		mustWrite(t, filepath.Join(s.dir, "data", "real.txt"), "inside")
+		testfile.Write(t, filepath.Join(s.dir, "data", "real.txt"), "inside")
 		symlink(t, "ok2", filepath.Join(s.dir, "ok1"))
 		symlink(t, "data/real.txt", filepath.Join(s.dir, "ok2"))
 		symlink(t, "data", filepath.Join(s.dir, "dlink"))
@@ -342,11 +343,11 @@ func TestIOAttackLinkChains(t *testing.T) {
 // a loop: whatever it meets at each moment, it never gets out.
 func TestIOAttackLinksSwappedDuringTheRun(t *testing.T) {
 	s := newScene(t)
-	mustWrite(t, filepath.Join(s.dir, "swap.txt"), "inside")
+	testfile.Write(t, filepath.Join(s.dir, "swap.txt"), "inside")
 	if err := os.Mkdir(filepath.Join(s.dir, "swapdir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(s.dir, "swapdir", "secret.txt"), "inside")
+	testfile.Write(t, filepath.Join(s.dir, "swapdir", "secret.txt"), "inside")
 	s.arm(t)
 
 	var stop atomic.Bool
@@ -615,13 +616,13 @@ func TestIOAttackUnreachableHandlesAreCollected(t *testing.T) {
 		{
 			name:   "loops left early",
 			source: `for i = 1, 200 do for l in io.lines("src.txt") do break end end return "ok"`,
-			setup:  func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "src.txt"), "a\nb\n") },
+			setup:  func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "src.txt"), "a\nb\n") },
 			result: `"ok"`,
 		},
 		{
 			name:    "reachable handles count",
 			source:  `local keep = {} for i = 1, 64 do keep[i] = io.lines("src.txt") end io.open("one-more.txt", "w")`,
-			setup:   func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "src.txt"), "a\nb\n") },
+			setup:   func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "src.txt"), "a\nb\n") },
 			kind:    result.Limit,
 			message: "io.open: 'one-more.txt': too many open files (at most 64",
 		},

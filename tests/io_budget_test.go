@@ -13,6 +13,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // What a script makes on disk counts against its budgets, whatever the
@@ -87,21 +88,21 @@ func TestIOBudgetsCountWhatIsMadeOnDisk(t *testing.T) {
 		},
 		{
 			name:    "through a regular file",
-			setup:   func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "file"), "x") },
+			setup:   func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "file"), "x") },
 			source:  `io.open("file/x", "w")`,
 			kind:    result.IO,
 			message: "io.open: 'file/x': not a directory: 'file' is a file",
 		},
 		{
 			name:    "reading through a regular file",
-			setup:   func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "file"), "x") },
+			setup:   func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "file"), "x") },
 			source:  `io.open("file/x")`,
 			kind:    result.IO,
 			message: "not a directory",
 		},
 		{
 			name:    "a trailing slash names a directory",
-			setup:   func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "x.txt"), "x") },
+			setup:   func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "x.txt"), "x") },
 			source:  `io.open("x.txt/")`,
 			kind:    result.IO,
 			message: "io.open: 'x.txt/': not a directory",
@@ -115,7 +116,7 @@ func TestIOBudgetsCountWhatIsMadeOnDisk(t *testing.T) {
 		},
 		{
 			name:    "removing with a trailing slash",
-			setup:   func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "x.txt"), "x") },
+			setup:   func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "x.txt"), "x") },
 			source:  `os.remove("x.txt/")`,
 			kind:    result.IO,
 			message: "not a directory",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
@@ -23,16 +24,6 @@ func runIO(t *testing.T, dir, source string, io luau.IO, limits luau.Limits) *re
 	t.Helper()
 	io.Dir = dir
 	return ioRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(source), IO: &io, Limits: limits})
-}
-
-func mustWrite(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func readFile(t *testing.T, path string) string {
@@ -125,7 +116,7 @@ func TestIOLibrary(t *testing.T) {
 			local g = io.open("app.txt", "a") g:write(" world") g:close()
 			local h = io.open("app.txt", "r") local content = h:read("*a") h:close()
 			return content`, result: `"hello world"`, touched: "app.txt:write:11"},
-		{name: "append only is reported as append", setup: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "log.txt"), "old\n") },
+		{name: "append only is reported as append", setup: func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "log.txt"), "old\n") },
 			source: `io.open("log.txt", "a"):write("new\n"):close() io.open("./log.txt", "ab"):write("more\n"):close()`,
 			result: "null", touched: "log.txt:append:13"},
 		{name: "io.type", source: `
@@ -152,7 +143,7 @@ func TestIOLibrary(t *testing.T) {
 			io.open("./sub//x.txt", "w"):write("1"):close()
 			io.open("sub/x.txt", "a"):write("2"):close()`,
 			result: "null", touched: "deleted.txt:remove:0,kept.txt:write:4,sub/x.txt:write:2"},
-		{name: "reads are not reported", setup: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "in.txt"), "x") },
+		{name: "reads are not reported", setup: func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "in.txt"), "x") },
 			source: `return io.open("in.txt"):read("*a")`, result: `"x"`, touched: "-"},
 		{name: "parent directories created", source: `io.open("a/b/c/d.csv", "w"):write("1,2\n"):close() return io.list("a/b/c")`,
 			result: `["d.csv"]`, touched: "a/b/c/d.csv:write:4"},
@@ -215,7 +206,7 @@ func TestIOLibrary(t *testing.T) {
 			kind: result.Runtime, message: "attempt to use a closed file"},
 		{name: "close twice", source: `local f = io.open("c.txt", "w") f:close() f:close()`,
 			kind: result.Runtime, message: "attempt to use a closed file"},
-		{name: "write to a read handle", setup: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "r.txt"), "x") },
+		{name: "write to a read handle", setup: func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "r.txt"), "x") },
 			source: `io.open("r.txt"):write("y")`, kind: result.IO, message: "not open for writing"},
 		{name: "missing file", source: `io.open("data/x.csv")`, kind: result.IO, message: "io.open: 'data/x.csv': no such file or directory"},
 		{name: "invalid mode", source: `io.open("x", "rw")`, kind: result.IO, message: "invalid mode 'rw'"},
@@ -246,7 +237,7 @@ func TestIOConfinement(t *testing.T) {
 			source: `os.remove("subdir")`, kind: result.IO, message: "is a directory"},
 		{name: "io.list traversal", source: `return io.list("..")`, kind: result.IO, message: "io.list: '..': '..' is not allowed"},
 		{name: "io.list absolute", source: `return io.list("/")`, kind: result.IO, message: "absolute paths are not allowed"},
-		{name: "io.list of a file", setup: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "f"), "x") },
+		{name: "io.list of a file", setup: func(t *testing.T, dir string) { testfile.Write(t, filepath.Join(dir, "f"), "x") },
 			source: `return io.list("f")`, kind: result.IO, message: "not a directory"},
 		{name: "open a directory", setup: func(t *testing.T, dir string) { os.MkdirAll(filepath.Join(dir, "d"), 0o755) },
 			source: `io.open("d")`, kind: result.IO, message: "is a directory"},
@@ -373,8 +364,8 @@ func besideOutside(t *testing.T) (base, dir, outside string) {
 func TestIOSymlinks(t *testing.T) {
 	t.Parallel()
 	base, dir, outside := besideOutside(t)
-	mustWrite(t, filepath.Join(outside, "secret.txt"), "secret")
-	mustWrite(t, filepath.Join(dir, "inside.txt"), "inside")
+	testfile.Write(t, filepath.Join(outside, "secret.txt"), "secret")
+	testfile.Write(t, filepath.Join(dir, "inside.txt"), "inside")
 	links := map[string]string{
 		"to-file":   filepath.Join(outside, "secret.txt"),
 		"to-dir":    outside,
@@ -421,8 +412,8 @@ func TestIOSymlinks(t *testing.T) {
 func TestIOSymlinkSwappedDuringRun(t *testing.T) {
 	t.Parallel()
 	_, dir, outside := besideOutside(t)
-	mustWrite(t, filepath.Join(outside, "data.txt"), "OUTSIDE")
-	mustWrite(t, filepath.Join(dir, "real", "data.txt"), "inside")
+	testfile.Write(t, filepath.Join(outside, "data.txt"), "OUTSIDE")
+	testfile.Write(t, filepath.Join(dir, "real", "data.txt"), "inside")
 
 	// The link exists from the start (a rename replaces it atomically), so
 	// the script's writes never create a real directory in its place.

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // sarifSchemaPath is the official SARIF 2.1.0 JSON schema (OASIS standard,
@@ -335,11 +336,7 @@ func TestLintEffectsCLI(t *testing.T) {
 		"b_writes.luau":   "sdk.pets.create_pet({name = 'Rex'})\nlocal f = io.open('out.txt', 'w')\nf:close()\n",
 		"c_dynamic.luau":  "local name = ...\nreturn sdk.pets[name]()\n",
 	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfile.Tree(t, dir, files)
 	cache := "XDG_CACHE_HOME=" + t.TempDir()
 	stdout, stderr, status := toolscriptEnv(t, dir, []string{cache}, "lint", "--effects", "a_reads.luau", "b_writes.luau", "c_dynamic.luau")
 	want := "a_reads.luau: no unsafe sdk calls\n" +

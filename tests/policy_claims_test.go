@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -20,9 +19,7 @@ func TestRulesSeeClaimsAndClient(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir := t.TempDir()
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\n[apis.notes.frozen_params]\nteam = \"core\"\n"+
+	writeConfig(t, dir, notesSection(api.URL, "")+
 		"[[policy]]\nname = \"admins, from the ops console\"\n"+
 		"when = 'effect.method == \"POST\" && !(user.claims.role == \"admin\" && client.name == \"ops-console\")'\naction = \"deny\"\n")
 	iss, auth := issuerArgs(t)

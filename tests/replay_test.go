@@ -215,9 +215,7 @@ func TestHostedRecordDir(t *testing.T) {
 	api := newNotesAPI(t)
 	iss, args := issuerArgs(t)
 	dir := t.TempDir()
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[effects]\nrecord_dir = \"traces\"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\nauth = \"s3cret-token\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	writeConfig(t, dir, "[effects]\nrecord_dir = \"traces\"\n"+notesSection(api.URL, notesCredential+"\n"))
 	script := `local f = io.open("mine.txt", "w") f:write("written at ", os.time()) f:close()
 		local created = sdk.notes.create_note({ text = "hosted" })
 		return { id = created.id, back = io.open("mine.txt"):read("a"), r = math.random(1, 1e9), files = io.list() }`
@@ -301,8 +299,7 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(srv.URL)+"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	writeConfig(t, dir, notesSection(srv.URL, ""))
 	script := `local fns = {}
 		for i = 1, ` + strconv.Itoa(n) + ` do fns[i] = function() return sdk.notes.create_note({ text = "note " .. i }).id end end
 		return parallel(fns)`
@@ -379,9 +376,7 @@ func TestReplayHoldsResponsesToTheLimit(t *testing.T) {
 	if out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
 		t.Fatalf("replay: %d %q %s", status, out, errOut)
 	}
-	spec, _ := filepath.Abs("testdata/notes.yaml")
-	writeConfig(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+quoteTOML(ioDir)+"\n[apis.notes]\nspec = "+quoteTOML(spec)+"\nbase_url = "+quoteTOML(api.URL)+
-		"\nauth_env = \"NOTES_TOKEN\"\n[apis.notes.frozen_params]\nteam = \"core\"\n")
+	writeConfig(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+quoteTOML(ioDir)+"\n"+notesSection(api.URL, "auth_env = \"NOTES_TOKEN\"\n"))
 	out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau")
 	if status != 0 || !strings.Contains(out, "sdk.notes.list_notes: the response is larger than max_response_bytes (16;") {
 		t.Errorf("replay past max_response_bytes: %d %q %s", status, out, errOut)

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -34,10 +32,7 @@ return n
 //
 //	go test ./tests -run '^$' -bench Resume -benchtime 20x
 func BenchmarkResume(b *testing.B) {
-	api := newCountingAPI(b)
-	rt, client := resumeSDK(b, api.srv.URL)
-	dir := b.TempDir()
-	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
+	_, rt, client, dir := resumeSetup(b)
 	key, _ := requeststate.NewKey()
 	sealer, _ := requeststate.NewSealer("", requeststate.NewSpent(0), key)
 	bind := requeststate.Binding{User: "bench", ScriptSHA256: sum(resumeBenchScript)}

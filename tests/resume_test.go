@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -23,7 +22,7 @@ import (
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/serve/requeststate"
 	"github.com/toolscript/toolscript/internal/testapi"
-	"github.com/toolscript/toolscript/internal/testruntime"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // resumeScript reads a file, makes a safe call, appends to a log, reads
@@ -67,6 +66,18 @@ func newCountingAPI(t testing.TB) *countingAPI {
 	return c
 }
 
+// resumeSetup is where every resume test starts: the counting API, a
+// runtime and client calling it, and an io directory whose in.txt holds
+// "Rex".
+func resumeSetup(t testing.TB) (api *countingAPI, rt *luau.Runtime, client *sdk.Client, dir string) {
+	t.Helper()
+	api = newCountingAPI(t)
+	rt, client = petsSDK(t, api.srv.URL)
+	dir = t.TempDir()
+	testfile.Write(t, filepath.Join(dir, "in.txt"), "Rex")
+	return api, rt, client, dir
+}
+
 func (c *countingAPI) counts() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -75,20 +86,6 @@ func (c *countingAPI) counts() map[string]int {
 		out[k] = v
 	}
 	return out
-}
-
-func resumeSDK(t testing.TB, url string) (*luau.Runtime, *sdk.Client) {
-	t.Helper()
-	client, err := app.NewSDK(context.Background(), sdk.Config{
-		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: url, Auth: &sdk.Credential{Token: "t"}}},
-		MaxCalls: 1 << 20,
-	}, nil, app.SDKOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	manifest := client.Manifest()
-	return testruntime.New(t, luau.Config{SDK: &manifest}), client
 }
 
 func execute(rt *luau.Runtime, client *sdk.Client, source, dir string, fx *effects.Run) *result.Result {
@@ -182,10 +179,7 @@ func resumeState(t testing.TB, rt *luau.Runtime, client *sdk.Client, source, dir
 // write done once, the clock and the seed are the paused run's; then
 // the refusals, with nothing run.
 func TestResumeOnAnotherReplica(t *testing.T) {
-	api := newCountingAPI(t)
-	rt, client := resumeSDK(t, api.srv.URL)
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
+	api, rt, client, dir := resumeSetup(t)
 	key, err := requeststate.NewKey()
 	if err != nil {
 		t.Fatal(err)
@@ -277,10 +271,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 // TestResumeDeclined: a person who declines: the effect is not made and
 // the script gets an error it may catch.
 func TestResumeDeclined(t *testing.T) {
-	api := newCountingAPI(t)
-	rt, client := resumeSDK(t, api.srv.URL)
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "in.txt"), []byte("Rex"), 0o644)
+	api, rt, client, dir := resumeSetup(t)
 	source := strings.Replace(resumeScript, "local created = sdk.create_pet({name = input})",
 		`local ok, err = pcall(sdk.create_pet, {name = input}) local created = {name = ok and "?" or tostring(err)}`, 1)
 	key, _ := requeststate.NewKey()

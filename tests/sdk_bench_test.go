@@ -10,29 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
-	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testrules"
-	"github.com/toolscript/toolscript/internal/testruntime"
 )
-
-// benchSDK is a runtime whose sdk is the test API, and the client behind it.
-func benchSDK(b *testing.B, api *testapi.Server) (*luau.Runtime, *sdk.Client) {
-	b.Helper()
-	client, err := app.NewSDK(context.Background(), sdk.Config{
-		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: api.URL, Auth: &sdk.Credential{Token: "benchmark"}}},
-		MaxCalls: 1 << 20,
-	}, nil, app.SDKOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(client.Close)
-	manifest := client.Manifest()
-	return testruntime.New(b, luau.Config{SDK: &manifest}), client
-}
 
 // callLoopScript makes 1,000 sdk calls that take only the data; it
 // returns 7000.
@@ -57,7 +39,7 @@ func medianDuration(d []time.Duration) time.Duration {
 //	go test ./tests -run '^$' -bench SDKCallOverhead -benchtime 20x
 func BenchmarkSDKCallOverhead(b *testing.B) {
 	api := testapi.New(b)
-	rt, client := benchSDK(b, api)
+	rt, client := petsSDK(b, api.URL)
 	const calls = 1000
 	script := []byte(callLoopScript)
 	httpClient := &http.Client{Timeout: 30 * time.Second}
@@ -68,7 +50,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 			for start := time.Now(); time.Since(start) < work; {
 			}
 			req, _ := http.NewRequest("GET", api.URL+"/pets/7", nil)
-			req.Header.Set("Authorization", "Bearer benchmark")
+			req.Header.Set("Authorization", "Bearer "+petsToken)
 			req.Header.Set("Accept", "application/json")
 			resp, err := httpClient.Do(req)
 			if err != nil {
@@ -159,7 +141,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 //	go test ./tests -run '^$' -bench SDKParallel -benchtime 5x
 func BenchmarkSDKParallel(b *testing.B) {
 	api := testapi.New(b)
-	rt, client := benchSDK(b, api)
+	rt, client := petsSDK(b, api.URL)
 	run := func(src string) time.Duration {
 		start := time.Now()
 		res := rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: client.Session(nil), MaxParallel: 8, Limits: luau.Limits{Timeout: time.Minute}})
@@ -200,7 +182,7 @@ func BenchmarkSDKCallOverheadBuild(b *testing.B) {
 		b.Fatal(err)
 	}
 	api := testapi.New(b)
-	embedded, client := benchSDK(b, api)
+	embedded, client := petsSDK(b, api.URL)
 	manifest := client.Manifest()
 	other, err := luau.New(context.Background(), luau.Config{SDK: &manifest, Module: module})
 	if err != nil {

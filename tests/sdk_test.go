@@ -1,13 +1,18 @@
 package tests
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/host/app"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testruntime"
 
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
@@ -128,4 +133,23 @@ func TestSDKGitHub(t *testing.T) {
 	if status != 0 || !strings.Contains(out, "GET /repos/{owner}/{repo}/contents/{path}") {
 		t.Errorf("%d %q", status, out)
 	}
+}
+
+// petsToken is the bearer token petsSDK's client sends.
+const petsToken = "t0ken"
+
+// petsSDK is a runtime whose sdk is internal/testapi's spec as the API
+// pets, reached at url with petsToken, and the client behind it.
+func petsSDK(t testing.TB, url string) (*luau.Runtime, *sdk.Client) {
+	t.Helper()
+	client, err := app.NewSDK(context.Background(), sdk.Config{
+		APIs:     []sdk.APIConfig{{Name: "pets", Spec: testapi.SpecPath(), BaseURL: url, Auth: &sdk.Credential{Token: petsToken}}},
+		MaxCalls: 1 << 20,
+	}, nil, app.SDKOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	manifest := client.Manifest()
+	return testruntime.New(t, luau.Config{SDK: &manifest}), client
 }

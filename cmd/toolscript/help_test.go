@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // TestHelpShowsEachDefaultOnce renders every command's help and fails on a
@@ -41,7 +43,7 @@ func TestHelpShowsTheRealDefaults(t *testing.T) {
 // standard input's name), with its line and column.
 func TestRunNamesEverySyntaxError(t *testing.T) {
 	const source = "local x = 1\nlocal y = (\nlocal z = 3 +\nreturn x +\n"
-	path := writeScript(t, source)
+	path := testfile.Temp(t, "script.luau", source)
 	tests := []struct {
 		name  string
 		args  []string
@@ -81,7 +83,7 @@ func TestRunNamesEverySyntaxError(t *testing.T) {
 // is kept as it is.
 func TestRunNamesTheScriptInErrors(t *testing.T) {
 	const source = "local ok, e = pcall(function() error('kept') end)\nprint(e)\nerror('boom: ' .. e)\n"
-	path := writeScript(t, source)
+	path := testfile.Temp(t, "script.luau", source)
 	tests := []struct {
 		name  string
 		args  []string
@@ -113,7 +115,7 @@ func TestRunNamesTheScriptInErrors(t *testing.T) {
 // TestUsageErrorsSuggest: a misspelt flag gets the flag nearest in
 // spelling, and a duration given without its unit gets the unit.
 func TestUsageErrorsSuggest(t *testing.T) {
-	script := writeScript(t, "return 1")
+	script := testfile.Temp(t, "script.luau", "return 1")
 	tests := []struct {
 		name string
 		args []string

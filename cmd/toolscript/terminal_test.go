@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/vtscreen"
 )
 
@@ -49,15 +50,6 @@ func quote(s string) string {
 	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
 }
 
-func writeScript(t *testing.T, source string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "script.luau")
-	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // forgedDryRun deletes a pet, then writes a file whose diff, on a
 // terminal, moves the cursor up over the listing, clears it and prints a
 // harmless listing of its own; a second file's name clears its line.
@@ -73,7 +65,7 @@ g:close()
 
 func TestDryRunListingShowsEveryEffect(t *testing.T) {
 	config, ioDir := shopConfig(t)
-	script := writeScript(t, forgedDryRun)
+	script := testfile.Temp(t, "script.luau", forgedDryRun)
 	_, stderr, status := toolscriptRun(t, "run", "--config", config, "--io-dir", ioDir, "--dry-run", script)
 	if status != 0 {
 		t.Fatalf("status %d: %s", status, stderr)
@@ -94,7 +86,7 @@ func TestDryRunListingShowsEveryEffect(t *testing.T) {
 
 func TestPlanListingShowsFileNames(t *testing.T) {
 	config, ioDir := shopConfig(t)
-	script := writeScript(t, `
+	script := testfile.Temp(t, "script.luau", `
 local g = io.open("a\27[2K\rb.txt", "w")
 g:write("x")
 g:close()
@@ -124,7 +116,7 @@ h:close()
 }
 
 func TestRunShowsWhatAScriptPrints(t *testing.T) {
-	script := writeScript(t, `
+	script := testfile.Temp(t, "script.luau", `
 print("copy: \27]52;c;cm0gLXJmIH4=\7 done")
 print("title: \27]0;owned\7")
 print("two\nlines, \\x1b and a tab:\tend")
@@ -156,11 +148,7 @@ func TestLintEffectsShowsEveryScript(t *testing.T) {
 		"zz\x1b[1A\r\x1b[2Kevil.luau: no unsafe sdk calls\x1b[1B\r\x1b[2Kzz.luau": "print(1)\n",
 		"zz\nevil.luau: no unsafe sdk calls\nzz.luau":                             "print(2)\n",
 	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfile.Tree(t, dir, files)
 	t.Chdir(dir)
 	stdout, stderr, status := toolscriptRun(t, "lint", "--config", config, "--effects", ".")
 	if status != 0 {

@@ -139,16 +139,8 @@ func TestRun(t *testing.T) {
 // execute calls execute_script and returns its structured content.
 func execute(t *testing.T, c *client.Client, script string) string {
 	t.Helper()
-	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
-		Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}}})
-	if err != nil {
-		t.Fatalf("tools/call: %v", err)
-	}
-	b, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	res := testclient.Call(t, c, mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}})
+	return string(testclient.Structured[json.RawMessage](t, res))
 }
 
 // TestServeStdio: the stdio server answers over the streams it is given,

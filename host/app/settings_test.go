@@ -2,8 +2,6 @@ package app
 
 import (
 	"encoding/base64"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,16 +12,8 @@ import (
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
-
-func writeConfigFile(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestSettingsDefaults: what the configuration leaves unset becomes the
 // default of the package that uses it when app maps the settings.
@@ -74,7 +64,7 @@ func TestSettingsDefaults(t *testing.T) {
 // TestRecordBounds: the bounds of record_dir are the trace package's
 // defaults unless set.
 func TestRecordBounds(t *testing.T) {
-	f, err := config.Load(writeConfigFile(t, "[effects]\nrecord_dir = \"t\"\nrecord_max_bytes_per_user = 1024\n"))
+	f, err := config.Load(testfile.Temp(t, "toolscript.toml", "[effects]\nrecord_dir = \"t\"\nrecord_max_bytes_per_user = 1024\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +101,14 @@ func TestLoadConfigLintRules(t *testing.T) {
 		{"unknown key", "[lint]\nrules = 1\n", "unknown key lint.rules"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := writeConfigFile(t, c.text)
+			path := testfile.Temp(t, "toolscript.toml", c.text)
 			_, err := LoadConfig(path)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("error = %v, want it to name %s and contain %q", err, path, c.want)
 			}
 		})
 	}
-	if _, err := LoadConfig(writeConfigFile(t, "[lint]\ndisable = [\"unused_local\"]\n")); err != nil {
+	if _, err := LoadConfig(testfile.Temp(t, "toolscript.toml", "[lint]\ndisable = [\"unused_local\"]\n")); err != nil {
 		t.Errorf("a known rule: %v", err)
 	}
 	if _, err := LintOptions(config.ResolveLint(nil, config.LintFlags{Disable: []string{"nope"}})); err == nil {
@@ -134,7 +124,7 @@ func TestLoadConfigLintRules(t *testing.T) {
 // password become is redacted as what it sends, the Authorization
 // header's value, by the redactor every sink gets.
 func TestBaseURLUserinfoRedacted(t *testing.T) {
-	f, err := config.Load(writeConfigFile(t, "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:${PW}@api.example/v1\"\n"))
+	f, err := config.Load(testfile.Temp(t, "toolscript.toml", "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:${PW}@api.example/v1\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,26 +126,37 @@ func LoadDefault(path string) (*File, error) {
 	return Load(path)
 }
 
+// count is one whole-number setting of the file: its key and its value.
+type count struct {
+	key   string
+	value int64
+}
+
+// checkNotNegative refuses the first of counts below zero, naming its key.
+func checkNotNegative(counts ...count) error {
+	for _, c := range counts {
+		if c.value < 0 {
+			return fmt.Errorf("%s: must not be negative (got %d)", c.key, c.value)
+		}
+	}
+	return nil
+}
+
 func (f *File) check() error {
 	l := f.Limits
 	if err := checkDuration("limits.timeout", l.Timeout, "30s"); err != nil {
 		return err
 	}
-	for _, v := range []struct {
-		key   string
-		value int64
-	}{
-		{"limits.memory_limit_mb", l.MemoryLimitMB},
-		{"limits.max_log_lines", int64(l.MaxLogLines)},
-		{"limits.max_log_bytes", int64(l.MaxLogBytes)},
-		{"limits.max_result_bytes", int64(l.MaxResultBytes)},
-		{"limits.max_output_bytes", int64(l.MaxOutputBytes)},
-		{"limits.max_host_bytes", l.MaxHostBytes},
-		{"limits.max_host_bytes_total", l.MaxHostBytesTotal},
-	} {
-		if v.value < 0 {
-			return fmt.Errorf("%s: must not be negative (got %d)", v.key, v.value)
-		}
+	if err := checkNotNegative(
+		count{"limits.memory_limit_mb", l.MemoryLimitMB},
+		count{"limits.max_log_lines", int64(l.MaxLogLines)},
+		count{"limits.max_log_bytes", int64(l.MaxLogBytes)},
+		count{"limits.max_result_bytes", int64(l.MaxResultBytes)},
+		count{"limits.max_output_bytes", int64(l.MaxOutputBytes)},
+		count{"limits.max_host_bytes", l.MaxHostBytes},
+		count{"limits.max_host_bytes_total", l.MaxHostBytesTotal},
+	); err != nil {
+		return err
 	}
 	if err := f.Effects.check(); err != nil {
 		return err

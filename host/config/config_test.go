@@ -1,21 +1,13 @@
 package config
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-func writeConfig(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+	"github.com/toolscript/toolscript/internal/testfile"
+)
 
 // TestLoadErrors: a file Load refuses gets an error naming the key and
 // what is wanted, section by section.
@@ -81,7 +73,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Load(writeConfig(t, c.text))
+			_, err := Load(testfile.Temp(t, "toolscript.toml", c.text))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, c.want)
 			}

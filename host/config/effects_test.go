@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestEffectsRecordDir(t *testing.T) {
@@ -19,7 +21,7 @@ func TestEffectsRecordDir(t *testing.T) {
 		{"[effects]\nrecord_max_bytes_per_user = -1\n", "", "effects.record_max_bytes_per_user: must be positive"},
 	}
 	for _, c := range cases {
-		f, err := Load(writeConfig(t, c.text))
+		f, err := Load(testfile.Temp(t, "toolscript.toml", c.text))
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: error %v, want %q", c.text, err, c.err)
@@ -39,7 +41,7 @@ func TestEffectsRecordDir(t *testing.T) {
 // but not its secrets.
 func TestDigestLeavesCredentialsOut(t *testing.T) {
 	load := func(text string) *File {
-		f, err := Load(writeConfig(t, text))
+		f, err := Load(testfile.Temp(t, "toolscript.toml", text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +64,7 @@ func TestDigestLeavesCredentialsOut(t *testing.T) {
 // TestWithoutCredentials: a replay resolves the sdk with its credential
 // variables unset.
 func TestWithoutCredentials(t *testing.T) {
-	f, err := Load(writeConfig(t, "[apis.gh]\nspec = \"gh.json\"\nauth_env = \"UNSET_TOKEN\"\n"))
+	f, err := Load(testfile.Temp(t, "toolscript.toml", "[apis.gh]\nspec = \"gh.json\"\nauth_env = \"UNSET_TOKEN\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

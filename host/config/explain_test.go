@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // TestLoadErrorsExplain: an unknown key and a value of the wrong type are
@@ -35,7 +37,7 @@ func TestLoadErrorsExplain(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Load(writeConfig(t, c.text))
+			_, err := Load(testfile.Temp(t, "toolscript.toml", c.text))
 			if err == nil {
 				t.Fatal("loaded")
 			}

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestHostedSections(t *testing.T) {
-	f, err := Load(writeConfig(t, `
+	f, err := Load(testfile.Temp(t, "toolscript.toml", `
 [server]
 http = "127.0.0.1:9000"
 stateless = true
@@ -173,7 +175,7 @@ func TestHostedFlagsGiven(t *testing.T) {
 }
 
 func TestHostedMetricsAddr(t *testing.T) {
-	f, err := Load(writeConfig(t, "[server]\nmetrics_addr = \"127.0.0.1:9090\"\n"))
+	f, err := Load(testfile.Temp(t, "toolscript.toml", "[server]\nmetrics_addr = \"127.0.0.1:9090\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

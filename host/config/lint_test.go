@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestLintSection(t *testing.T) {
@@ -31,7 +33,7 @@ func TestLintSection(t *testing.T) {
 			f := &File{}
 			if c.text != "" {
 				var err error
-				if f, err = Load(writeConfig(t, c.text)); err != nil {
+				if f, err = Load(testfile.Temp(t, "toolscript.toml", c.text)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -46,7 +48,7 @@ func TestLintSection(t *testing.T) {
 // TestLintSectionErrors: the section's shape is config's to check; its
 // rule names are lint's (host/app TestLoadConfigLintRules).
 func TestLintSectionErrors(t *testing.T) {
-	_, err := Load(writeConfig(t, "[lint]\nrules = 1\n"))
+	_, err := Load(testfile.Temp(t, "toolscript.toml", "[lint]\nrules = 1\n"))
 	if err == nil || !strings.Contains(err.Error(), "unknown key lint.rules") {
 		t.Fatalf("error = %v, want unknown key lint.rules", err)
 	}

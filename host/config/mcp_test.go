@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestMCPServersConfig(t *testing.T) {
-	path := writeConfig(t, `
+	path := testfile.Temp(t, "toolscript.toml", `
 [mcp_servers.files]
 command = "npx"
 args = ["-y", "@modelcontextprotocol/server-filesystem", "${DATA}/in"]
@@ -72,7 +73,7 @@ func TestMCPServersConfigErrors(t *testing.T) {
 		{"[mcp_servers.x]\ncommand = \"a\"\nbogus = 1\n", "unknown key"},
 		{"[mcp_servers.x]\ncommand = \"a\"\n[apis.x]\nspec = \"s.yaml\"\n", "[apis.x] has the same name"},
 	} {
-		_, err := Load(writeConfig(t, tc.config))
+		_, err := Load(testfile.Temp(t, "toolscript.toml", tc.config))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want %q", tc.config, err, tc.want)
 		}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // [[policy]] entries resolve in order with their lines; [effects]
@@ -58,7 +60,7 @@ func TestResolveEffects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := Load(writeConfig(t, c.text))
+			f, err := Load(testfile.Temp(t, "toolscript.toml", c.text))
 			var s EffectsSettings
 			if err == nil {
 				s, err = ResolveEffects(f, env)

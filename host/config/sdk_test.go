@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestSDKConfig(t *testing.T) {
-	path := writeConfig(t, `
+	path := testfile.Temp(t, "toolscript.toml", `
 [frozen_params]
 api_version = "v2"
 page_size = 50
@@ -133,7 +135,7 @@ func TestSDKConfigErrors(t *testing.T) {
 		{"--max-calls", "", SDKFlags{MaxCalls: -1}, "--max-calls must be positive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := Load(writeConfig(t, c.text))
+			f, err := Load(testfile.Temp(t, "toolscript.toml", c.text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,14 +146,14 @@ func TestSDKConfigErrors(t *testing.T) {
 		})
 	}
 	// No secret in a message.
-	f, _ := Load(writeConfig(t, "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"basic\"\nusername = \"u\"\npassword = \"hunter2-secret\"\npassword_env = \"X\"\n"))
+	f, _ := Load(testfile.Temp(t, "toolscript.toml", "[apis.p]\nspec = \"x\"\n[apis.p.auth]\ntype = \"basic\"\nusername = \"u\"\npassword = \"hunter2-secret\"\npassword_env = \"X\"\n"))
 	if _, err := ResolveSDK(f, SDKFlags{}, func(string) string { return "" }); err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error %v", err)
 	}
 }
 
 func TestMCPServerSecrets(t *testing.T) {
-	path := writeConfig(t, `
+	path := testfile.Temp(t, "toolscript.toml", `
 [mcp_servers.remote]
 url = "https://mcp.example/mcp?key=${REMOTE_KEY}"
 headers = { Authorization = "Bearer ${REMOTE_TOKEN}", X-Team = "blue" }
@@ -206,7 +208,7 @@ env = { API_TOKEN = "${LOCAL_TOKEN}" }
 // [apis.NAME] and [mcp_servers.NAME] safe and unsafe reach the sdk's
 // settings as they are (the sdk checks the names against the spec).
 func TestSafetyConfig(t *testing.T) {
-	f, err := Load(writeConfig(t, `
+	f, err := Load(testfile.Temp(t, "toolscript.toml", `
 [apis.p]
 spec = "x.yaml"
 safe = ["searchThings", "list_things"]

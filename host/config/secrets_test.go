@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // redactorOf is a redactor of the secrets s holds: Secrets, the APIs'
@@ -52,7 +53,7 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 		{"--auth", "[apis.a]\nspec = \"x\"\n", SDKFlags{Auth: []string{"a:V"}}, "V", "flag-token-11"},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
-			f, err := Load(writeConfig(t, tc.toml))
+			f, err := Load(testfile.Temp(t, "toolscript.toml", tc.toml))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +75,7 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 // TestBaseURLUserinfo: a user and password in base_url become the API's
 // basic credential and leave the URL; with auth besides, it is an error.
 func TestBaseURLUserinfo(t *testing.T) {
-	f, err := Load(writeConfig(t, "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:${PW}@api.example/v1\"\n"))
+	f, err := Load(testfile.Temp(t, "toolscript.toml", "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:${PW}@api.example/v1\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestBaseURLUserinfo(t *testing.T) {
 	if got := redactorOf(cfg).String("p@ss:w0rd"); got != "[REDACTED]" {
 		t.Errorf("the password is not a secret: %q", got)
 	}
-	f, _ = Load(writeConfig(t, "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:hunter2-pass@api.example/v1\"\nauth = \"tok-0123\"\n"))
+	f, _ = Load(testfile.Temp(t, "toolscript.toml", "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:hunter2-pass@api.example/v1\"\nauth = \"tok-0123\"\n"))
 	if _, err := ResolveSDK(f, SDKFlags{}, func(string) string { return "" }); err == nil ||
 		!strings.Contains(err.Error(), "apis.a: base_url holds a user and password, and auth is given too") || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("err %v", err)

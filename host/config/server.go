@@ -91,27 +91,19 @@ func (s Server) check() error {
 			return err
 		}
 	}
-	for _, n := range []struct {
-		key   string
-		value int64
-	}{
-		{"server.max_concurrent", int64(s.MaxConcurrent)},
-		{"server.max_script_bytes", s.MaxScriptBytes},
-		{"server.max_concurrent_per_user", int64(s.MaxConcurrentPerUser)},
-		{"server.rate_limit", int64(s.RateLimit)},
-		{"server.max_connections", int64(s.MaxConnections)},
-		{"server.max_connections_per_client", int64(s.MaxConnectionsPerClient)},
-		{"server.max_unwritten_bytes_per_user", s.MaxUnwrittenBytesPerUser},
-		{"server.max_inline_result", int64(s.MaxInlineResult)},
-		{"server.results_kept_per_user", int64(s.ResultsKeptPerUser)},
-		{"server.results_kept_bytes_per_user", s.ResultsKeptBytesPerUser},
-		{"server.results_kept_bytes_total", s.ResultsKeptBytesTotal},
-	} {
-		if n.value < 0 {
-			return fmt.Errorf("%s: must not be negative (got %d)", n.key, n.value)
-		}
-	}
-	return nil
+	return checkNotNegative(
+		count{"server.max_concurrent", int64(s.MaxConcurrent)},
+		count{"server.max_script_bytes", s.MaxScriptBytes},
+		count{"server.max_concurrent_per_user", int64(s.MaxConcurrentPerUser)},
+		count{"server.rate_limit", int64(s.RateLimit)},
+		count{"server.max_connections", int64(s.MaxConnections)},
+		count{"server.max_connections_per_client", int64(s.MaxConnectionsPerClient)},
+		count{"server.max_unwritten_bytes_per_user", s.MaxUnwrittenBytesPerUser},
+		count{"server.max_inline_result", int64(s.MaxInlineResult)},
+		count{"server.results_kept_per_user", int64(s.ResultsKeptPerUser)},
+		count{"server.results_kept_bytes_per_user", s.ResultsKeptBytesPerUser},
+		count{"server.results_kept_bytes_total", s.ResultsKeptBytesTotal},
+	)
 }
 
 // ServerFlags are the command-line flags of serve's own limits. Zero values

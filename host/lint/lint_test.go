@@ -17,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // testSDK is what a configured API gives lint to check sdk calls against.
@@ -410,19 +411,6 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, text := range files {
-		path := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func names(sources []lint.Source) []string {
 	var out []string
 	for _, s := range sources {
@@ -433,7 +421,7 @@ func names(sources []lint.Source) []string {
 
 func TestCollect(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{
+	testfile.Tree(t, root, map[string]string{
 		"a.luau":             "return 1",
 		"notes.txt":          "not a script",
 		"sub/b.lua":          "return 2",
@@ -491,7 +479,7 @@ func TestCollect(t *testing.T) {
 // paths are still gathered so that every bad path is reported at once.
 func TestCollectUnreadable(t *testing.T) {
 	root := t.TempDir()
-	writeFiles(t, root, map[string]string{"ok.luau": "return 1", "dir/x.luau": "return 2"})
+	testfile.Tree(t, root, map[string]string{"ok.luau": "return 1", "dir/x.luau": "return 2"})
 	// A dangling link cannot be read, not even by root.
 	if err := os.Symlink("nowhere.luau", filepath.Join(root, "dir", "broken.luau")); err != nil {
 		t.Fatal(err)
@@ -511,7 +499,7 @@ func TestCollectUnreadable(t *testing.T) {
 		return // file modes do not stop root from reading
 	}
 	secret := filepath.Join(root, "secret.luau")
-	writeFiles(t, root, map[string]string{"secret.luau": "return 1"})
+	testfile.Tree(t, root, map[string]string{"secret.luau": "return 1"})
 	if err := os.Chmod(secret, 0); err != nil {
 		t.Fatal(err)
 	}

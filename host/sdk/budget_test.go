@@ -7,11 +7,11 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/internal/testinflight"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -100,22 +100,13 @@ type gatedAPI struct {
 	arrived chan int
 	gate    chan struct{}
 
-	mu               sync.Mutex
-	inFlight, peakIn int
+	inFlight testinflight.Gauge
 }
 
 func newGatedAPI(t *testing.T) *gatedAPI {
 	g := &gatedAPI{arrived: make(chan int, 16), gate: make(chan struct{})}
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.mu.Lock()
-		g.inFlight++
-		g.peakIn = max(g.peakIn, g.inFlight)
-		g.mu.Unlock()
-		defer func() {
-			g.mu.Lock()
-			g.inFlight--
-			g.mu.Unlock()
-		}()
+		defer g.inFlight.Enter()()
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Content-Length", strconv.Itoa(n))
@@ -184,10 +175,7 @@ func TestHostBudgetWaits(t *testing.T) {
 				t.Fatalf("second: %d %s", second.Fail, second.Message)
 			}
 			second.Release()
-			g.mu.Lock()
-			peak := g.peakIn
-			g.mu.Unlock()
-			if peak != 2 {
+			if peak := g.inFlight.Peak(); peak != 2 {
 				t.Errorf("%d requests in flight at the server at once, want 2", peak)
 			}
 			if !free(client.budget) || !free(sessions[0].budget) || !free(sessions[1].budget) {

@@ -1,9 +1,11 @@
 // Package testclient owns how tests connect an mcp-go client to a server
 // under test: started, initialized as the client "toolscript-tests", and
-// closed when the test ends.
+// closed when the test ends; and how they call a tool and read its
+// structured content.
 package testclient
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -49,4 +51,30 @@ func HTTP(t testing.TB, url, token string, opts ...transport.StreamableHTTPCOpti
 		return nil, err
 	}
 	return c, nil
+}
+
+// Call calls the tool params names; a call the protocol fails (not a tool
+// error, which is the result's) ends the test.
+func Call(t testing.TB, c *client.Client, params mcp.CallToolParams) *mcp.CallToolResult {
+	t.Helper()
+	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: params})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", params.Name, err)
+	}
+	return res
+}
+
+// Structured is res's structured content decoded into a T; content that
+// does not decode into one ends the test.
+func Structured[T any](t testing.TB, res *mcp.CallToolResult) T {
+	t.Helper()
+	var out T
+	b, err := json.Marshal(res.StructuredContent)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -83,9 +84,7 @@ type readLine struct {
 // New returns a Prompt that writes to out and reads from in (a terminal's
 // input, or a pipe in tests).
 func New(in io.Reader, out io.Writer, cfg Config) *Prompt {
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Timeout = positive.Or(cfg.Timeout, DefaultTimeout)
 	p := &Prompt{out: out, cfg: cfg, turn: make(chan struct{}, 1), want: make(chan struct{}), lines: make(chan readLine),
 		closed: make(chan struct{})}
 	go p.read(bufio.NewReaderSize(in, 4096))

@@ -244,76 +244,88 @@ func (t *traced) diverge(d *Divergence) {
 	t.stopped.Store(&StopError{Kind: KindReplay, Message: d.Error()})
 }
 
-// Seed is the execution's random seed: real() recorded, or the trace's.
-func (r *Run) Seed(real func() uint64) uint64 {
+// reading is how one kind of value the execution reads from the world
+// (the random seed, a clock) is recorded and replayed.
+type reading[T any] struct {
+	op   trace.Op
+	what string // the value, as a divergence names it
+	// entry is the trace's entry of a value read.
+	entry func(T) *trace.Entry
+	// value is the value an entry of op holds, false when it holds
+	// another reading (the other clock's).
+	value func(*trace.Entry) (T, bool)
+}
+
+// read is real() when the execution is not traced; recorded; or,
+// replaying, the trace's next entry's value (the zero value once the
+// replay diverged).
+func (k reading[T]) read(r *Run, real func() T) T {
 	if !r.Traced() {
 		return real()
 	}
 	t := r.tr
 	if t.recordsNow() {
-		seed := real()
-		t.w.Add(&trace.Entry{Op: trace.OpSeed, Seed: seed})
-		return seed
+		v := real()
+		t.w.Add(k.entry(v))
+		return v
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if e := t.next(trace.OpSeed, func() string { return "the random seed" }); e != nil {
-		t.replayed(e)
-		return e.Seed
+	var zero T
+	e := t.next(k.op, func() string { return k.what })
+	if e == nil {
+		return zero
 	}
-	return 0
+	v, ok := k.value(e)
+	if !ok {
+		t.mismatch(e, k.what)
+		return zero
+	}
+	t.replayed(e)
+	return v
+}
+
+// Seed is the execution's random seed: real() recorded, or the trace's.
+func (r *Run) Seed(real func() uint64) uint64 {
+	return reading[uint64]{
+		op: trace.OpSeed, what: "the random seed",
+		entry: func(seed uint64) *trace.Entry { return &trace.Entry{Op: trace.OpSeed, Seed: seed} },
+		value: func(e *trace.Entry) (uint64, bool) { return e.Seed, true },
+	}.read(r, real)
+}
+
+// wallReading is a reading of the wall clock: seconds and nanoseconds.
+type wallReading struct {
+	sec  int64
+	nsec int32
 }
 
 // Wall is a reading of the wall clock (os.time, os.date): real()
 // recorded, or the trace's.
 func (r *Run) Wall(real func() (int64, int32)) (int64, int32) {
-	if !r.Traced() {
-		return real()
-	}
-	t := r.tr
-	if t.recordsNow() {
+	w := reading[wallReading]{
+		op: trace.OpClock, what: "a reading of the wall clock (os.time, os.date)",
+		entry: func(w wallReading) *trace.Entry {
+			return &trace.Entry{Op: trace.OpClock, Clock: trace.ClockWall, Sec: w.sec, Nsec: w.nsec}
+		},
+		value: func(e *trace.Entry) (wallReading, bool) {
+			return wallReading{e.Sec, e.Nsec}, e.Clock == trace.ClockWall
+		},
+	}.read(r, func() wallReading {
 		sec, nsec := real()
-		t.w.Add(&trace.Entry{Op: trace.OpClock, Clock: trace.ClockWall, Sec: sec, Nsec: nsec})
-		return sec, nsec
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.next(trace.OpClock, func() string { return "a reading of the wall clock (os.time, os.date)" })
-	if e == nil {
-		return 0, 0
-	}
-	if e.Clock != trace.ClockWall {
-		t.mismatch(e, "a reading of the wall clock (os.time, os.date)")
-		return 0, 0
-	}
-	t.replayed(e)
-	return e.Sec, e.Nsec
+		return wallReading{sec, nsec}
+	})
+	return w.sec, w.nsec
 }
 
 // Mono is a reading of the monotonic clock (os.clock): real() recorded,
 // or the trace's.
 func (r *Run) Mono(real func() int64) int64 {
-	if !r.Traced() {
-		return real()
-	}
-	t := r.tr
-	if t.recordsNow() {
-		n := real()
-		t.w.Add(&trace.Entry{Op: trace.OpClock, Clock: trace.ClockMono, Nanos: n})
-		return n
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := t.next(trace.OpClock, func() string { return "a reading of the monotonic clock (os.clock)" })
-	if e == nil {
-		return 0
-	}
-	if e.Clock != trace.ClockMono {
-		t.mismatch(e, "a reading of the monotonic clock (os.clock)")
-		return 0
-	}
-	t.replayed(e)
-	return e.Nanos
+	return reading[int64]{
+		op: trace.OpClock, what: "a reading of the monotonic clock (os.clock)",
+		entry: func(n int64) *trace.Entry { return &trace.Entry{Op: trace.OpClock, Clock: trace.ClockMono, Nanos: n} },
+		value: func(e *trace.Entry) (int64, bool) { return e.Nanos, e.Clock == trace.ClockMono },
+	}.read(r, real)
 }
 
 // IO passes one io operation: req is its request. Recording, do performs

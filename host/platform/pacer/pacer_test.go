@@ -8,41 +8,34 @@ import (
 	"time"
 )
 
-// TestRun: the first update is flushed at once; a burst of updates during
-// the interval is flushed once, when the interval is over; a flush that
-// found nothing to do starts no interval; a stop during a wait ends Run
-// without a flush.
-func TestRun(t *testing.T) {
+// TestPacer: the first update is flushed at once; a burst of updates
+// during the interval is flushed once, when the interval is over; a flush
+// that found nothing to do starts no interval; a stop during a wait ends
+// the loop without a flush (Stop returns: synctest fails a test whose
+// goroutines all wait forever).
+func TestPacer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const interval = 100 * time.Millisecond
-		stop, wake := make(chan struct{}), make(chan struct{}, 1)
 		var mu sync.Mutex
 		pending := false
 		var flushes []time.Duration // when each flush that did something came
 		start := time.Now()
+		p := Start(interval, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if !pending {
+				return false
+			}
+			pending = false
+			flushes = append(flushes, time.Since(start))
+			return true
+		})
 		update := func() {
 			mu.Lock()
 			pending = true
 			mu.Unlock()
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
+			p.Wake()
 		}
-		ended := make(chan struct{})
-		go func() {
-			Run(stop, wake, interval, func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				if !pending {
-					return false
-				}
-				pending = false
-				flushes = append(flushes, time.Since(start))
-				return true
-			})
-			close(ended)
-		}()
 		check := func(want ...time.Duration) {
 			t.Helper()
 			synctest.Wait()
@@ -67,13 +60,8 @@ func TestRun(t *testing.T) {
 		update()
 		check(0, interval, 2*interval)
 		update()
-		close(stop)
-		synctest.Wait()
-		select {
-		case <-ended:
-		default:
-			t.Fatal("Run did not return when stopped during a wait")
-		}
+		synctest.Wait() // the loop waits out the interval
+		p.Stop()
 		check(0, interval, 2*interval)
 	})
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/text/width"
 
 	"github.com/toolscript/toolscript/host/platform/pacer"
+	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
@@ -176,10 +177,10 @@ func cut(s string, cols int) string {
 // Bar draws progress on a terminal. Update, Print and Close may be called
 // from any goroutine; nothing is drawn after Close.
 type Bar struct {
-	w        io.Writer
-	cols     func() int
-	interval time.Duration
-	now      func() time.Time
+	w    io.Writer
+	cols func() int
+	now  func() time.Time
+	pace *pacer.Pacer // the redraws
 
 	mu      sync.Mutex // guards the fields below and every write to w
 	state   State
@@ -187,26 +188,14 @@ type Bar struct {
 	dirty   bool // the state changed since the last draw
 	drawn   bool // a line is on the terminal
 	closed  bool
-
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
 }
 
 // New starts a bar drawing on w, a terminal; cols returns its width in
 // columns. interval is the least time between redraws (DefaultInterval
 // if zero).
 func New(w io.Writer, cols func() int, interval time.Duration) *Bar {
-	if interval <= 0 {
-		interval = DefaultInterval
-	}
-	b := &Bar{
-		w: w, cols: cols, interval: interval, now: time.Now,
-		wake: make(chan struct{}, 1),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
-	}
-	go b.run()
+	b := &Bar{w: w, cols: cols, now: time.Now}
+	b.pace = pacer.Start(positive.Or(interval, DefaultInterval), b.redraw)
 	return b
 }
 
@@ -230,10 +219,7 @@ func (b *Bar) Update(done float64, total *float64, message string) {
 	b.state.Message = clean(message)
 	b.dirty = true
 	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
+	b.pace.Wake()
 }
 
 // Print clears the bar, runs write (which writes a line to the same
@@ -249,17 +235,13 @@ func (b *Bar) Print(write func()) {
 	started := b.started
 	b.mu.Unlock()
 	if started {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
+		b.pace.Wake()
 	}
 }
 
 // Close stops drawing and clears the line if one is drawn.
 func (b *Bar) Close() {
-	close(b.stop)
-	<-b.done
+	b.pace.Stop()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
@@ -267,11 +249,6 @@ func (b *Bar) Close() {
 		io.WriteString(b.w, "\r\x1b[K")
 		b.drawn = false
 	}
-}
-
-func (b *Bar) run() {
-	defer close(b.done)
-	pacer.Run(b.stop, b.wake, b.interval, b.redraw)
 }
 
 // redraw draws the newest state if it is not drawn yet, and reports

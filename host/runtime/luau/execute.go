@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 
@@ -46,24 +47,12 @@ const (
 
 // WithDefaults returns l with every zero field set to its default.
 func (l Limits) WithDefaults() Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = DefaultTimeout
-	}
-	if l.HeapBytes == 0 {
-		l.HeapBytes = DefaultHeapBytes
-	}
-	if l.MaxLogLines <= 0 {
-		l.MaxLogLines = DefaultMaxLogLines
-	}
-	if l.MaxLogBytes <= 0 {
-		l.MaxLogBytes = DefaultMaxLogBytes
-	}
-	if l.MaxResultBytes <= 0 {
-		l.MaxResultBytes = DefaultMaxResultBytes
-	}
-	if l.MaxOutputBytes <= 0 {
-		l.MaxOutputBytes = DefaultMaxOutputBytes
-	}
+	l.Timeout = positive.Or(l.Timeout, DefaultTimeout)
+	l.HeapBytes = positive.Or(l.HeapBytes, DefaultHeapBytes)
+	l.MaxLogLines = positive.Or(l.MaxLogLines, DefaultMaxLogLines)
+	l.MaxLogBytes = positive.Or(l.MaxLogBytes, DefaultMaxLogBytes)
+	l.MaxResultBytes = positive.Or(l.MaxResultBytes, DefaultMaxResultBytes)
+	l.MaxOutputBytes = positive.Or(l.MaxOutputBytes, DefaultMaxOutputBytes)
 	l.MaxResultBytes = min(l.MaxResultBytes, l.MaxOutputBytes)
 	return l
 }
@@ -142,15 +131,9 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		sdk:        script.SDK,
 		fx:         script.Effects,
 	}
-	exec.maxParallel = script.MaxParallel
-	if exec.maxParallel <= 0 {
-		exec.maxParallel = DefaultMaxParallel
-	}
+	exec.maxParallel = positive.Or(script.MaxParallel, DefaultMaxParallel)
 	if script.IO != nil {
-		maxBytes := script.IO.MaxBytes
-		if maxBytes <= 0 {
-			maxBytes = DefaultIOMaxBytes
-		}
+		maxBytes := positive.Or(script.IO.MaxBytes, DefaultIOMaxBytes)
 		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
 		exec.fs.ContinueFrom(script.Effects.PrefixOpens()) // a resumed execution's (none for another)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testinflight"
 )
 
 // The guest side of the sdk, against a caller that answers from a table:
@@ -202,21 +203,11 @@ func TestSDKWithoutCallerOrManifest(t *testing.T) {
 // argument {fail = true} fails the call as an HTTP 500 would.
 type sleepCaller struct {
 	delay    time.Duration
-	mu       sync.Mutex
-	inFlight int
-	peak     int
+	inFlight testinflight.Gauge
 }
 
 func (c *sleepCaller) Call(ctx context.Context, id uint32, args json.RawMessage) *sdkcall.Response {
-	c.mu.Lock()
-	c.inFlight++
-	c.peak = max(c.peak, c.inFlight)
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.inFlight--
-		c.mu.Unlock()
-	}()
+	defer c.inFlight.Enter()()
 	select {
 	case <-time.After(c.delay):
 	case <-ctx.Done():
@@ -287,8 +278,8 @@ func TestParallel(t *testing.T) {
 			caller := &sleepCaller{delay: 20 * time.Millisecond}
 			res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(c.src), SDK: caller, MaxParallel: 3 + 5*boolInt(c.maxPeak == 8)})
 			check(t, res, c.want)
-			if c.maxPeak > 0 && (caller.peak > c.maxPeak || caller.peak < 2) {
-				t.Errorf("%d calls in flight at once, want 2 to %d", caller.peak, c.maxPeak)
+			if peak := caller.inFlight.Peak(); c.maxPeak > 0 && (peak > c.maxPeak || peak < 2) {
+				t.Errorf("%d calls in flight at once, want 2 to %d", peak, c.maxPeak)
 			}
 		})
 	}
@@ -399,14 +390,14 @@ func TestParallelLimit(t *testing.T) {
 				if c.limit == "0 / 0" && !strings.Contains(res.Error.Message, "nan") {
 					t.Errorf("message = %q, want it to show nan", res.Error.Message)
 				}
-				if caller.peak != 0 {
+				if caller.inFlight.Peak() != 0 {
 					t.Errorf("calls were made")
 				}
 				return
 			}
 			check(t, res, want{result: "[1,2,3,4,5,6]"})
-			if caller.peak > c.maxPeak {
-				t.Errorf("%d calls in flight at once, want at most %d", caller.peak, c.maxPeak)
+			if peak := caller.inFlight.Peak(); peak > c.maxPeak {
+				t.Errorf("%d calls in flight at once, want at most %d", peak, c.maxPeak)
 			}
 		})
 	}
@@ -438,10 +429,8 @@ func TestParallelTimeout(t *testing.T) {
 		})
 	})
 	check(t, res, want{kind: result.Timeout, logs: []string{"before"}})
-	caller.mu.Lock()
-	defer caller.mu.Unlock()
-	if caller.inFlight != 0 {
-		t.Errorf("%d calls still in flight after the execution", caller.inFlight)
+	if n := caller.inFlight.Now(); n != 0 {
+		t.Errorf("%d calls still in flight after the execution", n)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/toolscript/toolscript/internal/testpieces"
 )
 
 // nesting is how deep a JSON text nests, the plain way (with
@@ -96,16 +98,10 @@ func checkScan(t *testing.T, msg []byte, sizes []byte) {
 		return
 	}
 	var s scan
-	rest := msg
-	for i := 0; len(rest) > 0; i++ {
-		n := len(rest)
-		if len(sizes) > 0 {
-			n = min(n, int(sizes[i%len(sizes)])+1)
+	for _, piece := range testpieces.Cut(msg, sizes) {
+		if got, _ := s.feed(piece, false); got != len(piece) {
+			t.Fatalf("%q: scanned %d of %d bytes", msg, got, len(piece))
 		}
-		if got, _ := s.feed(rest[:n], false); got != n {
-			t.Fatalf("%q: scanned %d of %d bytes", msg, got, n)
-		}
-		rest = rest[n:]
 	}
 	if d := nesting(t, msg); s.depth != 0 || s.deepest != d {
 		t.Errorf("%q: depth %d at the end, deepest %d; want 0, %d", msg, s.depth, s.deepest, d)

@@ -28,6 +28,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/platform/positive"
 )
 
 // The defaults of an [mcp_servers.NAME] section.
@@ -213,9 +214,7 @@ func newSet(cfgs []Config, opts Options) (*Set, error) {
 			cancel()
 			return nil, fmt.Errorf("mcp server %s: given twice", c.Name)
 		}
-		if c.Timeout <= 0 {
-			c.Timeout = DefaultTimeout
-		}
+		c.Timeout = positive.Or(c.Timeout, DefaultTimeout)
 		srv := &server{cfg: c, set: s, up: make(chan struct{})}
 		if err := s.sinks(srv); err != nil {
 			s.closeFiles()

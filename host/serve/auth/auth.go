@@ -39,6 +39,8 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/toolscript/toolscript/host/platform/positive"
 )
 
 // Config configures an Authenticator.
@@ -266,24 +268,14 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("auth: scope %q: scopes are non-empty and hold no space, quote or backslash", s)
 		}
 	}
-	if cfg.Leeway <= 0 {
-		cfg.Leeway = DefaultLeeway
-	}
-	if cfg.RefreshInterval <= 0 {
-		cfg.RefreshInterval = DefaultRefreshInterval
-	}
-	if cfg.UnknownKeyInterval <= 0 {
-		cfg.UnknownKeyInterval = DefaultUnknownKeyInterval
-	}
-	if cfg.FetchTimeout <= 0 {
-		cfg.FetchTimeout = DefaultFetchTimeout
-	}
+	cfg.Leeway = positive.Or(cfg.Leeway, DefaultLeeway)
+	cfg.RefreshInterval = positive.Or(cfg.RefreshInterval, DefaultRefreshInterval)
+	cfg.UnknownKeyInterval = positive.Or(cfg.UnknownKeyInterval, DefaultUnknownKeyInterval)
+	cfg.FetchTimeout = positive.Or(cfg.FetchTimeout, DefaultFetchTimeout)
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
 	}
-	if cfg.CacheTTL <= 0 {
-		cfg.CacheTTL = DefaultCacheTTL
-	}
+	cfg.CacheTTL = positive.Or(cfg.CacheTTL, DefaultCacheTTL)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

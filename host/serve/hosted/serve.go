@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/toolscript/toolscript/host/platform/positive"
 )
 
 // The http.Server settings of the hosted mode.
@@ -109,9 +111,7 @@ func (cfg ServeConfig) connectionCaps() (total, perClient int, warning string, e
 // connections. It returns nil after such a shutdown, and an error if it could not
 // listen or serve.
 func Serve(ctx context.Context, h http.Handler, cfg ServeConfig) error {
-	if cfg.ShutdownGrace <= 0 {
-		cfg.ShutdownGrace = DefaultShutdownGrace
-	}
+	cfg.ShutdownGrace = positive.Or(cfg.ShutdownGrace, DefaultShutdownGrace)
 	if cfg.WriteTimeout < 0 {
 		return fmt.Errorf("hosted: the write timeout must not be negative (got %s)", cfg.WriteTimeout)
 	}

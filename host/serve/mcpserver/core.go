@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
 	"github.com/toolscript/toolscript/host/serve/auth"
 )
@@ -31,6 +32,16 @@ import (
 type conn interface {
 	// write writes one message. Writes to one conn are serialised.
 	write(msg any) error
+}
+
+// encodeMessage is msg as every conn writes it: JSON, with the
+// configuration's secrets redacted by r.
+func encodeMessage(msg any, r *redact.Redactor) ([]byte, error) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("encoding a message: %w", err)
+	}
+	return r.Message(b), nil
 }
 
 // envelope is a JSON-RPC message decoded once: the members every message

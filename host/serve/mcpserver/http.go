@@ -301,11 +301,10 @@ func (c *httpConn) write(msg any) error {
 }
 
 func (c *httpConn) send(msg any) error {
-	b, err := json.Marshal(msg)
+	b, err := encodeMessage(msg, c.redact)
 	if err != nil {
-		return fmt.Errorf("encoding a message: %w", err)
+		return err
 	}
-	b = c.redact.Message(b)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !isResponse(msg) && !c.stream {

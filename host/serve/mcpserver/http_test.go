@@ -182,17 +182,8 @@ type execution struct {
 
 func run(t *testing.T, c *client.Client, script string, meta *mcp.Meta) execution {
 	t.Helper()
-	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
-		Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}, Meta: meta}})
-	if err != nil {
-		t.Fatalf("tools/call: %v", err)
-	}
-	var out execution
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("structured content %s: %v", b, err)
-	}
-	return out
+	res := testclient.Call(t, c, mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}, Meta: meta})
+	return testclient.Structured[execution](t, res)
 }
 
 // TestHTTPExecute: tools, resources, scripts and their progress over HTTP

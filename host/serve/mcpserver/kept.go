@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/auth"
 )
@@ -62,21 +63,11 @@ const (
 )
 
 func (l LargeResults) withDefaults() LargeResults {
-	if l.MaxInline <= 0 {
-		l.MaxInline = DefaultMaxInlineResult
-	}
-	if l.PerUser <= 0 {
-		l.PerUser = DefaultKeptPerUser
-	}
-	if l.BytesPerUser <= 0 {
-		l.BytesPerUser = DefaultKeptBytesPerUser
-	}
-	if l.BytesTotal <= 0 {
-		l.BytesTotal = DefaultKeptBytesTotal
-	}
-	if l.KeepFor <= 0 {
-		l.KeepFor = DefaultKeptFor
-	}
+	l.MaxInline = positive.Or(l.MaxInline, DefaultMaxInlineResult)
+	l.PerUser = positive.Or(l.PerUser, DefaultKeptPerUser)
+	l.BytesPerUser = positive.Or(l.BytesPerUser, DefaultKeptBytesPerUser)
+	l.BytesTotal = positive.Or(l.BytesTotal, DefaultKeptBytesTotal)
+	l.KeepFor = positive.Or(l.KeepFor, DefaultKeptFor)
 	return l
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
+	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -32,17 +33,8 @@ type largeExecution struct {
 
 func callLarge(t *testing.T, c *client.Client, script string) (*mcp.CallToolResult, largeExecution) {
 	t.Helper()
-	res, err := c.CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
-		Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}}})
-	if err != nil {
-		t.Fatalf("tools/call: %v", err)
-	}
-	var out largeExecution
-	b, _ := json.Marshal(res.StructuredContent)
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("structured content %s: %v", b, err)
-	}
-	return res, out
+	res := testclient.Call(t, c, mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": script}})
+	return res, testclient.Structured[largeExecution](t, res)
 }
 
 func readResource(t *testing.T, c *client.Client, uri string) (string, error) {

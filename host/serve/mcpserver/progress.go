@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolscript/toolscript/host/platform/pacer"
 )
 
 // progressUpdate is one progress() call of a script.
@@ -36,8 +37,8 @@ func (u progressUpdate) params(token mcp.ProgressToken) map[string]any {
 // The script never waits for the protocol output: report only records the
 // update and a goroutine of the reporter writes it.
 type progressReporter struct {
-	send     func(progressUpdate)
-	interval time.Duration
+	send func(progressUpdate)
+	pace *pacer.Pacer // the notifications
 
 	mu       sync.Mutex
 	pending  *progressUpdate // the latest update not yet sent
@@ -45,21 +46,11 @@ type progressReporter struct {
 	last     float64   // the progress of the latest accepted update
 	total    *float64  // the total of the script's latest accepted update
 	sentAt   time.Time // when the latest notification was sent
-
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
 }
 
 func newProgressReporter(interval time.Duration, send func(progressUpdate)) *progressReporter {
-	p := &progressReporter{
-		send:     send,
-		interval: interval,
-		wake:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
-	}
-	go p.run()
+	p := &progressReporter{send: send}
+	p.pace = pacer.Start(interval, p.flush)
 	return p
 }
 
@@ -83,14 +74,7 @@ func (p *progressReporter) report(done float64, total *float64, message string) 
 	p.accepted, p.last, p.total = true, done, total
 	p.pending = &progressUpdate{Progress: done, Total: total, Message: message}
 	p.mu.Unlock()
-	p.signal()
-}
-
-func (p *progressReporter) signal() {
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
+	p.pace.Wake()
 }
 
 // upstream records the progress of an upstream tool the script called
@@ -116,35 +100,20 @@ func (p *progressReporter) upstream(name string, progress float64, total *float6
 	p.accepted, p.last = true, done
 	p.pending = &progressUpdate{Progress: done, Total: p.total, Message: name + ": " + what}
 	p.mu.Unlock()
-	p.signal()
+	p.pace.Wake()
 }
 
-func (p *progressReporter) run() {
-	defer close(p.done)
-	var last time.Time
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-p.wake:
-		}
-		if wait := p.interval - time.Since(last); wait > 0 {
-			timer := time.NewTimer(wait)
-			select {
-			case <-p.stop:
-				timer.Stop()
-				return
-			case <-timer.C:
-			}
-		}
-		if u := p.take(); u != nil {
-			p.send(*u)
-			last = time.Now()
-			p.mu.Lock()
-			p.sentAt = last
-			p.mu.Unlock()
-		}
+// flush sends the pending update, if any, and reports whether it sent.
+func (p *progressReporter) flush() bool {
+	u := p.take()
+	if u == nil {
+		return false
 	}
+	p.send(*u)
+	p.mu.Lock()
+	p.sentAt = time.Now()
+	p.mu.Unlock()
+	return true
 }
 
 func (p *progressReporter) take() *progressUpdate {
@@ -159,11 +128,7 @@ func (p *progressReporter) take() *progressUpdate {
 // after finish returns. It returns when the latest notification was sent
 // (zero if none was).
 func (p *progressReporter) finish() time.Time {
-	close(p.stop)
-	<-p.done
-	if u := p.take(); u != nil {
-		p.send(*u)
-		p.sentAt = time.Now()
-	}
+	p.pace.Stop()
+	p.flush()
 	return p.sentAt
 }

@@ -51,28 +51,20 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithDescription("Lists the APIs and MCP servers scripts can call through sdk, one a line: kind, number of functions, title, version, base URL and description."),
 		limitOption(sdkdocs.DefaultPageLimit), cursorOption,
 		readOnly("List the sdk's APIs"),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		page, err := pageRequest(req)
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
+	), paged(func(ctx context.Context, req mcp.CallToolRequest, page sdkdocs.PageRequest) (*mcp.CallToolResult, error) {
 		return pageResult(s.awaitSDK(ctx).APIsPage(page))
-	})
+	}))
 	s.mcp.AddTool(mcp.NewTool(ToolListFunctions,
 		mcp.WithDescription("Lists the sdk functions, one a line (signature -- summary), of one API and one tag when given, in pages: a page that is not the last ends with how many are left and the cursor of the next."),
 		mcp.WithString("api", mcp.Description("an API or MCP server name, from list_apis")),
 		mcp.WithString("tag", mcp.Description("only the functions with this tag")),
 		limitOption(sdkdocs.DefaultPageLimit), cursorOption,
 		readOnly("List sdk functions"),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		page, err := pageRequest(req)
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
+	), paged(func(ctx context.Context, req mcp.CallToolRequest, page sdkdocs.PageRequest) (*mcp.CallToolResult, error) {
 		d, api := s.awaitSDK(ctx), req.GetString("api", "")
 		p, err := d.FunctionsPage(api, req.GetString("tag", ""), page)
 		return pendingResult(d, api == "", p, err)
-	})
+	}))
 	s.mcp.AddTool(mcp.NewTool(ToolGetFunctionDocs,
 		mcp.WithDescription("The documentation of one sdk function or built-in (json.encode, parallel, progress, ...): its Luau signature, the types of its parameters, body and result with their formats and descriptions, and the schemas they use."),
 		mcp.WithString("name", mcp.Required(), mcp.Description("the function: list_pets, sdk.list_pets, sdk.petstore.list_pets, or a built-in such as json.decode")),
@@ -93,15 +85,11 @@ func (s *Server) addSDKDocs(d *sdkdocs.Docs) {
 		mcp.WithString("query", mcp.Required(), mcp.Description(fmt.Sprintf("a few words of what the function does (at most %d bytes)", sdkdocs.MaxQueryBytes))),
 		limitOption(sdkdocs.DefaultSearchLimit), cursorOption,
 		readOnly("Search the sdk's docs"),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		page, err := pageRequest(req)
-		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
-		}
+	), paged(func(ctx context.Context, req mcp.CallToolRequest, page sdkdocs.PageRequest) (*mcp.CallToolResult, error) {
 		d := s.awaitSDK(ctx)
 		p, err := d.SearchPage(req.GetString("query", ""), page)
 		return pendingResult(d, true, p, err)
-	})
+	}))
 
 	s.addSDKResources(d)
 	for _, t := range sdkdocs.ResourceTemplates {
@@ -242,6 +230,19 @@ func writes(e sdkdocs.Effects) string {
 		return "all can change data"
 	}
 	return fmt.Sprintf("%d can change data", e.Writers)
+}
+
+// paged is the handler of a paged tool: h gets the page its arguments
+// ask for (limit, cursor); a limit or cursor that is not one is a tool
+// error.
+func paged(h func(context.Context, mcp.CallToolRequest, sdkdocs.PageRequest) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		page, err := pageRequest(req)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return h(ctx, req, page)
+	}
 }
 
 // pageRequest reads a discovery tool's limit and cursor: the limit a

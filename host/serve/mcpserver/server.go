@@ -53,6 +53,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/auth"
@@ -317,27 +318,17 @@ func (s *Server) isDocURI(uri string) bool {
 // withDefaults returns cfg with every zero field set to its default.
 func (cfg Config) withDefaults() Config {
 	cfg.Limits = cfg.Limits.WithDefaults()
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
+	cfg.MaxConcurrent = positive.Or(cfg.MaxConcurrent, DefaultMaxConcurrent)
 	if cfg.MaxConcurrentPerUser <= 0 || cfg.MaxConcurrentPerUser > cfg.MaxConcurrent {
 		cfg.MaxConcurrentPerUser = cfg.MaxConcurrent
 	}
-	if cfg.MaxTimeout <= 0 {
-		cfg.MaxTimeout = DefaultMaxTimeout
-	}
+	cfg.MaxTimeout = positive.Or(cfg.MaxTimeout, DefaultMaxTimeout)
 	if cfg.ResponseBudget != nil && cfg.MaxUnwrittenBytesPerUser == 0 {
 		cfg.MaxUnwrittenBytesPerUser = max(cfg.ResponseBudget.Size()/2, 1)
 	}
-	if cfg.MaxScriptBytes <= 0 {
-		cfg.MaxScriptBytes = DefaultMaxScriptBytes
-	}
-	if cfg.InlineSignatures <= 0 {
-		cfg.InlineSignatures = DefaultInlineSignatures
-	}
-	if cfg.ProgressInterval <= 0 {
-		cfg.ProgressInterval = DefaultProgressInterval
-	}
+	cfg.MaxScriptBytes = positive.Or(cfg.MaxScriptBytes, DefaultMaxScriptBytes)
+	cfg.InlineSignatures = positive.Or(cfg.InlineSignatures, DefaultInlineSignatures)
+	cfg.ProgressInterval = positive.Or(cfg.ProgressInterval, DefaultProgressInterval)
 	cfg.LargeResults = cfg.LargeResults.withDefaults()
 	if cfg.ErrorLog == nil {
 		cfg.ErrorLog = os.Stderr

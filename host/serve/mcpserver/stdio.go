@@ -226,11 +226,10 @@ var errBroken = errors.New("the protocol output failed before")
 
 // write is conn.write.
 func (l *lineWriter) write(msg any) error {
-	b, err := json.Marshal(msg)
+	b, err := encodeMessage(msg, l.redact)
 	if err != nil {
-		return fmt.Errorf("encoding a message: %w", err)
+		return err
 	}
-	b = l.redact.Message(b)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.broken {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testpieces"
 )
 
 func TestIDFinder(t *testing.T) {
@@ -53,14 +55,8 @@ func FuzzIDFinder(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, msg, sizes []byte) {
 		var fd idFinder
-		rest := msg
-		for i := 0; len(rest) > 0; i++ {
-			n := len(rest)
-			if len(sizes) > 0 {
-				n = min(n, int(sizes[i%len(sizes)])+1)
-			}
-			fd.write(rest[:n])
-			rest = rest[n:]
+		for _, piece := range testpieces.Cut(msg, sizes) {
+			fd.write(piece)
 		}
 		id, isRequest := fd.result()
 		var members map[string]json.RawMessage

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/toolscript/toolscript/host/platform/positive"
 )
 
 // DefaultMaxSpent is how many resumed states a Spent remembers at once by
@@ -33,9 +35,7 @@ type Spent struct {
 // NewSpent returns a memory of at most max states (DefaultMaxSpent when
 // max <= 0).
 func NewSpent(max int) *Spent {
-	if max <= 0 {
-		max = DefaultMaxSpent
-	}
+	max = positive.Or(max, DefaultMaxSpent)
 	return &Spent{max: max, ids: map[string]time.Time{}}
 }
 
