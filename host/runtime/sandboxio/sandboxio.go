@@ -112,6 +112,14 @@ type FS struct {
 	// wrote or removed there.
 	apply   bool
 	applied map[string]bool
+
+	// beforeReadDir, when set (by tests), is called before a walk reads a
+	// directory: a test swaps the directory there.
+	beforeReadDir func(dir string)
+	// walkRead and grepRead count the directory entries walks read and
+	// the bytes Grep read, for tests that count work.
+	walkRead int
+	grepRead int64
 }
 
 type handle struct {
@@ -210,9 +218,9 @@ func ioError(op, p string, err error) *Error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		reason = pe.Err.Error()
-		if strings.Contains(reason, "escapes from parent") || strings.Contains(reason, "path escapes") {
-			reason = "path escapes the io directory (through a symbolic link)"
-		}
+	}
+	if strings.Contains(reason, "escapes from parent") || strings.Contains(reason, "path escapes") {
+		reason = "path escapes the io directory (through a symbolic link)"
 	}
 	return &Error{Kind: KindIO, Op: op, Path: p, Reason: reason, Err: err}
 }
