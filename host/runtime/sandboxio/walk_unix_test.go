@@ -109,9 +109,9 @@ func TestGlob(t *testing.T) {
 		"a.txt": "", "b.csv": "", ".hidden.txt": "",
 		"sub/a.txt": "", "sub/b.txt": "", "sub/deep/c.txt": "", "sub/deep/d.csv": "",
 		"other/a.txt": "",
-		"link-in":  "->sub", // a link to a directory inside: listed, never descended into
-		"link-out": "->" + out,
-		"a-link.txt": "->a.txt",
+		"link-in":     "->sub", // a link to a directory inside: listed, never descended into
+		"link-out":    "->" + out,
+		"a-link.txt":  "->a.txt",
 	})
 	s := New(dir, Limits{MaxBytes: 1 << 20})
 	defer s.Touched()
