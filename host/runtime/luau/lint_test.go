@@ -200,7 +200,8 @@ func TestLintEffectsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	source := "--!nolint\n" + strings.Repeat("sdk.get_pet()\nsdk.store.shared()\nsdk[k]()\nos.remove('x')\n", 1000) + "io.open('a', 'w')\n"
+	source := "--!nolint\n" + strings.Repeat("sdk.get_pet()\nsdk.store.shared()\nsdk[k]()\nos.remove('x')\n", 1000) + "io.open('a', 'w')\n" +
+		"io.edit('a', 'x', 'y')\nos.rename('a', 'b')\nio.grep('x')\nio.glob('*')\nio.stat('a')\n"
 	l := rt.NewLinter(luau.LintOptions{IO: true, Effects: true})
 	defer l.Close()
 	var got []string
@@ -213,6 +214,8 @@ func TestLintEffectsRecords(t *testing.T) {
 		luau.EffectsUnnamed + " sdk[...] @4:1",
 		luau.EffectsIO + " os.remove @5:1",
 		luau.EffectsIO + ` io.open(..., "w") @4002:1`,
+		luau.EffectsIO + " io.edit @4003:1",
+		luau.EffectsIO + " os.rename @4004:1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
