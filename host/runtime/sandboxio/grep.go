@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"path"
 	"regexp"
 	"sort"
@@ -65,6 +66,9 @@ func (s *FS) Grep(ctx context.Context, pattern, p, filter string) ([]Match, erro
 		return nil, refuse(op, p, err)
 	}
 	if err := s.openView(op, p); err != nil {
+		if name == "." && errors.Is(err, fs.ErrNotExist) {
+			return []Match{}, nil // the directory is created on first write
+		}
 		return nil, err
 	}
 	info, err := s.stat(name)

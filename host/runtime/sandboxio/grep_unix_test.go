@@ -105,3 +105,18 @@ func TestGrepStopsAtBounds(t *testing.T) {
 		t.Errorf("Grep with many matches: %v", err)
 	}
 }
+
+// Before the io directory exists, a search of all of it finds nothing.
+func TestSearchBeforeTheDirectoryExists(t *testing.T) {
+	s := New(filepath.Join(t.TempDir(), "io"), Limits{MaxBytes: 1 << 20})
+	defer s.Touched()
+	if got, err := s.Grep(context.Background(), "x", ".", ""); err != nil || len(got) != 0 {
+		t.Errorf("Grep = %v, %v", got, err)
+	}
+	if got, err := s.Glob(context.Background(), "**"); err != nil || len(got) != 0 {
+		t.Errorf("Glob = %v, %v", got, err)
+	}
+	if _, err := s.Grep(context.Background(), "x", "sub", ""); err == nil || err.Error() != "io.grep: 'sub': no such file or directory" {
+		t.Errorf("Grep(sub) = %v", err)
+	}
+}
