@@ -24,6 +24,10 @@ const (
 	// MaxGrepLine bounds a line: a longer one is matched on its first
 	// MaxGrepLine bytes and reported cut there; the rest is skipped.
 	MaxGrepLine = 64 << 10
+	// MaxGrepResult bounds the bytes of the matches one Grep returns,
+	// their paths and texts together: what the host holds and copies
+	// into the script.
+	MaxGrepResult = 8 << 20
 	// binarySniff is how much of a file's start is looked at for a NUL
 	// byte, which marks it binary (as git and grep do): skipped.
 	binarySniff = 8 << 10
@@ -118,6 +122,7 @@ type grepper struct {
 	re   *regexp.Regexp
 	keep func(string) bool
 	out  []Match
+	size int // the bytes of out's paths and texts
 	read int64
 }
 
@@ -168,6 +173,9 @@ func (g *grepper) file(name, p string) error {
 		if g.re.Match(text) {
 			if len(g.out) >= MaxGrepMatches {
 				return g.limit("matches", MaxGrepMatches)
+			}
+			if g.size += len(name) + len(text); g.size > MaxGrepResult {
+				return g.limit("bytes of matches", MaxGrepResult)
 			}
 			g.out = append(g.out, Match{Path: name, Line: line, Text: string(text)})
 		}

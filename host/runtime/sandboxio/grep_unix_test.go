@@ -104,6 +104,14 @@ func TestGrepStopsAtBounds(t *testing.T) {
 	if kind, ok := kindOf(err); !ok || kind != KindLimit || !strings.Contains(err.Error(), "bound of 1000 matches") {
 		t.Errorf("Grep with many matches: %v", err)
 	}
+
+	// 200 lines of 60 KiB match: more than the matches may hold.
+	long := strings.Repeat(strings.Repeat("y", 60<<10)+"\n", 200)
+	tree(t, dir, map[string]string{"long.txt": long})
+	_, err = s.Grep(context.Background(), "y", "long.txt", "")
+	if kind, ok := kindOf(err); !ok || kind != KindLimit || !strings.Contains(err.Error(), "bound of 8388608 bytes of matches") {
+		t.Errorf("Grep with large matches: %v", err)
+	}
 }
 
 // Before the io directory exists, a search of all of it finds nothing.
