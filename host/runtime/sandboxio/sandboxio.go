@@ -1,8 +1,9 @@
 // Package sandboxio is the file system a script's io library works on: one
 // directory, reached only through os.Root so that no path and no symbolic
 // link leads outside it, with a cumulative write budget checked before any
-// byte reaches the disk, a cap on open handles, and a record of the files
-// the script wrote, appended to or removed.
+// byte reaches the disk, a cap on open handles, bounded walks that never
+// follow a link (Glob, Grep), and a record of the files the script wrote,
+// appended to, renamed or removed.
 package sandboxio
 
 import (
