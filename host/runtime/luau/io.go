@@ -87,6 +87,15 @@ func guestPath(op string, mod api.Module, ptr, n uint32) (string, error) {
 	return guestString(mod, ptr, n), nil
 }
 
+// guestPattern reads a pattern the script gave op, refusing one longer
+// than bound before copying it: the message shows its first bytes.
+func guestPattern(op string, mod api.Module, ptr, n uint32, bound int) (string, error) {
+	if int64(n) > int64(bound) {
+		return "", sandboxio.LongPattern(op, guestString(mod, ptr, 201), int(n), bound) // shown cut, with "..."
+	}
+	return guestString(mod, ptr, n), nil
+}
+
 // ioPathExec is ioExec for a call on a path the script named for op: the
 // execution and the path, or nil with the failure status (its message
 // pending).
@@ -234,9 +243,13 @@ func (e *execution) stat(path string) int32 {
 // ioGlob is ts_host_io_glob(pattern, len): it leaves the matching paths
 // pending, NUL-separated, and returns their length.
 func ioGlob(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
-	exec, pattern, fail := ioPathExec(ctx, "io.glob", mod, ptr, n)
+	exec, fail := ioExec(ctx)
 	if exec == nil {
 		return fail
+	}
+	pattern, err := guestPattern("io.glob", mod, ptr, n, sandboxio.MaxPathBytes)
+	if err != nil {
+		return exec.fail(err)
 	}
 	return int32(exec.doIO(trace.IO{Op: trace.IOGlob, Path: pattern}, nil, func() int64 {
 		return int64(exec.names(exec.fs.Glob(ctx, pattern)))
@@ -251,13 +264,14 @@ func ioGrep(ctx context.Context, mod api.Module, patternPtr, patternLen, pathPtr
 	if exec == nil {
 		return fail
 	}
-	// A pattern too long to be one is refused before it is copied.
-	for _, p := range [][2]uint32{{patternPtr, patternLen}, {filterPtr, filterLen}} {
-		if p[1] > sandboxio.MaxPatternBytes {
-			return exec.fail(sandboxio.LongPattern("io.grep", guestString(mod, p[0], 200), int(p[1])))
-		}
+	pattern, err := guestPattern("io.grep", mod, patternPtr, patternLen, sandboxio.MaxPatternBytes)
+	if err != nil {
+		return exec.fail(err)
 	}
-	pattern, filter := guestString(mod, patternPtr, patternLen), guestString(mod, filterPtr, filterLen)
+	filter, err := guestPattern("io.grep", mod, filterPtr, filterLen, sandboxio.MaxPathBytes)
+	if err != nil {
+		return exec.fail(err)
+	}
 	return int32(exec.doIO(trace.IO{Op: trace.IOGrep, Path: path, Pattern: pattern, Filter: filter}, nil, func() int64 {
 		return int64(exec.matches(exec.fs.Grep(ctx, pattern, path, filter)))
 	}))

@@ -51,7 +51,7 @@ type Match struct {
 func (s *FS) Grep(ctx context.Context, pattern, p, filter string) ([]Match, error) {
 	const op = "io.grep"
 	if len(pattern) > MaxPatternBytes {
-		return nil, LongPattern(op, pattern, len(pattern))
+		return nil, LongPattern(op, pattern, len(pattern), MaxPatternBytes)
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {

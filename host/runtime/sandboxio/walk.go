@@ -30,7 +30,8 @@ const (
 	MaxWalkDirs = 5000
 	// MaxGlobMatches bounds the paths one Glob returns.
 	MaxGlobMatches = 10000
-	// MaxPatternBytes bounds a glob pattern or a regular expression.
+	// MaxPatternBytes bounds a regular expression; a glob pattern is a
+	// path, bounded by MaxPathBytes.
 	MaxPatternBytes = 16 << 10
 )
 
@@ -272,8 +273,8 @@ type globPattern struct {
 
 // parseGlob validates and parses a glob pattern as the script wrote it.
 func parseGlob(op, pattern string) (globPattern, error) {
-	if len(pattern) > MaxPatternBytes {
-		return globPattern{}, LongPattern(op, pattern, len(pattern))
+	if len(pattern) > MaxPathBytes {
+		return globPattern{}, LongPattern(op, pattern, len(pattern), MaxPathBytes)
 	}
 	clean, err := Clean(pattern)
 	if err != nil {
@@ -291,10 +292,10 @@ func parseGlob(op, pattern string) (globPattern, error) {
 	return globPattern{parts: parts}, nil
 }
 
-// LongPattern is the error of a pattern of n bytes, more than
-// MaxPatternBytes, that begins with start.
-func LongPattern(op, start string, n int) *Error {
-	return invalidPattern(op, start, fmt.Errorf("the pattern is too long (%d bytes; at most %d)", n, MaxPatternBytes))
+// LongPattern is the error of a pattern of n bytes, more than its bound,
+// that begins with start.
+func LongPattern(op, start string, n, bound int) *Error {
+	return invalidPattern(op, start, fmt.Errorf("the pattern is too long (%d bytes; at most %d)", n, bound))
 }
 
 // invalidPattern is the error of a pattern the script got wrong: it names
