@@ -689,6 +689,16 @@ int ioGrep(lua_State* L)
     if (!lua_isnoneornil(L, 3))
     {
         luaL_checktype(L, 3, LUA_TTABLE);
+        lua_pushnil(L);
+        while (lua_next(L, 3) != 0)
+        {
+            if (lua_type(L, -2) != LUA_TSTRING)
+                luaL_errorL(L, "io.grep: options are named fields (the options are: glob)");
+            const char* key = lua_tostring(L, -2);
+            if (strcmp(key, "glob") != 0)
+                luaL_errorL(L, "io.grep: unknown option '%s' (the options are: glob)", key);
+            lua_pop(L, 1);
+        }
         lua_getfield(L, 3, "glob");
         if (!lua_isnil(L, -1))
         {
