@@ -380,7 +380,7 @@ func TestMCPResources(t *testing.T) {
 			sort.Strings(names)
 			want := []string{"json.decode", "json.encode", "luau", "parallel", "print", "progress"}
 			if io {
-				want = append(want, "io.lines", "io.list", "io.open", "io.type", "os.remove")
+				want = append(want, "io.edit", "io.glob", "io.grep", "io.lines", "io.list", "io.open", "io.stat", "io.type", "os.remove", "os.rename")
 				sort.Strings(want)
 			}
 			if !slices.Equal(names, want) {
@@ -991,8 +991,8 @@ func TestMCPIODisabled(t *testing.T) {
 	c, _ := mcpClient(t, t.TempDir(), "", "--no-io")
 	ctx := testwait.Context(t)
 	for script, want := range map[string]string{
-		`local f = io.open("x.txt", "w")`: "script:1: attempt to index nil with 'open' (file access is disabled on this server: io, os.remove and file are not available)",
-		"print(1)\nos.remove('x.txt')":    "script:2: attempt to call a nil value (file access is disabled on this server: io, os.remove and file are not available)",
+		`local f = io.open("x.txt", "w")`: "script:1: attempt to index nil with 'open' (file access is disabled on this server: io, os.remove, os.rename and file are not available)",
+		"print(1)\nos.remove('x.txt')":    "script:2: attempt to call a nil value (file access is disabled on this server: io, os.remove, os.rename and file are not available)",
 		`local t = nil return t.open`:     "script:1: attempt to index nil with 'open'",
 	} {
 		_, out := callScript(t, ctx, c, map[string]any{"script": script})

@@ -52,8 +52,8 @@ type Effects struct {
 	// safe ones.
 	Unsafe []Reach `json:"unsafe"`
 	Safe   []Reach `json:"safe"`
-	// IO are its io calls that write (io.open for writing, os.remove,
-	// file.save), each once.
+	// IO are its io calls that write (io.open for writing, io.edit,
+	// os.remove, os.rename, file.save), each once.
 	IO []Reach `json:"io"`
 	// Unnamed are the places it reaches the sdk or io without naming
 	// what: sdk[name], an API's table as a value, io.open with a mode that

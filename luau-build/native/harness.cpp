@@ -282,6 +282,11 @@ int32_t ts_host_io_flush(int32_t) { return TS_IO_FAILED; }
 int32_t ts_host_io_close(int32_t) { return TS_IO_FAILED; }
 int32_t ts_host_io_list(const char*, size_t) { return TS_IO_FAILED; }
 int32_t ts_host_io_remove(const char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_stat(const char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_glob(const char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_grep(const char*, size_t, const char*, size_t, const char*, size_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_edit(const char*, size_t, const char*, size_t, const char*, size_t, int32_t) { return TS_IO_FAILED; }
+int32_t ts_host_io_rename(const char*, size_t, const char*, size_t) { return TS_IO_FAILED; }
 int32_t ts_host_io_take(char* buf, size_t len)
 {
     size_t n = len < sizeof(kNoIO) - 1 ? len : sizeof(kNoIO) - 1;

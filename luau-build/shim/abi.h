@@ -9,7 +9,7 @@
 #pragma once
 
 // The version of this ABI, returned by the exported ts_abi_version.
-#define TS_ABI_VERSION 2
+#define TS_ABI_VERSION 3
 
 // Kinds of outcome ts_run reports (TsKind in shim.h).
 #define TS_KIND_OK 0
@@ -49,6 +49,20 @@
 // io_take.
 #define TS_IO_FAILED -1
 #define TS_IO_OVER_LIMIT -2
+
+// io_stat's pending record: a kind byte (TS_IO_STAT_*), then, for an
+// entry that exists, its size and modification time (Unix seconds) as
+// little-endian 64-bit integers; for one that does not, the message.
+#define TS_IO_STAT_MISSING 0
+#define TS_IO_STAT_FILE 1
+#define TS_IO_STAT_DIRECTORY 2
+#define TS_IO_STAT_LINK 3
+#define TS_IO_STAT_OTHER 4
+#define TS_IO_STAT_RECORD 17
+
+// A match of io_grep's pending result: path length, line number and text
+// length (little-endian 32-bit words), then the path and the text.
+#define TS_IO_GREP_HEADER 12
 
 // io_seek's whence.
 #define TS_SEEK_SET 0

@@ -1,5 +1,6 @@
 // io.cpp: the sandboxed io library (io.open, io.lines, io.list, io.type,
-// file handles, os.remove, the deprecated file.save) over the host's file
+// io.stat, io.glob, io.grep, io.edit, file handles, os.remove, os.rename,
+// the deprecated file.save) over the host's file
 // functions (host/runtime/luau/io.go, host/runtime/sandboxio).
 //
 // The host confines every path to one directory and meters writes; this file
@@ -554,20 +555,29 @@ int ioType(lua_State* L)
     return 1;
 }
 
-int ioList(lua_State* L)
+// Takes the pending result of a call that returned its length n into a
+// buffer the caller frees (nullptr for an empty one).
+char* takePending(lua_State* L, int32_t n)
 {
-    size_t len;
-    const char* path = luaL_optlstring(L, 1, ".", &len);
-    int32_t n = ts_host_io_list(path, len);
-    if (n < 0)
-        raiseHostError(L, n);
-    lua_newtable(L);
     if (n == 0)
-        return 1;
-    char* names = static_cast<char*>(malloc(size_t(n)));
+        return nullptr;
+    char* buf = static_cast<char*>(malloc(size_t(n)));
+    if (buf == nullptr)
+    {
+        ts_host_io_take(nullptr, 0); // drops it
+        luaL_errorL(L, "not enough memory for the io result");
+    }
+    ts_host_io_take(buf, size_t(n));
+    return buf;
+}
+
+// Pushes a list of the n bytes of NUL-separated names pending.
+void pushNames(lua_State* L, int32_t n)
+{
+    lua_newtable(L);
+    char* names = takePending(L, n);
     if (names == nullptr)
-        luaL_errorL(L, "not enough memory to list the directory");
-    ts_host_io_take(names, size_t(n));
+        return;
     int index = 1;
     for (int32_t start = 0; start <= n;)
     {
@@ -578,6 +588,177 @@ int ioList(lua_State* L)
         start = stop + 1;
     }
     free(names);
+}
+
+int ioList(lua_State* L)
+{
+    size_t len;
+    const char* path = luaL_optlstring(L, 1, ".", &len);
+    int32_t n = ts_host_io_list(path, len);
+    if (n < 0)
+        raiseHostError(L, n);
+    pushNames(L, n);
+    return 1;
+}
+
+uint32_t readWord(const char* p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+int64_t readLong(const char* p)
+{
+    int64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// io.stat(path): { kind, size, modified }, or nil and a message when
+// nothing is there.
+int ioStat(lua_State* L)
+{
+    size_t len;
+    const char* path = luaL_checklstring(L, 1, &len);
+    int32_t n = ts_host_io_stat(path, len);
+    if (n < 0)
+        raiseHostError(L, n);
+    char* record = takePending(L, n);
+    if (record == nullptr)
+        luaL_errorL(L, "io.stat: the host returned nothing");
+    int kind = record[0];
+    if (kind == TS_IO_STAT_MISSING)
+    {
+        lua_pushnil(L);
+        lua_pushlstring(L, record + 1, size_t(n - 1));
+        free(record);
+        return 2;
+    }
+    if (n != TS_IO_STAT_RECORD)
+    {
+        free(record);
+        luaL_errorL(L, "io.stat: the host's record is malformed");
+    }
+    double size = double(readLong(record + 1));
+    double modified = double(readLong(record + 9));
+    free(record);
+    lua_createtable(L, 0, 3);
+    switch (kind)
+    {
+    case TS_IO_STAT_FILE:
+        lua_pushliteral(L, "file");
+        break;
+    case TS_IO_STAT_DIRECTORY:
+        lua_pushliteral(L, "directory");
+        break;
+    case TS_IO_STAT_LINK:
+        lua_pushliteral(L, "link");
+        break;
+    default:
+        lua_pushliteral(L, "other");
+    }
+    lua_setfield(L, -2, "kind");
+    lua_pushnumber(L, size);
+    lua_setfield(L, -2, "size");
+    lua_pushnumber(L, modified);
+    lua_setfield(L, -2, "modified");
+    return 1;
+}
+
+// io.glob(pattern): the matching paths, sorted.
+int ioGlob(lua_State* L)
+{
+    size_t len;
+    const char* pattern = luaL_checklstring(L, 1, &len);
+    int32_t n = ts_host_io_glob(pattern, len);
+    if (n < 0)
+        raiseHostError(L, n);
+    pushNames(L, n);
+    return 1;
+}
+
+// io.grep(pattern, path?, options?): { {path, line, text}, ... }; options
+// may name a glob that files must match.
+int ioGrep(lua_State* L)
+{
+    size_t patternLen, pathLen, filterLen = 0;
+    const char* pattern = luaL_checklstring(L, 1, &patternLen);
+    const char* path = luaL_optlstring(L, 2, ".", &pathLen);
+    const char* filter = "";
+    if (!lua_isnoneornil(L, 3))
+    {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        lua_pushnil(L);
+        while (lua_next(L, 3) != 0)
+        {
+            if (lua_type(L, -2) != LUA_TSTRING)
+                luaL_errorL(L, "io.grep: options are named fields (the options are: glob)");
+            const char* key = lua_tostring(L, -2);
+            if (strcmp(key, "glob") != 0)
+                luaL_errorL(L, "io.grep: unknown option '%s' (the options are: glob)", key);
+            lua_pop(L, 1);
+        }
+        lua_getfield(L, 3, "glob");
+        if (!lua_isnil(L, -1))
+        {
+            if (lua_type(L, -1) != LUA_TSTRING)
+                luaL_errorL(L, "io.grep: options.glob must be a string");
+            filter = lua_tolstring(L, -1, &filterLen);
+        }
+    }
+    int32_t n = ts_host_io_grep(pattern, patternLen, path, pathLen, filter, filterLen);
+    if (n < 0)
+        raiseHostError(L, n);
+    char* matches = takePending(L, n);
+    lua_newtable(L);
+    int index = 1;
+    for (int32_t at = 0; matches != nullptr && at + TS_IO_GREP_HEADER <= n;)
+    {
+        uint32_t pathSize = readWord(matches + at);
+        uint32_t line = readWord(matches + at + 4);
+        uint32_t textSize = readWord(matches + at + 8);
+        at += TS_IO_GREP_HEADER;
+        if (uint64_t(at) + pathSize + textSize > uint64_t(n))
+            break;
+        lua_createtable(L, 0, 3);
+        lua_pushlstring(L, matches + at, pathSize);
+        lua_setfield(L, -2, "path");
+        lua_pushnumber(L, double(line));
+        lua_setfield(L, -2, "line");
+        lua_pushlstring(L, matches + at + pathSize, textSize);
+        lua_setfield(L, -2, "text");
+        lua_rawseti(L, -2, index++);
+        at += int32_t(pathSize + textSize);
+    }
+    free(matches);
+    return 1;
+}
+
+// io.edit(path, old, new, all?): how many occurrences it replaced.
+int ioEdit(lua_State* L)
+{
+    size_t pathLen, oldLen, newLen;
+    const char* path = luaL_checklstring(L, 1, &pathLen);
+    const char* old = luaL_checklstring(L, 2, &oldLen);
+    const char* replacement = luaL_checklstring(L, 3, &newLen);
+    int32_t all = lua_toboolean(L, 4);
+    int32_t n = ts_host_io_edit(path, pathLen, old, oldLen, replacement, newLen, all);
+    if (n < 0)
+        raiseHostError(L, n);
+    lua_pushnumber(L, double(n));
+    return 1;
+}
+
+int osRename(lua_State* L)
+{
+    size_t fromLen, toLen;
+    const char* from = luaL_checklstring(L, 1, &fromLen);
+    const char* to = luaL_checklstring(L, 2, &toLen);
+    int32_t status = ts_host_io_rename(from, fromLen, to, toLen);
+    if (status < 0)
+        raiseHostError(L, status);
+    lua_pushboolean(L, 1);
     return 1;
 }
 
@@ -664,6 +845,10 @@ void ts_open_io(lua_State* L)
     setFunction(L, "lines", ioLines);
     setFunction(L, "type", ioType);
     setFunction(L, "list", ioList);
+    setFunction(L, "stat", ioStat);
+    setFunction(L, "glob", ioGlob);
+    setFunction(L, "grep", ioGrep);
+    setFunction(L, "edit", ioEdit);
     setFunction(L, "close", ioClose);
     const char* const unavailable[] = {"popen", "tmpfile", "input", "output", "read", "write", "flush"};
     for (const char* name : unavailable)
@@ -680,8 +865,9 @@ void ts_open_io(lua_State* L)
     lua_setreadonly(L, -1, true);
     lua_setfield(L, LUA_GLOBALSINDEX, "io");
 
-    // os: the sandbox's os functions plus remove, in the script's environment.
-    lua_createtable(L, 0, 5);
+    // os: the sandbox's os functions plus remove and rename, in the
+    // script's environment.
+    lua_createtable(L, 0, 6);
     lua_getglobal(L, "os");
     for (const char* name : {"clock", "date", "difftime", "time"})
     {
@@ -690,6 +876,7 @@ void ts_open_io(lua_State* L)
     }
     lua_pop(L, 1);
     setFunction(L, "remove", osRemove);
+    setFunction(L, "rename", osRename);
     lua_setreadonly(L, -1, true);
     lua_setfield(L, LUA_GLOBALSINDEX, "os");
 

@@ -1135,7 +1135,8 @@ struct EffectsFinder : Luau::AstVisitor
         return false;
     }
 
-    // The io function expr names: "io.open", "os.remove", "file.save", or "".
+    // The io function that can write expr names: "io.open", "io.edit",
+    // "os.remove", "os.rename", "file.save", or "".
     std::string ioFunction(AstExpr* expr) const
     {
         AstExpr* base = nullptr;
@@ -1146,7 +1147,7 @@ struct EffectsFinder : Luau::AstVisitor
             if (isGlobal(base, lib))
             {
                 std::string name = std::string(lib) + "." + key;
-                if (name == "io.open" || name == "os.remove" || name == "os.rename" || name == "file.save")
+                if (name == "io.open" || name == "io.edit" || name == "os.remove" || name == "os.rename" || name == "file.save")
                     return name;
             }
         return "";

@@ -52,6 +52,17 @@ extern "C"
     TS_IMPORT("io_list") int32_t ts_host_io_list(const char* path, size_t len);
     TS_IMPORT("io_remove") int32_t ts_host_io_remove(const char* path, size_t len);
     TS_IMPORT("io_take") int32_t ts_host_io_take(char* buf, size_t len);
+    // io.stat, io.glob and io.grep leave their result pending (abi.h:
+    // TS_IO_STAT_*, TS_IO_GREP_HEADER; a glob's paths NUL-separated) and
+    // return its length.
+    TS_IMPORT("io_stat") int32_t ts_host_io_stat(const char* path, size_t len);
+    TS_IMPORT("io_glob") int32_t ts_host_io_glob(const char* pattern, size_t len);
+    TS_IMPORT("io_grep") int32_t ts_host_io_grep(
+        const char* pattern, size_t patternLen, const char* path, size_t pathLen, const char* filter, size_t filterLen);
+    // io.edit: returns how many occurrences it replaced.
+    TS_IMPORT("io_edit") int32_t ts_host_io_edit(
+        const char* path, size_t pathLen, const char* old, size_t oldLen, const char* replacement, size_t replacementLen, int32_t all);
+    TS_IMPORT("io_rename") int32_t ts_host_io_rename(const char* from, size_t fromLen, const char* to, size_t toLen);
 
     // One sdk call: function id with its arguments as a JSON array. The host
     // checks them, makes the request, writes the response envelope into a

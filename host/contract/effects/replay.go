@@ -153,8 +153,10 @@ func (t *traced) replayed(e *trace.Entry) {
 // track keeps the paths io opened or removed and the handles open.
 func (t *traced) track(o *trace.IO) {
 	switch o.Op {
-	case trace.IOOpen, trace.IORemove:
+	case trace.IOOpen, trace.IORemove, trace.IOEdit:
 		t.files[o.Path] = true
+	case trace.IORename:
+		t.files[o.Path], t.files[o.To] = true, true
 	}
 	trackHandles(t.handles, o)
 }
@@ -362,7 +364,8 @@ func (r *Run) IO(req trace.IO, do func(*trace.IO)) (*trace.IO, *Divergence) {
 // sameIO reports whether two io requests ask the same.
 func sameIO(a, b *trace.IO) bool {
 	return a.Op == b.Op && a.Path == b.Path && a.Mode == b.Mode && a.Handle == b.Handle && a.Len == b.Len &&
-		a.SHA256 == b.SHA256 && a.Whence == b.Whence && a.Offset == b.Offset
+		a.SHA256 == b.SHA256 && a.Whence == b.Whence && a.Offset == b.Offset &&
+		a.To == b.To && a.Pattern == b.Pattern && a.Filter == b.Filter && a.All == b.All
 }
 
 // CallSlot is a recorded call's place in the trace, for its Answer.
@@ -511,6 +514,16 @@ func describeIO(o *trace.IO) string {
 		return fmt.Sprintf("io.list(%q)", cut(o.Path, 200))
 	case trace.IORemove:
 		return fmt.Sprintf("os.remove(%q)", cut(o.Path, 200))
+	case trace.IOStat:
+		return fmt.Sprintf("io.stat(%q)", cut(o.Path, 200))
+	case trace.IOGlob:
+		return fmt.Sprintf("io.glob(%q)", cut(o.Path, 200))
+	case trace.IOGrep:
+		return fmt.Sprintf("io.grep(%q, %q, {glob = %q})", cut(o.Pattern, 200), cut(o.Path, 200), cut(o.Filter, 200))
+	case trace.IOEdit:
+		return fmt.Sprintf("io.edit(%q, ...) replacing text of %d bytes (old and new text sha256 %s, all %t)", cut(o.Path, 200), o.Len, o.SHA256, o.All)
+	case trace.IORename:
+		return fmt.Sprintf("os.rename(%q, %q)", cut(o.Path, 200), cut(o.To, 200))
 	case trace.IORead:
 		return fmt.Sprintf("a read of up to %d bytes from handle %d", o.Len, o.Handle)
 	case trace.IOWrite:

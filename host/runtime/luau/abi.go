@@ -7,7 +7,7 @@ package luau
 // here: the host refuses a module that speaks another version.
 
 // abiVersion is TS_ABI_VERSION, which the module's ts_abi_version returns.
-const abiVersion = 2
+const abiVersion = 3
 
 // Kinds ts_run reports (TS_KIND_*).
 const (
@@ -53,6 +53,22 @@ const (
 	ioFailed    = -1 // a sandbox refusal or I/O failure: error kind io
 	ioOverLimit = -2 // a budget: error kind limit
 )
+
+// io_stat's pending record (TS_IO_STAT_*): a kind byte, then an
+// existing entry's size and modification time (little-endian 64-bit), or
+// a missing one's message.
+const (
+	statMissing   = 0
+	statFile      = 1
+	statDirectory = 2
+	statLink      = 3
+	statOther     = 4
+	statRecord    = 17
+)
+
+// grepHeader is the size of a match's path length, line and text length
+// in io_grep's pending result (TS_IO_GREP_HEADER).
+const grepHeader = 12
 
 // io_seek's whence (TS_SEEK_*), io.SeekStart and the others.
 const (

@@ -134,3 +134,27 @@ func (fn funcJIIJ[TR, T0, T1, T2]) Call(ctx context.Context, mod api.Module, sta
 func exportJIIJ[TR i64, T0, T1 i32, T2 i64](b wazero.HostModuleBuilder, name string, fn funcJIIJ[TR, T0, T1, T2]) {
 	export(b, name, fn, []api.ValueType{tI32, tI32, tI64}, []api.ValueType{tI64})
 }
+
+// funcI6 and funcI7 take six and seven i32 words (io_grep's and io_edit's
+// pointers and lengths) and return one.
+type funcI6 func(context.Context, api.Module, uint32, uint32, uint32, uint32, uint32, uint32) int32
+
+func (fn funcI6) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	_ = stack[5]
+	stack[0] = uint64(uint32(fn(ctx, mod, uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3]), uint32(stack[4]), uint32(stack[5]))))
+}
+
+func exportI6(b wazero.HostModuleBuilder, name string, fn funcI6) {
+	export(b, name, fn, []api.ValueType{tI32, tI32, tI32, tI32, tI32, tI32}, []api.ValueType{tI32})
+}
+
+type funcI7 func(context.Context, api.Module, uint32, uint32, uint32, uint32, uint32, uint32, uint32) int32
+
+func (fn funcI7) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	_ = stack[6]
+	stack[0] = uint64(uint32(fn(ctx, mod, uint32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3]), uint32(stack[4]), uint32(stack[5]), uint32(stack[6]))))
+}
+
+func exportI7(b wazero.HostModuleBuilder, name string, fn funcI7) {
+	export(b, name, fn, []api.ValueType{tI32, tI32, tI32, tI32, tI32, tI32, tI32}, []api.ValueType{tI32})
+}

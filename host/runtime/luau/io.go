@@ -2,7 +2,11 @@ package luau
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"io/fs"
 	"strings"
 
 	"github.com/tetratelabs/wazero"
@@ -30,6 +34,11 @@ func exportIO(b wazero.HostModuleBuilder) {
 	exportIII(b, "io_list", ioList)
 	exportIII(b, "io_remove", ioRemove)
 	exportIII(b, "io_take", ioTake)
+	exportIII(b, "io_stat", ioStat)
+	exportIII(b, "io_glob", ioGlob)
+	exportI6(b, "io_grep", ioGrep)
+	exportI7(b, "io_edit", ioEdit)
+	exportIIIII(b, "io_rename", ioRename)
 }
 
 var errIODisabled = &sandboxio.Error{Kind: sandboxio.KindIO, Op: "io", Reason: "io is not enabled for this execution"}
@@ -74,6 +83,15 @@ func guestPath(op string, mod api.Module, ptr, n uint32) (string, error) {
 	if err := sandboxio.CheckLength(int(n)); err != nil {
 		shown := guestBytes(mod, ptr, 40)
 		return "", &sandboxio.Error{Kind: sandboxio.KindIO, Op: op, Path: strings.ToValidUTF8(string(shown), "?") + "...", Reason: err.Error()}
+	}
+	return guestString(mod, ptr, n), nil
+}
+
+// guestPattern reads a pattern the script gave op, refusing one longer
+// than bound before copying it: the message shows its first bytes.
+func guestPattern(op string, mod api.Module, ptr, n uint32, bound int) (string, error) {
+	if int64(n) > int64(bound) {
+		return "", sandboxio.LongPattern(op, guestString(mod, ptr, 201), int(n), bound) // shown cut, with "..."
 	}
 	return guestString(mod, ptr, n), nil
 }
@@ -174,18 +192,146 @@ func ioList(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
 	if exec == nil {
 		return fail
 	}
-	return int32(exec.doIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 { return int64(exec.list(path)) }))
+	return int32(exec.doIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 {
+		return int64(exec.names(exec.fs.List(path)))
+	}))
 }
 
-// list leaves the listing of path pending and returns its length.
-func (e *execution) list(path string) int32 {
-	names, err := e.fs.List(path)
+// names leaves a listing pending and returns its length.
+func (e *execution) names(names []string, err error) int32 {
 	if err != nil {
 		return e.fail(err)
 	}
 	// Names cannot contain NUL: it separates them.
 	e.pending = []byte(strings.Join(names, "\x00"))
 	return int32(len(e.pending))
+}
+
+// ioStat is ts_host_io_stat(path, len): it leaves the entry's record
+// pending (statRecord bytes; a missing entry's kind and message) and
+// returns its length.
+func ioStat(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
+	exec, path, fail := ioPathExec(ctx, "io.stat", mod, ptr, n)
+	if exec == nil {
+		return fail
+	}
+	return int32(exec.doIO(trace.IO{Op: trace.IOStat, Path: path}, nil, func() int64 { return int64(exec.stat(path)) }))
+}
+
+// stat leaves the record of path pending and returns its length.
+func (e *execution) stat(path string) int32 {
+	info, err := e.fs.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		e.pending = append([]byte{statMissing}, err.Error()...)
+		return int32(len(e.pending))
+	}
+	if err != nil {
+		return e.fail(err)
+	}
+	kinds := map[string]byte{sandboxio.EntryFile: statFile, sandboxio.EntryDirectory: statDirectory, sandboxio.EntryLink: statLink}
+	kind, ok := kinds[info.Kind]
+	if !ok {
+		kind = statOther
+	}
+	record := make([]byte, 1, statRecord)
+	record[0] = kind
+	record = binary.LittleEndian.AppendUint64(record, uint64(info.Size))
+	e.pending = binary.LittleEndian.AppendUint64(record, uint64(info.Modified))
+	return int32(len(e.pending))
+}
+
+// ioGlob is ts_host_io_glob(pattern, len): it leaves the matching paths
+// pending, NUL-separated, and returns their length.
+func ioGlob(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
+	exec, fail := ioExec(ctx)
+	if exec == nil {
+		return fail
+	}
+	pattern, err := guestPattern("io.glob", mod, ptr, n, sandboxio.MaxPathBytes)
+	if err != nil {
+		return exec.fail(err)
+	}
+	return int32(exec.doIO(trace.IO{Op: trace.IOGlob, Path: pattern}, nil, func() int64 {
+		return int64(exec.names(exec.fs.Glob(ctx, pattern)))
+	}))
+}
+
+// ioGrep is ts_host_io_grep(pattern, len, path, len, filter, len): it
+// leaves the matches pending (grepHeader and the path and text of each)
+// and returns their length.
+func ioGrep(ctx context.Context, mod api.Module, patternPtr, patternLen, pathPtr, pathLen, filterPtr, filterLen uint32) int32 {
+	exec, path, fail := ioPathExec(ctx, "io.grep", mod, pathPtr, pathLen)
+	if exec == nil {
+		return fail
+	}
+	pattern, err := guestPattern("io.grep", mod, patternPtr, patternLen, sandboxio.MaxPatternBytes)
+	if err != nil {
+		return exec.fail(err)
+	}
+	filter, err := guestPattern("io.grep", mod, filterPtr, filterLen, sandboxio.MaxPathBytes)
+	if err != nil {
+		return exec.fail(err)
+	}
+	return int32(exec.doIO(trace.IO{Op: trace.IOGrep, Path: path, Pattern: pattern, Filter: filter}, nil, func() int64 {
+		return int64(exec.matches(exec.fs.Grep(ctx, pattern, path, filter)))
+	}))
+}
+
+// matches leaves grep's matches pending and returns their length.
+func (e *execution) matches(found []sandboxio.Match, err error) int32 {
+	if err != nil {
+		return e.fail(err)
+	}
+	var out []byte
+	for _, m := range found {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(m.Path)))
+		out = binary.LittleEndian.AppendUint32(out, uint32(m.Line))
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(m.Text)))
+		out = append(append(out, m.Path...), m.Text...)
+	}
+	e.pending = out
+	return int32(len(out))
+}
+
+// ioEdit is ts_host_io_edit(path, len, old, len, new, len, all): how many
+// occurrences it replaced.
+func ioEdit(ctx context.Context, mod api.Module, pathPtr, pathLen, oldPtr, oldLen, newPtr, newLen, all uint32) int32 {
+	exec, path, fail := ioPathExec(ctx, "io.edit", mod, pathPtr, pathLen)
+	if exec == nil {
+		return fail
+	}
+	old, replacement := guestBytes(mod, oldPtr, oldLen), guestBytes(mod, newPtr, newLen)
+	req := trace.IO{Op: trace.IOEdit, Path: path, Len: int64(len(old)), SHA256: editDigest(old, replacement), All: all != 0}
+	return int32(exec.doIO(req, nil, func() int64 {
+		count, err := exec.fs.Edit(path, string(old), string(replacement), all != 0)
+		return int64(exec.status(int32(count), err))
+	}))
+}
+
+// editDigest is the digest an edit's trace entry holds of its old and new
+// text: the old text's length (8 bytes, little-endian), the old text, the
+// new text.
+func editDigest(old, replacement []byte) string {
+	h := sha256.New()
+	h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(old))))
+	h.Write(old)
+	h.Write(replacement)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ioRename is ts_host_io_rename(from, len, to, len).
+func ioRename(ctx context.Context, mod api.Module, fromPtr, fromLen, toPtr, toLen uint32) int32 {
+	exec, from, fail := ioPathExec(ctx, "os.rename", mod, fromPtr, fromLen)
+	if exec == nil {
+		return fail
+	}
+	to, err := guestPath("os.rename", mod, toPtr, toLen)
+	if err != nil {
+		return exec.fail(err)
+	}
+	return int32(exec.doIO(trace.IO{Op: trace.IORename, Path: from, To: to}, nil, func() int64 {
+		return int64(exec.status(0, exec.fs.Rename(from, to)))
+	}))
 }
 
 // ioRemove is ts_host_io_remove(path, len).

@@ -66,6 +66,9 @@ func TestLintRules(t *testing.T) {
 		{name: "global assigned in a function", source: "local function init() state = {} end\ninit()\nreturn state\n"},
 		{name: "locals and parameters", source: "local t = {}\nlocal function f(a, ...) return a, ... end\nreturn f(t)\n"},
 		{name: "io enabled", io: true, source: "local f = io.open('x')\nos.remove('y')\nfile.save('a', 'b')\nfor line in io.lines('z') do print(line) end\nreturn f, io.type(f), io.list(), os.time()\n"},
+		{name: "io part two", io: true, source: "local s = io.stat('x')\nlocal g = io.glob('*')\nlocal m = io.grep('a', '.', {glob = '*.txt'})\nio.edit('x', 'a', 'b', true)\nos.rename('x', 'y')\nreturn s, g, m\n"},
+		{name: "io part two disabled", source: "os.rename('x', 'y')\n",
+			want: []string{"io_disabled@1:1-1:10"}, message: "'os.rename' is not available: io is disabled by the configuration"},
 		{name: "io stand-ins do not exist", io: true, source: "return io.popen, io.read, io.stdin, os.execute\n",
 			want:    []string{"unknown_global@1:8-1:16", "unknown_global@1:18-1:25", "unknown_global@1:27-1:35", "unknown_global@1:37-1:47"},
 			message: "'io.popen' does not exist in the toolscript sandbox"},
@@ -200,7 +203,8 @@ func TestLintEffectsRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close(context.Background()) })
-	source := "--!nolint\n" + strings.Repeat("sdk.get_pet()\nsdk.store.shared()\nsdk[k]()\nos.remove('x')\n", 1000) + "io.open('a', 'w')\n"
+	source := "--!nolint\n" + strings.Repeat("sdk.get_pet()\nsdk.store.shared()\nsdk[k]()\nos.remove('x')\n", 1000) + "io.open('a', 'w')\n" +
+		"io.edit('a', 'x', 'y')\nos.rename('a', 'b')\nio.grep('x')\nio.glob('*')\nio.stat('a')\n"
 	l := rt.NewLinter(luau.LintOptions{IO: true, Effects: true})
 	defer l.Close()
 	var got []string
@@ -213,6 +217,8 @@ func TestLintEffectsRecords(t *testing.T) {
 		luau.EffectsUnnamed + " sdk[...] @4:1",
 		luau.EffectsIO + " os.remove @5:1",
 		luau.EffectsIO + ` io.open(..., "w") @4002:1`,
+		luau.EffectsIO + " io.edit @4003:1",
+		luau.EffectsIO + " os.rename @4004:1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -61,7 +61,7 @@ func (e *execution) traceIO(req trace.IO, buf []byte, do func() int64) int64 {
 	}
 	out, diverged := e.fx.IO(req, func(o *trace.IO) {
 		o.Result = do()
-		if o.Result < 0 || req.Op == trace.IOList {
+		if o.Result < 0 || trace.LeavesPending(req.Op) {
 			o.Pending = bytes.Clone(e.pending)
 		}
 		if req.Op == trace.IORead && o.Result > 0 {
@@ -71,7 +71,7 @@ func (e *execution) traceIO(req trace.IO, buf []byte, do func() int64) int64 {
 	if diverged != nil {
 		return int64(e.fail(&sandboxio.Error{Kind: sandboxio.KindIO, Op: "replay", Reason: diverged.Error()}))
 	}
-	if out.Result < 0 || req.Op == trace.IOList {
+	if out.Result < 0 || trace.LeavesPending(req.Op) {
 		e.pending = out.Pending
 	}
 	if req.Op == trace.IORead {

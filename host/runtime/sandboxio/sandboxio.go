@@ -1,8 +1,9 @@
 // Package sandboxio is the file system a script's io library works on: one
 // directory, reached only through os.Root so that no path and no symbolic
 // link leads outside it, with a cumulative write budget checked before any
-// byte reaches the disk, a cap on open handles, and a record of the files
-// the script wrote, appended to or removed.
+// byte reaches the disk, a cap on open handles, bounded walks that never
+// follow a link (Glob, Grep), and a record of the files the script wrote,
+// appended to, renamed or removed.
 package sandboxio
 
 import (
@@ -112,6 +113,14 @@ type FS struct {
 	// wrote or removed there.
 	apply   bool
 	applied map[string]bool
+
+	// beforeReadDir, when set (by tests), is called before a walk reads a
+	// directory: a test swaps the directory there.
+	beforeReadDir func(dir string)
+	// walkRead and grepRead count the directory entries walks read and
+	// the bytes Grep read, for tests that count work.
+	walkRead int
+	grepRead int64
 }
 
 type handle struct {
@@ -210,9 +219,9 @@ func ioError(op, p string, err error) *Error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		reason = pe.Err.Error()
-		if strings.Contains(reason, "escapes from parent") || strings.Contains(reason, "path escapes") {
-			reason = "path escapes the io directory (through a symbolic link)"
-		}
+	}
+	if strings.Contains(reason, "escapes from parent") || strings.Contains(reason, "path escapes") {
+		reason = "path escapes the io directory (through a symbolic link)"
 	}
 	return &Error{Kind: KindIO, Op: op, Path: p, Reason: reason, Err: err}
 }

@@ -34,7 +34,12 @@ var Builtins = []Builtin{
 	{"io.lines(path: string): () -> string?", "Iterates over the lines of a file of the io directory.", true},
 	{"io.list(path: string?): {string}", "Lists the entries of a directory of the io directory.", true},
 	{"io.type(value: any): (\"file\" | \"closed file\")?", "Tells whether a value is an open file, a closed file or neither.", true},
+	{"io.stat(path: string): ({kind: \"file\" | \"directory\" | \"link\" | \"other\", size: number, modified: number}?, string?)", "Describes a file, directory or link of the io directory (kind, size, modified), or returns nil and a message when there is none.", true},
+	{"io.glob(pattern: string): {string}", "Finds the paths of the io directory that match a glob (*, ?, [...], ** for any directories), sorted.", true},
+	{"io.grep(pattern: string, path: string?, options: {glob: string?}?): { {path: string, line: number, text: string} }", "Searches the files under a path of the io directory for lines matching a regular expression (RE2), optionally only files matching a glob.", true},
+	{"io.edit(path: string, old: string, new: string, all: boolean?): number", "Replaces the first (or every) occurrence of a text in a file of the io directory and returns how many; raises when there is none.", true},
 	{"os.remove(path: string): boolean", "Deletes a file of the io directory.", true},
+	{"os.rename(from: string, to: string): boolean", "Moves or renames a file of the io directory.", true},
 	{"file.save(name: string, content: string): ()", "Deprecated (use io.open): saves content as a file of the io directory, reported in files_touched.", true},
 }
 

@@ -116,7 +116,12 @@ func (s *Server) docs() []doc {
 		{"io.lines", "io.lines(path: string): () -> string? — iterate over the lines of a file", true},
 		{"io.list", "io.list(path: string?): {string} — the entries of a directory", true},
 		{"io.type", "io.type(value: any): (\"file\" | \"closed file\")? — is this a file", true},
+		{"io.stat", "io.stat(path: string) — the kind, size and modification time of a file, directory or link", true},
+		{"io.glob", "io.glob(pattern: string): {string} — the paths that match a glob, ** included", true},
+		{"io.grep", "io.grep(pattern: string, path: string?, options?) — the lines that match a regular expression", true},
+		{"io.edit", "io.edit(path: string, old: string, new: string, all: boolean?): number — replace text in a file", true},
 		{"os.remove", "os.remove(path: string): boolean — delete a file", true},
+		{"os.rename", "os.rename(from: string, to: string): boolean — move or rename a file", true},
 	}
 	var docs []doc
 	for _, p := range pages {

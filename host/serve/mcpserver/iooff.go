@@ -8,20 +8,22 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
-// With io disabled the sandbox leaves io, os.remove and file out, and a
+// With io disabled the sandbox leaves io, os.remove, os.rename and file out, and a
 // script using them fails the way Luau fails on any nil:
 // "attempt to index nil with 'open'". The server words it for what it is.
 
 // ioDisabledNote is appended to such an error message.
-const ioDisabledNote = " (file access is disabled on this server: io, os.remove and file are not available)"
+const ioDisabledNote = " (file access is disabled on this server: io, os.remove, os.rename and file are not available)"
 
 // ioUse matches a use of the io library in a line of source: io.open(...),
-// io:lines, file.save, os.remove. The name is the field, or "remove".
-var ioUse = regexp.MustCompile(`(?:^|[^\w.:])(?:(?:io|file)\s*[.:]\s*([A-Za-z_]\w*)|os\s*\.\s*(remove)\b)`)
+// io:lines, file.save, os.remove, os.rename. The name is the field, or
+// "remove" or "rename".
+var ioUse = regexp.MustCompile(`(?:^|[^\w.:])(?:(?:io|file)\s*[.:]\s*([A-Za-z_]\w*)|os\s*\.\s*(remove|rename)\b)`)
 
 // explainDisabledIO appends ioDisabledNote to the message of a runtime
 // error raised on a line of source that uses the io library as the error
-// says: indexing nil with the field it names, or calling os.remove.
+// says: indexing nil with the field it names, or calling os.remove or
+// os.rename.
 func explainDisabledIO(res *result.Result, source []byte) {
 	e := res.Error
 	if e == nil || e.Kind != result.Runtime || e.Line <= 0 {
@@ -38,7 +40,7 @@ func explainDisabledIO(res *result.Result, source []byte) {
 		return
 	}
 	for _, m := range ioUse.FindAllStringSubmatch(sourceLine(source, e.Line), -1) {
-		if (!call && m[1] != "" && m[1] == field) || (call && m[2] == "remove") {
+		if (!call && m[1] != "" && m[1] == field) || (call && m[2] != "") {
 			e.Message += ioDisabledNote
 			return
 		}

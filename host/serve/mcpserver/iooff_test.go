@@ -19,6 +19,8 @@ func TestExplainDisabledIO(t *testing.T) {
 		{`return io . list()`, "script:1: attempt to index nil with 'list'", 1, result.Runtime, true},
 		{`io.remove("x")`, "script:1: attempt to index nil with 'remove'", 1, result.Runtime, true},
 		{`os.remove("x")`, "script:1: attempt to call a nil value", 1, result.Runtime, true},
+		{`os.rename("x", "y")`, "script:1: attempt to call a nil value", 1, result.Runtime, true},
+		{`return io.grep("x")`, "script:1: attempt to index nil with 'grep'", 1, result.Runtime, true},
 		{`file.save("x", "y")`, "script:1: attempt to index nil with 'save'", 1, result.Runtime, true},
 		// Not the io library.
 		{`local studio = nil return studio.open`, "script:1: attempt to index nil with 'open'", 1, result.Runtime, false},

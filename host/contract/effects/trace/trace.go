@@ -172,15 +172,41 @@ const (
 	IOClose  = "close"
 	IOList   = "list"
 	IORemove = "remove"
+	IOStat   = "stat"
+	IOGlob   = "glob"
+	IOGrep   = "grep"
+	IOEdit   = "edit"
+	IORename = "rename"
 )
+
+// LeavesPending reports whether an io operation that succeeds leaves a
+// result for the script to take (a listing, a stat, matches): it is
+// recorded with the operation.
+func LeavesPending(op string) bool {
+	switch op {
+	case IOList, IOStat, IOGlob, IOGrep:
+		return true
+	}
+	return false
+}
 
 // IO is one io operation: its request (Op and the fields it takes) and
 // its outcome (Result, and Message or Data).
 type IO struct {
 	Op string `json:"op"`
-	// Path and Mode are an open's (Path also a list's and a remove's).
+	// Path and Mode are an open's (Path also the path of a list, a
+	// remove, a stat, a grep, an edit, and a rename's source; a glob's
+	// pattern).
 	Path string `json:"path,omitempty"`
 	Mode string `json:"mode,omitempty"`
+	// To is a rename's destination.
+	To string `json:"to,omitempty"`
+	// Pattern and Filter are a grep's regular expression and glob.
+	Pattern string `json:"pattern,omitempty"`
+	Filter  string `json:"filter,omitempty"`
+	// All is an edit's: every occurrence replaced. An edit's SHA256 is
+	// the digest of its old and new text (EditDigest).
+	All bool `json:"all,omitempty"`
 	// Handle is the handle operated on.
 	Handle int32 `json:"handle,omitempty"`
 	// Len is how many bytes a read asked for, or a write wrote; SHA256
@@ -344,7 +370,7 @@ func (e *Entry) checkCall() error {
 // check says what is wrong with an io entry, nil when nothing is.
 func (o *IO) check() error {
 	switch o.Op {
-	case IOOpen, IORead, IOWrite, IOSeek, IOFlush, IOClose, IOList, IORemove:
+	case IOOpen, IORead, IOWrite, IOSeek, IOFlush, IOClose, IOList, IORemove, IOStat, IOGlob, IOGrep, IOEdit, IORename:
 	default:
 		return fmt.Errorf("unknown io op %q", o.Op)
 	}
@@ -357,8 +383,8 @@ func (o *IO) check() error {
 		return fmt.Errorf("a read's data (%d bytes) is more than it asked for (%d)", len(o.Data), o.Len)
 	case o.Op == IORead && o.Result >= 0 && o.Result != int64(len(o.Data)):
 		return fmt.Errorf("a read's result %d is not the size of its data (%d bytes)", o.Result, len(o.Data))
-	case o.Op == IOList && o.Result >= 0 && o.Result != int64(len(o.Pending)):
-		return fmt.Errorf("a listing's result %d is not its size (%d bytes)", o.Result, len(o.Pending))
+	case LeavesPending(o.Op) && o.Result >= 0 && o.Result != int64(len(o.Pending)):
+		return fmt.Errorf("a %s's result %d is not its size (%d bytes)", o.Op, o.Result, len(o.Pending))
 	case o.Op != IOSeek && o.Result > 1<<31-1:
 		return fmt.Errorf("an io result %d is out of range", o.Result)
 	}
