@@ -70,9 +70,9 @@ func remote(ctx context.Context, parent, state string) context.Context {
 
 // ToMeta puts the trace context of ctx's span into a request's _meta
 // (an upstream MCP server's tools/call) and returns it, made when nil; meta
-// as it is when t is nil or ctx has no span.
-func (t *Tracer) ToMeta(ctx context.Context, meta map[string]any) map[string]any {
-	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+// as it is when ctx has no span (tracing is off, or no span was started).
+func ToMeta(ctx context.Context, meta map[string]any) map[string]any {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return meta
 	}
 	carrier := propagation.MapCarrier{}
@@ -89,9 +89,9 @@ func (t *Tracer) ToMeta(ctx context.Context, meta map[string]any) map[string]any
 // ToHeader sets the traceparent and tracestate of ctx's span on h (an
 // OpenAPI request to an API whose propagate_trace is on), except a header
 // h holds already: one the operator froze, or a credential's, is never
-// overwritten. Nothing when t is nil or ctx has no span.
-func (t *Tracer) ToHeader(ctx context.Context, h http.Header) {
-	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
+// overwritten. Nothing when ctx has no span.
+func ToHeader(ctx context.Context, h http.Header) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
 	carrier := propagation.MapCarrier{}

@@ -90,6 +90,9 @@ type Script struct {
 	// MaxParallel bounds the sdk calls the script has in flight at once
 	// (parallel); default DefaultMaxParallel.
 	MaxParallel int
+	// User is the hosted user's subject, which the execution's span
+	// names (Config.Tracer); empty for none.
+	User string
 	// Effects, when set, is the execution's effects layer: its io passes
 	// through it (in a dry run, to an overlay), and the result reports its
 	// log. The SDK's caller is given the same one by whoever makes it
@@ -154,7 +157,9 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
 		exec.fs.ContinueFrom(script.Effects.PrefixOpens()) // a resumed execution's (none for another)
 	}
+	ctx, span := r.startExecution(ctx, script)
 	res := &result.Result{}
+	defer endExecution(span, res)
 	res.Error = r.execute(ctx, script, limits, exec, res)
 	// No request outlives its execution.
 	exec.calls.close()
@@ -242,7 +247,7 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	dl := newDeadline(ctx, limits.Timeout)
 	defer dl.release()
 	inst.deadline = dl
-	script.Effects.OnWait(dl.pause)
+	script.Effects.OnWait(r.tracedPause(ctx, dl.pause))
 	ctx = withInstance(dl, inst) // found first by every host call
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),
