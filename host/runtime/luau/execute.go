@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 
@@ -132,6 +133,8 @@ type execution struct {
 	// fx is the execution's effects layer, nil in a real run: the clocks,
 	// the seed and io pass through it when it records or replays.
 	fx *effects.Run
+	// tracer is the Runtime's (nil: no spans): its io effects' spans.
+	tracer *telemetry.Tracer
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -144,6 +147,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		onProgress: script.OnProgress,
 		sdk:        script.SDK,
 		fx:         script.Effects,
+		tracer:     r.tracer,
 	}
 	exec.maxParallel = script.MaxParallel
 	if exec.maxParallel <= 0 {

@@ -2,6 +2,9 @@ package luau
 
 import (
 	"context"
+	"strings"
+
+	"github.com/tetratelabs/wazero/api"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -14,8 +17,15 @@ import (
 // the span of Execute's context (an MCP tools/call, or none under
 // `toolscript run`), with its kind, its user (Script.User) and how it
 // ended, never the script's text; under it one per wait for a person's
-// approval (the time the script's clock stands still) and the sdk calls'
-// (host/sdk) and io effects' spans.
+// approval (the time the script's clock stands still), one per io effect
+// (below), and the sdk calls' (host/sdk).
+//
+// An io effect's span is one io call that changes the io directory: an
+// io.open for writing or appending (the writes through its handle are its
+// batch: the effects layer decides the file's change when it is opened)
+// or an os.remove. It names the action and the path and says how the call
+// ended, and covers the effects layer's decision (a dry run's overlay, the
+// rules, a person's approval). Reads and listings have none.
 
 // startExecution starts the execution's span.
 func (r *Runtime) startExecution(ctx context.Context, script Script) (context.Context, telemetry.Span) {
@@ -72,4 +82,73 @@ func (r *Runtime) tracedPause(ctx context.Context, pause func() (resume func()))
 			span.End()
 		}
 	}
+}
+
+// maxModeBytes bounds the io.open mode a span reads to learn whether the
+// open writes (the longest mode is "a+b").
+const maxModeBytes = 8
+
+// tracedOpen is io_open with an io effect's span when the open writes.
+func tracedOpen(open func(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, modeLen uint32) int32) func(context.Context, api.Module, uint32, uint32, uint32, uint32) int32 {
+	return func(ctx context.Context, mod api.Module, pathPtr, pathLen, modePtr, modeLen uint32) int32 {
+		exec := instanceFrom(ctx).exec
+		if exec.tracer == nil || modeLen > maxModeBytes {
+			return open(ctx, mod, pathPtr, pathLen, modePtr, modeLen)
+		}
+		mode := guestString(mod, modePtr, modeLen)
+		action := "write"
+		switch {
+		case strings.HasPrefix(mode, "a"):
+			action = "append"
+		case !strings.HasPrefix(mode, "w") && !strings.Contains(mode, "+"):
+			return open(ctx, mod, pathPtr, pathLen, modePtr, modeLen)
+		}
+		ctx, span := exec.tracer.Start(ctx, telemetry.SpanIO, trace.SpanKindInternal)
+		ioSpanStart(span, mod, action, pathPtr, pathLen)
+		n := open(ctx, mod, pathPtr, pathLen, modePtr, modeLen)
+		ioSpanEnd(span, exec, n < 0)
+		return n
+	}
+}
+
+// tracedRemove is io_remove with an io effect's span.
+func tracedRemove(remove func(ctx context.Context, mod api.Module, ptr, n uint32) int32) func(context.Context, api.Module, uint32, uint32) int32 {
+	return func(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
+		exec := instanceFrom(ctx).exec
+		if exec.tracer == nil {
+			return remove(ctx, mod, ptr, n)
+		}
+		ctx, span := exec.tracer.Start(ctx, telemetry.SpanIO, trace.SpanKindInternal)
+		ioSpanStart(span, mod, "remove", ptr, n)
+		status := remove(ctx, mod, ptr, n)
+		ioSpanEnd(span, exec, status < 0)
+		return status
+	}
+}
+
+// ioSpanStart names an io effect's action and path (a path longer than a
+// path can be is left out).
+func ioSpanStart(span telemetry.Span, mod api.Module, action string, pathPtr, pathLen uint32) {
+	if !span.Recording() {
+		return
+	}
+	span.String(telemetry.KeyEffect, action)
+	if path, err := guestPath("io", mod, pathPtr, pathLen); err == nil {
+		span.String(telemetry.KeyPath, path)
+	}
+}
+
+// ioSpanEnd ends an io effect's span: failed, with the message the call
+// left pending.
+func ioSpanEnd(span telemetry.Span, exec *execution, failed bool) {
+	if !span.Recording() {
+		return
+	}
+	if failed {
+		span.String(telemetry.KeyOutcome, "error")
+		span.Fail("io", string(exec.pending))
+	} else {
+		span.String(telemetry.KeyOutcome, "ok")
+	}
+	span.End()
 }
