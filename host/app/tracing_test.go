@@ -271,3 +271,47 @@ func names(spans []testotlp.Span) []string {
 	}
 	return out
 }
+
+// TestTracesOfRun: `toolscript run` gives the same tree with the
+// execution as its root, exported before Run returns; the environment's
+// exporter that toolscript cannot use is a usage error.
+func TestTracesOfRun(t *testing.T) {
+	recv := testotlp.Start(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.HTTPEndpoint)
+	t.Setenv("TRACE_TEST_TOKEN", traceToken)
+	file := tracedConfig(t, testapi.New(t), true)
+	res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+		SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(traceScript), Version: "test"})
+	if err != nil || res.Error == nil || res.Error.Kind != "runtime" || len(res.Logs) != 2 {
+		t.Fatalf("result %+v, error %v", res, err)
+	}
+	spans := recv.WaitFor(t, "the three spans of the run", func(s []testotlp.Span) bool { return len(s) >= 3 })
+	var root testotlp.Span
+	for _, s := range spans {
+		if s.Name == telemetry.SpanExecution {
+			root = s
+		}
+	}
+	if root.SpanID == "" || root.ParentSpanID != "" {
+		t.Fatalf("execution span %+v, want a root among %v", root, names(spans))
+	}
+	for _, s := range spans {
+		if s.SpanID != root.SpanID && (s.ParentSpanID != root.SpanID || s.TraceID != root.TraceID) {
+			t.Errorf("span %s is not the execution's child", s.Name)
+		}
+		for k, v := range s.Attributes {
+			if strings.Contains(v, traceToken) {
+				t.Errorf("span %s attribute %s holds the credential", s.Name, k)
+			}
+		}
+	}
+	if want := "api:00-" + root.TraceID; !strings.HasPrefix(res.Logs[0], want) {
+		t.Errorf("the API saw %q, want the run's trace", res.Logs[0])
+	}
+
+	t.Setenv("OTEL_TRACES_EXPORTER", "console")
+	_, err = app.Run(testwait.Context(t), app.RunConfig{File: &config.File{}, Settings: settings(t, &config.File{}, config.Run), Source: []byte(`return 1`)})
+	if !app.IsUsage(err) || !strings.Contains(err.Error(), "OTEL_TRACES_EXPORTER=console") {
+		t.Errorf("error %v, want a usage error naming the exporter", err)
+	}
+}
