@@ -1,11 +1,9 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +17,6 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
-	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testotlp"
@@ -110,30 +107,11 @@ func tracedConfig(t *testing.T, api *testapi.Server, propagate bool) *config.Fil
 // traceparent in _meta, ends the server (which flushes its spans) and
 // returns the result's logs.
 func callStdio(t *testing.T, file *config.File) []string {
-	server, err := config.ResolveServer(file, config.ServerFlags{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(testwait.Context(t), app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Stdio),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test",
-			Stdin: inR, Stdout: outW, Stderr: io.Discard,
-		})
-		outW.Close()
-	}()
-	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-	if _, err := testclient.Start(t, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
-		t.Fatal(err)
-	}
+	c, _, stop := startStdio(t, file)
 	req := mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": traceScript}}}
 	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": clientParent, "tracestate": "client=1"}}
 	logs := callLogs(t, c, req)
-	inW.Close()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	return logs
@@ -143,32 +121,14 @@ func callStdio(t *testing.T, file *config.File) []string {
 // client's traceparent in the HTTP request's headers, stops the server
 // and returns the result's logs.
 func callHosted(t *testing.T, file *config.File) []string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := config.ResolveServer(file, config.ServerFlags{HTTP: ln.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(testwait.Context(t))
-	defer cancel()
-	served := make(chan error, 1)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Hosted),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: &syncbuf.Buffer{}, Listener: ln,
-		})
-	}()
-	c, err := testclient.HTTP(t, "http://"+ln.Addr().String()+"/mcp", "",
-		transport.WithHTTPHeaders(map[string]string{"traceparent": clientParent}))
+	base, _, stop := startHosted(t, file)
+	c, err := testclient.HTTP(t, base+"/mcp", "", transport.WithHTTPHeaders(map[string]string{"traceparent": clientParent}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := callLogs(t, c, mcp.CallToolRequest{Params: mcp.CallToolParams{Name: mcpserver.ToolName, Arguments: map[string]any{"script": traceScript}}})
 	c.Close()
-	cancel()
-	if err := <-served; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	return logs
