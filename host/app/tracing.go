@@ -39,6 +39,28 @@ const (
 	maxSpanEvents     = 16
 )
 
+// spanLimits are the SDK's limits from the environment
+// (OTEL_SPAN_*_LIMIT), none above toolscript's bounds: a negative value
+// (no limit) is the bound too.
+func spanLimits() sdktrace.SpanLimits {
+	limits := sdktrace.NewSpanLimits()
+	limits.AttributeValueLengthLimit = bounded(limits.AttributeValueLengthLimit, telemetry.MaxValueBytes)
+	limits.AttributeCountLimit = bounded(limits.AttributeCountLimit, maxSpanAttributes)
+	limits.EventCountLimit = bounded(limits.EventCountLimit, maxSpanEvents)
+	limits.LinkCountLimit = bounded(limits.LinkCountLimit, maxSpanEvents)
+	limits.AttributePerEventCountLimit = bounded(limits.AttributePerEventCountLimit, maxSpanAttributes)
+	limits.AttributePerLinkCountLimit = bounded(limits.AttributePerLinkCountLimit, maxSpanAttributes)
+	return limits
+}
+
+// bounded is n at most bound, bound when n is negative (unlimited).
+func bounded(n, bound int) int {
+	if n < 0 || n > bound {
+		return bound
+	}
+	return n
+}
+
 // flushTimeout bounds the export of the spans left when a command ends.
 const flushTimeout = 5 * time.Second
 
@@ -102,13 +124,7 @@ func openTracing(ctx context.Context, getenv func(string) string, version string
 	if err != nil {
 		return tracing{}, fmt.Errorf("OpenTelemetry resource (OTEL_RESOURCE_ATTRIBUTES): %w", err)
 	}
-	limits := sdktrace.NewSpanLimits()
-	if limits.AttributeValueLengthLimit < 0 || limits.AttributeValueLengthLimit > telemetry.MaxValueBytes {
-		limits.AttributeValueLengthLimit = telemetry.MaxValueBytes
-	}
-	limits.AttributeCountLimit = min(limits.AttributeCountLimit, maxSpanAttributes)
-	limits.EventCountLimit = min(limits.EventCountLimit, maxSpanEvents)
-	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(limits))
+	provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res), sdktrace.WithRawSpanLimits(spanLimits()))
 	return tracing{tracer: telemetry.New(provider, redactor, version), provider: provider}, nil
 }
 

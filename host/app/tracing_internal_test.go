@@ -42,3 +42,27 @@ func TestTracingEnabled(t *testing.T) {
 		})
 	}
 }
+
+// TestSpanLimitsBounded: the environment may lower the span limits, never
+// lift them past toolscript's bounds (-1, no limit, included).
+func TestSpanLimitsBounded(t *testing.T) {
+	for _, c := range []struct {
+		value     string
+		length    int
+		attrCount int
+	}{
+		{"", 1024, maxSpanAttributes},
+		{"-1", 1024, maxSpanAttributes},
+		{"100000", 1024, maxSpanAttributes},
+		{"10", 10, 10},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			t.Setenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", c.value)
+			t.Setenv("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", c.value)
+			l := spanLimits()
+			if l.AttributeValueLengthLimit != c.length || l.AttributeCountLimit != c.attrCount {
+				t.Errorf("limits %+v, want length %d count %d", l, c.length, c.attrCount)
+			}
+		})
+	}
+}
