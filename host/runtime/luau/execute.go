@@ -133,8 +133,10 @@ type execution struct {
 	// fx is the execution's effects layer, nil in a real run: the clocks,
 	// the seed and io pass through it when it records or replays.
 	fx *effects.Run
-	// tracer is the Runtime's (nil: no spans): its io effects' spans.
-	tracer *telemetry.Tracer
+	// tracer is the Runtime's (nil: no spans): its io effects' spans,
+	// ioSpans of them so far (the guest's io calls come one at a time).
+	tracer  *telemetry.Tracer
+	ioSpans int
 }
 
 // Execute runs script in a fresh instance and returns its result. It never

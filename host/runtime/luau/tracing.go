@@ -25,7 +25,8 @@ import (
 // batch: the effects layer decides the file's change when it is opened)
 // or an os.remove. It names the action and the path and says how the call
 // ended, and covers the effects layer's decision (a dry run's overlay, the
-// rules, a person's approval). Reads and listings have none.
+// rules, a person's approval). Reads and listings have none, and an
+// execution makes at most maxIOSpans.
 
 // startExecution starts the execution's span.
 func (r *Runtime) startExecution(ctx context.Context, script Script) (context.Context, telemetry.Span) {
@@ -84,6 +85,21 @@ func (r *Runtime) tracedPause(ctx context.Context, pause func() (resume func()))
 	}
 }
 
+// maxIOSpans bounds the io effects' spans of one execution: a script that
+// writes in a loop makes no more (its sdk calls are bounded by max_calls,
+// its approval waits by a person).
+const maxIOSpans = 256
+
+// startIO starts an io effect's span unless the execution has made
+// maxIOSpans of them.
+func (e *execution) startIO(ctx context.Context) (context.Context, telemetry.Span) {
+	if e.ioSpans >= maxIOSpans {
+		return ctx, telemetry.Span{}
+	}
+	e.ioSpans++
+	return e.tracer.Start(ctx, telemetry.SpanIO, trace.SpanKindInternal)
+}
+
 // maxModeBytes bounds the io.open mode a span reads to learn whether the
 // open writes (the longest mode is "a+b").
 const maxModeBytes = 8
@@ -103,7 +119,7 @@ func tracedOpen(open func(ctx context.Context, mod api.Module, pathPtr, pathLen,
 		case !strings.HasPrefix(mode, "w") && !strings.Contains(mode, "+"):
 			return open(ctx, mod, pathPtr, pathLen, modePtr, modeLen)
 		}
-		ctx, span := exec.tracer.Start(ctx, telemetry.SpanIO, trace.SpanKindInternal)
+		ctx, span := exec.startIO(ctx)
 		ioSpanStart(span, mod, action, pathPtr, pathLen)
 		n := open(ctx, mod, pathPtr, pathLen, modePtr, modeLen)
 		ioSpanEnd(span, exec, n < 0)
@@ -118,7 +134,7 @@ func tracedRemove(remove func(ctx context.Context, mod api.Module, ptr, n uint32
 		if exec.tracer == nil {
 			return remove(ctx, mod, ptr, n)
 		}
-		ctx, span := exec.tracer.Start(ctx, telemetry.SpanIO, trace.SpanKindInternal)
+		ctx, span := exec.startIO(ctx)
 		ioSpanStart(span, mod, "remove", ptr, n)
 		status := remove(ctx, mod, ptr, n)
 		ioSpanEnd(span, exec, status < 0)

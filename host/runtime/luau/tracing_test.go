@@ -82,3 +82,30 @@ return sdk.list_pets({})`
 		}
 	}
 }
+
+// TestTracingIOSpansBounded: a script that writes in a loop makes at most
+// 256 io spans.
+func TestTracingIOSpansBounded(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	rt, err := luau.New(context.Background(), luau.Config{Tracer: telemetry.New(tp, redact.New(), "test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	res := rt.Execute(context.Background(), luau.Script{Source: []byte(`for i = 1, 1000 do io.open("a.txt", "w"):close() end`),
+		IO: &luau.IO{Dir: t.TempDir()}})
+	if res.Failed() {
+		t.Fatalf("execution failed: %+v", res.Error)
+	}
+	n := 0
+	for _, s := range rec.Ended() {
+		if s.Name() == telemetry.SpanIO {
+			n++
+		}
+	}
+	if n != 256 {
+		t.Errorf("%d io spans, want 256", n)
+	}
+}
