@@ -56,6 +56,9 @@ const (
 	KeyEffect = attribute.Key("toolscript.effect")
 	// KeyPath is the io path of an io span.
 	KeyPath = attribute.Key("toolscript.io.path")
+	// KeyRule is the [[policy]] rule that asked a person (an approval
+	// span).
+	KeyRule = attribute.Key("toolscript.policy.rule")
 )
 
 // The semantic conventions' keys toolscript sets, from one release.

@@ -253,7 +253,8 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	dl := newDeadline(ctx, limits.Timeout)
 	defer dl.release()
 	inst.deadline = dl
-	script.Effects.OnWait(r.tracedPause(ctx, dl.pause))
+	script.Effects.OnWait(dl.pause)
+	r.traceAsks(ctx, script.Effects)
 	ctx = withInstance(dl, inst) // found first by every host call
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),

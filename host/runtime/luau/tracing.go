@@ -17,7 +17,8 @@ import (
 // the span of Execute's context (an MCP tools/call, or none under
 // `toolscript run`), with its kind, its user (Script.User) and how it
 // ended, never the script's text; under it one per wait for a person's
-// approval (the time the script's clock stands still), one per io effect
+// approval (the time the script's clock stands still: the effect, the
+// rule and the answer), one per io effect
 // (below), and the sdk calls' (host/sdk).
 //
 // An io effect's span is one io call that changes the io directory: an
@@ -69,20 +70,35 @@ func executionKind(fx *effects.Run) string {
 	return "run"
 }
 
-// tracedPause is pause (the deadline's, which stops the script's clock
-// while a person is asked) with a span of the wait, under ctx's.
-func (r *Runtime) tracedPause(ctx context.Context, pause func() (resume func())) func() (resume func()) {
+// traceAsks gives fx a span of each wait for a person's answer, under
+// ctx's: the effect asked about (its action, and its function or path),
+// the rule that asked, and the answer.
+func (r *Runtime) traceAsks(ctx context.Context, fx *effects.Run) {
 	if r.tracer == nil {
-		return pause
+		return
 	}
-	return func() func() {
+	fx.OnAsk(func(q effects.Question) func(effects.Answer, error) {
 		_, span := r.tracer.Start(ctx, telemetry.SpanApproval, trace.SpanKindInternal)
-		resume := pause()
-		return func() {
-			resume()
+		if !span.Recording() {
+			return nil
+		}
+		span.String(telemetry.KeyEffect, string(q.Effect.Op))
+		if q.Effect.Function != "" {
+			span.String(telemetry.KeyFunction, q.Effect.Function)
+		} else if q.Effect.Path != "" {
+			span.String(telemetry.KeyPath, q.Effect.Path)
+		}
+		span.String(telemetry.KeyRule, q.Rule)
+		return func(answer effects.Answer, err error) {
+			if err != nil {
+				span.String(telemetry.KeyOutcome, "error")
+				span.Fail("approval", err.Error())
+			} else {
+				span.String(telemetry.KeyOutcome, answer.String())
+			}
 			span.End()
 		}
-	}
+	})
 }
 
 // maxIOSpans bounds the io effects' spans of one execution: a script that

@@ -66,13 +66,14 @@ return sdk.list_pets({})`
 		}
 		name := s.Name()
 		for _, kv := range s.Attributes() {
-			if kv.Key == telemetry.KeyEffect {
+			switch kv.Key {
+			case telemetry.KeyEffect, telemetry.KeyFunction, telemetry.KeyRule, telemetry.KeyOutcome:
 				name += " " + kv.Value.Emit()
 			}
 		}
 		children = append(children, name)
 	}
-	want := []string{"toolscript.io write", "toolscript.io remove", "toolscript.approval"}
+	want := []string{"toolscript.io write ok", "toolscript.io remove ok", "toolscript.approval call sdk.pets.list_pets r approve"}
 	if len(children) != len(want) {
 		t.Fatalf("children %v, want %v", children, want)
 	}
