@@ -149,35 +149,45 @@ func execute(t *testing.T, c *client.Client, script string) string {
 func TestServeStdio(t *testing.T) {
 	api := testapi.New(t)
 	file := petsConfig(t, api, "")
+	c, stderr, stop := startStdio(t, file)
+	if got := execute(t, c, `return sdk.get_pet({petId = 7}).id`); !strings.Contains(got, `"result":7`) {
+		t.Errorf("structured content %s, want result 7", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "toolscript serve: ready (io directory: off; 4 scripts at once)") {
+		t.Errorf("stderr %q, want the ready line", stderr.String())
+	}
+}
+
+// startStdio serves file on stdio over pipes with an initialized client;
+// stop closes the client's end and returns Serve's error.
+func startStdio(t *testing.T, file *config.File) (c *client.Client, stderr *syncbuf.Buffer, stop func() error) {
+	t.Helper()
 	server, err := config.ResolveServer(file, config.ServerFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr syncbuf.Buffer
+	stderr = &syncbuf.Buffer{}
 	served := make(chan error, 1)
 	go func() {
 		served <- app.Serve(testwait.Context(t), app.ServeConfig{
 			File: file, Server: server, Settings: settings(t, file, config.Stdio),
 			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test",
-			Stdin: inR, Stdout: outW, Stderr: &stderr,
+			Stdin: inR, Stdout: outW, Stderr: stderr,
 		})
 		outW.Close()
 	}()
-	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
+	c = client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
 	if _, err := testclient.Start(t, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
 		t.Fatal(err)
 	}
-	if got := execute(t, c, `return sdk.get_pet({petId = 7}).id`); !strings.Contains(got, `"result":7`) {
-		t.Errorf("structured content %s, want result 7", got)
-	}
-	inW.Close()
-	if err := <-served; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
-	if !strings.Contains(stderr.String(), "toolscript serve: ready (io directory: off; 4 scripts at once)") {
-		t.Errorf("stderr %q, want the ready line", stderr.String())
+	return c, stderr, func() error {
+		inW.Close()
+		return <-served
 	}
 }
 

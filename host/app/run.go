@@ -113,6 +113,13 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The execution's span is the root of the run's trace.
+	traces, err := openTracing(ctx, getenvOf(cfg.SDK), cfg.Version, setup.cfg.Redactor)
+	if err != nil {
+		return nil, usage(err)
+	}
+	defer traces.shutdown()
+	setup.cfg.Tracer = traces.tracer
 	if script.Effects.HasRules() {
 		script.Effects.WithAsker(runAsker(cfg, Asking{Redactor: setup.cfg.Redactor, Timeout: approvalTimeout(cfg.File)}))
 	}
@@ -120,7 +127,8 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(script.Limits.HeapBytes), CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr)}
+	rtConfig := luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(script.Limits.HeapBytes), CacheWarning: cacheWarning(cfg.SDK.Logger, cfg.SDK.Stderr),
+		Tracer: traces.tracer}
 	if client != nil {
 		defer client.Close()
 		manifest := client.Manifest()

@@ -78,11 +78,7 @@ type sdkSetup struct {
 // from the environment, every credential), which every sink of the
 // process is handed.
 func resolveSDK(file *config.File, opts SDKOptions) (sdkSetup, error) {
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	s, err := config.ResolveSDK(file, opts.Flags, getenv)
+	s, err := config.ResolveSDK(file, opts.Flags, getenvOf(opts))
 	if err != nil {
 		return sdkSetup{}, usage(err)
 	}
@@ -92,6 +88,15 @@ func resolveSDK(file *config.File, opts SDKOptions) (sdkSetup, error) {
 	}
 	setup.cfg.Redactor = setup.cfg.NewRedactor()
 	return setup, nil
+}
+
+// getenvOf is how opts reads the environment: its Getenv, else
+// os.Getenv.
+func getenvOf(opts SDKOptions) func(string) string {
+	if opts.Getenv != nil {
+		return opts.Getenv
+	}
+	return os.Getenv
 }
 
 // openSDK opens the sdk of setup (resolveSDK's); nil when it has no APIs

@@ -17,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/policy"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/platform/heapfloor"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -88,6 +89,14 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	if a.sdk, err = resolveSDK(cfg.File, cfg.SDK); err != nil {
 		return err
 	}
+	traces, err := openTracing(ctx, getenvOf(cfg.SDK), cfg.Version, a.sdk.cfg.Redactor)
+	if err != nil {
+		return usage(err)
+	}
+	// Runs after the server stopped (deferred first): its last spans
+	// are exported.
+	defer traces.shutdown()
+	a.tracer, a.sdk.cfg.Tracer = traces.tracer, traces.tracer
 	// Every line on standard error (the logs, the access log, the
 	// upstream servers' lines) passes the configuration's redactor.
 	a.cfg.Stderr = a.sdk.cfg.Redactor.Writer(cfg.Stderr)
@@ -167,6 +176,9 @@ type assembly struct {
 	// budget is [limits] max_host_bytes_total: the host bytes the sdk's
 	// responses and the hosted mode's unwritten responses share.
 	budget *limit.Bytes
+	// tracer is the server's traces (nil: off), which the MCP server,
+	// the runtime and the sdk are handed.
+	tracer *telemetry.Tracer
 }
 
 // warn says msg on standard error: a JSON line in hosted mode.
@@ -193,7 +205,7 @@ func (a *assembly) open(ctx context.Context) error {
 	compiled := make(chan newRuntime, 1)
 	go func() {
 		rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(scriptLimits(a.cfg.Settings.Limits).HeapBytes),
-			CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
+			CacheWarning: cacheWarning(a.logger, a.cfg.Stderr), Tracer: a.tracer})
 		compiled <- newRuntime{rt, err}
 	}()
 	opts := a.cfg.SDK
@@ -263,6 +275,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		States:          a.states,
 		ApprovalTimeout: a.approvalTimeout,
 		LargeResults:    mcpserver.LargeResults(a.cfg.Server.LargeResults),
+		Tracer:          a.tracer,
 	}
 	if a.cfg.Server.Mode() == config.Hosted {
 		cfg.Metrics = metrics.New(hosted.AuthReasons())

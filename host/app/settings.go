@@ -144,7 +144,7 @@ func sdkConfig(s config.SDKSettings) sdk.Config {
 	for _, a := range s.APIs {
 		cfg.APIs = append(cfg.APIs, sdk.APIConfig{
 			Name: a.Name, Spec: a.Spec, Dir: a.Dir, BaseURL: a.BaseURL, Timeout: a.Timeout,
-			Auth: credential(a.Auth), Frozen: a.Frozen, Safety: sdk.Safety(a.Safety),
+			Auth: credential(a.Auth), Frozen: a.Frozen, Safety: sdk.Safety(a.Safety), PropagateTrace: a.PropagateTrace,
 		})
 	}
 	for _, u := range s.Upstreams {

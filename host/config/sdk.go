@@ -30,6 +30,10 @@ type API struct {
 	// name) against their HTTP method: a POST that only searches is safe.
 	Safe   []string `toml:"safe"`
 	Unsafe []string `toml:"unsafe"`
+	// PropagateTrace sends the W3C trace context (traceparent) of each
+	// call's span to the API: off by default, since it tells a third
+	// party about the traces.
+	PropagateTrace bool `toml:"propagate_trace"`
 }
 
 // checkSafety checks a section's safe and unsafe lists as far as they can
@@ -224,6 +228,9 @@ type APISettings struct {
 	Auth   *Credential
 	Frozen map[string]any
 	Safety Safety
+	// PropagateTrace is propagate_trace: the API is sent each call's
+	// traceparent.
+	PropagateTrace bool
 }
 
 // Safety is a section's safe and unsafe lists: operationIds, sdk function
@@ -353,7 +360,7 @@ func resolveAPI(f *File, name string, withoutCredentials bool, env *secretEnv) (
 	key := "apis." + name
 	env.addURL(a.Spec)
 	ac := &APISettings{Name: name, Spec: a.Spec, Dir: f.dir, Frozen: frozenValues(a.FrozenParams),
-		Safety: Safety{Safe: a.Safe, Unsafe: a.Unsafe}}
+		Safety: Safety{Safe: a.Safe, Unsafe: a.Unsafe}, PropagateTrace: a.PropagateTrace}
 	if a.Timeout != "" {
 		ac.Timeout, _ = time.ParseDuration(a.Timeout) // checked by Load
 	}

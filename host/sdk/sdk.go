@@ -28,6 +28,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/sdk/redirect"
 )
 
@@ -99,6 +100,9 @@ type Config struct {
 	// servers give back (responses, messages, errors, the servers' lines
 	// on standard error); nil means NewRedactor's.
 	Redactor *redact.Redactor
+	// Tracer traces each call a script makes (a span under the
+	// execution's: trace.go); nil traces nothing.
+	Tracer *telemetry.Tracer
 }
 
 // Upstreams are running upstream MCP servers (host/sdk/upstream's Set).
@@ -152,6 +156,10 @@ type APIConfig struct {
 	Frozen map[string]any
 	// Safety classifies operations against their HTTP method.
 	Safety Safety
+	// PropagateTrace sends each call's W3C trace context (traceparent,
+	// tracestate) to the API, unless a header the operator froze or the
+	// credential sets it ([apis.NAME] propagate_trace).
+	PropagateTrace bool
 }
 
 // Safety is a configured classification of an API's functions ([apis.NAME]

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 )
 
 // Session makes the sdk calls of one execution: a sdkcall.Caller. Its
@@ -143,7 +144,10 @@ func (s *Session) sender(f *function, k functionKind, req *http.Request, args js
 			}
 		}
 		defer func() { <-s.slots }()
-		return k.make(ctx, s, f, req, args, dataOnly)
+		ctx, span := s.startCall(ctx, f, req)
+		out := k.make(ctx, s, f, req, args, dataOnly)
+		endCall(span, out)
+		return out
 	}
 }
 
@@ -223,6 +227,12 @@ func (s *Session) send(ctx context.Context, f *function, req *http.Request, data
 		defer s.watch.end(call)
 	}
 	req = req.WithContext(callCtx)
+	if f.api.cfg.PropagateTrace {
+		// After the effects layer saw the request: a trace context,
+		// new on every run, is no part of the effect a plan or a
+		// replay compares.
+		telemetry.ToHeader(ctx, req.Header)
+	}
 	resp, err := s.c.http.Do(req)
 	if err != nil {
 		switch {

@@ -6,7 +6,7 @@ as large as asked (the cap on messages), as many text blocks as asked, an
 argument of 500 allowed values, an
 error message as long as asked, and that write a raw response of their
 own (nested as deep as asked, its id first or last), that echoes the
-HTTP request's headers, that answers at once and asks its client for
+HTTP request's headers and one that echoes the request's _meta, that answers at once and asks its client for
 input later (late_elicit), and that asks its client's LLM before it
 answers (sample_first: sampling/createMessage, or under 2026-07-28 an
 input_required result and the client's retry).
@@ -92,6 +92,11 @@ def echo_headers(ctx: Context) -> str:
     if request is None:
         return "{}"
     return json.dumps(dict(request.headers))
+
+
+@tool(description="The request's _meta (the W3C trace context a client passes on in traceparent and tracestate).", structured_output=False)
+def echo_meta(ctx: Context) -> str:
+    return json.dumps(dict(ctx.request_context.meta or {}), default=str)
 
 
 @tool(description="The server's command line, returned and printed on its standard error (as a server that echoes its argv).", structured_output=False)

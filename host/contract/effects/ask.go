@@ -84,6 +84,7 @@ type asking struct {
 	turn   chan struct{}
 	asker  Asker
 	onWait func() (resume func())
+	onAsk  func(q Question) (answered func(Answer, error))
 }
 
 // WithAsker gives r the Asker its rules' asks go to, and returns r. It is
@@ -106,6 +107,16 @@ func (r *Run) WithAsker(a Asker) *Run {
 func (r *Run) OnWait(wait func() (resume func())) {
 	if r != nil {
 		r.asking.onWait = wait
+	}
+}
+
+// OnAsk tells r who sees each Question as it is put: ask is called with
+// it, and the function it returns with the answer (or the Asker's error)
+// when it came back. The runtime sets it before the execution starts
+// (host/runtime/luau: the span of the wait).
+func (r *Run) OnAsk(ask func(q Question) (answered func(Answer, error))) {
+	if r != nil {
+		r.asking.onAsk = ask
 	}
 }
 
@@ -140,7 +151,14 @@ func (r *Run) Ask(q Question) (Answer, error) {
 		resume := a.onWait()
 		defer resume()
 	}
+	var answered func(Answer, error)
+	if a.onAsk != nil {
+		answered = a.onAsk(q)
+	}
 	answer, err := a.asker.Ask(q)
+	if answered != nil {
+		answered(answer, err)
+	}
 	if err != nil {
 		return Decline, err // Pass names the effect and the rule
 	}

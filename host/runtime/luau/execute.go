@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
@@ -79,6 +80,9 @@ type Script struct {
 	// MaxParallel bounds the sdk calls the script has in flight at once
 	// (parallel); default DefaultMaxParallel.
 	MaxParallel int
+	// User is the hosted user's subject, which the execution's span
+	// names (Config.Tracer); empty for none.
+	User string
 	// Effects, when set, is the execution's effects layer: its io passes
 	// through it (in a dry run, to an overlay), and the result reports its
 	// log. The SDK's caller is given the same one by whoever makes it
@@ -118,6 +122,10 @@ type execution struct {
 	// fx is the execution's effects layer, nil in a real run: the clocks,
 	// the seed and io pass through it when it records or replays.
 	fx *effects.Run
+	// tracer is the Runtime's (nil: no spans): its io effects' spans,
+	// ioSpans of them so far (the guest's io calls come one at a time).
+	tracer  *telemetry.Tracer
+	ioSpans int
 }
 
 // Execute runs script in a fresh instance and returns its result. It never
@@ -130,6 +138,7 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		onProgress: script.OnProgress,
 		sdk:        script.SDK,
 		fx:         script.Effects,
+		tracer:     r.tracer,
 	}
 	exec.maxParallel = positive.Or(script.MaxParallel, DefaultMaxParallel)
 	if script.IO != nil {
@@ -137,7 +146,9 @@ func (r *Runtime) Execute(ctx context.Context, script Script) *result.Result {
 		exec.fs = sandboxio.New(script.IO.Dir, sandboxio.Limits{MaxBytes: maxBytes, MaxFiles: script.IO.MaxFiles}).WithEffects(script.Effects)
 		exec.fs.ContinueFrom(script.Effects.PrefixOpens()) // a resumed execution's (none for another)
 	}
+	ctx, span := r.startExecution(ctx, script)
 	res := &result.Result{}
+	defer endExecution(span, res)
 	res.Error = r.execute(ctx, script, limits, exec, res)
 	// No request outlives its execution.
 	exec.calls.close()
@@ -226,6 +237,7 @@ func (r *Runtime) run(ctx context.Context, inst *instance, script Script, limits
 	defer dl.release()
 	inst.deadline = dl
 	script.Effects.OnWait(dl.pause)
+	r.traceAsks(ctx, script.Effects)
 	ctx = withInstance(dl, inst) // found first by every host call
 	_, err = inst.run.Call(ctx,
 		uint64(ptr), uint64(len(script.Source)),

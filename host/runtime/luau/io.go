@@ -25,14 +25,14 @@ import (
 
 // exportIO registers the io library's host functions.
 func exportIO(b wazero.HostModuleBuilder) {
-	exportIIIII(b, "io_open", ioOpen)
+	exportIIIII(b, "io_open", tracedOpen(ioOpen))
 	exportIIII(b, "io_read", ioRead)
 	exportIIII(b, "io_write", ioWrite)
 	exportJIIJ(b, "io_seek", ioSeek)
 	exportII(b, "io_flush", ioFlush)
 	exportII(b, "io_close", ioClose)
 	exportIII(b, "io_list", ioList)
-	exportIII(b, "io_remove", ioRemove)
+	exportIII(b, "io_remove", tracedRemove(ioRemove))
 	exportIII(b, "io_take", ioTake)
 	exportIII(b, "io_stat", ioStat)
 	exportIII(b, "io_glob", ioGlob)

@@ -34,6 +34,7 @@ import (
 	"github.com/toolscript/toolscript/wasm"
 
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/platform/cachedir"
 	"github.com/toolscript/toolscript/host/runtime/result"
 )
@@ -66,6 +67,9 @@ type Config struct {
 	// SDK lists the functions of every script's sdk table; nil leaves it
 	// empty. Scripts call them through Script.SDK.
 	SDK *sdkcall.Manifest
+	// Tracer traces each execution (its span, its approval waits and io
+	// effects: trace.go); nil traces nothing.
+	Tracer *telemetry.Tracer
 
 	// eagerTable has the module's function table filled at instantiation,
 	// as clang's output asks (wasmrewrite.EagerTable: tests and benchmarks
@@ -97,6 +101,8 @@ type Runtime struct {
 	cache    wazero.CompilationCache
 	// maxMemory caps each instance's linear memory, in bytes.
 	maxMemory uint64
+	// tracer is Config.Tracer.
+	tracer *telemetry.Tracer
 	// liftedData says that the compiled module's active data segments were
 	// taken out of it (wasmrewrite.WithoutActiveData): instantiating it
 	// writes nothing into memory, the first instance gets dataSegments
@@ -134,7 +140,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	rtConfig := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(uint32(pages)).
 		WithCloseOnContextDone(cfg.StopOnContextDone) // runs stop through Luau's interrupt instead: 5x cheaper
-	r := &Runtime{maxMemory: pages * wasmPageSize}
+	r := &Runtime{maxMemory: pages * wasmPageSize, tracer: cfg.Tracer}
 	v, err := newSDKVariant(cfg.SDK)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/sdk/sdkargs"
 )
 
@@ -261,6 +263,7 @@ func (s *server) call(ctx context.Context, tool, name string, args map[string]an
 	req.Params.Name = tool
 	req.Params.Arguments = args
 	defer s.set.withProgress(ctx, &req, name)()
+	withTraceContext(ctx, &req)
 	defer c.flights.track(cctx)()
 	res, err := callTool(ctx, cctx, c.client, req)
 	refused := s.refused(c, mark, err)
@@ -301,6 +304,25 @@ func (s *server) call(ctx context.Context, tool, name string, args map[string]an
 		return nil, fmt.Errorf("the MCP server %s could not be reached: %s", s.cfg.Name, why)
 	}
 	return nil, fmt.Errorf("the MCP server %s answered with an error: %s", s.cfg.Name, capText(err.Error(), maxErrorText))
+}
+
+// withTraceContext puts the W3C trace context of the call's span
+// (traceparent, tracestate) in the request's _meta, where MCP reserves
+// them: every MCP upstream is told it, as a traced client would.
+// Nothing when the call has no span.
+func withTraceContext(ctx context.Context, req *mcp.CallToolRequest) {
+	fields := telemetry.ToMeta(ctx, nil)
+	if fields == nil {
+		return
+	}
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = fields
+		return
+	}
+	maps.Copy(req.Params.Meta.AdditionalFields, fields)
 }
 
 // callTool makes the call under cctx on a goroutine of its own, so that

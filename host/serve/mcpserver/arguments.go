@@ -50,9 +50,8 @@ func argumentErrorf(format string, args ...any) error {
 	return &argumentError{fmt.Sprintf(format, args...)}
 }
 
-// checkArguments is the outermost layer of execute_script: it checks the
-// call's arguments and the script's size, and hands the call on as an
-// execution (execution.go). A wrong argument is a tool error, so that the
+// checkArguments is the layer of execute_script that checks the call's
+// arguments and the script's size, into its execution (execution.go). A wrong argument is a tool error, so that the
 // model sees it and can correct the call (MCP 2025-11-25).
 func (s *Server) checkArguments(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -62,12 +61,15 @@ func (s *Server) checkArguments(next server.ToolHandlerFunc) server.ToolHandlerF
 			record.SetOutcome(outcomeInvalid, "")
 			return invalid("Invalid arguments: " + err.Error()), nil
 		}
+		x := executionFrom(ctx)
 		if n := int64(len(args.script)); n > s.cfg.MaxScriptBytes {
 			record.SetOutcome(metrics.OutcomeError, string(result.Limit))
-			return toolResult(&result.Result{Error: &result.Error{Kind: result.Limit, Message: fmt.Sprintf(
-				"the script is %d bytes, more than the %d bytes this server accepts", n, s.cfg.MaxScriptBytes)}}), nil
+			x.res = &result.Result{Error: &result.Error{Kind: result.Limit, Message: fmt.Sprintf(
+				"the script is %d bytes, more than the %d bytes this server accepts", n, s.cfg.MaxScriptBytes)}}
+			return toolResult(x.res), nil
 		}
-		return next(context.WithValue(ctx, executionKey{}, &execution{args: args}), req)
+		x.args = args
+		return next(ctx, req)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testruntime"
@@ -52,12 +53,14 @@ func BenchmarkServe(b *testing.B) {
 	for _, bare := range []bool{false, true} {
 		for _, pipelined := range []bool{false, true} {
 			name := map[bool]string{false: "toolscript", true: "bare"}[bare] + "/" + map[bool]string{false: "round-trip", true: "pipelined"}[pipelined]
-			b.Run(name, func(b *testing.B) { benchServe(b, bare, pipelined) })
+			b.Run(name, func(b *testing.B) { benchServe(b, bare, pipelined, nil) })
 		}
 	}
 }
 
-func benchServe(b *testing.B, bare, pipelined bool) {
+// benchServe serves (bare: mcp-go's floor) with tracer (nil: tracing
+// off) and measures the calls.
+func benchServe(b *testing.B, bare, pipelined bool, tracer *telemetry.Tracer) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -70,7 +73,7 @@ func benchServe(b *testing.B, bare, pipelined bool) {
 		stdio.SetErrorLogger(log.New(io.Discard, "", 0))
 		go func() { served <- stdio.Listen(context.Background(), inR, outW) }()
 	} else {
-		s, err := New(Config{Runtime: testruntime.New(b, luau.Config{PoolSize: 4}), ErrorLog: io.Discard}) // PoolSize as serve
+		s, err := New(Config{Runtime: testruntime.New(b, luau.Config{PoolSize: 4, Tracer: tracer}), ErrorLog: io.Discard, Tracer: tracer}) // PoolSize as serve
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 // each a server.ToolHandlerMiddleware in a file of its own, outermost
 // first:
 //
+//   - traced (tracing.go): the call's span, a child of the client's;
 //   - checkArguments (arguments.go): the arguments as mcp-go decoded them,
 //     checked; the script's size;
 //   - untilStopped (stopping.go): the call ends with Stop, and a call
@@ -35,7 +36,7 @@ import (
 // WithToolHandlerMiddleware, which wraps every tool.
 func (s *Server) executeScriptHandler() server.ToolHandlerFunc {
 	layers := []server.ToolHandlerMiddleware{
-		s.checkArguments, s.untilStopped, s.withSlot, s.resuming, s.prepare, s.withProgress, s.observe,
+		s.traced, s.checkArguments, s.untilStopped, s.withSlot, s.resuming, s.prepare, s.withProgress, s.observe,
 	}
 	h := s.runScript
 	for _, layer := range slices.Backward(layers) {

@@ -171,7 +171,10 @@ func (h *httpTransport) post(w http.ResponseWriter, r *http.Request) {
 
 	out := &httpConn{w: w, modern: modern, logger: h.logger, redact: h.Server.cfg.Redactor}
 	client := h.peer(out, user, initialize, modern, sessionID)
-	if c := h.receive(incoming{ctx: withPeer(r.Context(), client), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
+	// The client's span in the request's headers (traceparent): the
+	// parent of the call's, unless its _meta names one (traced).
+	ctx := h.Server.cfg.Tracer.FromHeader(r.Context(), r.Header)
+	if c := h.receive(incoming{ctx: withPeer(ctx, client), scope: scope, user: user, msg: &msg, raw: body, conn: out}); c != nil {
 		h.run(c)
 	}
 	out.end()

@@ -44,7 +44,7 @@ func (s *Server) prepare(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 		}
 		x.call = Call{User: user, MetaAuth: metaAuth(req), Client: clientOf(ctx), Claims: auth.ClaimsFrom(ctx), Script: &luau.Script{Source: []byte(x.args.script), Limits: limits,
-			IO: s.ioFor(user), Effects: fx}}
+			IO: s.ioFor(user), Effects: fx, User: user.Subject}}
 		if s.cfg.Prepare != nil {
 			if err := s.cfg.Prepare(ctx, &x.call); err != nil {
 				accesslog.FromContext(ctx).SetOutcome(outcomeInvalid, "")

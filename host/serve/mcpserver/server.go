@@ -53,6 +53,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
@@ -102,6 +103,10 @@ type Config struct {
 	Redactor *redact.Redactor
 	// Metrics count the executions and the refusals by the slots, when set.
 	Metrics *metrics.Metrics
+	// Tracer traces each execute_script call (a span, the client's child:
+	// tracing.go); nil traces nothing. The Runtime and the sdk have their
+	// own for the spans under it.
+	Tracer *telemetry.Tracer
 	// Prepare, when set, sees every call after its arguments are checked
 	// and before its script runs, with what belongs to that call alone
 	// (its user, its _meta.auth); it may complete the script (with an sdk

@@ -1,0 +1,112 @@
+package luau_test
+
+import (
+	"context"
+	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/contract/telemetry"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+)
+
+// approver approves every question at once.
+type approver struct{}
+
+func (approver) Ask(effects.Question) (effects.Answer, error) { return effects.Approve, nil }
+
+// TestTracingExecutionSpans: an execution's span (its kind, its user, how
+// it ended, never the script's text), under it one span per io call that
+// changes the io directory (a write, a remove; a read has none) and one
+// per wait for a person's approval.
+func TestTracingExecutionSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest, Tracer: telemetry.New(tp, redact.New(), "test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	src := `local f = io.open("a.txt", "w") f:write("x") f:close()
+io.open("a.txt", "r"):close()
+os.remove("a.txt")
+return sdk.list_pets({})`
+	fx := effects.New(effects.DryRun).WithAsker(approver{})
+	res := rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: askingCaller{fx}, Effects: fx, User: "alice",
+		IO: &luau.IO{Dir: t.TempDir()}})
+	if res.Failed() {
+		t.Fatalf("execution failed: %+v", res.Error)
+	}
+	var exec sdktrace.ReadOnlySpan
+	var children []string
+	for _, s := range rec.Ended() {
+		if s.Name() == telemetry.SpanExecution {
+			exec = s
+		}
+	}
+	if exec == nil {
+		t.Fatalf("no execution span among %d", len(rec.Ended()))
+	}
+	attrs := map[string]string{}
+	for _, kv := range exec.Attributes() {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	for k, want := range map[string]string{"toolscript.execution.kind": "dry_run", "enduser.id": "alice", "toolscript.outcome": "ok"} {
+		if attrs[k] != want {
+			t.Errorf("execution span %s = %q, want %q (%v)", k, attrs[k], want, attrs)
+		}
+	}
+	for _, s := range rec.Ended() {
+		if s.Parent().SpanID() != exec.SpanContext().SpanID() {
+			continue
+		}
+		name := s.Name()
+		for _, kv := range s.Attributes() {
+			switch kv.Key {
+			case telemetry.KeyEffect, telemetry.KeyFunction, telemetry.KeyRule, telemetry.KeyOutcome:
+				name += " " + kv.Value.Emit()
+			}
+		}
+		children = append(children, name)
+	}
+	want := []string{"toolscript.io write ok", "toolscript.io remove ok", "toolscript.approval call sdk.pets.list_pets r approve"}
+	if len(children) != len(want) {
+		t.Fatalf("children %v, want %v", children, want)
+	}
+	for i := range want {
+		if children[i] != want[i] {
+			t.Errorf("children %v, want %v", children, want)
+		}
+	}
+}
+
+// TestTracingIOSpansBounded: a script that writes in a loop makes at most
+// 256 io spans.
+func TestTracingIOSpansBounded(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	rt, err := luau.New(context.Background(), luau.Config{Tracer: telemetry.New(tp, redact.New(), "test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	res := rt.Execute(context.Background(), luau.Script{Source: []byte(`for i = 1, 1000 do io.open("a.txt", "w"):close() end`),
+		IO: &luau.IO{Dir: t.TempDir()}})
+	if res.Failed() {
+		t.Fatalf("execution failed: %+v", res.Error)
+	}
+	n := 0
+	for _, s := range rec.Ended() {
+		if s.Name() == telemetry.SpanIO {
+			n++
+		}
+	}
+	if n != 256 {
+		t.Errorf("%d io spans, want 256", n)
+	}
+}
