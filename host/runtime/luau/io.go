@@ -37,8 +37,8 @@ func exportIO(b wazero.HostModuleBuilder) {
 	exportIII(b, "io_stat", ioStat)
 	exportIII(b, "io_glob", ioGlob)
 	exportI6(b, "io_grep", ioGrep)
-	exportI7(b, "io_edit", ioEdit)
-	exportIIIII(b, "io_rename", ioRename)
+	exportI7(b, "io_edit", tracedEdit(ioEdit))
+	exportIIIII(b, "io_rename", tracedRename(ioRename))
 }
 
 var errIODisabled = &sandboxio.Error{Kind: sandboxio.KindIO, Op: "io", Reason: "io is not enabled for this execution"}

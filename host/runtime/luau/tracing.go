@@ -146,16 +146,47 @@ func tracedOpen(open func(ctx context.Context, mod api.Module, pathPtr, pathLen,
 // tracedRemove is io_remove with an io effect's span.
 func tracedRemove(remove func(ctx context.Context, mod api.Module, ptr, n uint32) int32) func(context.Context, api.Module, uint32, uint32) int32 {
 	return func(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
-		exec := instanceFrom(ctx).exec
-		if exec.tracer == nil {
+		if instanceFrom(ctx).exec.tracer == nil {
 			return remove(ctx, mod, ptr, n)
 		}
-		ctx, span := exec.startIO(ctx)
-		ioSpanStart(span, mod, "remove", ptr, n)
-		status := remove(ctx, mod, ptr, n)
-		ioSpanEnd(span, exec, status < 0)
-		return status
+		return traceIO(ctx, mod, "remove", ptr, n, func(ctx context.Context) int32 { return remove(ctx, mod, ptr, n) })
 	}
+}
+
+// tracedEdit is io_edit with an io effect's span.
+func tracedEdit(edit func(ctx context.Context, mod api.Module, pathPtr, pathLen, oldPtr, oldLen, newPtr, newLen, all uint32) int32) func(context.Context, api.Module, uint32, uint32, uint32, uint32, uint32, uint32, uint32) int32 {
+	return func(ctx context.Context, mod api.Module, pathPtr, pathLen, oldPtr, oldLen, newPtr, newLen, all uint32) int32 {
+		if instanceFrom(ctx).exec.tracer == nil {
+			return edit(ctx, mod, pathPtr, pathLen, oldPtr, oldLen, newPtr, newLen, all)
+		}
+		return traceIO(ctx, mod, "edit", pathPtr, pathLen, func(ctx context.Context) int32 {
+			return edit(ctx, mod, pathPtr, pathLen, oldPtr, oldLen, newPtr, newLen, all)
+		})
+	}
+}
+
+// tracedRename is io_rename (os.rename) with an io effect's span, which
+// names the path renamed.
+func tracedRename(rename func(ctx context.Context, mod api.Module, fromPtr, fromLen, toPtr, toLen uint32) int32) func(context.Context, api.Module, uint32, uint32, uint32, uint32) int32 {
+	return func(ctx context.Context, mod api.Module, fromPtr, fromLen, toPtr, toLen uint32) int32 {
+		if instanceFrom(ctx).exec.tracer == nil {
+			return rename(ctx, mod, fromPtr, fromLen, toPtr, toLen)
+		}
+		return traceIO(ctx, mod, "rename", fromPtr, fromLen, func(ctx context.Context) int32 {
+			return rename(ctx, mod, fromPtr, fromLen, toPtr, toLen)
+		})
+	}
+}
+
+// traceIO makes call, an io host call that changes the io directory,
+// under an io effect's span naming action and the path at pathPtr.
+func traceIO(ctx context.Context, mod api.Module, action string, pathPtr, pathLen uint32, call func(context.Context) int32) int32 {
+	exec := instanceFrom(ctx).exec
+	ctx, span := exec.startIO(ctx)
+	ioSpanStart(span, mod, action, pathPtr, pathLen)
+	status := call(ctx)
+	ioSpanEnd(span, exec, status < 0)
+	return status
 }
 
 // ioSpanStart names an io effect's action and path (a path longer than a

@@ -20,7 +20,8 @@ func (approver) Ask(effects.Question) (effects.Answer, error) { return effects.A
 
 // TestTracingExecutionSpans: an execution's span (its kind, its user, how
 // it ended, never the script's text), under it one span per io call that
-// changes the io directory (a write, a remove; a read has none) and one
+// changes the io directory (a write, an edit, a rename, a remove; a read
+// or a stat has none) and one
 // per wait for a person's approval.
 func TestTracingExecutionSpans(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
@@ -33,7 +34,10 @@ func TestTracingExecutionSpans(t *testing.T) {
 	defer rt.Close(context.Background())
 	src := `local f = io.open("a.txt", "w") f:write("x") f:close()
 io.open("a.txt", "r"):close()
-os.remove("a.txt")
+io.edit("a.txt", "x", "y")
+os.rename("a.txt", "b.txt")
+io.stat("b.txt")
+os.remove("b.txt")
 return sdk.list_pets({})`
 	fx := effects.New(effects.DryRun).WithAsker(approver{})
 	res := rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: askingCaller{fx}, Effects: fx, User: "alice",
@@ -73,7 +77,7 @@ return sdk.list_pets({})`
 		}
 		children = append(children, name)
 	}
-	want := []string{"toolscript.io write ok", "toolscript.io remove ok", "toolscript.approval call sdk.pets.list_pets r approve"}
+	want := []string{"toolscript.io write ok", "toolscript.io edit ok", "toolscript.io rename ok", "toolscript.io remove ok", "toolscript.approval call sdk.pets.list_pets r approve"}
 	if len(children) != len(want) {
 		t.Fatalf("children %v, want %v", children, want)
 	}
