@@ -1112,6 +1112,9 @@ func TestMCPDocumentedExamplesRun(t *testing.T) {
 				"log.txt":        "INFO start\nWARN slow\nINFO done\n",
 				"data/words.txt": "a\nlongest\nmid\n",
 				"reports/x.csv":  "x\n",
+				"config.ini":     "debug = false\n",
+				"notes.md":       "TODO one\nTODO two\n",
+				"logs/app.log":   "INFO up\nERROR down\n",
 			} {
 				if err := os.MkdirAll(filepath.Dir(filepath.Join(files, name)), 0o755); err != nil {
 					t.Fatal(err)
