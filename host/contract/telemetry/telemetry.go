@@ -34,6 +34,9 @@ const (
 	SpanExecution     = "toolscript.execute"
 	SpanApproval      = "toolscript.approval"
 	SpanIO            = "toolscript.io"
+	// EventDecision is the event of the execution's span for each effect
+	// the [[policy]] rules decided.
+	EventDecision = "toolscript.decision"
 )
 
 // Attribute keys of toolscript's own (the others are the semantic
@@ -57,8 +60,11 @@ const (
 	// KeyPath is the io path of an io span.
 	KeyPath = attribute.Key("toolscript.io.path")
 	// KeyRule is the [[policy]] rule that asked a person (an approval
-	// span).
+	// span) or decided an effect (a decision event).
 	KeyRule = attribute.Key("toolscript.policy.rule")
+	// KeyDecision is what the rules decided of an effect (a decision
+	// event: allowed, denied, approved, declined).
+	KeyDecision = attribute.Key("toolscript.policy.decision")
 )
 
 // The semantic conventions' keys toolscript sets, from one release.
@@ -155,6 +161,21 @@ func (s Span) Int(key attribute.Key, n int) {
 		return
 	}
 	s.span.SetAttributes(key.Int(n))
+}
+
+// Event adds the event name to the span with attrs, each string value
+// redacted, escaped and capped as String's. The SDK's span limits bound
+// how many events a span keeps.
+func (s Span) Event(name string, attrs ...attribute.KeyValue) {
+	if s.span == nil {
+		return
+	}
+	for i, a := range attrs {
+		if a.Value.Type() == attribute.STRING {
+			attrs[i] = a.Key.String(s.t.Value(a.Value.AsString()))
+		}
+	}
+	s.span.AddEvent(name, trace.WithAttributes(attrs...))
 }
 
 // Fail marks the span failed: error.type is kind (a word of toolscript's:

@@ -41,10 +41,23 @@ func (r *Runtime) startExecution(ctx context.Context, script Script) (context.Co
 	return ctx, span
 }
 
-// endExecution ends the execution's span with its outcome.
+// endExecution ends the execution's span with its outcome, and an event
+// for each effect the rules decided (its action, its function or path,
+// the decision and the rule).
 func endExecution(span telemetry.Span, res *result.Result) {
 	if !span.Recording() {
 		return
+	}
+	for _, e := range res.Effects {
+		if e.Decision == "" {
+			continue
+		}
+		subject := telemetry.KeyPath.String(e.Path)
+		if e.Function != "" {
+			subject = telemetry.KeyFunction.String(e.Function)
+		}
+		span.Event(telemetry.EventDecision, telemetry.KeyEffect.String(string(e.Op)), subject,
+			telemetry.KeyDecision.String(e.Decision), telemetry.KeyRule.String(e.Rule))
 	}
 	if res.Failed() {
 		span.String(telemetry.KeyOutcome, "error")

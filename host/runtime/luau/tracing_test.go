@@ -2,12 +2,16 @@ package luau_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -112,5 +116,52 @@ func TestTracingIOSpansBounded(t *testing.T) {
 	}
 	if n != 256 {
 		t.Errorf("%d io spans, want 256", n)
+	}
+}
+
+// TestTracingDecisionEvents: every effect the [[policy]] rules decided is
+// an event of the execution's span: its action, its path, the decision
+// and the rule.
+func TestTracingDecisionEvents(t *testing.T) {
+	set, err := policy.Compile([]policy.Rule{
+		{Name: "keep", When: `effect.kind == "remove" && effect.path == "keep.txt"`, Action: "deny"},
+	}, effects.ActionAllow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	rt, err := luau.New(context.Background(), luau.Config{Tracer: telemetry.New(tp, redact.New(), "test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := effects.New(effects.Real).WithRules(set.For(policy.Who{Sub: "ann"}), nil)
+	res := rt.Execute(context.Background(), luau.Script{IO: &luau.IO{Dir: dir}, Effects: run,
+		Source: []byte(`local f = io.open("out.txt", "w") f:write("x") f:close() pcall(os.remove, "keep.txt")`)})
+	if res.Failed() {
+		t.Fatalf("execution failed: %+v", res.Error)
+	}
+	var events []string
+	for _, s := range rec.Ended() {
+		if s.Name() != telemetry.SpanExecution {
+			continue
+		}
+		for _, e := range s.Events() {
+			event := e.Name
+			for _, kv := range e.Attributes {
+				event += " " + kv.Value.Emit()
+			}
+			events = append(events, event)
+		}
+	}
+	want := []string{"toolscript.decision write out.txt allowed ", "toolscript.decision remove keep.txt denied keep"}
+	if strings.Join(events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the execution span's events:\n%s\nwant\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
 	}
 }
