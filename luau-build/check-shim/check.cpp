@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <typeinfo>
 
 // Parser flags of Luau 0.720 whose feature the VM (0.745) has on
 // unconditionally: the checker accepts the syntax the VM does.
@@ -53,6 +54,15 @@ struct ScriptResolver : Luau::FileResolver
     }
 };
 
+// prelude is declared over Luau's builtins: pcall and xpcall answer
+// (boolean, ...any). Luau 0.720's old solver types them generically, which
+// flags working scripts: a function returning an sdk call's two values
+// (data, response) is unified against its own second value.
+const char* const kPrelude = R"(
+declare function pcall(f: (...any) -> ...any, ...: any): (boolean, ...any)
+declare function xpcall(f: (...any) -> ...any, handler: (any) -> ...any, ...: any): (boolean, ...any)
+)";
+
 struct Checker
 {
     ScriptResolver files;
@@ -66,6 +76,9 @@ struct Checker
         options.retainFullTypeGraphs = false;
         frontend = std::make_unique<Luau::Frontend>(Luau::SolverMode::Old, &files, &config, options);
         Luau::registerBuiltinGlobals(*frontend, frontend->globals);
+        Luau::unfreeze(frontend->globals.globalTypes);
+        frontend->loadDefinitionFile(frontend->globals, frontend->globals.globalScope, kPrelude, "@toolscript/prelude", false, false);
+        Luau::freeze(frontend->globals.globalTypes);
     }
 };
 
@@ -174,6 +187,45 @@ Checker& instance()
 }
 
 } // namespace
+
+// The module has no wasm exceptions and Debian's wasm32 libc++abi no
+// throw: a throw (Luau's internal errors, std::bad_alloc when memory runs
+// out) notes what was thrown and traps, which ends the check; the host
+// reads the note (tc_thrown) and reports the script unchecked.
+namespace
+{
+char thrown[128];
+}
+
+extern "C" void* __cxa_allocate_exception(size_t size) noexcept
+{
+    return malloc(size); // freed with the instance: a throw ends it
+}
+
+extern "C" void __cxa_free_exception(void* ptr) noexcept
+{
+    free(ptr);
+}
+
+extern "C" [[noreturn]] void __cxa_throw(void*, std::type_info* type, void (*)(void*))
+{
+    snprintf(thrown, sizeof(thrown), "%s", type ? type->name() : "an unknown exception");
+    __builtin_trap();
+}
+
+// Luau's arenas call mprotect only with the DebugLuauFreezeArena flag,
+// which is off; wasi-libc's emulated mman has none.
+extern "C" int mprotect(void*, size_t, int)
+{
+    return 0;
+}
+
+// tc_thrown is the mangled type name of what the last throw threw, "" when
+// nothing was.
+TC_EXPORT(tc_thrown) const char* tc_thrown()
+{
+    return thrown;
+}
 
 TC_EXPORT(tc_alloc) void* tc_alloc(uint32_t size)
 {
