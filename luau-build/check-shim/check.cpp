@@ -10,6 +10,7 @@
 // (lines and columns 1-based). Nothing here is thread-safe: one instance,
 // one thread. A throw traps (the module is built without wasm exceptions),
 // which ends the instance: the host reports the check as unchecked.
+#include "../shim/json_string.h"
 #include "Luau/BuiltinDefinitions.h"
 #include "Luau/Common.h"
 #include "Luau/ConfigResolver.h"
@@ -84,39 +85,6 @@ struct Checker
 
 Checker* checker = nullptr;
 std::string result;
-
-void appendJSONString(std::string& out, const std::string& s)
-{
-    out += '"';
-    for (unsigned char c : s)
-    {
-        switch (c)
-        {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (c < 0x20)
-            {
-                char buf[8];
-                snprintf(buf, sizeof(buf), "\\u%04x", c);
-                out += buf;
-            }
-            else
-                out += char(c);
-        }
-    }
-    out += '"';
-}
 
 // category names the kinds of error the host tells apart; the rest are
 // "other" (code() still names them).
