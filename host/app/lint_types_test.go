@@ -26,28 +26,6 @@ sdk.gh.issues_update({owner = "o", repo = "r", issue_number = 1}, {labels = "bug
 return {count = count, open = #open, one = one.title, other = other.title}
 `
 
-// githubCorrect uses GitHub's API the way working scripts do: optional
-// fields checked with if and and, pcall's error value read, json.
-const githubCorrect = `local issues = sdk.gh.issues_list_for_repo({owner = "o", repo = "r", state = "open", per_page = 50})
-local titles = {}
-for _, issue in issues do
-	local body = issue.body
-	if body and #body > 0 then
-		table.insert(titles, issue.title .. ": " .. string.sub(body, 1, 40))
-	end
-	local reason = issue.state_reason and issue.state_reason or "none"
-	table.insert(titles, reason)
-end
-local ok, err = pcall(function()
-	return sdk.gh.issues_create({owner = "o", repo = "r"}, {title = "found " .. #titles, labels = {"triage"}})
-end)
-if not ok then
-	print("could not create: " .. tostring(err))
-end
-progress(1, 1, "done")
-return json.encode({titles = titles, created = ok})
-`
-
 // TestLintTypesGitHub: lint --types against GitHub's real spec reports
 // each planted mistake as an error on its line (of rule type, or the
 // module's sdk rule, which the type checker does not repeat), and nothing
@@ -64,7 +42,7 @@ func TestLintTypesGitHub(t *testing.T) {
 		t.Fatal(err)
 	}
 	report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
-		Sources: []lint.Source{{Name: "planted.luau", Text: []byte(githubPlanted)}, {Name: "correct.luau", Text: []byte(githubCorrect)}},
+		Sources: []lint.Source{{Name: "planted.luau", Text: []byte(githubPlanted)}, {Name: "correct.luau", Text: []byte(testspecs.GitHubScript)}},
 		Options: lint.Options{IO: true}, Types: true})
 	if err != nil {
 		t.Fatal(err)

@@ -11,29 +11,6 @@ import (
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
-// githubScript is a 20-line script against GitHub's API.
-const githubScript = `local issues = sdk.gh.issues_list_for_repo({owner = "o", repo = "r", state = "open", per_page = 50})
-local titles = {}
-for _, issue in issues do
-	local body = issue.body
-	if body and #body > 0 then
-		table.insert(titles, issue.title .. ": " .. string.sub(body, 1, 40))
-	end
-	local reason = issue.state_reason and issue.state_reason or "none"
-	table.insert(titles, reason)
-end
-local ok, err = pcall(function()
-	return sdk.gh.issues_create({owner = "o", repo = "r"}, {title = "found " .. #titles, labels = {"triage"}})
-end)
-if not ok then
-	print("could not create: " .. tostring(err))
-end
-progress(1, 1, "done")
-local repo = sdk.gh.repos_get({owner = "o", repo = "r"})
-print(repo.full_name, repo.stargazers_count)
-return json.encode({titles = titles, created = ok})
-`
-
 // githubDefinitions are the sdk's definitions of GitHub's API, as
 // toolscript sdk types writes them.
 func githubDefinitions(b testing.TB) []byte {
@@ -56,11 +33,11 @@ func BenchmarkCheckGitHub(b *testing.B) {
 	if err := c.Load(githubDefinitions(b)); err != nil {
 		b.Fatal(err)
 	}
-	if diags, err := c.Check(context.Background(), githubScript); err != nil || len(diags) != 0 {
+	if diags, err := c.Check(context.Background(), testspecs.GitHubScript); err != nil || len(diags) != 0 {
 		b.Fatalf("%+v, %v", diags, err)
 	}
 	for b.Loop() {
-		if _, err := c.Check(context.Background(), githubScript); err != nil {
+		if _, err := c.Check(context.Background(), testspecs.GitHubScript); err != nil {
 			b.Fatal(err)
 		}
 	}
