@@ -23,34 +23,13 @@ out_dir=$(cd "$out_dir" && pwd)
 CLANG=${CLANG:-clang++-19}
 GO=${GO:-go}
 WASM_OPT=${WASM_OPT:-wasm-opt}
-SYSROOT_LIB=/usr/lib/wasm32-wasi
-
-# Debian packages the build needs, and a file each one provides.
-required=(
-  "clang-19:$(command -v "$CLANG" || echo /usr/bin/$CLANG)"
-  "lld-19:/usr/bin/wasm-ld-19"
-  "wasi-libc:$SYSROOT_LIB/libc.a"
-  "libc++-19-dev-wasm32:$SYSROOT_LIB/libc++.a"
-  "libc++abi-19-dev-wasm32:$SYSROOT_LIB/libc++abi.a"
-  "libclang-rt-19-dev-wasm32:/usr/lib/llvm-19/lib/clang/19/lib/wasi/libclang_rt.builtins-wasm32.a"
-)
-missing=()
-for entry in "${required[@]}"; do
-  [ -e "${entry#*:}" ] || missing+=("${entry%%:*}")
-done
-command -v cargo >/dev/null || missing+=("cargo (rustup or Debian's cargo)")
-command -v "$GO" >/dev/null || missing+=("go (the version go.mod names, for luau-build/rewrite)")
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "build.sh: missing: ${missing[*]}" >&2
-  echo "build.sh: on Debian bookworm: apt-get install clang-19 lld-19 wasi-libc libc++-19-dev-wasm32 libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32" >&2
-  exit 1
-fi
+. "$here/source.sh"
+wasm_toolchain build.sh
 
 # Fetch the pinned crate, copy its upstream directories into a scratch
 # tree and apply our patches (source.sh).
 work=$(mktemp -d "${TMPDIR:-/tmp}/luau-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-. "$here/source.sh"
 luau_source "$here" "$work" build.sh
 crate_version=$(basename "$crate_dir" | sed 's/^luau0-src-//')
 crate_checksum=$(awk '/name = "luau0-src"/{f=1} f&&/checksum/{gsub(/"/,"",$3); print $3; exit}' "$here/Cargo.lock")
@@ -104,7 +83,6 @@ clang_sum=$(sha256sum "$work/luau.wasm" | cut -d' ' -f1)
 
 cp "$work/luau.lazy.wasm" "$out_dir/luau.wasm"
 sum=$(sha256sum "$out_dir/luau.wasm" | cut -d' ' -f1)
-pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
 {
   echo "# Provenance of wasm/luau.wasm (written by luau-build/build.sh)"
   echo "luau_release: 0.$luau_release"
@@ -112,7 +90,7 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
   echo "source_crate_sha256: $crate_checksum"
   echo "source_directories: ${components[*]}"
   echo "patches: $(cd "$here/patches" && ls *.patch | tr '\n' ' ')"
-  echo "toolchain: clang-19 $(pkgver clang-19), lld-19 $(pkgver lld-19), wasi-libc $(pkgver wasi-libc), libc++-19-dev-wasm32 $(pkgver libc++-19-dev-wasm32), libc++abi-19-dev-wasm32 $(pkgver libc++abi-19-dev-wasm32), libclang-rt-19-dev-wasm32 $(pkgver libclang-rt-19-dev-wasm32)"
+  wasm_toolchain_versions
   echo "optimiser: $optimiser"
   echo "cflags: $(printf '%s ' "${cflags[@]}" | sed "s|$work|\$WORK|g; s|$here|luau-build|g")"
   echo "ldflags: ${ldflags[*]}"

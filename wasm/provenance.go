@@ -13,7 +13,13 @@ var Provenance string
 // ProvenanceField returns the value of one "key: value" line of Provenance,
 // or "" when there is none.
 func ProvenanceField(key string) string {
-	for _, line := range strings.Split(Provenance, "\n") {
+	return Field(Provenance, key)
+}
+
+// Field returns the value of one "key: value" line of a PROVENANCE text
+// (this module's or wasm/check's), or "" when there is none.
+func Field(provenance, key string) string {
+	for _, line := range strings.Split(provenance, "\n") {
 		if k, v, ok := strings.Cut(line, ": "); ok && k == key {
 			return strings.TrimSpace(v)
 		}

@@ -23,7 +23,9 @@ func lintCommand() *cli.Command {
 			"mismatches. PATHS are files, directories (searched for *.luau and *.lua) and - for\n" +
 			"standard input. `toolscript lint --list-rules` lists the rules. With --effects, lint also\n" +
 			"lists per script the unsafe sdk functions it names, its io writes and what it reaches\n" +
-			"without naming it, so a reviewer sees which scripts can change the world.\n\n" +
+			"without naming it, so a reviewer sees which scripts can change the world. With --types, lint\n" +
+			"also type-checks each script against the sdk's definitions (what `toolscript sdk types`\n" +
+			"writes) with Luau's own type checker: rule type.\n\n" +
 			"Exit status: 0 clean, 1 errors found (or warnings, with --strict), 2 usage error.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
@@ -35,6 +37,7 @@ func lintCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-io", Usage: "same as --io=false"},
 			&cli.StringFlag{Name: "stdin-filename", Value: app.LintStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
+			&cli.BoolFlag{Name: "types", Usage: "also type-check each script with Luau's type checker against the sdk's definitions (rule type)", DefaultText: "[lint] types, else false"},
 			&cli.BoolFlag{Name: "effects", Usage: "also list, per script, what it can change: the unsafe sdk functions it names, its io writes, and what it reaches without naming it (text and json formats)"},
 		}, sdkFlags()...),
 		OnUsageError: usageError,
@@ -57,7 +60,7 @@ func runLint(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	flags := app.LintFlags{Strict: c.Bool("strict")}
+	flags := app.LintFlags{Strict: c.Bool("strict"), Types: c.Bool("types")}
 	for _, v := range c.StringSlice("disable") {
 		for name := range strings.SplitSeq(v, ",") {
 			if name = strings.TrimSpace(name); name != "" {
@@ -92,7 +95,7 @@ func runLint(c *cli.Context) error {
 
 	ctx, stop := interruptible(false)
 	defer stop()
-	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: options})
+	report, err := app.Lint(ctx, app.LintConfig{File: file, SDK: sdkOptions(c), Sources: sources, Options: options, Types: s.Types})
 	if err != nil {
 		return exitFor(err)
 	}

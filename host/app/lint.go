@@ -10,7 +10,11 @@ import (
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/platform/cachedir"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/typecheck"
+	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
 // LintConfig is one lint of scripts.
@@ -20,6 +24,9 @@ type LintConfig struct {
 	SDK     SDKOptions
 	Sources []lint.Source
 	Options lint.Options
+	// Types type-checks the sources against the sdk's definitions (the
+	// configured APIs and servers, toolscript's globals).
+	Types bool
 }
 
 // Lint checks the sources against the sandbox and the sdk's functions
@@ -43,6 +50,14 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 			}
 			cfg.Options.Functions = sdkFunctions(client.Catalog(), rules)
 		}
+	}
+	if cfg.Types {
+		checker, err := typeChecker(ctx, client, rtConfig.CacheWarning)
+		if err != nil {
+			return nil, usage(err)
+		}
+		defer checker.Close(context.Background())
+		cfg.Options.Types = checker
 	}
 	rt, err := luau.New(ctx, rtConfig)
 	if err != nil {
@@ -69,6 +84,24 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 		return nil, usage(err)
 	}
 	return report, nil
+}
+
+// typeChecker returns a type checker with the sdk's definitions loaded:
+// those of client's catalog (toolscript's globals alone without one).
+func typeChecker(ctx context.Context, client *sdk.Client, warning *cachedir.Warning) (*typecheck.Checker, error) {
+	cat := &catalog.Catalog{}
+	if client != nil {
+		cat = client.Catalog()
+	}
+	checker, err := typecheck.New(ctx, typecheck.Config{CacheWarning: warning})
+	if err != nil {
+		return nil, err
+	}
+	if err := checker.Load([]byte(sdkdocs.New(cat).Definitions())); err != nil {
+		checker.Close(context.Background())
+		return nil, err
+	}
+	return checker, nil
 }
 
 // sdkFunctions says, for lint --effects, whether each function of cat is

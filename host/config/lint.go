@@ -10,6 +10,9 @@ type Lint struct {
 	IO *bool `toml:"io"`
 	// Strict makes warnings fail the run too.
 	Strict bool `toml:"strict"`
+	// Types also type-checks the scripts against the sdk's definitions
+	// (lint --types).
+	Types bool `toml:"types"`
 }
 
 // LintFlags are the command-line flags of lint. Zero values mean "not given".
@@ -20,6 +23,8 @@ type LintFlags struct {
 	IO *bool
 	// Strict, when true, overrides the file.
 	Strict bool
+	// Types, when true, overrides the file.
+	Types bool
 }
 
 // LintSettings are what lint runs with.
@@ -30,6 +35,8 @@ type LintSettings struct {
 	// IO lints for an environment with the io library.
 	IO     bool
 	Strict bool
+	// Types type-checks the scripts against the sdk's definitions.
+	Types bool
 }
 
 // ResolveLint combines the [lint] section (and [io] enabled) with the flags,
@@ -38,7 +45,7 @@ func ResolveLint(f *File, flags LintFlags) LintSettings {
 	if f == nil {
 		f = &File{}
 	}
-	s := LintSettings{Strict: f.Lint.Strict || flags.Strict}
+	s := LintSettings{Strict: f.Lint.Strict || flags.Strict, Types: f.Lint.Types || flags.Types}
 	s.Disable = append(append([]string(nil), f.Lint.Disable...), flags.Disable...)
 
 	io := f.IO

@@ -17,6 +17,7 @@ func TestLintSection(t *testing.T) {
 		disable []string
 		io      bool
 		strict  bool
+		types   bool
 	}{
 		{name: "defaults", io: true},
 		{name: "the section", text: "[lint]\ndisable = [\"unused_local\"]\nio = false\nstrict = true\n",
@@ -27,6 +28,8 @@ func TestLintSection(t *testing.T) {
 			flags:   LintFlags{Disable: []string{"shadowed_local"}, IO: &yes, Strict: true},
 			disable: []string{"unused_local", "shadowed_local"}, io: true, strict: true},
 		{name: "--no-io", flags: LintFlags{IO: &no}, io: false},
+		{name: "[lint] types", text: "[lint]\ntypes = true\n", io: true, types: true},
+		{name: "--types", flags: LintFlags{Types: true}, io: true, types: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -38,8 +41,8 @@ func TestLintSection(t *testing.T) {
 				}
 			}
 			s := ResolveLint(f, c.flags)
-			if !slices.Equal(s.Disable, c.disable) || s.IO != c.io || s.Strict != c.strict {
-				t.Errorf("got %+v, want disable %v io %v strict %v", s, c.disable, c.io, c.strict)
+			if !slices.Equal(s.Disable, c.disable) || s.IO != c.io || s.Strict != c.strict || s.Types != c.types {
+				t.Errorf("got %+v, want disable %v io %v strict %v types %v", s, c.disable, c.io, c.strict, c.types)
 			}
 		})
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	// bounds. It is called once, when the first such file comes; the
 	// caller closes the Runtime. Without it, Run's Runtime lints every file.
 	Stoppable func() (*luau.Runtime, error)
+	// Types, when set, also type-checks every script that parses against
+	// the sdk's definitions (lint --types): diagnostics of rule type.
+	Types TypeChecker
 }
 
 // SmallFileBytes is the size up to which a file is linted without the
@@ -197,7 +200,19 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 				if opts.Effects {
 					effects[i] = effectsOf(sources[i], diags, opts.Functions)
 				}
-				results[i] = capDiagnostics(convert(sources[i], diags, rules, disabled))
+				found := convert(sources[i], diags, rules, disabled)
+				if opts.Types != nil && !disabled[RuleType] && !hasSyntaxError(diags) {
+					typed, err := typeDiagnostics(ctx, opts.Types, sources[i])
+					if err != nil {
+						failOnce.Do(func() {
+							failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
+							cancel()
+						})
+						continue
+					}
+					found = sortByPosition(append(found, withoutSDKDuplicates(typed, found)...))
+				}
+				results[i] = capDiagnostics(found)
 			}
 		})
 	}
@@ -252,8 +267,20 @@ func convert(src Source, diags []luau.LintDiagnostic, rules []Rule, disabled map
 			Message:   d.Message,
 		})
 	}
-	slices.SortStableFunc(out, func(a, b Diagnostic) int {
+	return sortByPosition(out)
+}
+
+// sortByPosition orders one file's diagnostics by their positions, in
+// place, and returns them.
+func sortByPosition(diags []Diagnostic) []Diagnostic {
+	slices.SortStableFunc(diags, func(a, b Diagnostic) int {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
-	return out
+	return diags
+}
+
+// hasSyntaxError reports whether the module found a syntax error: then
+// the script is not type-checked (it would not run at all).
+func hasSyntaxError(diags []luau.LintDiagnostic) bool {
+	return slices.ContainsFunc(diags, func(d luau.LintDiagnostic) bool { return d.Rule == RuleSyntax })
 }

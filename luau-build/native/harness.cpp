@@ -33,6 +33,7 @@
 //  - the protected path costs nothing (zero-cost exception tables); a caught
 //    error costs a table-driven unwind (about a microsecond), which is the
 //    price upstream's native build pays too.
+#include "json_string.h"
 #include "shim.h"
 #include "toolscript_host.h"
 
@@ -176,39 +177,6 @@ void runChild(const std::string& source, int fd)
     int n = snprintf(header, sizeof(header), "%lld %d %zu\n", (long long)elapsed, kind, text.size());
     writeAll(fd, header, size_t(n));
     writeAll(fd, text.data(), text.size());
-}
-
-void appendJSONString(std::string& out, const std::string& s)
-{
-    out += '"';
-    for (unsigned char c : s)
-    {
-        switch (c)
-        {
-        case '"':
-            out += "\\\"";
-            break;
-        case '\\':
-            out += "\\\\";
-            break;
-        case '\n':
-            out += "\\n";
-            break;
-        case '\t':
-            out += "\\t";
-            break;
-        default:
-            if (c < 0x20)
-            {
-                char esc[8];
-                snprintf(esc, sizeof(esc), "\\u%04x", c);
-                out += esc;
-            }
-            else
-                out += char(c);
-        }
-    }
-    out += '"';
 }
 
 #if defined(__clang__)

@@ -300,6 +300,13 @@ func openCache(dir string) (string, wazero.CompilationCache, error) {
 	return dir, cache, nil
 }
 
+// OpenCache opens wazero's compilation cache as a Runtime does (dir as
+// Config.CacheDir), for the other modules that share its directory
+// (host/runtime/typecheck). The string is the directory, for warnings.
+func OpenCache(dir string) (string, wazero.CompilationCache, error) {
+	return openCache(dir)
+}
+
 // checkCacheEntries checks the version directories wazero keeps in dir
 // and removes the entries in them that fail cachedir.CheckEntry. The
 // error names a directory that fails cachedir.CheckDir.

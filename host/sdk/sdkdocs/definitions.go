@@ -52,6 +52,11 @@ var osStandard = []string{
 	"\ttime: (t: {[string]: any}?) -> number,",
 }
 
+// sdkResponseType is the type of an sdk call's second value, the response
+// table (luau-build/shim/sdk.cpp): dry_run is true in a dry run's made-up
+// responses and absent otherwise.
+const sdkResponseType = "type SdkResponse = { status: number, headers: {[string]: string}, dry_run: boolean? }"
+
 // fileType is the type of an open file, as io.open's docs give it.
 const fileType = `type File = {
 	read: (self: File, ...("a" | "l" | "L" | "n" | number)) -> ...(string | number)?,
@@ -117,7 +122,7 @@ func (d *Docs) Definitions() string {
 	for _, t := range order {
 		fmt.Fprintf(&b, "declare %s: {\n%s\n}\n", t, strings.Join(tables[t], "\n"))
 	}
-	b.WriteString("\ntype SdkResponse = { status: number, headers: {[string]: string} }\n")
+	b.WriteString("\n" + sdkResponseType + "\n")
 	b.WriteString("type SdkError = { status: number, message: string, body: any, headers: {[string]: string}? }\n")
 
 	var sdk []string

@@ -540,7 +540,7 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	if len(t.used) > 0 {
 		b.WriteString("\nTypes:\n```luau\n")
 		d.writeTypes(&b, t, api, 0)
-		b.WriteString("type SdkResponse = { status: number, headers: {[string]: string} }\n```\n")
+		b.WriteString(sdkResponseType + "\n```\n")
 	}
 	return capText(b.String(), "the named types are the resources sdk://"+api.Name+"/schemas/{name}"), nil
 }
