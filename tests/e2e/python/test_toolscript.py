@@ -101,7 +101,8 @@ async def test_resources(tmp_path, mode):
     async with Client(server(tmp_path), mode=mode, read_timeout_seconds=30) as client:
         resources = (await client.list_resources()).resources
         names = sorted(r.name for r in resources)
-        assert names == sorted(["luau", "print", "json.encode", "json.decode", "progress", "parallel", "io.open", "io.lines", "io.list", "io.type", "os.remove"])
+        assert names == sorted(["luau", "print", "json.encode", "json.decode", "progress", "parallel", "io.open", "io.lines", "io.list", "io.type", "os.remove",
+                                "io.stat", "io.glob", "io.grep", "io.edit", "os.rename"])
         doc = await client.read_resource("toolscript://docs/io.open")
         assert "io.open(path: string, mode: string?): File" in doc.contents[0].text
 
