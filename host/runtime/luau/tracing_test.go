@@ -61,7 +61,7 @@ return sdk.list_pets({})`
 	}
 	attrs := map[string]string{}
 	for _, kv := range exec.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, want := range map[string]string{"toolscript.execution.kind": "dry_run", "enduser.id": "alice", "toolscript.outcome": "ok"} {
 		if attrs[k] != want {
@@ -76,7 +76,7 @@ return sdk.list_pets({})`
 		for _, kv := range s.Attributes() {
 			switch kv.Key {
 			case telemetry.KeyEffect, telemetry.KeyFunction, telemetry.KeyRule, telemetry.KeyOutcome:
-				name += " " + kv.Value.Emit()
+				name += " " + kv.Value.String()
 			}
 		}
 		children = append(children, name)
@@ -155,7 +155,7 @@ func TestTracingDecisionEvents(t *testing.T) {
 		for _, e := range s.Events() {
 			event := e.Name
 			for _, kv := range e.Attributes {
-				event += " " + kv.Value.Emit()
+				event += " " + kv.Value.String()
 			}
 			events = append(events, event)
 		}

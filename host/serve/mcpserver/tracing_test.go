@@ -79,7 +79,7 @@ func TestTracingCallSpans(t *testing.T) {
 			}
 			attrs := map[string]string{}
 			for _, kv := range call.Attributes() {
-				attrs[string(kv.Key)] = kv.Value.Emit()
+				attrs[string(kv.Key)] = kv.Value.String()
 			}
 			if attrs["jsonrpc.request.id"] != "req-7" || attrs["toolscript.outcome"] != c.outcome || attrs["error.type"] != c.errorType {
 				t.Errorf("attributes %v, want id req-7, outcome %s, error.type %q", attrs, c.outcome, c.errorType)
