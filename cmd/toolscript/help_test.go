@@ -38,6 +38,19 @@ func TestHelpShowsTheRealDefaults(t *testing.T) {
 	}
 }
 
+// failedRun runs toolscript with args and stdin, wants the status of a
+// failed script (1), and returns what it wrote to standard output and
+// standard error.
+func failedRun(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	status := run(append([]string{"toolscript"}, args...), strings.NewReader(stdin), &out, &errOut)
+	if status != 1 {
+		t.Fatalf("status %d, want 1: %s", status, errOut.String())
+	}
+	return out.String() + errOut.String()
+}
+
 // TestRunNamesEverySyntaxError: run reports a script's syntax errors as
 // lint does, every one of them, each named by the script's file (or
 // standard input's name), with its line and column.
@@ -56,12 +69,7 @@ func TestRunNamesEverySyntaxError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			status := run(append([]string{"toolscript"}, tt.args...), strings.NewReader(tt.stdin), &out, &errOut)
-			if status != 1 {
-				t.Fatalf("status %d, want 1: %s", status, errOut.String())
-			}
-			text := out.String() + errOut.String()
+			text := failedRun(t, tt.stdin, tt.args...)
 			for _, want := range []string{tt.file + ":3:1: Expected identifier", tt.file + ":4:1: Expected identifier", tt.file + ":5:1: Expected identifier"} {
 				if tt.name == "json" {
 					want = strings.ReplaceAll(want, "<", `\u003c`)
@@ -96,12 +104,7 @@ func TestRunNamesTheScriptInErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			status := run(append([]string{"toolscript"}, tt.args...), strings.NewReader(tt.stdin), &out, &errOut)
-			if status != 1 {
-				t.Fatalf("status %d, want 1: %s", status, errOut.String())
-			}
-			text := out.String() + errOut.String()
+			text := failedRun(t, tt.stdin, tt.args...)
 			if !strings.Contains(text, tt.want) {
 				t.Errorf("the output lacks %q:\n%s", tt.want, text)
 			}

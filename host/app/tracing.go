@@ -88,9 +88,11 @@ func tracingEnabled(getenv func(string) string) (on bool, protocol string, err e
 	default:
 		return false, "", fmt.Errorf("OTEL_TRACES_EXPORTER=%s: toolscript exports traces over OTLP only: set it to otlp or none", exporter)
 	}
-	protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
+	variable := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	protocol = strings.TrimSpace(getenv(variable))
 	if protocol == "" {
-		protocol = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+		variable = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		protocol = strings.TrimSpace(getenv(variable))
 	}
 	switch protocol {
 	case "", "http/protobuf":
@@ -98,7 +100,7 @@ func tracingEnabled(getenv func(string) string) (on bool, protocol string, err e
 	case "grpc":
 		return true, "grpc", nil
 	}
-	return false, "", fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%s: toolscript exports OTLP over http/protobuf or grpc", protocol)
+	return false, "", fmt.Errorf("%s=%s: toolscript exports OTLP over http/protobuf or grpc", variable, protocol)
 }
 
 // openTracing makes the process's tracing from the environment: off (a

@@ -27,6 +27,7 @@ func TestTracingEnabled(t *testing.T) {
 		{"disabled false", map[string]string{"OTEL_SDK_DISABLED": "false", "OTEL_TRACES_EXPORTER": "otlp"}, true, "http/protobuf", ""},
 		{"console", map[string]string{"OTEL_TRACES_EXPORTER": "console"}, false, "", "OTEL_TRACES_EXPORTER=console"},
 		{"http/json", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, false, "", "http/protobuf or grpc"},
+		{"http/json for traces", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, false, "", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			on, protocol, err := tracingEnabled(func(k string) string { return c.env[k] })
