@@ -89,3 +89,29 @@ async def test_upstream_input_required_carried_through(tmp_path, mode):
         assert not result.is_error, result
         assert "the LLM said: forty-two" in str(result.structured_content["result"])
         assert asked == ["the answer?"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_upstream_elicitation_and_roots(tmp_path, everything, mode):
+    """server-everything's elicitation and roots requests reach the client in either era (legacy:
+    elicitation/create and roots/list during the call; 2026-07-28: input_required, and the retry
+    with the answer), and the upstream's result carries the client's answer."""
+    asked = []
+
+    async def elicit(context, params):
+        asked.append("elicitation")
+        return types.ElicitResult(action="accept", content={"name": "Ada Lovelace"})
+
+    async def roots(context):
+        asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///srv/e2e-root", name="e2e root")])
+
+    async with Client(server(tmp_path, "--no-io", everything), mode=mode, read_timeout_seconds=60,
+                      elicitation_callback=elicit, list_roots_callback=roots) as client:
+        result = await client.call_tool("execute_script", {"script": "return sdk.ev.trigger_elicitation_request()"})
+        assert not result.is_error, result
+        assert "Ada Lovelace" in str(result.structured_content["result"]), result.structured_content
+        result = await client.call_tool("execute_script", {"script": "return sdk.ev.get_roots_list()"})
+        assert not result.is_error, result
+        assert "file:///srv/e2e-root" in str(result.structured_content["result"]), result.structured_content
+    assert asked.count("elicitation") == 1 and asked.count("roots") >= 1, asked
