@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -40,12 +41,18 @@ return { before = before, made = made.text }
 // modernCall is a tools/call of MCP 2026-07-28 (stateless: no session),
 // declaring elicitation; state and answer make it a retry.
 func modernCall(id int, script, state string, answer map[string]any) string {
+	return modernCallOf(id, "replica-test", map[string]any{"script": script}, state, answer)
+}
+
+// modernCallOf is modernCall by the client named clientName, with
+// arguments.
+func modernCallOf(id int, clientName string, arguments map[string]any, state string, answer map[string]any) string {
 	params := map[string]any{
 		"name":      "execute_script",
-		"arguments": map[string]any{"script": script},
+		"arguments": arguments,
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "replica-test", "version": "1"},
+			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": clientName, "version": "1"},
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
 		},
 	}
@@ -298,4 +305,110 @@ func TestApprovalRecorded(t *testing.T) {
 	if posts := api.count(http.MethodPost); posts != 1 {
 		t.Errorf("%d POSTs", posts)
 	}
+}
+
+// TestApprovalRetryRefused: over the wire, a retry whose requestState
+// fails a check is refused with an error that says what was wrong, and
+// nothing runs: the state of another user or another client, for another
+// script or other arguments, altered, cut short or too large; and, on the
+// replica that resumes by replay, a state whose prefix read a file that
+// changed before the retry. The effect the person was asked about is
+// never made.
+func TestApprovalRetryRefused(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir := t.TempDir()
+	ioDir := filepath.Join(dir, "files")
+	if err := os.MkdirAll(ioDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeApprovalConfig(t, dir, api, "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\n")
+	iss, auth := issuerArgs(t)
+	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32))
+	var replicas []*hostedProcess
+	for range 2 {
+		cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, auth...)...)
+		replicas = append(replicas, startServeCmd(t, cmd, dir))
+	}
+	pausing, resuming := replicas[0].url, replicas[1].url
+	alice, bob := iss.Token(t, "RS256", "alice"), iss.Token(t, "RS256", "bob")
+
+	// Alice's in.txt, which the script reads before its ask.
+	if res := postModern(t, pausing, alice, modernCall(1, `io.open("in.txt", "w"):write("Rex"):close()`, "", nil)); res["isError"] == true {
+		t.Fatalf("writing in.txt: %v", res)
+	}
+	script := `local f = io.open("in.txt") local input = f:read("a") f:close() return sdk.notes.create_note({ text = input }).text`
+	first := postModern(t, pausing, alice, modernCall(2, script, "", nil))
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || state == "" {
+		t.Fatalf("the first call: %v", first)
+	}
+	altered := []byte(state) // one base64url character in the middle, another
+	if altered[len(altered)/2] = 'A'; state[len(state)/2] == 'A' {
+		altered[len(altered)/2] = 'B'
+	}
+	accept := map[string]any{"action": "accept", "content": map[string]any{}}
+	args := map[string]any{"script": script}
+	for i, tc := range []struct {
+		name, token, client string
+		args                map[string]any
+		state, want         string
+	}{
+		{"another user", bob, "replica-test", args, state, "belongs to another user"},
+		{"another client", alice, "other-client", args, state, "belongs to another client"},
+		{"another script", alice, "replica-test", map[string]any{"script": script + " "}, state, "is for another script"},
+		{"other arguments", alice, "replica-test", map[string]any{"script": script, "timeout_ms": 5000}, state, "is for other arguments"},
+		{"altered", alice, "replica-test", args, string(altered), "was modified"},
+		{"truncated", alice, "replica-test", args, state[:len(state)-8], "is cut short"},
+		{"too large", alice, "replica-test", args, strings.Repeat("A", 2<<20), "is too large"},
+	} {
+		for _, url := range []string{pausing, resuming} {
+			res := postModern(t, url, tc.token, modernCallOf(10+i, tc.client, tc.args, tc.state, accept))
+			if text := fmt.Sprint(res["content"]); res["isError"] != true || !strings.Contains(text, "Invalid requestState: ") ||
+				!strings.Contains(text, tc.want) || !strings.Contains(text, "nothing ran") {
+				t.Errorf("%s: %v; want an error saying the requestState %s", tc.name, res, tc.want)
+			}
+		}
+	}
+	// 100 MB: the body is refused before it is read whole.
+	req, _ := http.NewRequest(http.MethodPost, resuming, io.MultiReader(strings.NewReader(modernCall(20, script, "", nil)[:40]), io.LimitReader(zeroes{}, 100<<20)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+alice)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("a 100 MB retry: status %d", resp.StatusCode)
+		}
+	}
+	if posts := api.count(http.MethodPost); posts != 0 {
+		t.Fatalf("%d POSTs after refused retries", posts)
+	}
+
+	// A file the prefix read changed: the replica that replays refuses.
+	userDirs, _ := filepath.Glob(filepath.Join(ioDir, "u.alice.*"))
+	if len(userDirs) != 1 {
+		t.Fatalf("alice's directories: %v", userDirs)
+	}
+	if err := os.WriteFile(filepath.Join(userDirs[0], "in.txt"), []byte("Tom"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := postModern(t, resuming, alice, modernCall(30, script, state, accept))
+	sc, _ := res["structuredContent"].(map[string]any)
+	errObj, _ := sc["error"].(map[string]any)
+	if msg := fmt.Sprint(errObj["message"]); errObj["kind"] != "replay" || !strings.Contains(msg, "in.txt changed since the pause") || !strings.Contains(msg, "nothing ran") {
+		t.Errorf("a changed file: %v", res)
+	}
+	if posts := api.count(http.MethodPost); posts != 0 {
+		t.Errorf("%d POSTs after a refused resume", posts)
+	}
+}
+
+// zeroes reads as an endless run of '0'.
+type zeroes struct{}
+
+func (zeroes) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
 }
