@@ -120,3 +120,38 @@ func TestServeHostedRules(t *testing.T) {
 		t.Errorf("the access log lacks the decisions: %s", stderr)
 	}
 }
+
+// TestRunRulesThatFail: a rule whose when fails as it runs (a missing
+// key, CEL's cost limit) denies the effect, and the script's error says
+// why; the call never reaches the API.
+func TestRunRulesThatFail(t *testing.T) {
+	list := `[` + strings.Repeat("1,", 99) + `1]`
+	for _, tc := range []struct {
+		name, when string
+		says       []string
+	}{
+		{"missing key", `effect.body.owner == "x"`, []string{`denied by rule "broken": its when failed: no such key: owner`}},
+		{"cost limit", list + `.all(a, ` + list + `.all(b, ` + list + `.all(c, a + b + c > 0)))`, []string{`denied by rule "broken": its when failed`, "cost limit"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := testapi.New(t)
+			file := petsConfig(t, api, "[[policy]]\nname = \"broken\"\nwhen = '"+tc.when+"'\naction = \"allow\"\n")
+			res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+				SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(`sdk.create_pet({name = "Rex"})`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Error == nil || res.Error.Kind != result.Denied {
+				t.Fatalf("error %+v, want kind denied", res.Error)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(res.Error.Message, want) {
+					t.Errorf("error %q does not say %q", res.Error.Message, want)
+				}
+			}
+			if n := api.Requests.Load(); n != 0 {
+				t.Errorf("the API got %d requests", n)
+			}
+		})
+	}
+}
