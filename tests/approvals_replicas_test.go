@@ -322,7 +322,9 @@ func TestApprovalRetryRefused(t *testing.T) {
 	if err := os.MkdirAll(ioDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeApprovalConfig(t, dir, api, "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\n")
+	writeConfig(t, dir, notesSection(api.URL, notesCredential+"\n")+
+		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
+		"[effects]\nstate_key = \"${TOOLSCRIPT_STATE_KEY}\"\n")
 	iss, auth := issuerArgs(t)
 	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32))
 	var replicas []*hostedProcess
@@ -334,7 +336,7 @@ func TestApprovalRetryRefused(t *testing.T) {
 	alice, bob := iss.Token(t, "RS256", "alice"), iss.Token(t, "RS256", "bob")
 
 	// Alice's in.txt, which the script reads before its ask.
-	if res := postModern(t, pausing, alice, modernCall(1, `io.open("in.txt", "w"):write("Rex"):close()`, "", nil)); res["isError"] == true {
+	if res := postModern(t, pausing, alice, modernCall(1, `io.open("in.txt", "w"):write("s3cret-token"):close()`, "", nil)); res["isError"] == true {
 		t.Fatalf("writing in.txt: %v", res)
 	}
 	script := `local f = io.open("in.txt") local input = f:read("a") f:close() return sdk.notes.create_note({ text = input }).text`
@@ -342,6 +344,18 @@ func TestApprovalRetryRefused(t *testing.T) {
 	state, _ := first["requestState"].(string)
 	if first["resultType"] != "input_required" || state == "" {
 		t.Fatalf("the first call: %v", first)
+	}
+	// The question shows the effect as a dry run does, and the rule; the
+	// credential the script read from in.txt is redacted, the frozen
+	// parameter shown by name.
+	question := fmt.Sprint(first["inputRequests"])
+	for _, want := range []string{`the rule "new notes need a person" asks`, "call sdk.notes.create_note (POST " + api.URL + "/{team}/notes"} {
+		if !strings.Contains(question, want) {
+			t.Errorf("the question lacks %q: %s", want, question)
+		}
+	}
+	if strings.Contains(question, "s3cret-token") || strings.Contains(question, "/core/") {
+		t.Errorf("the question shows the credential or the frozen parameter: %s", question)
 	}
 	altered := []byte(state) // one base64url character in the middle, another
 	if altered[len(altered)/2] = 'A'; state[len(state)/2] == 'A' {
