@@ -3,7 +3,9 @@ package app_test
 import (
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -153,5 +155,25 @@ func TestRunRulesThatFail(t *testing.T) {
 				t.Errorf("the API got %d requests", n)
 			}
 		})
+	}
+}
+
+// TestRunRulesSeeTheLocalUser: under run a rule sees the OS user as
+// user.sub and toolscript as the client.
+func TestRunRulesSeeTheLocalUser(t *testing.T) {
+	me, err := user.Current()
+	if err != nil {
+		t.Skipf("no OS user: %v", err)
+	}
+	api := testapi.New(t)
+	file := petsConfig(t, api, "[[policy]]\nname = \"the local user\"\n"+
+		"when = 'user.sub == "+strconv.Quote(me.Username)+" && client.name == \"toolscript\" && client.version != \"\"'\naction = \"deny\"\n")
+	res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run), Version: "1.2.3",
+		SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(`sdk.create_pet({name = "Rex"})`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Error == nil || res.Error.Kind != result.Denied || !strings.Contains(res.Error.Message, `denied by rule "the local user"`) {
+		t.Fatalf("error %+v, want the rule on the local user to deny", res.Error)
 	}
 }
