@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
 // A paused execution resumes on any replica. Two `serve --http
@@ -39,26 +40,27 @@ return { before = before, made = made.text }
 `
 
 // modernCall is a tools/call of MCP 2026-07-28 (stateless: no session),
-// declaring elicitation; state and answer make it a retry.
+// declaring elicitation and sampling; state and answer (to the approval)
+// make it a retry.
 func modernCall(id int, script, state string, answer map[string]any) string {
-	return modernCallOf(id, "replica-test", map[string]any{"script": script}, state, answer)
+	return modernCallOf(id, "replica-test", map[string]any{"script": script}, state, map[string]any{"approval": answer})
 }
 
 // modernCallOf is modernCall by the client named clientName, with
-// arguments.
-func modernCallOf(id int, clientName string, arguments map[string]any, state string, answer map[string]any) string {
+// arguments, its retry answering with responses (inputResponses).
+func modernCallOf(id int, clientName string, arguments map[string]any, state string, responses map[string]any) string {
 	params := map[string]any{
 		"name":      "execute_script",
 		"arguments": arguments,
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": clientName, "version": "1"},
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}},
 		},
 	}
 	if state != "" {
 		params["requestState"] = state
-		params["inputResponses"] = map[string]any{"approval": answer}
+		params["inputResponses"] = responses
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
 	return string(b)
@@ -377,7 +379,7 @@ func TestApprovalRetryRefused(t *testing.T) {
 		{"too large", alice, "replica-test", args, strings.Repeat("A", 2<<20), "is too large"},
 	} {
 		for _, url := range []string{pausing, resuming} {
-			res := postModern(t, url, tc.token, modernCallOf(10+i, tc.client, tc.args, tc.state, accept))
+			res := postModern(t, url, tc.token, modernCallOf(10+i, tc.client, tc.args, tc.state, map[string]any{"approval": accept}))
 			if text := fmt.Sprint(res["content"]); res["isError"] != true || !strings.Contains(text, "Invalid requestState: ") ||
 				!strings.Contains(text, tc.want) || !strings.Contains(text, "nothing ran") {
 				t.Errorf("%s: %v; want an error saying the requestState %s", tc.name, res, tc.want)
@@ -425,4 +427,84 @@ func (zeroes) Read(p []byte) (int, error) {
 		p[i] = '0'
 	}
 	return len(p), nil
+}
+
+// TestApprovalResumesOnlyInPlace: a pause that resumes only in the
+// process that paused it (a file open at the pause; an upstream server
+// waiting for its request's answer). Its retry reaching the other replica
+// is refused, saying why, and nothing runs; the same retry then reaching
+// the replica that holds the execution resumes it there: the refusal did
+// not use the state up, though the replicas share their memory of
+// resumed states.
+func TestApprovalResumesOnlyInPlace(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	dir := t.TempDir()
+	ioDir, stateDir := filepath.Join(dir, "files"), filepath.Join(dir, "states")
+	for _, d := range []string{ioDir, stateDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeApprovalConfig(t, dir, api, "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\nstate_dir = "+quoteTOML(stateDir)+"\n")
+	iss, auth := issuerArgs(t)
+	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32))
+	ev := "--mcp=ev=" + testupstreams.Shell(testupstreams.Everything(t))
+	var replicas []*hostedProcess
+	for range 2 {
+		cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir, ev}, auth...)...)
+		replicas = append(replicas, startServeCmd(t, cmd, dir))
+	}
+	holder, other := replicas[0].url, replicas[1].url
+	token := iss.Token(t, "RS256", "alice")
+	for i, tc := range []struct {
+		name, script string
+		answer       func(id string) any // the client's answer to the input request id
+		why, want    string
+	}{
+		{"a file open", `local f = io.open("kept.txt", "w") f:write("opened before the ask")
+			local made = sdk.notes.create_note({ text = "approved" }) f:close() return made.text`,
+			func(string) any { return map[string]any{"action": "accept", "content": map[string]any{}} },
+			"file(s) open", "approved"},
+		{"an upstream waiting", `return sdk.ev.trigger_sampling_request({ prompt = "hi" })`,
+			func(string) any {
+				return map[string]any{"role": "assistant", "model": "m", "content": map[string]any{"type": "text", "text": "sampled by the test"}}
+			},
+			"an upstream MCP server waits in it", "sampled by the test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := postModern(t, holder, token, modernCall(100*i+1, tc.script, "", nil))
+			state, _ := first["requestState"].(string)
+			requests, _ := first["inputRequests"].(map[string]any)
+			if first["resultType"] != "input_required" || state == "" || len(requests) != 1 {
+				t.Fatalf("the first call: %v", first)
+			}
+			responses := map[string]any{}
+			for id := range requests {
+				responses[id] = tc.answer(id)
+			}
+			retry := func(id int) string {
+				return modernCallOf(id, "replica-test", map[string]any{"script": tc.script}, state, responses)
+			}
+			refused := postModern(t, other, token, retry(100*i+2))
+			if text := fmt.Sprint(refused["structuredContent"]); refused["isError"] != true || !strings.Contains(text, "resumes only in the process that paused it") ||
+				!strings.Contains(text, tc.why) || !strings.Contains(text, "nothing ran") {
+				t.Errorf("the retry on the other replica: %v", refused)
+			}
+			resumed := postModern(t, holder, token, retry(100*i+3))
+			if sc, _ := resumed["structuredContent"].(map[string]any); sc == nil || sc["error"] != nil || !strings.Contains(fmt.Sprint(sc["result"]), tc.want) {
+				t.Errorf("the retry on the replica that holds it: %v", resumed)
+			}
+		})
+	}
+	if posts := api.count(http.MethodPost); posts != 1 {
+		t.Errorf("%d POSTs, want the one approved", posts)
+	}
+	userDirs, _ := filepath.Glob(filepath.Join(ioDir, "u.alice.*", "kept.txt"))
+	if len(userDirs) != 1 {
+		t.Fatalf("kept.txt: %v", userDirs)
+	}
+	if b, _ := os.ReadFile(userDirs[0]); string(b) != "opened before the ask" {
+		t.Errorf("kept.txt holds %q", b)
+	}
 }

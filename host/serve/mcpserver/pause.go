@@ -140,6 +140,14 @@ func (t *pausedTable) take(id, owner string) *running {
 	return r
 }
 
+// holds says whether the execution id names is held for owner.
+func (t *pausedTable) holds(id, owner string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.byID[id]
+	return r != nil && r.owner == owner
+}
+
 // release forgets r (its wait ended), when still held, and says whether
 // it was.
 func (t *pausedTable) release(r *running) bool {

@@ -48,12 +48,20 @@ func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		x := executionFrom(ctx)
 		record := accesslog.FromContext(ctx)
-		st, err := s.states.Open(token, bindingOf(ctx, x, req), time.Now())
+		st, err := s.states.Verify(token, bindingOf(ctx, x, req), time.Now())
 		if err != nil {
-			record.SetOutcome(outcomeInvalid, "")
-			return invalid("Invalid requestState: " + err.Error() + ": nothing ran; call execute_script again without it"), nil
+			return invalidState(record, err), nil
 		}
-		x.resume = &resumption{state: st, inPlace: s.pausedRuns.take(st.Execution, ownerOf(ctx))}
+		x.resume = &resumption{state: st}
+		if st.InPlaceOnly != "" && !s.pausedRuns.holds(st.Execution, ownerOf(ctx)) {
+			// resumeByReplay refuses it, nothing run; unspent, the state
+			// still resumes where the execution waits.
+			return next(ctx, req)
+		}
+		if err := s.states.Spend(st, time.Now()); err != nil {
+			return invalidState(record, err), nil
+		}
+		x.resume.inPlace = s.pausedRuns.take(st.Execution, ownerOf(ctx))
 		if in := x.resume.inPlace; in != nil && in.waiting != nil {
 			// An upstream server's request, answered.
 			response, ok := req.Params.InputResponses[in.waiting.id]
@@ -77,6 +85,13 @@ func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		x.resume.answer = answer
 		return next(ctx, req)
 	}
+}
+
+// invalidState is the answer to a retry whose requestState is refused
+// for err: nothing ran.
+func invalidState(record *accesslog.Record, err error) *mcp.CallToolResult {
+	record.SetOutcome(outcomeInvalid, "")
+	return invalid("Invalid requestState: " + err.Error() + ": nothing ran; call execute_script again without it")
 }
 
 // bindingOf is what a state of the call whose context is ctx must be

@@ -274,6 +274,26 @@ func (s *Sealer) spill(id string, compressed []byte) (*Spill, error) {
 // error that wraps one of the Err values and says what is wrong. An
 // opened state is spent: opening it again in this process is ErrSpent.
 func (s *Sealer) Open(token string, binding Binding, now time.Time) (*State, error) {
+	st, err := s.Verify(token, binding, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Spend(st, now); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Spend uses st up at now: ErrSpent when it was resumed already (in this
+// process, or by a replica sharing the Spent's directory).
+func (s *Sealer) Spend(st *State, now time.Time) error {
+	return s.spent.Spend(st.ID, st.Expiry, now)
+}
+
+// Verify opens token as Open does, without spending it: for a retry that
+// may yet be refused with nothing run, and must leave the state to the
+// retry that resumes it (Spend).
+func (s *Sealer) Verify(token string, binding Binding, now time.Time) (*State, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: %d bytes, more than %d", ErrTooLarge, len(token), MaxTokenBytes)
 	}
@@ -312,9 +332,6 @@ func (s *Sealer) Open(token string, binding Binding, now time.Time) (*State, err
 		return nil, err
 	}
 	st.spillDir = s.spillDir
-	if err := s.spent.Spend(st.ID, st.Expiry, now); err != nil {
-		return nil, err
-	}
 	return st, nil
 }
 

@@ -193,6 +193,37 @@ func TestOpenOnce(t *testing.T) {
 	}
 }
 
+// TestVerifyThenSpend: Verify checks a state as Open does without using
+// it up (a retry refused for another reason keeps it); Spend uses it up.
+func TestVerifyThenSpend(t *testing.T) {
+	s := newSealer(t, "", newKey(t))
+	token, err := s.Seal(newState(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Verify(token, binding, now.Add(10*time.Minute)); !errors.Is(err, requeststate.ErrExpired) {
+		t.Fatalf("Verify of an expired state: %v", err)
+	}
+	for range 2 {
+		if _, err := s.Verify(token, binding, now); err != nil {
+			t.Fatalf("Verify: %v", err)
+		}
+	}
+	st, err := s.Verify(token, binding, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Spend(st, now); err != nil {
+		t.Fatalf("Spend: %v", err)
+	}
+	if err := s.Spend(st, now); !errors.Is(err, requeststate.ErrSpent) {
+		t.Errorf("spent twice: %v", err)
+	}
+	if _, err := s.Open(token, binding, now); !errors.Is(err, requeststate.ErrSpent) {
+		t.Errorf("Open of a spent state: %v", err)
+	}
+}
+
 func TestRotatedKey(t *testing.T) {
 	old, cur := newKey(t), newKey(t)
 	token, err := newSealer(t, "", old).Seal(newState(nil))
