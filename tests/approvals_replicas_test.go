@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -168,36 +169,52 @@ func startHAProxy(t *testing.T, backends ...string) string {
 	return "http://" + addr
 }
 
-// writeApprovalConfig writes a configuration of the notes API whose rule
-// asks a person about every POST, with effects as its [effects] keys.
-func writeApprovalConfig(t *testing.T, dir string, api *notesAPI, effects string) {
+// writeApprovalConfig writes a configuration of the notes API (with its
+// extra lines) whose rule asks a person about every POST, with effects as
+// its [effects] keys.
+func writeApprovalConfig(t *testing.T, dir string, api *notesAPI, extra, effects string) {
 	t.Helper()
-	writeConfig(t, dir, notesSection(api.URL, "")+
+	writeConfig(t, dir, notesSection(api.URL, extra)+
 		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
 		"[effects]\n"+effects)
 }
 
-func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	api := newNotesAPI(t)
+// startApprovalReplicas starts two `serve --http --stateless` replicas (with
+// more args) of writeApprovalConfig's configuration, sharing its state key
+// and an io directory and, when shareStates, a state_dir. It returns them,
+// their issuer and the io directory.
+func startApprovalReplicas(t *testing.T, api *notesAPI, extra string, shareStates bool, args ...string) ([]*hostedProcess, *authtest.Issuer, string) {
+	t.Helper()
 	dir := t.TempDir()
 	ioDir := filepath.Join(dir, "files")
 	if err := os.MkdirAll(ioDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	stateDir := filepath.Join(dir, "states") // the replicas' shared memory of resumed states
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		t.Fatal(err)
+	effects := "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\n"
+	if shareStates {
+		stateDir := filepath.Join(dir, "states") // the replicas' shared memory of resumed states
+		if err := os.MkdirAll(stateDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		effects += "state_dir = " + quoteTOML(stateDir) + "\n"
 	}
-	writeApprovalConfig(t, dir, api, "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\nstate_dir = "+quoteTOML(stateDir)+"\n")
+	writeApprovalConfig(t, dir, api, extra, effects)
 	iss, auth := issuerArgs(t)
 	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32)) // 32 bytes, hex
 	var replicas []*hostedProcess
-	var backends []string
 	for range 2 {
-		cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, auth...)...)
-		p := startServeCmd(t, cmd, dir)
-		replicas = append(replicas, p)
+		cmd := exec.Command(binary, append(append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, args...), auth...)...)
+		replicas = append(replicas, startServeCmd(t, cmd, dir))
+	}
+	return replicas, iss, ioDir
+}
+
+func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := newNotesAPI(t)
+	replicas, iss, ioDir := startApprovalReplicas(t, api, "", true)
+	var backends []string
+	for _, p := range replicas {
 		backends = append(backends, strings.TrimPrefix(p.base, "http://"))
 	}
 	url := startHAProxy(t, backends...) + "/mcp"
@@ -276,7 +293,7 @@ func TestApprovalRecorded(t *testing.T) {
 	if err := os.MkdirAll(records, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeApprovalConfig(t, dir, api, "record_dir = "+quoteTOML(records)+"\n")
+	writeApprovalConfig(t, dir, api, "", "record_dir = "+quoteTOML(records)+"\n")
 	iss, auth := issuerArgs(t)
 	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...), dir)
 	token := iss.Token(t, "RS256", "alice")
@@ -319,21 +336,7 @@ func TestApprovalRecorded(t *testing.T) {
 func TestApprovalRetryRefused(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
-	dir := t.TempDir()
-	ioDir := filepath.Join(dir, "files")
-	if err := os.MkdirAll(ioDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	writeConfig(t, dir, notesSection(api.URL, notesCredential+"\n")+
-		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
-		"[effects]\nstate_key = \"${TOOLSCRIPT_STATE_KEY}\"\n")
-	iss, auth := issuerArgs(t)
-	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32))
-	var replicas []*hostedProcess
-	for range 2 {
-		cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, auth...)...)
-		replicas = append(replicas, startServeCmd(t, cmd, dir))
-	}
+	replicas, iss, ioDir := startApprovalReplicas(t, api, notesCredential+"\n", false)
 	pausing, resuming := replicas[0].url, replicas[1].url
 	alice, bob := iss.Token(t, "RS256", "alice"), iss.Token(t, "RS256", "bob")
 
@@ -439,22 +442,7 @@ func (zeroes) Read(p []byte) (int, error) {
 func TestApprovalResumesOnlyInPlace(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
-	dir := t.TempDir()
-	ioDir, stateDir := filepath.Join(dir, "files"), filepath.Join(dir, "states")
-	for _, d := range []string{ioDir, stateDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeApprovalConfig(t, dir, api, "state_key = \"${TOOLSCRIPT_STATE_KEY}\"\nstate_dir = "+quoteTOML(stateDir)+"\n")
-	iss, auth := issuerArgs(t)
-	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32))
-	ev := "--mcp=ev=" + testupstreams.Shell(testupstreams.Everything(t))
-	var replicas []*hostedProcess
-	for range 2 {
-		cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir, ev}, auth...)...)
-		replicas = append(replicas, startServeCmd(t, cmd, dir))
-	}
+	replicas, iss, ioDir := startApprovalReplicas(t, api, "", true, "--mcp=ev="+testupstreams.Shell(testupstreams.Everything(t)))
 	holder, other := replicas[0].url, replicas[1].url
 	token := iss.Token(t, "RS256", "alice")
 	for i, tc := range []struct {
