@@ -275,6 +275,11 @@ func TestApprovalResumesOnTheOtherReplica(t *testing.T) {
 		}
 		if strings.Contains(log, `"outcome":"ok"`) {
 			resumed = i
+			// The execution's decisions, counted once: the write before
+			// the ask (replayed) and the approved POST.
+			if !strings.Contains(log, `"outcome":"ok","decisions":{"allowed":1,"approved":1}`) {
+				t.Errorf("the resuming replica's access log lacks the execution's decisions:\n%s", log)
+			}
 		}
 	}
 	if paused < 0 || resumed < 0 || paused == resumed {
