@@ -36,6 +36,10 @@ func DefaultLimits() Limits {
 	return Limits{Files: 200, Bytes: 32 << 20, LineBytes: 4 << 20, Time: 2 * time.Second}
 }
 
+// maxWarnings is how many traces that cannot be read are named; the rest
+// are counted.
+const maxWarnings = 5
+
 // Result is what was learned of one function.
 type Result struct {
 	// Schema is the type of what the script got (nil: nothing certain).
@@ -80,7 +84,7 @@ func Load(ctx context.Context, paths []string, lim Limits, warn func(string)) Se
 	files := traceFiles(paths, warn)
 	learning := map[string]*function{}
 	left := lim.Bytes
-	read, skipped := 0, 0
+	read, skipped, broken := 0, 0, 0
 	for _, f := range files {
 		if read >= lim.Files || f.size > left {
 			skipped++
@@ -94,12 +98,17 @@ func Load(ctx context.Context, paths []string, lim Limits, warn func(string)) Se
 		read++
 		samples, err := readTrace(ctx, f.path, f.size, lim.LineBytes)
 		if err != nil {
-			warn(fmt.Sprintf("learning result types: skipping %s: %v", f.path, err))
+			if broken++; broken <= maxWarnings {
+				warn(fmt.Sprintf("learning result types: skipping %s: %v", f.path, err))
+			}
 			continue
 		}
 		for _, s := range samples {
 			learnFrom(learning, s)
 		}
+	}
+	if broken > maxWarnings {
+		warn(fmt.Sprintf("learning result types: %d more traces skipped (they cannot be read)", broken-maxWarnings))
 	}
 	if skipped > 0 {
 		warn(fmt.Sprintf("learning result types: %d older traces not read (at most %d traces, %d bytes)", skipped, lim.Files, lim.Bytes))
