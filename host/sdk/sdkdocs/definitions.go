@@ -132,6 +132,7 @@ func (d *Docs) Definitions() string {
 	for _, api := range d.cat.APIs {
 		names := typeNames(api, api.Name+"_")
 		t := d.typerOf(api, names)
+		t.closedArgs = true
 		if len(api.Schemas) > 0 {
 			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, strings.TrimSpace(api.Title))
 		}

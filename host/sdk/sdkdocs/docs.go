@@ -387,6 +387,9 @@ func arguments(t *typer, f *catalog.Function) []string {
 		ty := "{[string]: any}"
 		if f.InputSchema != nil {
 			ty = t.typ(f.InputSchema, 0)
+			if in := f.InputSchema; t.closedArgs && in.NoAdditional && in.Ref == "" && len(in.AllOf)+len(in.AnyOf)+len(in.OneOf) == 0 {
+				ty = closed(ty)
+			}
 		}
 		if in := f.InputSchema; in != nil && len(in.Required) > 0 {
 			return []string{"args: " + ty}
@@ -408,6 +411,9 @@ func arguments(t *typer, f *catalog.Function) []string {
 			fields = append(fields, key(p.Name)+": "+ty)
 		}
 		ty := "{ " + strings.Join(fields, ", ") + " }"
+		if t.closedArgs {
+			ty = closed(ty)
+		}
 		if !required {
 			ty += "?"
 		}
@@ -423,6 +429,19 @@ func arguments(t *typer, f *catalog.Function) []string {
 		args = append(args, "body: "+ty)
 	}
 	return args
+}
+
+// closed is a table type of named fields ("{ a: T, b: U? }") that a key
+// it does not name does not fit: with the indexer [string]: nil, Luau's
+// checker reports a table literal's extra key (a table literal is
+// unsealed, and an unsealed table fits a sealed one with more keys; the
+// indexer makes each extra key's value a mismatch with nil). Any other
+// type is returned as it is.
+func closed(ty string) string {
+	if !strings.HasPrefix(ty, "{ ") || !strings.HasSuffix(ty, " }") {
+		return ty
+	}
+	return strings.TrimSuffix(ty, " }") + ", [string]: nil }"
 }
 
 func bodySchemaOf(f *catalog.Function) *catalog.Schema {

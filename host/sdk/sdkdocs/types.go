@@ -72,6 +72,11 @@ type typer struct {
 	write bool // a request: readOnly properties are left out
 	// learned are the result types learned from recorded calls.
 	learned learned.Set
+	// closedArgs renders a call's table of parameters (an MCP tool's
+	// arguments when its schema says additionalProperties: false) closed,
+	// so that a key that is none of them is a type error: the
+	// definitions' (the sdk refuses such a call), not the docs'.
+	closedArgs bool
 }
 
 // learnedResult is what was learned of f's result, when a type was.
