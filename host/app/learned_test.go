@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
@@ -20,7 +22,8 @@ import (
 // tool returns structured content and declares no outputSchema) teaches
 // its result type: the docs (get_function_docs, the definitions) give it,
 // marked as learned, and lint --types flags a field it does not have;
-// the weather tool's declared outputSchema wins over what was recorded.
+// the weather tool's declared outputSchema wins over what was recorded;
+// serve (stdio) shows it in get_function_docs.
 // Without the trace, raw returns any and nothing is flagged.
 func TestLearnedFromRecordedRun(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -73,6 +76,23 @@ return {#r.v, w.city}`), Record: filepath.Join(recordDir, "run.trace.jsonl")})
 	}
 	if warnings.Len() > 0 {
 		t.Errorf("warnings: %s", warnings.String())
+	}
+
+	// serve (stdio) learns from record_dir too: get_function_docs gives it.
+	served := serveRecording(t, file, false)
+	res2, err := served.connect("").CallTool(testwait.Context(t), mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name: "get_function_docs", Arguments: map[string]any{"name": "py.raw"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, c := range res2.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if !strings.Contains(text.String(), "Returns (learned from 1 recorded call, not declared by the server): { v: {{any}} }") {
+		t.Errorf("serve's get_function_docs:\n%s", text.String())
 	}
 
 	script := []lint.Source{{Name: "t.luau", Text: []byte("local r = sdk.py.raw({depth = 1})\nreturn r.nonexistent_field\n")}}
