@@ -3,14 +3,11 @@ package app_test
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
 	"github.com/toolscript/toolscript/internal/testspecs"
@@ -25,14 +22,7 @@ import (
 func TestTypesExtraKeys(t *testing.T) {
 	spec := testspecs.GitHub(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	if err := os.WriteFile(path, []byte("[apis.gh]\nspec = "+strconv.Quote(spec)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configOf(t, "[apis.gh]\nspec = "+strconv.Quote(spec)+"\n")
 	opts := app.SDKOptions{Stderr: io.Discard}
 	d, err := app.Docs(testwait.Context(t), file, opts, io.Discard)
 	if err != nil {
