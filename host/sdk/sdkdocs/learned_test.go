@@ -80,3 +80,33 @@ func TestLearnedResults(t *testing.T) {
 		t.Errorf("search_docs (%v):\n%s", err, page.Text)
 	}
 }
+
+// TestLearnedDefinitionsParse: learned types of awkward results (keys that
+// are Luau keywords or hold '-', '.', '$', '@'; unions with nil; nested
+// and empty arrays; maps; objects in arrays of unions) render as
+// definitions the real Luau parser takes.
+func TestLearnedDefinitionsParse(t *testing.T) {
+	results := [][]string{
+		{`{"end": 1, "function": "x", "a-b": true, "a.b": null, "$ref": [], "@id": {"x": [[1], "y"]}}`},
+		{`[1, "x", null]`, `[{"a": [{}]}]`, `null`},
+		{`{"1": 1, "a b": 2}`},
+		{`"text"`, `{"k": [[[[[[[[[[[1]]]]]]]]]]]}`},
+		{`{"v": [[]]}`, `{"v": [[null]], "w": {"x": {"y": {"z": "q"}}}}`},
+	}
+	api := &catalog.API{Name: "m", Kind: catalog.MCP}
+	set := learned.Set{}
+	for i, values := range results {
+		name := "tool" + strings.Repeat("x", i)
+		api.Functions = append(api.Functions, &catalog.Function{Name: name, Kind: catalog.MCP, Tool: name})
+		var raw [][]byte
+		for _, v := range values {
+			raw = append(raw, []byte(v))
+		}
+		set["sdk.m."+name] = learned.Result{Schema: learned.Learn(raw), Calls: len(values)}
+	}
+	defs := New(&catalog.Catalog{APIs: []*catalog.API{api}}).WithLearned(set).Definitions()
+	if strings.Count(defs, "-- result type learned from") != len(results) {
+		t.Errorf("want %d learned types:\n%s", len(results), defs)
+	}
+	checkLuauSyntax(t, asLuau(defs))
+}
