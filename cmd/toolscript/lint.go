@@ -38,6 +38,7 @@ func lintCommand() *cli.Command {
 			&cli.StringFlag{Name: "stdin-filename", Value: app.LintStdinName, Usage: "the `NAME` of standard input (-) in diagnostics"},
 			&cli.BoolFlag{Name: "list-rules", Usage: "print the rules and exit"},
 			&cli.BoolFlag{Name: "types", Usage: "also type-check each script with Luau's type checker against the sdk's definitions (rule type)", DefaultText: "[lint] types, else false"},
+			learnFlag(),
 			&cli.BoolFlag{Name: "effects", Usage: "also list, per script, what it can change: the unsafe sdk functions it names, its io writes, and what it reaches without naming it (text and json formats)"},
 		}, sdkFlags()...),
 		OnUsageError: usageError,

@@ -28,6 +28,7 @@ func sdkFlags() []cli.Flag {
 // (`toolscript sdk --api X list` and `toolscript sdk list --api X` alike).
 func sdkOptions(c *cli.Context) app.SDKOptions {
 	var flags app.SDKFlags
+	var learn []string
 	for _, ctx := range c.Lineage() {
 		if ctx.Command == nil && ctx.App != nil && ctx != c {
 			continue // the app itself has no sdk flags
@@ -35,16 +36,25 @@ func sdkOptions(c *cli.Context) app.SDKOptions {
 		flags.APIs = append(flags.APIs, ctx.StringSlice("api")...)
 		flags.Auth = append(flags.Auth, ctx.StringSlice("auth")...)
 		flags.MCP = append(flags.MCP, ctx.StringSlice("mcp")...)
+		learn = append(learn, ctx.StringSlice("learn")...)
 		if flags.MaxCalls == 0 {
 			flags.MaxCalls = ctx.Int("max-calls")
 		}
 	}
-	return app.SDKOptions{Flags: flags, Getenv: os.Getenv, Stderr: c.App.ErrWriter, CacheVersion: version}
+	return app.SDKOptions{Flags: flags, Getenv: os.Getenv, Stderr: c.App.ErrWriter, CacheVersion: version, Learn: learn}
+}
+
+// learnFlag is --learn, of the commands that show or check against the
+// sdk's types (sdk, lint).
+func learnFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "learn", Usage: "learn the result types of functions that declare none from the recorded traces at `PATH` " +
+		"(a trace file, or a directory's .jsonl and .trace files), besides [effects] record_dir (repeatable)"}
 }
 
 func sdkCommand() *cli.Command {
 	flags := append([]cli.Flag{
 		&cli.StringFlag{Name: "config", Usage: "config `FILE` (default: ./toolscript.toml if it exists)"},
+		learnFlag(),
 	}, sdkFlags()...)
 	return &cli.Command{
 		Name:  "sdk",

@@ -32,5 +32,6 @@ func Docs(ctx context.Context, file *config.File, opts SDKOptions, warnings io.W
 			fmt.Fprintf(warnings, "toolscript: warning: api %s: %s\n", termtext.Line(api.Name), termtext.Line(w))
 		}
 	}
-	return sdkdocs.New(client.Catalog()), nil
+	learnedSet := learnedTypes(ctx, file, getenvOf(opts), opts.Learn, warnTo(warnings))
+	return sdkdocs.New(client.Catalog()).WithLearned(learnedSet), nil
 }

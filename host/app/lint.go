@@ -14,6 +14,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdk/learned"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
@@ -52,7 +53,8 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 		}
 	}
 	if cfg.Types {
-		checker, err := typeChecker(ctx, client, rtConfig.CacheWarning)
+		learnedSet := learnedTypes(ctx, cfg.File, getenvOf(cfg.SDK), cfg.SDK.Learn, warnTo(cfg.SDK.Stderr))
+		checker, err := typeChecker(ctx, client, learnedSet, rtConfig.CacheWarning)
 		if err != nil {
 			return nil, usage(err)
 		}
@@ -87,8 +89,9 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 }
 
 // typeChecker returns a type checker with the sdk's definitions loaded:
-// those of client's catalog (toolscript's globals alone without one).
-func typeChecker(ctx context.Context, client *sdk.Client, warning *cachedir.Warning) (*typecheck.Checker, error) {
+// those of client's catalog (toolscript's globals alone without one), with
+// the result types learned from recorded calls.
+func typeChecker(ctx context.Context, client *sdk.Client, learnedSet learned.Set, warning *cachedir.Warning) (*typecheck.Checker, error) {
 	cat := &catalog.Catalog{}
 	if client != nil {
 		cat = client.Catalog()
@@ -97,7 +100,7 @@ func typeChecker(ctx context.Context, client *sdk.Client, warning *cachedir.Warn
 	if err != nil {
 		return nil, err
 	}
-	if err := checker.Load([]byte(sdkdocs.New(cat).Definitions())); err != nil {
+	if err := checker.Load([]byte(sdkdocs.New(cat).WithLearned(learnedSet).Definitions())); err != nil {
 		checker.Close(context.Background())
 		return nil, err
 	}

@@ -48,6 +48,10 @@ type SDKOptions struct {
 	// Gateway relays the upstream MCP servers' requests to a client to the
 	// client of the call they serve (upstream.Options.Gateway).
 	Gateway bool
+	// Learn are traces (files or directories) to learn result types from
+	// (host/sdk/learned), besides [effects] record_dir: the docs and the
+	// type checker's definitions.
+	Learn []string
 }
 
 // SpecTimeout bounds fetching a spec (or a document it refers to) by URL.

@@ -22,6 +22,7 @@ import (
 	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdk/learned"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/hosted"
@@ -117,6 +118,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 				"executions are not recorded until traces are removed from it", dir, used, trace.Size(total)))
 		}
 	}
+	if cfg.Server.Mode() != config.Hosted {
+		a.learned = learnedTypes(ctx, cfg.File, getenvOf(cfg.SDK), cfg.SDK.Learn, func(msg string) { a.warn(msg) })
+	}
 	err = a.open(ctx)
 	if a.rt != nil {
 		defer a.rt.Close(context.Background())
@@ -166,6 +170,10 @@ type assembly struct {
 	// records is [effects] record_dir: where each execution's trace is
 	// recorded (nil: none are).
 	records *recordDir
+	// learned are the result types learned from record_dir's traces
+	// (the stdio mode's; a hosted server's users' traces are theirs):
+	// the docs show them.
+	learned learned.Set
 	// states seals and opens the state of executions paused for a
 	// person's answer; approvalTimeout bounds the wait for one.
 	states          *requeststate.Sealer
@@ -285,7 +293,7 @@ func (a *assembly) mcpConfig() mcpserver.Config {
 		return cfg
 	}
 	if a.client != nil {
-		cfg.SDKDocs = sdkdocs.New(a.client.Catalog())
+		cfg.SDKDocs = sdkdocs.New(a.client.Catalog()).WithLearned(a.learned)
 		cfg.AwaitSDK = a.awaitDocs
 	}
 	m := cfg.Metrics
@@ -407,7 +415,7 @@ func (a *assembly) recordingFailed(path string) func(error) {
 // until ctx ends, when there is an sdk.
 func (a *assembly) watch(ctx context.Context, srv *mcpserver.Server, logf func(format string, args ...any)) {
 	if a.client != nil {
-		go watchSDK(ctx, a.changed, &a.current, a.rt, srv, logf, a.publish)
+		go watchSDK(ctx, a.changed, &a.current, a.rt, srv, logf, a.publish, a.learned)
 	}
 }
 
@@ -538,7 +546,7 @@ func userIODir(io *luau.IO) string {
 // keep what they started with; function ids keep their meaning across
 // the change (sdk.Client.Refresh).
 func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointer[sdk.Client],
-	rt *luau.Runtime, srv *mcpserver.Server, logf func(format string, args ...any), published func(*sdk.Client)) {
+	rt *luau.Runtime, srv *mcpserver.Server, logf func(format string, args ...any), published func(*sdk.Client), learnedSet learned.Set) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -557,7 +565,7 @@ func watchSDK(ctx context.Context, changed <-chan string, current *atomic.Pointe
 				logf("mcp server %s: its tools changed, and the sdk could not be rebuilt (keeping the previous one): %v", server, err)
 				continue
 			}
-			docs := sdkdocs.New(next.Catalog())
+			docs := sdkdocs.New(next.Catalog()).WithLearned(learnedSet)
 			srv.SetSDKDocs(docs)
 			published(next)
 			was := prev.Catalog().API(server)

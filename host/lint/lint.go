@@ -196,6 +196,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 					}
 					continue
 				}
+				diags = withoutNolintType(diags)
 				charColumns(sources[i].Text, diags)
 				if opts.Effects {
 					effects[i] = effectsOf(sources[i], diags, opts.Functions)
@@ -210,6 +211,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 						})
 						continue
 					}
+					typed = withoutNolinted(typed, nolintOfType(sources[i].Text))
 					found = sortByPosition(append(found, withoutSDKDuplicates(typed, found)...))
 				}
 				results[i] = capDiagnostics(found)

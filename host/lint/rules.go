@@ -92,7 +92,7 @@ func Rules() []Rule {
 			"The call would fail before any request. Only literal tables whose keys are all names are checked."},
 		{RuleType, Error,
 			"With --types: Luau's type checker, in strict mode against the sdk's definitions, finds a mistake in how the script uses a value.",
-			"An error where the sdk's types make the run fail: a key the response or argument type does not have, a required field left out, a wrong literal (an enum value the API does not take) or primitive. Everything else the checker finds (a value that may be nil, a count of values, what it cannot follow) is a warning. A script the checker cannot finish gets one warning saying so. Disable it with --disable type ([lint] disable); --!nolint does not name it."},
+			"An error where the sdk's types make the run fail: a key the response or argument type does not have, a required field left out, a wrong literal (an enum value the API does not take) or primitive. Everything else the checker finds (a value that may be nil, a count of values, what it cannot follow) is a warning. A script the checker cannot finish gets one warning saying so. Disable it with --disable type ([lint] disable), or with --!nolint type for the file (at the top) or a line (after code)."},
 		{RuleUnusedLocal, Warning,
 			"A local variable, local function or loop variable that is never read.",
 			"Remove it, or start its name with an underscore (_) to say it is unused on purpose. Function parameters are not reported."},

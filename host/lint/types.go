@@ -11,7 +11,7 @@ import (
 
 // RuleType is the rule of lint --types: what Luau's type checker finds
 // against the sdk's definitions. The type checker, not the module, reports
-// it (the module's --!nolint does not know it; --disable type does).
+// it; --disable type and --!nolint type (applied here: nolint.go) disable it.
 const RuleType = "type"
 
 // TypeChecker checks a script's types against the sdk's definitions: a

@@ -94,3 +94,72 @@ func TestTypes(t *testing.T) {
 		}
 	})
 }
+
+// TestNolintType: --!nolint type (and a --!nolint naming no rule) disables
+// the type checker's rule as it does the module's rules: for the whole
+// file before any code, for its own line after code; the module's
+// invalid_nolint for the name type is not reported, with or without a
+// type checker; a --!nolint in a string is none.
+func TestNolintType(t *testing.T) {
+	rt := newRuntime(t)
+	checker := newTypeChecker(t, typecheck.Config{}, typesDefinitions)
+	const mistake = "return sdk.get_pet({pet_id = 1}).nmae"
+	tests := []struct {
+		name   string
+		source string
+		types  bool
+		want   []string // "line rule"
+	}{
+		{"reported", mistake + "\n", true, []string{"1 type"}},
+		{"file-wide", "--!nolint type\n" + mistake + "\n", true, nil},
+		{"file-wide among others", "--!nolint unused_local, type\nlocal a = 1\n" + mistake + "\n", true, nil},
+		{"file-wide after a block comment", "--[[ about\nthis ]]\n--!nolint type\n" + mistake + "\n", true, nil},
+		{"every rule", "--!nolint\n" + mistake + "\n", true, nil},
+		{"another rule only", "--!nolint unused_local\n" + mistake + "\n", true, []string{"2 type"}},
+		{"its own line", mistake + " --!nolint type\n", true, nil},
+		{"every rule of its line", mistake + " --!nolint\n", true, nil},
+		{"not another line", "local p = sdk.get_pet({pet_id = 1}) --!nolint type\nreturn p.nmae\n", true, []string{"2 type"}},
+		{"after code is not file-wide", "local p = sdk.get_pet({pet_id = 1})\n--!nolint type\nreturn p.nmae\n", true, []string{"3 type"}},
+		{"in a string", "local _s = \"--!nolint type\" return sdk.get_pet({pet_id = 1}).nmae\n", true, []string{"1 type"}},
+		{"in a long string", "local _s = [==[\n--!nolint type\n]==]\nreturn sdk.get_pet({pet_id = 1}).nmae\n", true, []string{"4 type"}},
+		{"in an interpolated string", "local _s = `{\"x\"}--!nolint type` return sdk.get_pet({pet_id = 1}).nmae\n", true, []string{"1 type"}},
+		{"in a block comment", "--[[\n--!nolint type\n]] " + mistake + "\n", true, []string{"3 type"}},
+		{"without a type checker", "--!nolint type\nreturn 1\n", false, nil},
+		{"a misspelled name", "--!nolint typ\nreturn 1\n", false, []string{"1 invalid_nolint"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := lint.Options{}
+			if tt.types {
+				opts.Types = checker
+			}
+			rep, err := lint.Run(context.Background(), rt, []lint.Source{{Name: "t.luau", Text: []byte(tt.source)}}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range rep.Diagnostics {
+				got = append(got, strconv.Itoa(d.Line)+" "+d.Rule)
+			}
+			if strings.Join(got, ", ") != strings.Join(tt.want, ", ") {
+				t.Errorf("got %v, want %v (%+v)", got, tt.want, rep.Diagnostics)
+			}
+		})
+	}
+}
+
+// FuzzHotComments: finding a source's hot comments never panics and
+// finds each on a line of the source.
+func FuzzHotComments(f *testing.F) {
+	for _, s := range []string{"--!nolint type\nreturn 1", "local _s = `a{ {1} }b` --!nolint\n", "--[==[ x ]==] [[ y ]] '\\\n' --!x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		lines := strings.Count(src, "\n") + 1
+		for _, hc := range lint.HotComments([]byte(src)) {
+			if hc.Line < 1 || hc.Line > lines {
+				t.Fatalf("line %d of %d", hc.Line, lines)
+			}
+		}
+	})
+}

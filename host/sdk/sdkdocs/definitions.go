@@ -3,6 +3,8 @@ package sdkdocs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/toolscript/toolscript/host/contract/catalog"
 )
 
 // Builtin is one of toolscript's own globals.
@@ -129,7 +131,8 @@ func (d *Docs) Definitions() string {
 	var flat []string
 	for _, api := range d.cat.APIs {
 		names := typeNames(api, api.Name+"_")
-		t := newTyper(api, names)
+		t := d.typerOf(api, names)
+		t.closedArgs = true
 		if len(api.Schemas) > 0 {
 			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, strings.TrimSpace(api.Title))
 		}
@@ -139,9 +142,10 @@ func (d *Docs) Definitions() string {
 		var fields []string
 		for _, f := range api.Functions {
 			fn := fmt.Sprintf("(%s) -> (%s, SdkResponse)", strings.Join(arguments(t, f), ", "), resultType(t, f))
-			fields = append(fields, fmt.Sprintf("\t\t%s: %s,", key(f.Name), fn))
+			note := learnedNote(t, f)
+			fields = append(fields, note+fmt.Sprintf("\t\t%s: %s,", key(f.Name), fn))
 			if f.Flat {
-				flat = append(flat, fmt.Sprintf("\t%s: %s,", key(f.Name), fn))
+				flat = append(flat, strings.ReplaceAll(note, "\t\t", "\t")+fmt.Sprintf("\t%s: %s,", key(f.Name), fn))
 			}
 		}
 		sdk = append(sdk, fmt.Sprintf("\t%s: {\n%s\n\t},", key(api.Name), strings.Join(fields, "\n")))
@@ -152,4 +156,35 @@ func (d *Docs) Definitions() string {
 	}
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// learnedNote is the comment line put before a function whose result type
+// was learned from recorded calls; "" for the others.
+func learnedNote(t *typer, f *catalog.Function) string {
+	if mark := learnedMark(t, f); mark != "" {
+		return "\t\t-- " + strings.TrimSuffix(strings.TrimPrefix(mark, " ("), ")") + ", not declared\n"
+	}
+	return ""
+}
+
+// learnedMark is what a listing adds to the summary of a function whose
+// result type was learned: " (result type learned from 12 recorded
+// calls)"; "" for the others.
+func learnedMark(t *typer, f *catalog.Function) string {
+	if declaredResultType(t, f) != "any" {
+		return ""
+	}
+	r, ok := t.learnedResult(f)
+	if !ok {
+		return ""
+	}
+	return " (result type learned from " + recordedCalls(r.Calls) + ")"
+}
+
+// recordedCalls is "1 recorded call" or "12 recorded calls".
+func recordedCalls(n int) string {
+	if n == 1 {
+		return "1 recorded call"
+	}
+	return fmt.Sprintf("%d recorded calls", n)
 }

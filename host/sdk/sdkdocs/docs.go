@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/sdk/learned"
 )
 
 // Docs renders one catalog (as the sdk client prepared it: frozen
@@ -30,6 +31,10 @@ type Docs struct {
 	fingerprint [8]byte
 	// noIO leaves the io built-ins out of search and docs.
 	noIO bool
+	// learned are result types learned from recorded traces, by
+	// qualified function name: a function whose result type is declared
+	// as nothing (any) gets its learned one (WithLearned).
+	learned learned.Set
 }
 
 // New prepares the docs of cat.
@@ -50,6 +55,26 @@ func (d *Docs) WithoutIO() *Docs {
 	c := *d
 	c.noIO = true
 	return &c
+}
+
+// WithLearned is d with result types learned from recorded traces
+// (host/sdk/learned): a function whose declared result type is any (an
+// MCP tool without an outputSchema, an operation without a JSON schema
+// for its success response) has its learned one in its signature, its
+// docs and the definitions, marked as learned. A declared type always
+// wins.
+func (d *Docs) WithLearned(set learned.Set) *Docs {
+	c := *d
+	c.learned = set
+	return &c
+}
+
+// typerOf is a typer of api's schemas (names: their Luau type names)
+// that knows d's learned result types.
+func (d *Docs) typerOf(api *catalog.API, names map[string]string) *typer {
+	t := newTyper(api, names)
+	t.learned = d.learned
+	return t
 }
 
 // APIInfo is one entry of list_apis.
@@ -331,6 +356,22 @@ func mcpDocs(b *strings.Builder, t *typer, api *catalog.API, f *catalog.Function
 		fmt.Fprintf(b, "\nReturns the tool's structured content: %s\n", t.typ(f.OutputSchema, 0))
 	} else {
 		b.WriteString("\nReturns the tool's structured content when it gives one; else its text (text blocks joined with newlines); else its content blocks as a list of tables.\n")
+		learnedDocs(b, t, f, "the server")
+	}
+}
+
+// learnedDocs says what was learned of f's result from recorded calls:
+// the type (what the script got: structured content, or a string for a
+// text), and the type of json.decode of the text when every text was
+// JSON. by names who did not declare it.
+func learnedDocs(b *strings.Builder, t *typer, f *catalog.Function, by string) {
+	r, ok := t.learnedResult(f)
+	if !ok {
+		return
+	}
+	fmt.Fprintf(b, "Returns (learned from %s, not declared by %s): %s\n", recordedCalls(r.Calls), by, t.typ(r.Schema, 0))
+	if r.TextJSON != nil {
+		fmt.Fprintf(b, "Its text was JSON in every recorded call; json.decode(result) gives (learned): %s\n", t.typ(r.TextJSON, 0))
 	}
 }
 
@@ -346,6 +387,9 @@ func arguments(t *typer, f *catalog.Function) []string {
 		ty := "{[string]: any}"
 		if f.InputSchema != nil {
 			ty = t.typ(f.InputSchema, 0)
+			if in := f.InputSchema; t.closedArgs && in.NoAdditional && in.Ref == "" && len(in.AllOf)+len(in.AnyOf)+len(in.OneOf) == 0 {
+				ty = closed(ty)
+			}
 		}
 		if in := f.InputSchema; in != nil && len(in.Required) > 0 {
 			return []string{"args: " + ty}
@@ -367,6 +411,9 @@ func arguments(t *typer, f *catalog.Function) []string {
 			fields = append(fields, key(p.Name)+": "+ty)
 		}
 		ty := "{ " + strings.Join(fields, ", ") + " }"
+		if t.closedArgs {
+			ty = closed(ty)
+		}
 		if !required {
 			ty += "?"
 		}
@@ -384,6 +431,19 @@ func arguments(t *typer, f *catalog.Function) []string {
 	return args
 }
 
+// closed is a table type of named fields ("{ a: T, b: U? }") that a key
+// it does not name does not fit: with the indexer [string]: nil, Luau's
+// checker reports a table literal's extra key (a table literal is
+// unsealed, and an unsealed table fits a sealed one with more keys; the
+// indexer makes each extra key's value a mismatch with nil). Any other
+// type is returned as it is.
+func closed(ty string) string {
+	if !strings.HasPrefix(ty, "{ ") || !strings.HasSuffix(ty, " }") {
+		return ty
+	}
+	return strings.TrimSuffix(ty, " }") + ", [string]: nil }"
+}
+
 func bodySchemaOf(f *catalog.Function) *catalog.Schema {
 	if f.Body == nil || len(f.Body.Content) == 0 {
 		return nil
@@ -397,8 +457,20 @@ func bodySchemaOf(f *catalog.Function) *catalog.Schema {
 
 // resultType is the type of data for the lowest 2xx response (200 before
 // 201, a specific status before 2XX, whatever the spec's order): its JSON
-// schema's type, string for other media types, nil without content.
+// schema's type, string for other media types, nil without content; when
+// that is any, the type learned from recorded calls, if any was.
 func resultType(t *typer, f *catalog.Function) string {
+	declared := declaredResultType(t, f)
+	if declared == "any" {
+		if r, ok := t.learnedResult(f); ok {
+			return t.typ(r.Schema, 0)
+		}
+	}
+	return declared
+}
+
+// declaredResultType is resultType as the spec or the server declares it.
+func declaredResultType(t *typer, f *catalog.Function) string {
 	if f.Kind == catalog.MCP {
 		if f.OutputSchema != nil {
 			return t.typ(f.OutputSchema, 0)
@@ -451,7 +523,7 @@ func (d *Docs) Signature(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return signature(newTyper(api, d.names[api.Name]), api, f), nil
+	return signature(d.typerOf(api, d.names[api.Name]), api, f), nil
 }
 
 // Signatures lists every function's signature, one a line: what
@@ -459,7 +531,7 @@ func (d *Docs) Signature(name string) (string, error) {
 func (d *Docs) Signatures() []string {
 	var out []string
 	for _, api := range d.cat.APIs {
-		t := newTyper(api, d.names[api.Name])
+		t := d.typerOf(api, d.names[api.Name])
 		for _, f := range api.Functions {
 			out = append(out, signature(t, api, f))
 		}
@@ -503,7 +575,7 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := newTyper(api, d.names[api.Name])
+	t := d.typerOf(api, d.names[api.Name])
 	var b strings.Builder
 	fmt.Fprintf(&b, "```luau\n%s\n```\n\n", signature(t, api, f))
 	if f.Summary != "" {
@@ -529,6 +601,12 @@ func (d *Docs) FunctionDocs(name string) (string, error) {
 	paramDocs(&b, t, f)
 	bodyDocs(&b, t, api, f)
 	responseDocs(&b, t, f)
+	if f.Kind == catalog.OpenAPI && declaredResultType(t, f) == "any" {
+		if _, ok := t.learnedResult(f); ok {
+			b.WriteString("\n")
+		}
+		learnedDocs(&b, t, f, "the API")
+	}
 	if auth := authLine(api, f); auth != "" {
 		fmt.Fprintf(&b, "\nAuth: %s (credentials come from the server's configuration, never from the script)\n", auth)
 	}

@@ -39,7 +39,7 @@ func compactSignature(t *typer, api *catalog.API, f *catalog.Function) string {
 func (d *Docs) CompactSignatures() []string {
 	var out []string
 	for _, api := range d.cat.APIs {
-		t := newTyper(api, d.names[api.Name])
+		t := d.typerOf(api, d.names[api.Name])
 		for _, f := range api.Functions {
 			out = append(out, capLine(compactSignature(t, api, f)))
 		}
@@ -129,11 +129,11 @@ func (d *Docs) FunctionsPage(api, tag string, req PageRequest) (Page, error) {
 			r := fns[i]
 			t := typers[r.api.Name]
 			if t == nil {
-				t = newTyper(r.api, d.names[r.api.Name])
+				t = d.typerOf(r.api, d.names[r.api.Name])
 				typers[r.api.Name] = t
 			}
 			t.used, t.seen = nil, map[string]bool{}
-			return line(compactSignature(t, r.api, r.fn), summary(r.fn))
+			return line(compactSignature(t, r.api, r.fn), summary(r.fn)+learnedMark(t, r.fn))
 		},
 		func(first, last, total int) string {
 			if total == 0 {

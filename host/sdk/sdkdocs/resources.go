@@ -172,7 +172,7 @@ func (d *Docs) FunctionList(name string) (string, error) {
 // functionListPage is a page of sdk://{api}/functions: one function a
 // line, its compact signature and summary.
 func (d *Docs) functionListPage(api *catalog.API, req PageRequest) (Page, error) {
-	t := newTyper(api, d.names[api.Name])
+	t := d.typerOf(api, d.names[api.Name])
 	return paginate(d.listingKey("functions", api.Name, ""), len(api.Functions), req,
 		func(i int) string {
 			t.used, t.seen = nil, map[string]bool{}

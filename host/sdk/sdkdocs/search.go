@@ -469,8 +469,9 @@ func (d *Docs) hit(s scored) Hit {
 	if doc.builtin != nil {
 		return Hit{Name: doc.builtin.Name(), API: "builtin", Summary: doc.builtin.Summary, Score: score, Signature: doc.builtin.Signature}
 	}
-	t := newTyper(doc.api, d.names[doc.api.Name])
-	return Hit{Name: callName(doc.api, doc.fn), API: doc.api.Name, Summary: summary(doc.fn), Score: score, Signature: compactSignature(t, doc.api, doc.fn)}
+	t := d.typerOf(doc.api, d.names[doc.api.Name])
+	return Hit{Name: callName(doc.api, doc.fn), API: doc.api.Name, Summary: summary(doc.fn) + learnedMark(t, doc.fn), Score: score,
+		Signature: compactSignature(t, doc.api, doc.fn)}
 }
 
 // Search ranks functions and built-ins by the words of query (BM25F over

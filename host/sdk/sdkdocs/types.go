@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/sdk/learned"
 )
 
 // maxInline bounds how deep inline object types are written out; deeper
@@ -69,6 +70,19 @@ type typer struct {
 	used  []string
 	seen  map[string]bool
 	write bool // a request: readOnly properties are left out
+	// learned are the result types learned from recorded calls.
+	learned learned.Set
+	// closedArgs renders a call's table of parameters (an MCP tool's
+	// arguments when its schema says additionalProperties: false) closed,
+	// so that a key that is none of them is a type error: the
+	// definitions' (the sdk refuses such a call), not the docs'.
+	closedArgs bool
+}
+
+// learnedResult is what was learned of f's result, when a type was.
+func (t *typer) learnedResult(f *catalog.Function) (learned.Result, bool) {
+	r, ok := t.learned["sdk."+t.api.Name+"."+f.Name]
+	return r, ok && r.Schema != nil
 }
 
 func newTyper(api *catalog.API, names map[string]string) *typer {
