@@ -89,19 +89,24 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 // typeChecker returns a type checker with the sdk's definitions loaded:
 // those of client's catalog (toolscript's globals alone without one).
 func typeChecker(ctx context.Context, client *sdk.Client, warning *cachedir.Warning) (*typecheck.Checker, error) {
-	cat := &catalog.Catalog{}
-	if client != nil {
-		cat = client.Catalog()
-	}
 	checker, err := typecheck.New(ctx, typecheck.Config{CacheWarning: warning})
 	if err != nil {
 		return nil, err
 	}
-	if err := checker.Load([]byte(sdkdocs.New(cat).Definitions())); err != nil {
+	if err := checker.Load([]byte(docsOf(client).Definitions())); err != nil {
 		checker.Close(context.Background())
 		return nil, err
 	}
 	return checker, nil
+}
+
+// docsOf are the docs of client's catalog, the built-ins' alone without
+// a client: what scripts are type-checked against.
+func docsOf(client *sdk.Client) *sdkdocs.Docs {
+	if client == nil {
+		return sdkdocs.New(&catalog.Catalog{})
+	}
+	return sdkdocs.New(client.Catalog())
 }
 
 // sdkFunctions says, for lint --effects, whether each function of cat is

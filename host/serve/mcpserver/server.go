@@ -51,9 +51,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
@@ -151,6 +153,12 @@ type Config struct {
 	// ApprovalTimeout bounds the wait for a person's answer to a rule's
 	// question ([effects] approval_timeout). Default 10 minutes.
 	ApprovalTimeout time.Duration
+	// Checker checks scripts before they run: the tool check_script
+	// (offered beside the discovery tools, with SDKDocs) and
+	// execute_script's argument check. It is the process's one
+	// (scriptcheck: made lazily, its definitions loaded once per text);
+	// the caller closes it. Nil: no checks.
+	Checker *scriptcheck.Checker
 }
 
 // DefaultApprovalTimeout is Config.ApprovalTimeout's default.
@@ -230,6 +238,9 @@ type Server struct {
 	// executeScript is execute_script's handler, in its layers
 	// (execution.go).
 	executeScript server.ToolHandlerFunc
+	// builtinsOnly are the docs checks use without SDKDocs: the
+	// built-ins'.
+	builtinsOnly *sdkdocs.Docs
 }
 
 // New returns a Server for cfg.
@@ -288,6 +299,11 @@ func New(cfg Config) (*Server, error) {
 	s.mcp.AddTool(s.tool(), s.executeScript)
 	if cfg.SDKDocs != nil {
 		s.addSDKDocs(cfg.SDKDocs)
+		if cfg.Checker != nil {
+			s.addCheckScript()
+		}
+	} else {
+		s.builtinsOnly = s.forSandbox(sdkdocs.New(&catalog.Catalog{}))
 	}
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(keptURIPrefix+"{id}", "result",
 		mcp.WithTemplateDescription("An execute_script result too large to answer inline, kept for the user whose call made it"),
