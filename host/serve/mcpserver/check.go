@@ -159,7 +159,9 @@ func boundedAnswer(out *scriptcheck.Outcome, budget int) checkAnswer {
 		}
 		c := checkDiagnostic{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn,
 			Severity: d.Severity, Rule: d.Rule, Message: shortened(d.Message, maxCheckMessage)}
-		cost := 2*len(c.Message) + 160
+		// Its line of text and its JSON, escapes included.
+		item, _ := json.Marshal(c)
+		cost := len(item) + len(c.Message) + 40
 		if answer.Omitted > 0 || used+cost > budget {
 			answer.Omitted++
 			continue
