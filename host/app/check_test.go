@@ -98,8 +98,9 @@ func executeChecked(t *testing.T, c *client.Client, script string) result.Result
 
 // TestCheckServeGitHub: over stdio and hosted HTTP, against GitHub's real
 // spec, check_script finds the planted unknown field and nothing in the
-// correct script, reports a syntax error (the types unchecked) and
-// refuses a script over the server's size; execute_script with check:
+// correct script, reports a syntax error (the types unchecked), says a
+// script over the check's size is unchecked (and check: true runs it with
+// a warning) and refuses a script over the server's size; execute_script with check:
 // true refuses the planted script without calling the API (kind type)
 // and runs the correct one.
 func TestCheckServeGitHub(t *testing.T) {
@@ -133,6 +134,14 @@ func TestCheckServeGitHub(t *testing.T) {
 			}
 			if _, res = checkScript(t, c, strings.Repeat("-", mcpserver.DefaultMaxScriptBytes+1)); !res.IsError {
 				t.Errorf("oversized: %v, want a tool error", res.Content)
+			}
+
+			large := "return 1 --" + strings.Repeat("x", 70<<10) + "\n"
+			if answer, res = checkScript(t, c, large); res.IsError || !strings.Contains(answer.Unchecked, "over the") {
+				t.Errorf("over the check's size: %+v; text %v", answer, res.Content)
+			}
+			if got := executeChecked(t, c, large); got.Error != nil || len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "unchecked") {
+				t.Errorf("check: true over the check's size: %+v, want it run with a warning", got)
 			}
 
 			if got := executeChecked(t, c, githubUnknown); got.Error == nil || got.Error.Kind != result.Type || !strings.Contains(got.Error.Message, "comment_count") {

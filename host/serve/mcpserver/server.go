@@ -4,12 +4,14 @@
 // (http.go).
 //
 // The core (this file, tool.go, execution.go and its layers, progress.go,
-// docs.go) does not depend on the transport. The server offers one tool, execute_script, which runs a
+// docs.go) does not depend on the transport. The server offers the tool execute_script, which runs a
 // Luau script in a fresh sandboxed instance and returns the execution
 // result both as structured content (with a declared output schema) and as
 // JSON text. Its instructions and resources document the runtime for the
 // model: a Luau overview and one page per toolscript built-in, matching
-// what is enabled. Calls run concurrently, up to a limit overall and per
+// what is enabled; with an sdk, the discovery tools (sdk.go) and
+// check_script (check.go), which checks a script without running it, as
+// execute_script's argument check does before a run. Calls run concurrently, up to a limit overall and per
 // user; a script's progress() calls become rate-limited progress
 // notifications, written on the call's own connection, when the client asked
 // for them; a call the client cancels stops its script.
