@@ -116,10 +116,21 @@ func (c *Checker) Check(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Doc
 	switch {
 	case types.unchecked != nil:
 		out.Unchecked = strings.TrimPrefix(types.unchecked.Error(), "type check: script unchecked: ")
-	case !types.checked:
+	case !types.checked && hasRule(out.Diagnostics, lint.RuleSyntax):
 		out.Unchecked = "the script does not parse (the syntax errors say where)"
+	case !types.checked:
+		out.Unchecked = "the linter could not finish the script (its lint_failed diagnostic says why)"
 	}
 	return out, nil
+}
+
+func hasRule(diags []lint.Diagnostic, rule string) bool {
+	for _, d := range diags {
+		if d.Rule == rule {
+			return true
+		}
+	}
+	return false
 }
 
 // againstDocs is the lint.TypeChecker of one check: the Checker's type

@@ -228,11 +228,16 @@ func (s *Server) typeChecked(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			accesslog.FromContext(ctx).SetOutcome(outcomeInvalid, "")
 			return invalid(`Invalid arguments: this server does not check scripts: leave out "check"`), nil
 		}
-		out, err := s.cfg.Checker.Check(ctx, s.cfg.Runtime, s.checkDocs(ctx), scriptcheck.Script{Source: []byte(x.args.script), IO: s.cfg.IO != nil})
+		docs := s.checkDocs(ctx)
+		out, err := s.cfg.Checker.Check(ctx, s.cfg.Runtime, docs, scriptcheck.Script{Source: []byte(x.args.script), IO: s.cfg.IO != nil})
 		if err != nil {
 			return cancelled(), nil
 		}
 		if refusal := out.Refusal(); refusal != nil {
+			if note := docs.PendingNote(); note != "" {
+				// Their functions are not in the definitions yet.
+				refusal.Message += "\n" + note
+			}
 			accesslog.FromContext(ctx).SetOutcome(metrics.OutcomeError, string(result.Type))
 			x.res = &result.Result{Error: refusal}
 			return toolResult(x.res), nil
