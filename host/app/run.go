@@ -149,21 +149,18 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
-	var warning string
+	var check *scriptcheck.Outcome
 	if cfg.Check {
-		out, err := checkScript(ctx, rt, client, rtConfig.CacheWarning, scriptcheck.Script{Name: cfg.Name, Source: cfg.Source, IO: script.IO != nil})
+		check, err = checkScript(ctx, rt, client, rtConfig.CacheWarning, scriptcheck.Script{Name: cfg.Name, Source: cfg.Source, IO: script.IO != nil})
 		if err != nil {
 			return nil, err
 		}
-		if refusal := out.Refusal(); refusal != nil {
+		if refusal := check.Refusal(); refusal != nil {
 			return redactResult(setup.cfg.Redactor, &result.Result{Error: refusal}), nil
 		}
-		warning = out.Warning()
 	}
 	res = rt.Execute(ctx, script)
-	if warning != "" {
-		res.Warnings = append(res.Warnings, warning)
-	}
+	res.Warnings = append(res.Warnings, check.Warnings()...)
 	switch {
 	case res.Error == nil:
 	case res.Error.Kind == result.Syntax:

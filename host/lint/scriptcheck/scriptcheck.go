@@ -237,13 +237,14 @@ func (o *Outcome) Refusal() *result.Error {
 	return &result.Error{Kind: result.Type, Line: errs[0].Line, Message: msg + ":\n" + strings.Join(lines, "\n")}
 }
 
-// Warning is what a run that asked for a check says of an unchecked
-// script, which runs; "" when the script was checked.
-func (o *Outcome) Warning() string {
-	if o.Unchecked == "" {
-		return ""
+// Warnings are what a run that asked for a check says of it: of an
+// unchecked script, which runs, that it ran unchecked and why; nothing
+// for a checked one, or without a check (a nil Outcome).
+func (o *Outcome) Warnings() []string {
+	if o == nil || o.Unchecked == "" {
+		return nil
 	}
-	return "the script was run unchecked: " + o.Unchecked
+	return []string{"the script was run unchecked: " + o.Unchecked}
 }
 
 // Lines writes diagnostics one a line (NAME:LINE:COLUMN: severity rule:

@@ -100,8 +100,8 @@ func TestCheckGitHub(t *testing.T) {
 			if !strings.Contains(out.Unchecked, tc.unchecked) || (tc.unchecked == "") != (out.Unchecked == "") {
 				t.Errorf("unchecked %q, want %q", out.Unchecked, tc.unchecked)
 			}
-			if (out.Unchecked == "") == (out.Warning() != "") {
-				t.Errorf("warning %q with unchecked %q", out.Warning(), out.Unchecked)
+			if (out.Unchecked == "") != (len(out.Warnings()) == 0) {
+				t.Errorf("warnings %q with unchecked %q", out.Warnings(), out.Unchecked)
 			}
 		})
 	}

@@ -137,12 +137,22 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 			args.timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
-	if c, ok := fields["check"]; ok && c != nil {
-		if args.check, ok = c.(bool); !ok {
-			return args, argumentErrorf(`argument "check" must be a boolean, not %s`, valueType(c))
-		}
+	if err := parseCheck(fields, &args); err != nil {
+		return args, err
 	}
 	return args, parseEffects(req, fields, &args)
+}
+
+// parseCheck reads the argument check.
+func parseCheck(fields map[string]any, args *arguments) error {
+	c, ok := fields["check"]
+	if !ok || c == nil {
+		return nil
+	}
+	if args.check, ok = c.(bool); !ok {
+		return argumentErrorf(`argument "check" must be a boolean, not %s`, valueType(c))
+	}
+	return nil
 }
 
 // parseEffects reads the arguments dry_run and plan.

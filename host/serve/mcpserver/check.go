@@ -242,9 +242,7 @@ func (s *Server) typeChecked(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			x.res = &result.Result{Error: refusal}
 			return toolResult(x.res), nil
 		}
-		if w := out.Warning(); w != "" {
-			x.warnings = append(x.warnings, w)
-		}
+		x.warnings = out.Warnings()
 		return next(ctx, req)
 	}
 }
