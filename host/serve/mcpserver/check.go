@@ -125,13 +125,14 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	if n := int64(len(script)); n > s.cfg.MaxScriptBytes {
 		return invalid(fmt.Sprintf("Invalid arguments: the script is %d bytes, more than the %d bytes this server accepts", n, s.cfg.MaxScriptBytes)), nil
 	}
+	// The wait for starting upstream servers holds no slot.
+	docs := s.checkDocs(ctx)
 	user, _ := auth.UserFrom(ctx)
 	release, err := s.slots.Acquire(ctx, user)
 	if err != nil {
 		return invalid("The check did not start: " + err.Error()), nil
 	}
 	defer release()
-	docs := s.checkDocs(ctx)
 	out, err := s.cfg.Checker.Check(ctx, s.cfg.Runtime, docs, scriptcheck.Script{Source: []byte(script), IO: s.cfg.IO != nil})
 	if err != nil {
 		return invalid("The check did not finish: " + err.Error()), nil
