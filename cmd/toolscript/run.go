@@ -79,6 +79,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "run without changing anything: writes go to a discarded overlay, unsafe sdk calls are not sent; the effects are listed (on standard error, or in the JSON result)"},
 			&cli.StringFlag{Name: "plan", Usage: "run for real, held to a dry run's effects: `FILE` holds a dry run's JSON result or its \"effects\"; the first unsafe effect not in it stops the script before it happens (error kind plan)"},
 			&cli.StringFlag{Name: "approve", Usage: "answer the questions of rules whose action is ask from a plan: `FILE` holds a dry run's JSON result or its \"effects\"; each entry approves one effect; an effect it does not hold is asked at the terminal, or denied without one"},
+			&cli.BoolFlag{Name: "check", Usage: "type-check the script first against the sdk's types (as lint --types does): with type errors it does not run (error kind type); a script the checker cannot finish runs, with a warning"},
 			&cli.StringFlag{Name: "record", Usage: "record the run's trace to `FILE` (JSON Lines: every sdk call with its response, io, clock readings, the random seed)"},
 			&cli.StringFlag{Name: "replay", Usage: "replay the trace in `FILE`: responses, reads, clock and seed come from it, nothing is sent or written, no credential is needed"},
 		),
@@ -139,7 +140,7 @@ func runScript(c *cli.Context) error {
 	cfg := app.RunConfig{File: file, Settings: s, SDK: sdkOptions(c), Source: source, Name: name, Args: c.Args().Tail(),
 		DryRun: c.Bool("dry-run"), Plan: plan, Record: c.String("record"), Replay: c.String("replay"), Version: toolscriptVersion(),
 		OnRecordError: func(err error) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(err.Error())) },
-		Approve:       approve}
+		Approve:       approve, Check: c.Bool("check")}
 	closeBar := func() {}
 	var alone func(func())
 	if !asJSON {
@@ -172,6 +173,9 @@ func runScript(c *cli.Context) error {
 		}
 		if cfg.Plan != nil {
 			app.PrintApplied(c.App.ErrWriter, res)
+		}
+		for _, w := range res.Warnings {
+			fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(w))
 		}
 	}
 	if res.Error != nil {

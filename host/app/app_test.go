@@ -31,17 +31,7 @@ import (
 // loads it.
 func petsConfig(t *testing.T, api *testapi.Server, extra string) *config.File {
 	t.Helper()
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	text := extra + "\n[apis.pets]\nspec = " + strconv.Quote(testapi.SpecPath()) + "\nbase_url = " + strconv.Quote(api.URL) + "\n"
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return configFile(t, extra+"\n[apis.pets]\nspec = "+strconv.Quote(testapi.SpecPath())+"\nbase_url = "+strconv.Quote(api.URL)+"\n")
 }
 
 func settings(t *testing.T, file *config.File, mode config.Mode) config.Settings {

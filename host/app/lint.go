@@ -92,19 +92,24 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 // those of client's catalog (toolscript's globals alone without one), with
 // the result types learned from recorded calls.
 func typeChecker(ctx context.Context, client *sdk.Client, learnedSet learned.Set, warning *cachedir.Warning) (*typecheck.Checker, error) {
-	cat := &catalog.Catalog{}
-	if client != nil {
-		cat = client.Catalog()
-	}
 	checker, err := typecheck.New(ctx, typecheck.Config{CacheWarning: warning})
 	if err != nil {
 		return nil, err
 	}
-	if err := checker.Load([]byte(sdkdocs.New(cat).WithLearned(learnedSet).Definitions())); err != nil {
+	if err := checker.Load([]byte(docsOf(client, learnedSet).Definitions())); err != nil {
 		checker.Close(context.Background())
 		return nil, err
 	}
 	return checker, nil
+}
+
+// docsOf are the docs of client's catalog, the built-ins' alone without
+// a client: what scripts are type-checked against.
+func docsOf(client *sdk.Client, learnedSet learned.Set) *sdkdocs.Docs {
+	if client == nil {
+		return sdkdocs.New(&catalog.Catalog{}).WithLearned(learnedSet)
+	}
+	return sdkdocs.New(client.Catalog()).WithLearned(learnedSet)
 }
 
 // sdkFunctions says, for lint --effects, whether each function of cat is

@@ -88,15 +88,15 @@ func describeEffect(e effects.Effect) string {
 // DescribeError renders an execution error for a person, each line of it
 // escaped as one line (a script or an upstream wrote it): runtime errors
 // as "error: script:3: boom", other kinds named ("timeout error: ...");
-// syntax errors one a line ("syntax error: hello.luau:4:1: ...").
+// syntax and type errors one a line ("syntax error: hello.luau:4:1: ...").
 func DescribeError(e *result.Error) string {
 	if e.Kind == result.Runtime {
 		return "error: " + termtext.Line(e.Message)
 	}
-	if e.Kind == result.Syntax {
+	if e.Kind == result.Syntax || e.Kind == result.Type {
 		lines := strings.Split(e.Message, "\n")
 		for i, line := range lines {
-			lines[i] = "syntax error: " + termtext.Line(line)
+			lines[i] = string(e.Kind) + " error: " + termtext.Line(line)
 		}
 		return strings.Join(lines, "\n")
 	}

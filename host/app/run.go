@@ -11,8 +11,12 @@ import (
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
+	"github.com/toolscript/toolscript/host/platform/cachedir"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/runtime/typecheck"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
 // RunConfig is one script run.
@@ -59,6 +63,10 @@ type RunConfig struct {
 	// (run --approve): each of its entries approves one effect; the
 	// others go to Ask.
 	Approve *effects.Approved
+	// Check checks the script before it runs (run --check), against the
+	// sdk's types: with type errors it does not run (error kind type);
+	// unchecked, it runs with a warning in the result.
+	Check bool
 }
 
 // Run opens the sdk, compiles the module with the sdk's functions and
@@ -141,7 +149,19 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		return nil, err
 	}
 	defer rt.Close(context.Background())
+	var check *scriptcheck.Outcome
+	if cfg.Check {
+		learnedSet := learnedTypes(ctx, cfg.File, getenvOf(cfg.SDK), cfg.SDK.Learn, warnTo(cfg.SDK.Stderr))
+		check, err = checkScript(ctx, rt, docsOf(client, learnedSet), rtConfig.CacheWarning, scriptcheck.Script{Name: cfg.Name, Source: cfg.Source, IO: script.IO != nil})
+		if err != nil {
+			return nil, err
+		}
+		if refusal := check.Refusal(); refusal != nil {
+			return redactResult(setup.cfg.Redactor, &result.Result{Error: refusal}), nil
+		}
+	}
 	res = rt.Execute(ctx, script)
+	res.Warnings = append(res.Warnings, check.Warnings()...)
 	switch {
 	case res.Error == nil:
 	case res.Error.Kind == result.Syntax:
@@ -150,6 +170,13 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 		res.Error.Message = namePosition(cfg.Name, res.Error.Message)
 	}
 	return redactResult(setup.cfg.Redactor, res), nil
+}
+
+// checkScript checks s before a run against the definitions of docs.
+func checkScript(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Docs, warning *cachedir.Warning, s scriptcheck.Script) (*scriptcheck.Outcome, error) {
+	checker := scriptcheck.New(typecheck.Config{CacheWarning: warning})
+	defer checker.Close(context.Background())
+	return checker.Check(ctx, rt, docs, s)
 }
 
 // Asking is how a run's Asker asks, from the configuration.

@@ -18,9 +18,11 @@ import (
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/platform/heapfloor"
 	"github.com/toolscript/toolscript/host/platform/termtext"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/typecheck"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdk/learned"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
@@ -132,6 +134,10 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 		return err
 	}
 	mcfg := a.mcpConfig()
+	// The process's one type checker: compiled and loaded on the first
+	// check, closed when the server is done.
+	mcfg.Checker = scriptcheck.New(typecheck.Config{CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
+	defer mcfg.Checker.Close(context.Background())
 	if cfg.Server.Mode() == config.Hosted {
 		return a.serveHTTP(ctx, mcfg)
 	}

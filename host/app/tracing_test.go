@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,19 +86,9 @@ func TestTracesReachAnOTLPReceiver(t *testing.T) {
 // and pyserver.
 func tracedConfig(t *testing.T, api *testapi.Server, propagate bool) *config.File {
 	t.Helper()
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	python := testupstreams.Python(t)
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	text := fmt.Sprintf("[apis.pets]\nspec = %q\nbase_url = %q\nauth_env = \"TRACE_TEST_TOKEN\"\npropagate_trace = %v\n\n"+
-		"[mcp_servers.py]\ncommand = %q\nargs = [%q, \"stdio\"]\n", testapi.SpecPath(), api.URL, propagate, python[0], python[1])
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return file
+	return configFile(t, fmt.Sprintf("[apis.pets]\nspec = %q\nbase_url = %q\nauth_env = \"TRACE_TEST_TOKEN\"\npropagate_trace = %v\n\n"+
+		"[mcp_servers.py]\ncommand = %q\nargs = [%q, \"stdio\"]\n", testapi.SpecPath(), api.URL, propagate, python[0], python[1]))
 }
 
 // callStdio serves file on stdio, calls traceScript with the client's

@@ -16,6 +16,7 @@ type Kind string
 // The kinds of failure. Every failed execution has exactly one.
 const (
 	Syntax   Kind = "syntax"   // the script does not parse or compile
+	Type     Kind = "type"     // a run that asked for a type check was not started: the check found type errors
 	Runtime  Kind = "runtime"  // a Lua error escaped the script
 	Timeout  Kind = "timeout"  // the wall-clock limit passed, or the run was cancelled
 	Memory   Kind = "memory"   // the script exceeded its memory limit
@@ -31,7 +32,7 @@ const (
 
 // Kinds lists every Kind, in the documented order: the one list that
 // schemas, docs and tests take the kinds from.
-var Kinds = []Kind{Syntax, Runtime, Timeout, Memory, Limit, IO, Upstream, Plan, Replay, Denied, Approval, Internal}
+var Kinds = []Kind{Syntax, Type, Runtime, Timeout, Memory, Limit, IO, Upstream, Plan, Replay, Denied, Approval, Internal}
 
 // Error describes a failed execution.
 type Error struct {

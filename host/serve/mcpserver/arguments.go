@@ -27,6 +27,8 @@ type arguments struct {
 	// run, or a real run held to plan (nil: a real run).
 	dryRun bool
 	plan   *effects.Approved
+	// check checks the script before it runs (typeChecked).
+	check bool
 }
 
 // effects is the effects layer of an execution with args (nil: a real
@@ -102,13 +104,13 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 	}
 	var unknown []string
 	for name := range fields {
-		if name != "script" && name != "timeout_ms" && name != "dry_run" && name != "plan" {
+		if name != "script" && name != "timeout_ms" && name != "dry_run" && name != "plan" && name != "check" {
 			unknown = append(unknown, fmt.Sprintf("%q", name))
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return args, argumentErrorf("unknown argument %s: execute_script takes \"script\" and, optionally, \"timeout_ms\", \"dry_run\" and \"plan\"",
+		return args, argumentErrorf("unknown argument %s: execute_script takes \"script\" and, optionally, \"timeout_ms\", \"dry_run\", \"plan\" and \"check\"",
 			strings.Join(unknown, ", "))
 	}
 
@@ -135,7 +137,22 @@ func parseArguments(req mcp.CallToolRequest) (arguments, error) {
 			args.timeout = time.Duration(ms) * time.Millisecond
 		}
 	}
+	if err := parseCheck(fields, &args); err != nil {
+		return args, err
+	}
 	return args, parseEffects(req, fields, &args)
+}
+
+// parseCheck reads the argument check.
+func parseCheck(fields map[string]any, args *arguments) error {
+	c, ok := fields["check"]
+	if !ok || c == nil {
+		return nil
+	}
+	if args.check, ok = c.(bool); !ok {
+		return argumentErrorf(`argument "check" must be a boolean, not %s`, valueType(c))
+	}
+	return nil
 }
 
 // parseEffects reads the arguments dry_run and plan.

@@ -26,6 +26,8 @@ import (
 //   - withSlot (slot.go): a slot of the user's, waited for;
 //   - resuming (resume.go): a retry's requestState, opened: the paused
 //     execution it resumes;
+//   - typeChecked (check.go): the script checked first when the call
+//     asks for it (check: true);
 //   - prepare (prepare.go): the user's io directory, the limits,
 //     Config.Prepare;
 //   - withProgress (notify.go): progress notifications, when asked for;
@@ -36,7 +38,7 @@ import (
 // WithToolHandlerMiddleware, which wraps every tool.
 func (s *Server) executeScriptHandler() server.ToolHandlerFunc {
 	layers := []server.ToolHandlerMiddleware{
-		s.traced, s.checkArguments, s.untilStopped, s.withSlot, s.resuming, s.prepare, s.withProgress, s.observe,
+		s.traced, s.checkArguments, s.untilStopped, s.withSlot, s.resuming, s.typeChecked, s.prepare, s.withProgress, s.observe,
 	}
 	h := s.runScript
 	for _, layer := range slices.Backward(layers) {
@@ -62,6 +64,8 @@ type execution struct {
 	resume *resumption
 	// binding is what the state of a pause is bound to.
 	binding requeststate.Binding
+	// warnings go in the result's warnings (an unchecked script's).
+	warnings []string
 }
 
 type executionKey struct{}

@@ -4,12 +4,14 @@
 // (http.go).
 //
 // The core (this file, tool.go, execution.go and its layers, progress.go,
-// docs.go) does not depend on the transport. The server offers one tool, execute_script, which runs a
+// docs.go) does not depend on the transport. The server offers the tool execute_script, which runs a
 // Luau script in a fresh sandboxed instance and returns the execution
 // result both as structured content (with a declared output schema) and as
 // JSON text. Its instructions and resources document the runtime for the
 // model: a Luau overview and one page per toolscript built-in, matching
-// what is enabled. Calls run concurrently, up to a limit overall and per
+// what is enabled; with an sdk, the discovery tools (sdk.go) and
+// check_script (check.go), which checks a script without running it, as
+// execute_script's argument check does before a run. Calls run concurrently, up to a limit overall and per
 // user; a script's progress() calls become rate-limited progress
 // notifications, written on the call's own connection, when the client asked
 // for them; a call the client cancels stops its script.
@@ -51,9 +53,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
@@ -151,6 +155,12 @@ type Config struct {
 	// ApprovalTimeout bounds the wait for a person's answer to a rule's
 	// question ([effects] approval_timeout). Default 10 minutes.
 	ApprovalTimeout time.Duration
+	// Checker checks scripts before they run: the tool check_script
+	// (offered beside the discovery tools, with SDKDocs) and
+	// execute_script's argument check. It is the process's one
+	// (scriptcheck: made lazily, its definitions loaded once per text);
+	// the caller closes it. Nil: no checks.
+	Checker *scriptcheck.Checker
 }
 
 // DefaultApprovalTimeout is Config.ApprovalTimeout's default.
@@ -230,6 +240,9 @@ type Server struct {
 	// executeScript is execute_script's handler, in its layers
 	// (execution.go).
 	executeScript server.ToolHandlerFunc
+	// builtinsOnly are the docs checks use without SDKDocs: the
+	// built-ins'.
+	builtinsOnly *sdkdocs.Docs
 }
 
 // New returns a Server for cfg.
@@ -288,6 +301,11 @@ func New(cfg Config) (*Server, error) {
 	s.mcp.AddTool(s.tool(), s.executeScript)
 	if cfg.SDKDocs != nil {
 		s.addSDKDocs(cfg.SDKDocs)
+		if cfg.Checker != nil {
+			s.addCheckScript()
+		}
+	} else {
+		s.builtinsOnly = s.forSandbox(sdkdocs.New(&catalog.Catalog{}))
 	}
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(keptURIPrefix+"{id}", "result",
 		mcp.WithTemplateDescription("An execute_script result too large to answer inline, kept for the user whose call made it"),

@@ -36,6 +36,10 @@ const inputSchema = `{
 			"type": "array",
 			"items": {"type": "object"},
 			"description": "A dry run's effects: run for real, stopping (error kind plan) at the first unsafe effect not in this list, in order."
+		},
+		"check": {
+			"type": "boolean",
+			"description": "Type-check the script first against the sdk's types (as check_script does): with type errors it does not run (error kind type, the errors in the message); a script the checker cannot finish runs, with a warning."
 		}
 	},
 	"required": ["script"],

@@ -51,6 +51,7 @@ func TestParseArguments(t *testing.T) {
 		{`{"script":"x","timeout_ms":2.5}`, "positive integer"},
 		{`{"script":"x","b":1,"a":2}`, `unknown argument "a", "b"`},
 		{`{"script":"x","dry_run":"yes"}`, `argument "dry_run" must be a boolean, not a string`},
+		{`{"script":"x","check":1}`, `argument "check" must be a boolean, not a number`},
 		{`{"script":"x","plan":{"effects":[]}}`, `argument "plan" must be an array: the "effects" of a dry run's result, not an object`},
 		{`{"script":"x","plan":[],"dry_run":true}`, `"dry_run" and "plan" cannot be given together`},
 		{`{"script":"x","plan":[{"op":"write","path":"a"}]}`, `argument "plan": the plan's entry 1: a write effect needs "sha256"`},

@@ -38,6 +38,9 @@ const responseOverhead = 512
 // the call ends first, the result is dropped: the response says so
 // instead, in a result small enough to need no budget.
 func (s *Server) holdResponse(ctx context.Context, user auth.User, res *result.Result) *mcp.CallToolResult {
+	if x, ok := ctx.Value(executionKey{}).(*execution); ok {
+		res.Warnings = append(res.Warnings, x.warnings...)
+	}
 	out := s.present(user, res, s.resultFileDir(ctx))
 	c := callFrom(ctx)
 	if s.unwritten == nil || c == nil {

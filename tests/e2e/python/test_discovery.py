@@ -95,3 +95,28 @@ async def test_search_by_meaning_and_bad_input(discovery):
         assert error and "more than 1000" in text, text
         error, text = await call(client, "list_functions", {"limit": 0})
         assert error and "at least 1" in text, text
+
+
+async def test_check_script_and_check_argument(discovery):
+    """check_script names a response field GitHub's issue does not have and
+    finds nothing in a correct script; execute_script with check: true
+    refuses the planted script (kind type) before it runs."""
+    planted = 'local issue = sdk.gh.issues_get({owner = "o", repo = "r", issue_number = 1})\nreturn issue.comment_count\n'
+    correct = 'local issue = sdk.gh.issues_get({owner = "o", repo = "r", issue_number = 1})\nreturn issue.title\n'
+    async with Client(discovery, read_timeout_seconds=120) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["check_script"].annotations.read_only_hint is True
+        assert "check" in tools["execute_script"].input_schema["properties"]
+
+        result = await client.call_tool("check_script", {"script": planted})
+        assert not result.is_error and len(text_of(result)) <= MAX_ANSWER
+        found = result.structured_content
+        assert found["errors"] >= 1, found
+        assert any(d["line"] == 2 and d["rule"] == "type" and "comment_count" in d["message"] for d in found["diagnostics"]), found
+
+        result = await client.call_tool("check_script", {"script": correct})
+        assert result.structured_content["errors"] == 0 and result.structured_content["warnings"] == 0, text_of(result)
+
+        result = await client.call_tool("execute_script", {"script": planted, "check": True})
+        assert result.is_error and result.structured_content["error"]["kind"] == "type", text_of(result)
+        assert "comment_count" in result.structured_content["error"]["message"]

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testfile"
+)
+
+// TestRunCheck: run --check refuses a script with a type error before it
+// runs (no request reaches the API; exit status 1; each error named by
+// the script's file, line and column, one a line), and runs a correct
+// script; --json carries the kind type.
+func TestRunCheck(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	api := testapi.New(t)
+	config := filepath.Join(t.TempDir(), "toolscript.toml")
+	toml := "[apis.shop]\nspec = " + quote(testapi.SpecPath()) + "\nbase_url = " + quote(api.URL) + "\nauth = \"t\"\n"
+	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planted := testfile.Temp(t, "planted.luau", "local pet = sdk.shop.get_pet({petId = 7})\nreturn pet.nmae\n")
+	text := failedRun(t, "", "run", "--config", config, "--check", planted)
+	if !strings.Contains(text, "type error: "+planted+":2:") || !strings.Contains(text, "nmae") {
+		t.Errorf("run --check of a type error:\n%s", text)
+	}
+	text = failedRun(t, "", "run", "--config", config, "--check", "--json", planted)
+	if !strings.Contains(text, `"kind":"type"`) {
+		t.Errorf("run --check --json of a type error:\n%s", text)
+	}
+	if n := api.Requests.Load(); n != 0 {
+		t.Errorf("the API got %d requests from refused scripts", n)
+	}
+	correct := testfile.Temp(t, "correct.luau", "local pet = sdk.shop.get_pet({petId = 7})\nreturn pet.id\n")
+	stdout, stderr, status := toolscriptRun(t, "run", "--config", config, "--check", correct)
+	if status != 0 || strings.TrimSpace(stdout) != "7" {
+		t.Errorf("run --check of a correct script: status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	if n := api.Requests.Load(); n != 1 {
+		t.Errorf("the API got %d requests, want 1", n)
+	}
+}

@@ -1,0 +1,184 @@
+package scriptcheck_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/host/runtime/typecheck"
+	"github.com/toolscript/toolscript/host/sdk"
+	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
+	"github.com/toolscript/toolscript/internal/testspecs"
+	"github.com/toolscript/toolscript/internal/testwait"
+)
+
+// githubCatalog is GitHub's real API as the sdk "gh".
+func githubCatalog(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &catalog.Catalog{APIs: []*catalog.API{api}}
+}
+
+// newRuntime is a runtime whose module knows cat's functions (the sdk
+// rules), as the runtime scripts run in does.
+func newRuntime(t *testing.T, cat *catalog.Catalog) *luau.Runtime {
+	t.Helper()
+	client, err := sdk.New(cat, sdk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	manifest := client.Manifest()
+	rt, err := luau.New(context.Background(), luau.Config{CacheDir: t.TempDir(), SDK: &manifest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
+func newChecker(t *testing.T) *scriptcheck.Checker {
+	t.Helper()
+	c := scriptcheck.New(typecheck.Config{CacheDir: t.TempDir()})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// TestCheckGitHub: against GitHub's real spec, each planted mistake stops
+// a run (an error of rule type, or the module's sdk rule), the correct
+// script has no diagnostic, a syntax error is the VM parser's and leaves
+// the types unchecked, and an oversized script is unchecked.
+func TestCheckGitHub(t *testing.T) {
+	cat := githubCatalog(t)
+	docs := sdkdocs.New(cat)
+	rt, c := newRuntime(t, cat), newChecker(t)
+	ctx := testwait.Context(t)
+	tests := []struct {
+		name, source string
+		refusedLine  int    // 0: not refused
+		rule         string // a diagnostic of this rule is expected
+		unchecked    string // part of Outcome.Unchecked
+	}{
+		{"correct", testspecs.GitHubScript, 0, "", ""},
+		{"unknown response field", "local issue = sdk.gh.issues_get({owner = \"o\", repo = \"r\", issue_number = 1})\nreturn issue.comment_count\n", 2, lint.RuleType, ""},
+		{"wrong enum literal", "local open = sdk.gh.issues_list_for_repo({owner = \"o\", repo = \"r\", state = \"opened\"})\nreturn #open\n", 1, lint.RuleType, ""},
+		{"missing parameter", "return sdk.gh.issues_get({owner = \"o\", issue_number = 3}).title\n", 1, lint.RuleSDKMissingParameter, ""},
+		{"syntax error", "local x = = 1\nreturn x\n", 0, lint.RuleSyntax, "does not parse"},
+		{"oversized", "return 1 --" + strings.Repeat("x", scriptcheck.MaxSourceBytes) + "\n", 0, "", "over the"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := c.Check(ctx, rt, docs, scriptcheck.Script{Name: "s.luau", Source: []byte(tc.source)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			refusal := out.Refusal()
+			switch {
+			case tc.refusedLine == 0 && refusal != nil:
+				t.Errorf("refused: %s", refusal.Message)
+			case tc.refusedLine != 0 && (refusal == nil || refusal.Kind != result.Type || refusal.Line != tc.refusedLine):
+				t.Errorf("refusal %+v, want kind type on line %d; %+v", refusal, tc.refusedLine, out)
+			case tc.refusedLine != 0 && !strings.Contains(refusal.Message, "s.luau:"):
+				t.Errorf("refusal %q does not name the script's positions", refusal.Message)
+			}
+			if tc.rule == "" && tc.unchecked == "" && len(out.Diagnostics) > 0 {
+				t.Errorf("diagnostics for a correct script: %+v", out.Diagnostics)
+			}
+			if tc.rule != "" && !hasRule(out.Diagnostics, tc.rule) {
+				t.Errorf("no %s diagnostic: %+v", tc.rule, out.Diagnostics)
+			}
+			if !strings.Contains(out.Unchecked, tc.unchecked) || (tc.unchecked == "") != (out.Unchecked == "") {
+				t.Errorf("unchecked %q, want %q", out.Unchecked, tc.unchecked)
+			}
+			if (out.Unchecked == "") != (len(out.Warnings()) == 0) {
+				t.Errorf("warnings %q with unchecked %q", out.Warnings(), out.Unchecked)
+			}
+		})
+	}
+}
+
+func hasRule(diags []lint.Diagnostic, rule string) bool {
+	for _, d := range diags {
+		if d.Rule == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDefinitionsLoadedOnce: nothing is loaded before the first check;
+// concurrent checks share one load; docs with the same text (a rebuilt
+// sdk that did not change) are not loaded again; a changed text is.
+func TestDefinitionsLoadedOnce(t *testing.T) {
+	c := newChecker(t)
+	ctx := testwait.Context(t)
+	if c.Loads() != 0 {
+		t.Fatalf("%d loads before any check", c.Loads())
+	}
+	// pets is an MCP server "pets" with tools.
+	pets := func(tools ...string) *catalog.Catalog {
+		api := &catalog.API{Name: "pets", Kind: catalog.MCP}
+		for _, tool := range tools {
+			api.Functions = append(api.Functions, &catalog.Function{Name: tool, Kind: catalog.MCP, Tool: tool})
+		}
+		cat := &catalog.Catalog{APIs: []*catalog.API{api}}
+		if err := cat.Link(); err != nil {
+			t.Fatal(err)
+		}
+		return cat
+	}
+	small := func(tool string) *sdkdocs.Docs { return sdkdocs.New(pets(tool)) }
+	first := small("get_pet")
+	rt := newRuntime(t, pets("get_pet", "get_pets")) // the module knows both
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if _, err := c.Check(ctx, rt, first, scriptcheck.Script{Source: []byte("return sdk.pets.get_pet()\n")}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if c.Loads() != 1 {
+		t.Errorf("%d loads for 4 concurrent checks, want 1", c.Loads())
+	}
+	out, err := c.Check(ctx, rt, small("get_pet"), scriptcheck.Script{Source: []byte("return sdk.pets.get_pets()\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Loads() != 1 || out.Refusal() == nil {
+		t.Errorf("same text: %d loads (want 1), refusal %v (want one for get_pets)", c.Loads(), out.Refusal())
+	}
+	out, err = c.Check(ctx, rt, small("get_pets"), scriptcheck.Script{Source: []byte("return sdk.pets.get_pets()\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Loads() != 2 || out.Refusal() != nil {
+		t.Errorf("changed text: %d loads (want 2), refusal %v (want none)", c.Loads(), out.Refusal())
+	}
+}
+
+// TestRefusalBounded: a refusal's message lists errors up to
+// MaxMessageChars and counts the rest.
+func TestRefusalBounded(t *testing.T) {
+	var out scriptcheck.Outcome
+	for i := range 1000 {
+		out.Diagnostics = append(out.Diagnostics, lint.Diagnostic{File: "s", Line: i + 1, Column: 1, Severity: lint.Error, Rule: lint.RuleType,
+			Message: strings.Repeat("m", 100)})
+	}
+	out.Diagnostics = append(out.Diagnostics, lint.Diagnostic{File: "s", Line: 2000, Severity: lint.Warning, Rule: lint.RuleType, Message: "w"})
+	r := out.Refusal()
+	if r == nil || len(r.Message) > scriptcheck.MaxMessageChars+200 || !strings.Contains(r.Message, "found 1000 error(s) (") {
+		t.Fatalf("refusal of %d characters: %.300s", len(r.Message), r.Message)
+	}
+}

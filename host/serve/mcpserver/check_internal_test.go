@@ -1,0 +1,62 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/lint"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
+)
+
+// TestCheckAnswerBounded: however many and however long the diagnostics,
+// check_script's text and structured content together stay within the
+// docs tools' bound (sdkdocs.MaxAnswer), the counts stay whole and the
+// diagnostics left out are counted.
+func TestCheckAnswerBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		count, length int
+		omitted       bool
+	}{
+		{"few", 3, 40, false},
+		{"many", 5000, 40, true},
+		{"long messages", 200, 100000, true},
+		{"escaped messages", 200, -1, true},
+	} {
+		out := &scriptcheck.Outcome{Unchecked: ""}
+		for i := range tc.count {
+			sev := lint.Error
+			if i%2 == 1 {
+				sev = lint.Warning
+			}
+			out.Diagnostics = append(out.Diagnostics, lint.Diagnostic{Line: i + 1, Column: 1, EndLine: i + 1, EndColumn: 2,
+				Severity: sev, Rule: lint.RuleType, Message: message(tc.length)})
+		}
+		answer := boundedAnswer(out, sdkdocs.MaxAnswer-1000)
+		structured, err := json.Marshal(answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := checkText(answer)
+		if n := len([]rune(text)) + len([]rune(string(structured))); n > sdkdocs.MaxAnswer {
+			t.Errorf("%s: %d characters", tc.name, n)
+		}
+		if answer.Errors+answer.Warnings != tc.count || len(answer.Diagnostics)+answer.Omitted != tc.count || (answer.Omitted > 0) != tc.omitted {
+			t.Errorf("%s: %d errors, %d warnings, %d listed, %d omitted", tc.name, answer.Errors, answer.Warnings, len(answer.Diagnostics), answer.Omitted)
+		}
+		if tc.omitted && !strings.Contains(text, "more not listed") {
+			t.Errorf("%s: the text does not say some are left out", tc.name)
+		}
+	}
+}
+
+// message is a message of n characters, or with n < 0 one of characters
+// JSON escapes as six.
+func message(n int) string {
+	if n < 0 {
+		return strings.Repeat("\x01", 900)
+	}
+	return strings.Repeat("é", n)
+}
