@@ -136,8 +136,9 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	mcfg := a.mcpConfig()
 	// The process's one type checker: compiled and loaded on the first
 	// check, closed when the server is done.
-	mcfg.Checker = scriptcheck.New(typecheck.Config{CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
-	defer mcfg.Checker.Close(context.Background())
+	checker := scriptcheck.New(typecheck.Config{CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
+	defer checker.Close(context.Background())
+	mcfg.Checker = scriptChecker{checker: checker, rt: mcfg.Runtime}
 	if cfg.Server.Mode() == config.Hosted {
 		return a.serveHTTP(ctx, mcfg)
 	}

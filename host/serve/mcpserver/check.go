@@ -10,8 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
@@ -24,6 +22,29 @@ import (
 // check. Both lint the script with the runtime's module (syntax is the
 // VM's) and type-check it against the sdk's definitions as the discovery
 // tools see them, once no upstream server is starting any more.
+
+// A ScriptChecker checks a script before it runs: it lints it with the
+// runtime's module and type-checks it against the definitions of docs
+// (app gives the process's one, host/lint/scriptcheck's).
+type ScriptChecker interface {
+	CheckScript(ctx context.Context, docs *sdkdocs.Docs, script []byte, io bool) (*CheckReport, error)
+	// MaxTypedBytes is the size of the largest script whose types it
+	// checks; a larger one is unchecked.
+	MaxTypedBytes() int
+}
+
+// CheckReport is what a check found.
+type CheckReport struct {
+	// Diagnostics are in the order of their positions.
+	Diagnostics []CheckDiagnostic
+	// Unchecked, when set, says why the types were not checked.
+	Unchecked string
+	// Refusal is the error of a run that asked for a check and may not
+	// run (kind type), nil when nothing stops it.
+	Refusal *result.Error
+	// Warnings are what a run that asked for a check says of it.
+	Warnings []string
+}
 
 // ToolCheckScript is the name of the tool that checks a script.
 const ToolCheckScript = "check_script"
@@ -62,22 +83,24 @@ const checkOutputSchema = `{
 	"required": ["errors", "warnings", "diagnostics", "omitted"]
 }`
 
-// checkDiagnostic is one diagnostic of check_script's answer.
-type checkDiagnostic struct {
-	Line      int           `json:"line"`
-	Column    int           `json:"column"`
-	EndLine   int           `json:"end_line"`
-	EndColumn int           `json:"end_column"`
-	Severity  lint.Severity `json:"severity"`
-	Rule      string        `json:"rule"`
-	Message   string        `json:"message"`
+// CheckDiagnostic is one diagnostic of a check, as check_script answers
+// it.
+type CheckDiagnostic struct {
+	Line      int `json:"line"`
+	Column    int `json:"column"`
+	EndLine   int `json:"end_line"`
+	EndColumn int `json:"end_column"`
+	// Severity is "error" or "warning".
+	Severity string `json:"severity"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message"`
 }
 
 // checkAnswer is check_script's structured content.
 type checkAnswer struct {
 	Errors      int               `json:"errors"`
 	Warnings    int               `json:"warnings"`
-	Diagnostics []checkDiagnostic `json:"diagnostics"`
+	Diagnostics []CheckDiagnostic `json:"diagnostics"`
 	Omitted     int               `json:"omitted"`
 	Unchecked   string            `json:"unchecked,omitempty"`
 	Pending     string            `json:"pending,omitempty"`
@@ -97,7 +120,7 @@ func (s *Server) addCheckScript() {
 	"properties": {"script": {"type": "string", "description": "Luau source code to check (at most %s; a script over %s is not type-checked)."}},
 	"required": ["script"],
 	"additionalProperties": false
-}`, size(s.cfg.MaxScriptBytes), size(scriptcheck.MaxSourceBytes))),
+}`, size(s.cfg.MaxScriptBytes), size(int64(s.cfg.Checker.MaxTypedBytes())))),
 		RawOutputSchema: json.RawMessage(checkOutputSchema),
 		Annotations: mcp.ToolAnnotation{
 			Title:           "Check a Luau script",
@@ -133,7 +156,7 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		return invalid("The check did not start: " + err.Error()), nil
 	}
 	defer release()
-	out, err := s.cfg.Checker.Check(ctx, s.cfg.Runtime, docs, scriptcheck.Script{Source: []byte(script), IO: s.cfg.IO != nil})
+	out, err := s.cfg.Checker.CheckScript(ctx, docs, []byte(script), s.cfg.IO != nil)
 	if err != nil {
 		return invalid("The check did not finish: " + err.Error()), nil
 	}
@@ -149,17 +172,17 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 // boundedAnswer is out as check_script answers it: the diagnostics whose
 // text and structured content together fit in budget characters listed,
 // the others counted.
-func boundedAnswer(out *scriptcheck.Outcome, budget int) checkAnswer {
-	answer := checkAnswer{Diagnostics: []checkDiagnostic{}, Unchecked: out.Unchecked}
+func boundedAnswer(out *CheckReport, budget int) checkAnswer {
+	answer := checkAnswer{Diagnostics: []CheckDiagnostic{}, Unchecked: out.Unchecked}
 	used := len(out.Unchecked) * 2
 	for _, d := range out.Diagnostics {
-		if d.Severity == lint.Error {
+		if d.Severity == "error" {
 			answer.Errors++
 		} else {
 			answer.Warnings++
 		}
-		c := checkDiagnostic{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn,
-			Severity: d.Severity, Rule: d.Rule, Message: shortened(d.Message, maxCheckMessage)}
+		c := d
+		c.Message = shortened(d.Message, maxCheckMessage)
 		// Its line of text and its JSON, escapes included.
 		item, _ := json.Marshal(c)
 		cost := len(item) + len(c.Message) + 40
@@ -230,11 +253,11 @@ func (s *Server) typeChecked(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			return invalid(`Invalid arguments: this server does not check scripts: leave out "check"`), nil
 		}
 		docs := s.checkDocs(ctx)
-		out, err := s.cfg.Checker.Check(ctx, s.cfg.Runtime, docs, scriptcheck.Script{Source: []byte(x.args.script), IO: s.cfg.IO != nil})
+		out, err := s.cfg.Checker.CheckScript(ctx, docs, []byte(x.args.script), s.cfg.IO != nil)
 		if err != nil {
 			return cancelled(), nil
 		}
-		if refusal := out.Refusal(); refusal != nil {
+		if refusal := out.Refusal; refusal != nil {
 			if note := docs.PendingNote(); note != "" {
 				// Their functions are not in the definitions yet.
 				refusal.Message += "\n" + note
@@ -243,7 +266,7 @@ func (s *Server) typeChecked(next server.ToolHandlerFunc) server.ToolHandlerFunc
 			x.res = &result.Result{Error: refusal}
 			return toolResult(x.res), nil
 		}
-		x.warnings = out.Warnings()
+		x.warnings = out.Warnings
 		return next(ctx, req)
 	}
 }

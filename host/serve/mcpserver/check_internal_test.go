@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
 
@@ -25,14 +23,14 @@ func TestCheckAnswerBounded(t *testing.T) {
 		{"long messages", 200, 100000, true},
 		{"escaped messages", 200, -1, true},
 	} {
-		out := &scriptcheck.Outcome{Unchecked: ""}
+		out := &CheckReport{}
 		for i := range tc.count {
-			sev := lint.Error
+			sev := "error"
 			if i%2 == 1 {
-				sev = lint.Warning
+				sev = "warning"
 			}
-			out.Diagnostics = append(out.Diagnostics, lint.Diagnostic{Line: i + 1, Column: 1, EndLine: i + 1, EndColumn: 2,
-				Severity: sev, Rule: lint.RuleType, Message: message(tc.length)})
+			out.Diagnostics = append(out.Diagnostics, CheckDiagnostic{Line: i + 1, Column: 1, EndLine: i + 1, EndColumn: 2,
+				Severity: sev, Rule: "type", Message: message(tc.length)})
 		}
 		answer := boundedAnswer(out, sdkdocs.MaxAnswer-1000)
 		structured, err := json.Marshal(answer)

@@ -57,7 +57,6 @@ import (
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
-	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/platform/positive"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
@@ -158,9 +157,9 @@ type Config struct {
 	// Checker checks scripts before they run: the tool check_script
 	// (offered beside the discovery tools, with SDKDocs) and
 	// execute_script's argument check. It is the process's one
-	// (scriptcheck: made lazily, its definitions loaded once per text);
-	// the caller closes it. Nil: no checks.
-	Checker *scriptcheck.Checker
+	// (made lazily, its definitions loaded once per text); the caller
+	// closes it. Nil: no checks.
+	Checker ScriptChecker
 }
 
 // DefaultApprovalTimeout is Config.ApprovalTimeout's default.
