@@ -40,7 +40,7 @@ func TestSDKServe(t *testing.T) {
 			description = tool.Description
 		}
 	}
-	if strings.Join(names, ",") != "execute_script,get_function_docs,list_apis,list_functions,search_docs" {
+	if strings.Join(names, ",") != "check_script,execute_script,get_function_docs,list_apis,list_functions,search_docs" {
 		t.Errorf("tools: %v", names)
 	}
 	if !strings.Contains(description, "sdk.get_pet(params: { petId: number }): (Pet, SdkResponse)") || !strings.Contains(description, "parallel(") {
