@@ -97,7 +97,8 @@ async def test_dry_run_and_plan_over_stdio(tmp_path, todo_api):
     params = server(tmp_path, "--api", f"todo={todo_api}/openapi.json")
     params.env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     async with Client(params, read_timeout_seconds=60) as c:
-        schema = (await c.list_tools()).tools[0].input_schema
+        tools = (await c.list_tools()).tools
+        schema = next(t for t in tools if t.name == "execute_script").input_schema
         assert schema["properties"]["dry_run"]["type"] == "boolean" and schema["properties"]["plan"]["type"] == "array"
 
         async def call(args):
