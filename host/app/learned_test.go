@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ func TestLearnedFromRecordedRun(t *testing.T) {
 		if dir != "" {
 			effects = fmt.Sprintf("[effects]\nrecord_dir = %q\n", dir)
 		}
-		return configOf(t, effects+fmt.Sprintf("[mcp_servers.py]\ncommand = %q\nargs = [%q]\n", python[0], python[1]))
+		return configFile(t, effects+fmt.Sprintf("[mcp_servers.py]\ncommand = %q\nargs = [%q]\n", python[0], python[1]))
 	}
 	file := configFile(recordDir)
 	opts := app.SDKOptions{Stderr: io.Discard}
@@ -109,18 +108,4 @@ return {#r.v, w.city}`), Record: filepath.Join(recordDir, "run.trace.jsonl")})
 			}
 		})
 	}
-}
-
-// configOf is the configuration file text, loaded.
-func configOf(t *testing.T, text string) *config.File {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return file
 }

@@ -22,7 +22,7 @@ import (
 func TestTypesExtraKeys(t *testing.T) {
 	spec := testspecs.GitHub(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	file := configOf(t, "[apis.gh]\nspec = "+strconv.Quote(spec)+"\n")
+	file := configFile(t, "[apis.gh]\nspec = "+strconv.Quote(spec)+"\n")
 	opts := app.SDKOptions{Stderr: io.Discard}
 	d, err := app.Docs(testwait.Context(t), file, opts, io.Discard)
 	if err != nil {
