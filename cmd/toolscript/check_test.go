@@ -43,3 +43,33 @@ func TestRunCheck(t *testing.T) {
 		t.Errorf("the API got %d requests, want 1", n)
 	}
 }
+
+// TestRunWithoutCheckCompilesNoChecker: the type checker costs a run
+// nothing unless --check asks for it: a run without it leaves only the
+// VM's compiled module in the compilation cache, a run with it the
+// checker's too.
+func TestRunWithoutCheckCompilesNoChecker(t *testing.T) {
+	script := testfile.Temp(t, "hello.luau", "return 1 + 1\n")
+	compiled := func(args ...string) int {
+		cache := t.TempDir()
+		t.Setenv("XDG_CACHE_HOME", cache)
+		if stdout, stderr, status := toolscriptRun(t, append([]string{"run"}, args...)...); status != 0 || strings.TrimSpace(stdout) != "2" {
+			t.Fatalf("run %v: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+		}
+		n := 0
+		err := filepath.WalkDir(cache, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				n++
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	without, with := compiled(script), compiled("--check", script)
+	if without == 0 || with <= without {
+		t.Errorf("compiled modules cached: %d by a run, %d by a run with --check: want the checker's only with --check", without, with)
+	}
+}
