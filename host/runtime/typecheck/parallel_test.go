@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -27,24 +28,27 @@ func TestChecksRunSideBySide(t *testing.T) {
 		arrived <- struct{}{}
 		<-bothIn
 	})
-	var wg sync.WaitGroup
-	results := make([]error, 2)
-	for i := range 2 {
-		wg.Go(func() {
+	results := make(chan error, 2)
+	for range 2 {
+		go func() {
 			diags, err := c.Check(context.Background(), "local x: number = \"s\"\nreturn x\n")
 			if err == nil && (len(diags) != 1 || diags[0].Category != "type_mismatch") {
-				err = errors.New("unexpected diagnostics")
+				err = fmt.Errorf("unexpected diagnostics %+v", diags)
 			}
-			results[i] = err
-		})
+			results <- err
+		}()
 	}
-	<-arrived
-	<-arrived // the second check is in while the first still is
+	for range 2 { // the second check arrives while the first is in
+		select {
+		case <-arrived:
+		case err := <-results:
+			t.Fatalf("a check ended before the other arrived: %v", err)
+		}
+	}
 	close(bothIn)
-	wg.Wait()
-	for i, err := range results {
-		if err != nil {
-			t.Errorf("check %d: %v", i, err)
+	for range 2 {
+		if err := <-results; err != nil {
+			t.Error(err)
 		}
 	}
 }
@@ -71,7 +75,11 @@ func TestCheckBeyondTheBoundWaitsForItsContext(t *testing.T) {
 		_, err := c.Check(context.Background(), "return 1\n")
 		first <- err
 	}()
-	<-in
+	select {
+	case <-in:
+	case err := <-first:
+		t.Fatalf("the first check ended before it was in: %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
 	go func() {
