@@ -13,11 +13,12 @@ import (
 )
 
 // A Template is the linear memory of an initialised instance (the data
-// segments, then what its initialisation wrote) in a sealed memory file. Each later instance maps it privately, copy-on-write, as
-// the start of its memory: the kernel shares the template's pages until
-// the instance writes one, and then gives that instance its own copy. So
-// an instance costs no copy of the image and no write of the data
-// segments, and pages an execution never touches are never copied. Writes
+// segments, then what its initialisation wrote) in a sealed memory file.
+// Each later instance maps it privately, copy-on-write, as the start of
+// its memory: the kernel shares the template's pages until the instance
+// writes one, and then gives that instance its own copy. So an instance
+// costs no copy of the image and no write of the data segments, and pages
+// an execution never touches are never copied. Writes
 // never reach the file (the mapping is private and the file sealed
 // against writes), so no execution sees another's.
 type Template struct {
