@@ -153,22 +153,145 @@ type image struct {
 	size     uint32
 	template *memimage.Template
 	runs     []memimage.Run
+
+	mu sync.Mutex
+	// ready is a fresh instance made from the image ahead of the next
+	// check, which has run nothing; nil when there is none.
+	ready  api.Module
+	closed bool
 }
 
-func (img *image) close() { img.template.Close() }
+// close closes the instance made ahead and the template; the instances
+// mapped from the template keep their mappings.
+func (img *image) close() {
+	img.mu.Lock()
+	img.closed = true
+	ready := img.ready
+	img.ready = nil
+	img.mu.Unlock()
+	if ready != nil {
+		ready.Close(context.Background())
+	}
+	img.template.Close()
+}
 
-// makeImage compiles the modules if need be and loads definitions into a
-// loader instance, whose memory becomes job's image.
+// take returns the instance made ahead, or nil.
+func (img *image) take() api.Module {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	mod := img.ready
+	img.ready = nil
+	return mod
+}
+
+// put keeps mod as the instance made ahead; false when there is one
+// already or the image is closed.
+func (img *image) put(mod api.Module) bool {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if img.closed || img.ready != nil {
+		return false
+	}
+	img.ready = mod
+	return true
+}
+
+// makeImage compiles the modules if need be, loads definitions into a
+// loader instance, whose memory becomes job's image, learns the image's
+// hot pages and makes the first checker instance ahead.
 func (c *Checker) makeImage(job *imageJob, definitions []byte) {
 	defer c.release(job)
-	defer close(job.done)
 	ctx := context.Background()
 	m, err := c.ensureModules(ctx)
-	if err != nil {
-		job.err = err
+	if err == nil {
+		job.img, err = m.load(ctx, definitions)
+	}
+	job.err = err
+	if err == nil {
+		m.learnHot(ctx, job.img)
+	}
+	close(job.done)
+	if err == nil {
+		m.prepare(job.img)
+	}
+}
+
+// warmUpScript is what learnHot checks: a script of the host's with the
+// usual constructs of a script (locals, tables, functions, loops, string
+// and table library calls, pcall), so that the pages it writes are those
+// most checks write.
+const warmUpScript = `local items: { { name: string, n: number } } = {}
+for i = 1, 10 do
+	table.insert(items, { name = string.format("item %d", i), n = i * 2 })
+end
+local function total(list: { { name: string, n: number } }): number
+	local sum = 0
+	for _, item in ipairs(list) do
+		if item.n > 3 and #item.name > 0 then
+			sum += item.n
+		end
+	end
+	return sum
+end
+local ok, err = pcall(function()
+	return total(items)
+end)
+if not ok then
+	print(tostring(err))
+end
+local names = {}
+for _, item in items do
+	names[#names + 1] = string.upper(item.name)
+end
+return { total = total(items), names = table.concat(names, ",") }
+`
+
+// learnHot checks warmUpScript in an instance made from img and notes the
+// pages of the template it wrote (the top of the C stack, the allocator's
+// state, the checker's working memory), which instances made ahead copy
+// before a check needs them (memimage.Template.Hot). It runs before the
+// template is used by anything else; the instance is then closed.
+func (m *modules) learnHot(ctx context.Context, img *image) {
+	if img.template == nil {
 		return
 	}
-	job.img, job.err = m.load(ctx, definitions)
+	mod, err := m.newInstance(ctx, img)
+	if err != nil {
+		return
+	}
+	defer mod.Close(ctx)
+	if _, err := call(ctx, mod, "tc_check", []byte(warmUpScript)); err != nil {
+		return
+	}
+	if mem, ok := mod.Memory().Read(0, mod.Memory().Size()); ok {
+		img.template.Hot = img.template.WrittenPages(mem)
+	}
+}
+
+// prepare makes an instance from img ahead of the next check, unless
+// there is one.
+func (m *modules) prepare(img *image) {
+	mod, err := m.newInstance(context.Background(), img)
+	if err != nil {
+		return
+	}
+	if !img.put(mod) {
+		mod.Close(context.Background())
+	}
+}
+
+// newInstance makes a fresh checker instance from img.
+func (m *modules) newInstance(ctx context.Context, img *image) (api.Module, error) {
+	mapped := false
+	mod, err := m.checker.InstantiateModule(memimage.WithAllocator(ctx, img.template, func() { mapped = true }), m.checkerCompiled, instanceConfig)
+	if err != nil {
+		return nil, err
+	}
+	if err := img.restore(mod, mapped); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	return mod, nil
 }
 
 // load instantiates the loader module, initialises it (its data
@@ -209,19 +332,27 @@ func (m *modules) load(ctx context.Context, definitions []byte) (*image, error) 
 	return img, nil
 }
 
-// checkIn checks source in a fresh checker instance made from img, which
-// is closed afterwards whatever happens.
-func (c *Checker) checkIn(ctx context.Context, img *image, source string) ([]Diagnostic, error) {
+// checkIn checks source in a fresh checker instance made from job's
+// image: the one made ahead, or a new one. Afterwards, off the caller's
+// path, the instance is closed whatever happened and the next one made.
+func (c *Checker) checkIn(ctx context.Context, job *imageJob, source string) ([]Diagnostic, error) {
 	m := c.modules // set before any image exists; kept until Close, which waits for checks
-	mapped := false
-	mod, err := m.checker.InstantiateModule(memimage.WithAllocator(ctx, img.template, func() { mapped = true }), m.checkerCompiled, instanceConfig)
-	if err != nil {
-		return nil, &UncheckedError{Reason: "starting the checker failed", Err: err}
+	img := job.img
+	mod := img.take()
+	if mod == nil {
+		var err error
+		if mod, err = m.newInstance(ctx, img); err != nil {
+			return nil, &UncheckedError{Reason: "starting the checker failed", Err: err}
+		}
 	}
-	defer mod.Close(ctx)
-	if err := img.restore(mod, mapped); err != nil {
-		return nil, &UncheckedError{Reason: "starting the checker failed", Err: err}
-	}
+	c.retain(job)
+	defer func() {
+		go func() {
+			defer c.release(job)
+			mod.Close(context.Background())
+			m.prepare(img)
+		}()
+	}()
 	if c.beforeCheck != nil {
 		c.beforeCheck(mod)
 	}

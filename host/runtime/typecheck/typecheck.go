@@ -223,7 +223,7 @@ func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error
 	if err := ctx.Err(); err != nil {
 		return nil, &UncheckedError{Reason: "waiting for the checker was stopped", Err: err}
 	}
-	return c.checkIn(ctx, job.img, source)
+	return c.checkIn(ctx, job, source)
 }
 
 // Close waits for the checks and the load in progress and releases the
@@ -265,6 +265,15 @@ func (c *Checker) acquireImage() (*imageJob, error) {
 	c.current.refs++
 	c.running.Add(1)
 	return c.current, nil
+}
+
+// retain takes another reference to job, for work that goes on after
+// the check that holds one returns.
+func (c *Checker) retain(job *imageJob) {
+	c.mu.Lock()
+	job.refs++
+	c.running.Add(1)
+	c.mu.Unlock()
 }
 
 // release drops a reference to job; the last one closes its image.
