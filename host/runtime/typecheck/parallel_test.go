@@ -140,3 +140,30 @@ func TestCheckSeesNoPreviousScript(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadReplacesTheImage: after Load, checks run against the new
+// definitions, not in an instance made ahead from the old ones.
+func TestLoadReplacesTheImage(t *testing.T) {
+	c := newChecker(t, typecheck.Config{})
+	script := "return sdk.github.get_issue({owner = \"o\", number = 1}).title\n"
+	tests := []struct {
+		name        string
+		definitions string
+		want        int
+	}{
+		{"the first definitions", definitions, 0},
+		{"definitions without the function", "declare sdk: { github: {} }\n", 1},
+		{"the first again", definitions, 0},
+	}
+	for _, tt := range tests {
+		if err := c.Load([]byte(tt.definitions)); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the first check's instance, then one made ahead
+			diags, err := c.Check(context.Background(), script)
+			if err != nil || len(diags) != tt.want {
+				t.Fatalf("%s: want %d diagnostics, got %+v, %v", tt.name, tt.want, diags, err)
+			}
+		}
+	}
+}
