@@ -10,9 +10,9 @@
 // check scripts. It loads its definitions once, into an instance of the
 // first, and keeps that instance's memory as an image (memimage: on Linux
 // a sealed file mapped copy-on-write). Each check runs in a fresh instance
-// of the second made from the image, which it is the only user of and
-// which is closed afterwards: a script leaves nothing any later check
-// sees. Checks run side by side, at most Config.MaxParallelChecks at once,
+// of the second made from the image (made ahead, between checks, having
+// run nothing), which it is the only user of and which is closed
+// afterwards: a script leaves nothing any later check sees. Checks run side by side, at most Config.MaxParallelChecks at once,
 // in strict mode.
 //
 // Everything is bounded: the definitions' size (the load is not stopped
