@@ -271,6 +271,12 @@ func (m *modules) learnHot(ctx context.Context, img *image) {
 // prepare makes an instance from img ahead of the next check, unless
 // there is one.
 func (m *modules) prepare(img *image) {
+	img.mu.Lock()
+	needed := !img.closed && img.ready == nil
+	img.mu.Unlock()
+	if !needed {
+		return
+	}
 	mod, err := m.newInstance(context.Background(), img)
 	if err != nil {
 		return
