@@ -1,11 +1,12 @@
 package luau
 
 import (
-	"bytes"
 	"fmt"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/toolscript/toolscript/host/runtime/memimage"
 )
 
 // An image is the linear memory of an instance whose Luau state has just
@@ -16,7 +17,7 @@ import (
 // instead. That is the same state, byte for byte, at a fraction of the cost:
 // the template runs _initialize and ts_init (the C++ constructors, the Luau
 // state, the sandboxed libraries), an image only copies the pages they
-// wrote. On Linux the image also has a template (template_linux.go): the
+// wrote. On Linux the image also has a template (memimage.Template): the
 // whole memory in a sealed file, which new instances map copy-on-write
 // instead of copying the runs.
 //
@@ -28,7 +29,7 @@ type image struct {
 	size uint32
 	// runs are the parts of the memory that differ from a fresh
 	// instantiation, in whole pages.
-	runs []imageRun
+	runs []memimage.Run
 	// stackPointer is __stack_pointer after initialisation.
 	stackPointer uint64
 	// outAddr and inputAddr are the shim's buffers (ts_out_addr,
@@ -44,19 +45,8 @@ type image struct {
 	// template holds the whole memory, for instances to map copy-on-write
 	// instead of copying runs (Linux); nil elsewhere or when it could not
 	// be made.
-	template *memoryTemplate
+	template *memimage.Template
 }
-
-// imageRun is a run of consecutive pages of an image.
-type imageRun struct {
-	offset uint32
-	data   []byte
-}
-
-// imagePageSize is the granularity of an image: the host's page size on
-// the platforms toolscript runs on, so that a restore touches no page it
-// does not write.
-const imagePageSize = 4096
 
 // newImage takes the image of inst, an instance whose state ts_init has
 // just created. fresh is the memory of a module instantiated without
@@ -74,25 +64,7 @@ func newImage(inst *instance, fresh []byte, clock int64) (*image, error) {
 		inputAddr:    inst.inputAddr,
 		clock:        clock,
 	}
-	var zero [imagePageSize]byte
-	for off := uint32(0); off < size; off += imagePageSize {
-		page := mem[off:min(off+imagePageSize, size)]
-		base := zero[:len(page)]
-		if off < uint32(len(fresh)) {
-			base = fresh[off:min(off+imagePageSize, uint32(len(fresh)))]
-			if len(base) < len(page) { // the fresh memory ends inside the page
-				base = append(append([]byte(nil), base...), zero[:len(page)-len(base)]...)
-			}
-		}
-		if bytes.Equal(page, base) {
-			continue
-		}
-		if n := len(img.runs); n > 0 && img.runs[n-1].offset+uint32(len(img.runs[n-1].data)) == off {
-			img.runs[n-1].data = append(img.runs[n-1].data, page...)
-		} else {
-			img.runs = append(img.runs, imageRun{offset: off, data: append([]byte(nil), page...)})
-		}
-	}
+	img.runs = memimage.Diff(mem, fresh)
 	return img, nil
 }
 
@@ -110,9 +82,7 @@ func (img *image) restore(inst *instance, mod api.Module) error {
 		return fmt.Errorf("luau: reading %d bytes of a new instance's memory", img.size)
 	}
 	if !inst.fromTemplate {
-		for _, run := range img.runs {
-			copy(buf[run.offset:], run.data)
-		}
+		memimage.Apply(buf, img.runs)
 	}
 	if err := inst.lookup(mod); err != nil {
 		return err

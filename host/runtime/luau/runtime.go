@@ -6,7 +6,7 @@
 // discarded afterwards: nothing survives from one execution to the next.
 // Only the first instance runs the module's initialisation; the others start
 // from an image of its memory taken before it ran anything (image.go): on
-// Linux a private copy-on-write mapping of it (template_linux.go), elsewhere
+// Linux a private copy-on-write mapping of it (memimage.Template), elsewhere
 // a copy.
 // Executions are safe to run concurrently; a small pool of ready, never-used
 // instances keeps the latency of a warm process low.
@@ -36,6 +36,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/platform/cachedir"
+	"github.com/toolscript/toolscript/host/runtime/memimage"
 	"github.com/toolscript/toolscript/host/runtime/result"
 )
 
@@ -200,7 +201,7 @@ func (r *Runtime) loadModule(cfg Config) ([]byte, error) {
 		}
 		module, r.lazyTable = eager, false
 	}
-	if templatesSupported {
+	if memimage.Supported {
 		if stripped, segments, err := wasmrewrite.WithoutActiveData(module); err == nil {
 			module, r.dataSegments, r.liftedData = stripped, segments, true
 		}
@@ -438,7 +439,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	if img := r.sdk.Load().image; img != nil {
-		img.template.close()
+		img.template.Close()
 	}
 	err := r.runtime.Close(ctx)
 	if r.cache != nil {
@@ -579,7 +580,7 @@ func (r *Runtime) makeImage(ctx context.Context, v *sdkVariant, inst *instance, 
 		// elsewhere: the image is the difference from a memory without
 		// the data segments, so it holds them too.
 		if mem, ok := mod.Memory().Read(0, img.size); ok {
-			img.template, _ = newMemoryTemplate(mem)
+			img.template, _ = memimage.NewTemplate(mem)
 		}
 	}
 	if img.template != nil || r.lazyTable {
@@ -598,7 +599,7 @@ const warmUpScript = "return 1"
 // instances can prepare before they wait in the pool:
 //   - the pages of the template it wrote (the Luau state it starts from,
 //     the top of the C stack), which instances copy when they map the
-//     template (memoryTemplate.hot);
+//     template (memimage.Template.Hot);
 //   - the entries of the function table it filled (the compiler's, the
 //     VM's), when the module fills its table on demand (image.tableHot).
 //
@@ -623,17 +624,17 @@ func (r *Runtime) learnHot(ctx context.Context, v *sdkVariant, img *image) {
 		img.tableHot = inst.tableUsed(ctx)
 	}
 	if mem, ok := inst.mem.Read(0, inst.mem.Size()); ok && inst.fromTemplate {
-		img.template.hot = img.template.writtenPages(mem)
+		img.template.Hot = img.template.WrittenPages(mem)
 	}
 }
 
 // instantiate instantiates the module, without initialising it, for a new
 // instance whose monotonic clock starts at clockStart and whose memory
 // starts as tmpl when it is not nil.
-func (r *Runtime) instantiate(ctx context.Context, clockStart int64, tmpl *memoryTemplate) (*instance, api.Module, error) {
+func (r *Runtime) instantiate(ctx context.Context, clockStart int64, tmpl *memimage.Template) (*instance, api.Module, error) {
 	inst := &instance{clock: newInstanceClock(clockStart)}
 	config := r.config.WithNanotime(inst.nanotime, 1).WithWalltime(inst.walltime, sys.ClockResolution(time.Microsecond))
-	mod, err := r.runtime.InstantiateModule(withInstance(withMemoryAllocator(ctx, inst, tmpl), inst), r.compiled, config)
+	mod, err := r.runtime.InstantiateModule(withInstance(memimage.WithAllocator(ctx, tmpl, func() { inst.fromTemplate = true }), inst), r.compiled, config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("luau: instantiating the Luau module: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/toolscript/toolscript/host/runtime/memimage"
 	"github.com/toolscript/toolscript/internal/wasmrewrite"
 	"github.com/toolscript/toolscript/wasm"
 )
@@ -63,7 +64,7 @@ func TestModuleLoadedAsBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := wasm.Binary
-	if templatesSupported {
+	if memimage.Supported {
 		if want, _, err = wasmrewrite.WithoutActiveData(wasm.Binary); err != nil {
 			t.Fatal(err)
 		}

@@ -60,8 +60,8 @@ func TestTemplateWritesStayInTheirInstance(t *testing.T) {
 			t.Errorf("an instance %s sees another instance's writes", name)
 		}
 	}
-	file := make([]byte, img.template.size)
-	if _, err := img.template.file.ReadAt(file, 0); err != nil && err != io.EOF {
+	file := make([]byte, img.template.Size())
+	if _, err := img.template.ReadAt(file, 0); err != nil && err != io.EOF {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(file, want[:len(file)]) {
@@ -112,8 +112,8 @@ func TestExecutionLeavesNothingInTheTemplate(t *testing.T) {
 	if res := rt.Execute(ctx, Script{Source: []byte(script)}); res.Error != nil {
 		t.Fatal(res.Error)
 	}
-	file := make([]byte, img.template.size)
-	if _, err := img.template.file.ReadAt(file, 0); err != nil && err != io.EOF {
+	file := make([]byte, img.template.Size())
+	if _, err := img.template.ReadAt(file, 0); err != nil && err != io.EOF {
 		t.Fatal(err)
 	}
 	// The marker is in the script's source: that much of the next
@@ -139,21 +139,21 @@ func TestExecutionLeavesNothingInTheTemplate(t *testing.T) {
 // before it runs anything, the rest of its memory still the template's.
 func TestHotPagesAreCopiedAhead(t *testing.T) {
 	rt, img := templateRuntime(t)
-	hot := img.template.hot
+	hot := img.template.Hot
 	var pages uint64
 	for _, h := range hot {
-		if h.offset+h.length > img.template.size || h.length == 0 {
-			t.Fatalf("a hot range %+v outside the template of %d bytes", h, img.template.size)
+		if h.Offset+h.Length > img.template.Size() || h.Length == 0 {
+			t.Fatalf("a hot range %+v outside the template of %d bytes", h, img.template.Size())
 		}
-		pages += h.length / 4096
+		pages += h.Length / 4096
 	}
-	t.Logf("%d hot pages in %d ranges, of %d", pages, len(hot), img.template.size/4096)
-	if pages == 0 || pages > img.template.size/4096/2 {
-		t.Fatalf("%d hot pages of %d", pages, img.template.size/4096)
+	t.Logf("%d hot pages in %d ranges, of %d", pages, len(hot), img.template.Size()/4096)
+	if pages == 0 || pages > img.template.Size()/4096/2 {
+		t.Fatalf("%d hot pages of %d", pages, img.template.Size()/4096)
 	}
 	inst := mustInstance(t, rt)
 	defer inst.close()
-	if got := img.template.writtenPages(memoryOf(t, inst)); !slices.Equal(got, hot) {
+	if got := img.template.WrittenPages(memoryOf(t, inst)); !slices.Equal(got, hot) {
 		t.Fatalf("a new instance has its own copies of %v, want %v", got, hot)
 	}
 }

@@ -2,6 +2,7 @@ package typecheck_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
@@ -23,7 +24,8 @@ func githubDefinitions(b testing.TB) []byte {
 }
 
 // BenchmarkCheckGitHub: a warm check of a 20-line script against GitHub's
-// definitions (loaded once, outside the timed loop).
+// definitions (loaded once, outside the timed loop), each in a fresh
+// instance made from their image.
 func BenchmarkCheckGitHub(b *testing.B) {
 	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: b.TempDir()})
 	if err != nil {
@@ -40,5 +42,47 @@ func BenchmarkCheckGitHub(b *testing.B) {
 		if _, err := c.Check(context.Background(), testspecs.GitHubScript); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// firstCheck makes a Checker with the compilation cache in dir, loads
+// GitHub's definitions and checks the 20-line script: a process's first
+// check.
+func firstCheck(b *testing.B, dir string, definitions []byte) {
+	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if err := c.Load(definitions); err != nil {
+		b.Fatal(err)
+	}
+	if diags, err := c.Check(context.Background(), testspecs.GitHubScript); err != nil || len(diags) != 0 {
+		b.Fatalf("%+v, %v", diags, err)
+	}
+}
+
+// BenchmarkFirstCheckGitHub: a new Checker, the load of GitHub's
+// definitions and the first check, with the compilation cache warm (a
+// process's first check after the first ever).
+func BenchmarkFirstCheckGitHub(b *testing.B) {
+	definitions := githubDefinitions(b)
+	dir := b.TempDir()
+	firstCheck(b, dir, definitions) // fills the cache
+	for b.Loop() {
+		firstCheck(b, dir, definitions)
+	}
+}
+
+// BenchmarkFirstCheckGitHubColdCache: as BenchmarkFirstCheckGitHub, with
+// an empty compilation cache each time (the first check ever).
+func BenchmarkFirstCheckGitHubColdCache(b *testing.B) {
+	definitions := githubDefinitions(b)
+	for b.Loop() {
+		dir, err := os.MkdirTemp(b.TempDir(), "cache")
+		if err != nil {
+			b.Fatal(err)
+		}
+		firstCheck(b, dir, definitions)
 	}
 }

@@ -1,36 +1,42 @@
 // Package typecheck type-checks Luau scripts against definitions (a
 // .d.luau text, such as the sdk's) with upstream Luau's own type checker:
 // the embedded module wasm/check (luau-build/build-check.sh) under wazero,
-// in an instance of its own that shares nothing with the instances scripts
+// in instances of their own that share nothing with the instances scripts
 // run in.
 //
 // A Checker compiles the module only when a check is first asked for (with
-// the compilation cache the Luau runtime uses), loads its definitions once
-// into one instance and checks scripts there one at a time, in strict
-// mode. Everything is bounded: the definitions' size, the script's size,
-// the instance's memory, the time of each check and of the load. A check
-// that cannot finish (a throw inside the checker, which traps, memory run
-// out, its time limit) leaves the script unchecked (an *UncheckedError):
-// the instance is dropped and the next check starts a fresh one.
+// the compilation cache the Luau runtime uses), twice: once without
+// wazero's stop checks, to load the definitions, and once with them, to
+// check scripts. It loads its definitions once, into an instance of the
+// first, and keeps that instance's memory as an image (memimage: on Linux
+// a sealed file mapped copy-on-write). Each check runs in a fresh instance
+// of the second made from the image (made ahead, between checks, having
+// run nothing), which it is the only user of and which is closed
+// afterwards: a script leaves nothing any later check sees. Checks run side by side, at most Config.MaxParallelChecks at once,
+// in strict mode.
+//
+// Everything is bounded: the definitions' size (the load is not stopped
+// midway: it is the operator's configuration, capped in size), the
+// script's size, each instance's memory, the time of each check and how
+// long a check waits for the load. A check that cannot finish (a throw
+// inside the checker, which traps, memory run out, its time limit, its
+// caller's context) leaves the script unchecked (an *UncheckedError); its
+// instance is dropped and no other check is affected.
 package typecheck
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/toolscript/toolscript/host/platform/cachedir"
-	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/wasm/check"
 )
 
@@ -56,13 +62,17 @@ type Config struct {
 	MaxDefinitionsBytes int
 	// MaxSourceBytes caps the scripts Check accepts.
 	MaxSourceBytes int
-	// MaxMemoryBytes caps the checker instance's linear memory (GitHub's
-	// API takes about 60 MiB).
+	// MaxMemoryBytes caps the linear memory of each checker instance
+	// (GitHub's API takes about 60 MiB).
 	MaxMemoryBytes uint64
-	// CheckTimeout bounds one check; LoadTimeout the loading of the
-	// definitions into a fresh instance.
+	// CheckTimeout bounds one check; LoadTimeout how long a check waits
+	// for the definitions to load (the load goes on, for the next check).
 	CheckTimeout time.Duration
 	LoadTimeout  time.Duration
+	// MaxParallelChecks bounds how many checks run at once, each in an
+	// instance of its own; a check beyond it waits for one to end. Zero
+	// means GOMAXPROCS.
+	MaxParallelChecks int
 	// Module is the checker module; nil means the embedded check.Binary.
 	Module []byte
 }
@@ -85,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Module == nil {
 		c.Module = check.Binary
+	}
+	if c.MaxParallelChecks <= 0 {
+		c.MaxParallelChecks = runtime.GOMAXPROCS(0)
 	}
 	return c
 }
@@ -132,16 +145,27 @@ func (e *UncheckedError) Unwrap() []error { return []error{ErrUnchecked, e.Err} 
 var ErrDefinitions = errors.New("type definitions")
 
 // Checker checks scripts against one set of definitions. Its methods are
-// safe to call concurrently; checks run one at a time.
+// safe to call concurrently; checks run side by side, each in a fresh
+// instance made from the image of the loaded definitions.
 type Checker struct {
 	cfg Config
+	// slots holds a token for each check running (MaxParallelChecks).
+	slots chan struct{}
+	// running counts the checks and loads in progress, for Close.
+	running sync.WaitGroup
+	// beforeCheck, when set (tests), is called with each check's instance
+	// before the script is written into it.
+	beforeCheck func(api.Module)
+
+	compileMu sync.Mutex
+	modules   *modules
 
 	mu          sync.Mutex
-	runtime     wazero.Runtime
-	compiled    wazero.CompiledModule
-	cache       wazero.CompilationCache
-	module      api.Module
 	definitions []byte
+	// current makes or holds the image of definitions; nil until a check
+	// asks for it.
+	current *imageJob
+	closed  bool
 }
 
 // New returns a Checker; it compiles nothing until a check is asked for.
@@ -150,7 +174,7 @@ func New(ctx context.Context, cfg Config) (*Checker, error) {
 	if pages := (cfg.MaxMemoryBytes + 65535) / 65536; pages > 65536 {
 		return nil, fmt.Errorf("typecheck: memory limit %d bytes exceeds the 4 GiB a wasm32 module can address", cfg.MaxMemoryBytes)
 	}
-	return &Checker{cfg: cfg}, nil
+	return &Checker{cfg: cfg, slots: make(chan struct{}, cfg.MaxParallelChecks)}, nil
 }
 
 // Load sets the definitions (a .d.luau text) later checks run against.
@@ -164,9 +188,15 @@ func (c *Checker) Load(definitions []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.definitions = append([]byte(nil), definitions...)
-	c.dropInstance(context.Background())
+	if c.current != nil {
+		c.releaseLocked(c.current)
+		c.current = nil
+	}
 	return nil
 }
+
+// ErrClosed is the error of a check asked of a closed Checker.
+var ErrClosed = errors.New("typecheck: the checker is closed")
 
 // Check type-checks source (strict mode) against the definitions and
 // returns what the checker found, at most MaxDiagnostics. An
@@ -175,207 +205,104 @@ func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error
 	if len(source) > c.cfg.MaxSourceBytes {
 		return nil, &UncheckedError{Reason: fmt.Sprintf("the script's %d bytes are over the checker's limit of %d bytes", len(source), c.cfg.MaxSourceBytes)}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.ensureInstance(ctx); err != nil {
+	job, err := c.acquireImage()
+	if err != nil {
 		return nil, err
 	}
-	checkCtx, cancel := context.WithTimeout(ctx, c.cfg.CheckTimeout)
-	defer cancel()
-	out, err := c.call(checkCtx, "tc_check", []byte(source))
-	if err != nil {
-		return nil, c.unchecked(ctx, checkCtx, "checking the script", c.cfg.CheckTimeout, err)
+	defer c.release(job)
+	if err := c.waitForImage(ctx, job); err != nil {
+		return nil, err
 	}
-	return decodeDiagnostics(out)
+	if ctx.Err() == nil {
+		select {
+		case c.slots <- struct{}{}:
+			defer func() { <-c.slots }()
+		case <-ctx.Done():
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &UncheckedError{Reason: "waiting for the checker was stopped", Err: err}
+	}
+	return c.checkIn(ctx, job, source)
 }
 
-// Close releases the instance and the compiled module.
+// Close waits for the checks and the load in progress and releases the
+// image and the compiled modules.
 func (c *Checker) Close(ctx context.Context) error {
 	c.mu.Lock()
+	c.closed = true
+	if c.current != nil {
+		c.releaseLocked(c.current)
+		c.current = nil
+	}
+	c.mu.Unlock()
+	c.running.Wait()
+	c.compileMu.Lock()
+	defer c.compileMu.Unlock()
+	if c.modules == nil {
+		return nil
+	}
+	err := c.modules.close(ctx)
+	c.modules = nil
+	return err
+}
+
+// acquireImage returns the job making or holding the image of the current
+// definitions, starting it if there is none, with a reference for the
+// caller (release).
+func (c *Checker) acquireImage() (*imageJob, error) {
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dropInstance(ctx)
-	var err error
-	if c.runtime != nil {
-		err = c.runtime.Close(ctx)
-		c.runtime, c.compiled = nil, nil
+	if c.closed {
+		return nil, ErrClosed
 	}
-	if c.cache != nil {
-		err = errors.Join(err, c.cache.Close(ctx))
-		c.cache = nil
+	if c.current == nil {
+		// One reference while it is current, one for the load.
+		c.current = &imageJob{done: make(chan struct{}), refs: 2}
+		c.running.Add(1)
+		go c.makeImage(c.current, c.definitions)
 	}
-	return err
+	c.current.refs++
+	c.running.Add(1)
+	return c.current, nil
 }
 
-// ensureInstance compiles the module if it is not yet, and instantiates it
-// with the definitions loaded if there is no live instance.
-func (c *Checker) ensureInstance(ctx context.Context) error {
-	if c.module != nil && !c.module.IsClosed() {
-		return nil
-	}
-	c.module = nil
-	if err := c.ensureCompiled(ctx); err != nil {
-		return err
-	}
-	mod, err := c.runtime.InstantiateModule(ctx, c.compiled, wazero.NewModuleConfig().
-		WithName("").
-		WithStartFunctions("_initialize"))
-	if err != nil {
-		return c.unchecked(ctx, ctx, "starting the checker", c.cfg.LoadTimeout, err)
-	}
-	c.module = mod
-	if len(c.definitions) == 0 {
-		return nil
-	}
-	loadCtx, cancel := context.WithTimeout(ctx, c.cfg.LoadTimeout)
-	defer cancel()
-	out, err := c.call(loadCtx, "tc_load_definitions", c.definitions)
-	if err != nil {
-		return c.unchecked(ctx, loadCtx, "loading the definitions", c.cfg.LoadTimeout, err)
-	}
-	if out.status == 0 {
-		diags, _ := decodeDiagnostics(out)
-		c.dropInstance(ctx)
-		return fmt.Errorf("%w do not load: %s", ErrDefinitions, firstMessage(diags))
-	}
-	return nil
+// retain takes another reference to job, for work that goes on after
+// the check that holds one returns.
+func (c *Checker) retain(job *imageJob) {
+	c.mu.Lock()
+	job.refs++
+	c.running.Add(1)
+	c.mu.Unlock()
 }
 
-// ensureCompiled makes the runtime and compiles the module, with the
-// compilation cache when it can be used.
-func (c *Checker) ensureCompiled(ctx context.Context) error {
-	if c.compiled != nil {
-		return nil
-	}
-	dir, cache, err := luau.OpenCache(c.cfg.CacheDir)
-	if err != nil && !errors.Is(err, cachedir.ErrNoUserCacheDir) {
-		c.cfg.CacheWarning.Warn("the compiled-module cache", err)
-	}
-	err = c.compile(ctx, cache)
-	if err != nil && cache != nil {
-		c.cfg.CacheWarning.Warn("the compiled-module cache "+dir, err)
-		err = c.compile(ctx, nil)
-	}
-	return err
+// release drops a reference to job; the last one closes its image.
+func (c *Checker) release(job *imageJob) {
+	c.mu.Lock()
+	c.releaseLocked(job)
+	c.mu.Unlock()
+	c.running.Done()
 }
 
-// compile makes a runtime (with cache when not nil) and compiles the
-// module in it; on an error nothing is left open.
-func (c *Checker) compile(ctx context.Context, cache wazero.CompilationCache) error {
-	pages := uint32((c.cfg.MaxMemoryBytes + 65535) / 65536)
-	rtConfig := wazero.NewRuntimeConfig().
-		WithMemoryLimitPages(pages).
-		WithCloseOnContextDone(true) // a runaway check is stopped wherever it is
-	if cache != nil {
-		rtConfig = rtConfig.WithCompilationCache(cache)
-	}
-	r := wazero.NewRuntimeWithConfig(ctx, rtConfig)
-	fail := func(what string, err error) error {
-		r.Close(ctx)
-		if cache != nil {
-			cache.Close(ctx)
-		}
-		return fmt.Errorf("typecheck: %s: %w", what, err)
-	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
-		return fail("instantiating WASI", err)
-	}
-	compiled, err := r.CompileModule(ctx, c.cfg.Module)
-	if err != nil {
-		return fail("compiling the checker module", err)
-	}
-	c.runtime, c.compiled, c.cache = r, compiled, cache
-	return nil
-}
-
-// callResult is what tc_check and tc_load_definitions answer: their
-// status and the result buffer's bytes.
-type callResult struct {
-	status int32
-	text   []byte
-}
-
-// call copies input into the instance, calls the export fn with it and
-// reads the result buffer.
-func (c *Checker) call(ctx context.Context, fn string, input []byte) (callResult, error) {
-	mod := c.module
-	res, err := mod.ExportedFunction("tc_alloc").Call(ctx, uint64(len(input)+1))
-	if err != nil {
-		return callResult{}, err
-	}
-	ptr := uint32(res[0])
-	if ptr == 0 || !mod.Memory().Write(ptr, input) {
-		return callResult{}, fmt.Errorf("no memory for %d bytes of input", len(input))
-	}
-	res, err = mod.ExportedFunction(fn).Call(ctx, uint64(ptr), uint64(len(input)))
-	if err != nil {
-		return callResult{}, err
-	}
-	status := int32(res[0])
-	if _, err := mod.ExportedFunction("tc_free").Call(ctx, uint64(ptr)); err != nil {
-		return callResult{}, err
-	}
-	addr, err := mod.ExportedFunction("tc_result_addr").Call(ctx)
-	if err != nil {
-		return callResult{}, err
-	}
-	size, err := mod.ExportedFunction("tc_result_len").Call(ctx)
-	if err != nil {
-		return callResult{}, err
-	}
-	text, ok := mod.Memory().Read(uint32(addr[0]), uint32(size[0]))
-	if !ok {
-		return callResult{}, fmt.Errorf("the result (%d bytes at %#x) is outside the checker's memory", size[0], addr[0])
-	}
-	return callResult{status: status, text: append([]byte(nil), text...)}, nil
-}
-
-// unchecked words a call that did not finish and drops the instance, which
-// is closed or in an unknown state.
-func (c *Checker) unchecked(ctx, callCtx context.Context, what string, limit time.Duration, err error) error {
-	thrown := c.thrown(ctx)
-	c.dropInstance(ctx)
-	var exit *sys.ExitError
-	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == sys.ExitCodeDeadlineExceeded && ctx.Err() == nil:
-		return &UncheckedError{Reason: fmt.Sprintf("%s ran over its time limit of %s", what, limit)}
-	case callCtx.Err() != nil:
-		return &UncheckedError{Reason: what + " was stopped", Err: callCtx.Err()}
-	case thrown != "":
-		return &UncheckedError{Reason: fmt.Sprintf("%s failed inside the checker: it threw %s", what, thrown), Err: err}
-	default:
-		return &UncheckedError{Reason: what + " failed inside the checker", Err: err}
+func (c *Checker) releaseLocked(job *imageJob) {
+	job.refs--
+	if job.refs == 0 && job.img != nil {
+		job.img.close()
 	}
 }
 
-// thrown is what the checker's last throw threw (a C++ type's mangled
-// name, such as St9bad_alloc), read from an instance that trapped on it;
-// "" when nothing was or the instance is closed.
-func (c *Checker) thrown(ctx context.Context) string {
-	if c.module == nil || c.module.IsClosed() {
-		return ""
-	}
-	fn := c.module.ExportedFunction("tc_thrown")
-	if fn == nil {
-		return ""
-	}
-	res, err := fn.Call(ctx)
-	if err != nil {
-		return ""
-	}
-	name, ok := c.module.Memory().Read(uint32(res[0]), 128)
-	if !ok {
-		return ""
-	}
-	if end := bytes.IndexByte(name, 0); end >= 0 {
-		name = name[:end]
-	}
-	return strings.ToValidUTF8(string(name), "?")
-}
-
-func (c *Checker) dropInstance(ctx context.Context) {
-	if c.module != nil {
-		c.module.Close(ctx)
-		c.module = nil
+// waitForImage waits until job is done, for at most the load's time limit
+// and while ctx is not done; it returns the job's error.
+func (c *Checker) waitForImage(ctx context.Context, job *imageJob) error {
+	timer := time.NewTimer(c.cfg.LoadTimeout)
+	defer timer.Stop()
+	select {
+	case <-job.done:
+		return job.err
+	case <-ctx.Done():
+		return &UncheckedError{Reason: "waiting for the definitions to load was stopped", Err: ctx.Err()}
+	case <-timer.C:
+		return &UncheckedError{Reason: fmt.Sprintf("loading the definitions ran over its time limit of %s", c.cfg.LoadTimeout)}
 	}
 }
 

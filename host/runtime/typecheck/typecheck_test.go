@@ -3,6 +3,9 @@ package typecheck_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,10 +32,39 @@ declare sdk: {
 }
 `
 
+// cacheDir is the compilation cache the package's tests share, filled
+// once by TestMain: a test's checks do not wait for the modules to
+// compile (minutes under the race detector).
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithCache(m))
+}
+
+func runWithCache(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "typecheck-cache")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	cacheDir = filepath.Join(dir, "wazero")
+	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: cacheDir, LoadTimeout: time.Hour})
+	if err == nil {
+		_, err = c.Check(context.Background(), "return 1\n")
+		c.Close(context.Background())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "filling the compilation cache:", err)
+		return 1
+	}
+	return m.Run()
+}
+
 func newChecker(t *testing.T, cfg typecheck.Config) *typecheck.Checker {
 	t.Helper()
 	if cfg.CacheDir == "" {
-		cfg.CacheDir = t.TempDir()
+		cfg.CacheDir = cacheDir
 	}
 	c, err := typecheck.New(context.Background(), cfg)
 	if err != nil {
@@ -232,7 +264,7 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: f.TempDir()})
+	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: cacheDir})
 	if err != nil {
 		f.Fatal(err)
 	}

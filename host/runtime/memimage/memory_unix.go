@@ -1,6 +1,6 @@
 //go:build unix
 
-package luau
+package memimage
 
 import (
 	"context"
@@ -9,21 +9,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// withMemoryAllocator makes the instance inst created with ctx use
-// mmap-backed linear memory: the maximum is reserved once and committed as
-// the module grows, so growing never copies. With wazero's default
-// slice-backed memory a fresh instance that grows runs 2 to 7 times slower.
+// WithAllocator makes the instance created with ctx use mmap-backed linear
+// memory: the maximum is reserved once and committed as the module grows,
+// so growing never copies. With wazero's default slice-backed memory a
+// fresh instance that grows runs 2 to 7 times slower.
 //
 // With a template, the memory starts as a private copy-on-write mapping of
-// it (template_linux.go), and inst.fromTemplate says so: its pages are
+// it (template_linux.go), and mapped is called to say so: its pages are
 // shared with the template until the instance writes them. If the mapping
-// fails the memory starts zeroed, as without a template.
-func withMemoryAllocator(ctx context.Context, inst *instance, tmpl *memoryTemplate) context.Context {
+// fails the memory starts zeroed, as without a template, and mapped is not
+// called.
+func WithAllocator(ctx context.Context, tmpl *Template, mapped func()) context.Context {
 	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
 		m := newMappedMemory(max)
 		if tmpl != nil && cap(m.buf) > 0 && tmpl.mapInto(m.buf[:cap(m.buf)]) == nil {
-			m.usable = tmpl.size
-			inst.fromTemplate = true
+			m.usable = tmpl.Size()
+			if mapped != nil {
+				mapped()
+			}
 		}
 		return m
 	}))
