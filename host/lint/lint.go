@@ -148,6 +148,13 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 		failOnce sync.Once
 		failure  error
 	)
+	// fail ends the run with the first error linting itself met.
+	fail := func(name string, err error) {
+		failOnce.Do(func() {
+			failure = fmt.Errorf("lint: %s: %w", name, err)
+			cancel()
+		})
+	}
 
 	lintOptions := luau.LintOptions{IO: opts.IO, Effects: opts.Effects}
 	var stoppable func() (*luau.Runtime, error)
@@ -171,10 +178,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 					if large == nil {
 						srt, err := stoppable()
 						if err != nil {
-							failOnce.Do(func() {
-								failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
-								cancel()
-							})
+							fail(sources[i].Name, err)
 							continue
 						}
 						large = srt.NewLinter(lintOptions)
@@ -183,10 +187,7 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 				}
 				diags, failed, err := lintFile(ctx, use, sources[i], timeout)
 				if err != nil {
-					failOnce.Do(func() {
-						failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
-						cancel()
-					})
+					fail(sources[i].Name, err)
 					continue // drain the remaining jobs
 				}
 				if failed != nil {
@@ -196,25 +197,15 @@ func Run(ctx context.Context, rt *luau.Runtime, sources []Source, opts Options) 
 					}
 					continue
 				}
-				diags = withoutNolintType(diags)
-				charColumns(sources[i].Text, diags)
+				found, eff, err := diagnose(ctx, opts, rules, disabled, sources[i], diags)
 				if opts.Effects {
-					effects[i] = effectsOf(sources[i], diags, opts.Functions)
+					effects[i] = eff
 				}
-				found := convert(sources[i], diags, rules, disabled)
-				if opts.Types != nil && !disabled[RuleType] && !hasSyntaxError(diags) {
-					typed, err := typeDiagnostics(ctx, opts.Types, sources[i])
-					if err != nil {
-						failOnce.Do(func() {
-							failure = fmt.Errorf("lint: %s: %w", sources[i].Name, err)
-							cancel()
-						})
-						continue
-					}
-					typed = withoutNolinted(typed, nolintOfType(sources[i].Text))
-					found = sortByPosition(append(found, withoutSDKDuplicates(typed, found)...))
+				if err != nil {
+					fail(sources[i].Name, err)
+					continue
 				}
-				results[i] = capDiagnostics(found)
+				results[i] = found
 			}
 		})
 	}
@@ -240,6 +231,27 @@ feed:
 		report.Diagnostics = append(report.Diagnostics, diags...)
 	}
 	return report, nil
+}
+
+// diagnose makes the module's diagnostics of src its Diagnostics (the
+// rules' severities, columns in characters, disabled rules dropped), with
+// the type checker's when opts asks for them, and its Effects when opts
+// asks for them. An error means the type checker could not be used.
+func diagnose(ctx context.Context, opts Options, rules []Rule, disabled map[string]bool, src Source, diags []luau.LintDiagnostic) ([]Diagnostic, Effects, error) {
+	diags = withoutNolintType(diags)
+	charColumns(src.Text, diags)
+	var eff Effects
+	if opts.Effects {
+		eff = effectsOf(src, diags, opts.Functions)
+	}
+	found := convert(src, diags, rules, disabled)
+	if opts.Types != nil && !disabled[RuleType] && !hasSyntaxError(diags) {
+		var err error
+		if found, err = withTypes(ctx, opts.Types, src, found); err != nil {
+			return nil, eff, err
+		}
+	}
+	return capDiagnostics(found), eff, nil
 }
 
 // convert turns the module's diagnostics for one source, their columns

@@ -39,6 +39,18 @@ func typeSeverity(d typecheck.Diagnostic) Severity {
 	return Warning
 }
 
+// withTypes adds to found, the module's diagnostics of src, the type
+// checker's, but those --!nolint type silences and those on the mistakes
+// the module's sdk rules already name.
+func withTypes(ctx context.Context, checker TypeChecker, src Source, found []Diagnostic) ([]Diagnostic, error) {
+	typed, err := typeDiagnostics(ctx, checker, src)
+	if err != nil {
+		return nil, err
+	}
+	typed = withoutNolinted(typed, nolintOfType(src.Text))
+	return sortByPosition(append(found, withoutSDKDuplicates(typed, found)...)), nil
+}
+
 // typeDiagnostics type-checks src (which parses: syntax errors are the
 // module's) and returns the checker's diagnostics under RuleType, their
 // columns in characters. A script the checker could not finish gets one
