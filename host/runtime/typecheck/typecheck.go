@@ -63,7 +63,7 @@ type Config struct {
 	// MaxSourceBytes caps the scripts Check accepts.
 	MaxSourceBytes int
 	// MaxMemoryBytes caps the linear memory of each checker instance
-	// (GitHub's API takes about 60 MiB).
+	// (GitHub's API, loaded, takes about 41 MiB).
 	MaxMemoryBytes uint64
 	// CheckTimeout bounds one check; LoadTimeout how long a check waits
 	// for the definitions to load (the load goes on, for the next check).
