@@ -84,17 +84,6 @@ const outputSchemaTemplate = `{
 		"result": {
 			"description": "The script's first return value as JSON; null when it returned nothing or failed, or when the result is too large to answer inline (result_resource or result_file names where it is kept)."
 		},
-		"result_file": {
-			"type": "object",
-			"description": "Present when the result's JSON text is larger than the server answers inline and the server writes such results to the io directory: the file holding the whole result (this object's fields included), its path relative to the io directory, for a later script to read until it expires.",
-			"properties": {
-				"path": {"type": "string"},
-				"characters": {"type": "integer", "minimum": 0},
-				"bytes": {"type": "integer", "minimum": 0},
-				"expires": {"type": "string", "format": "date-time"}
-			},
-			"required": ["path", "characters", "bytes", "expires"]
-		},
 		"result_resource": RESULT_RESOURCE,
 		"result_file": RESULT_FILE,
 		"logs": {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,4 +199,54 @@ func TestWithDefaults(t *testing.T) {
 		size(1<<20) != "1 MiB" || size(1500) != "1500 bytes" || size(64<<10) != "64 KiB" {
 		t.Error("duration or size formats")
 	}
+}
+
+// TestSchemasHaveNoDuplicateKeys: a JSON object that names a property
+// twice is one a client decodes as it likes (most keep the last), so the
+// schemas execute_script declares name each key once.
+func TestSchemasHaveNoDuplicateKeys(t *testing.T) {
+	for _, c := range []struct{ name, schema string }{
+		{"input", inputSchema},
+		{"output", outputSchema},
+	} {
+		if dup := duplicateKey(t, json.NewDecoder(strings.NewReader(c.schema)), "$"); dup != "" {
+			t.Errorf("%s schema: %s is given twice", c.name, dup)
+		}
+	}
+}
+
+// duplicateKey reads one JSON value from dec and returns the path of the
+// first key an object of it repeats, "" for none.
+func duplicateKey(t *testing.T, dec *json.Decoder, path string) string {
+	t.Helper()
+	tok, err := dec.Token()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok || delim == '}' || delim == ']' {
+		return ""
+	}
+	seen := map[string]bool{}
+	for i := 0; dec.More(); i++ {
+		at := path + "[" + strconv.Itoa(i) + "]"
+		if delim == '{' {
+			key, err := dec.Token()
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			at = path + "." + key.(string)
+			if seen[at] {
+				return at
+			}
+			seen[at] = true
+		}
+		if dup := duplicateKey(t, dec, at); dup != "" {
+			return dup
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing delimiter
+		t.Fatalf("%s: %v", path, err)
+	}
+	return ""
 }
