@@ -88,7 +88,7 @@ func resolveSDK(file *config.File, opts SDKOptions) (sdkSetup, error) {
 	}
 	setup := sdkSetup{cfg: sdkConfig(s), withheldEnv: s.WithheldEnv}
 	for _, u := range s.Upstreams {
-		setup.servers = append(setup.servers, upstreamConfig(u))
+		setup.servers = append(setup.servers, upstream.Config(u))
 	}
 	setup.cfg.Redactor = setup.cfg.NewRedactor()
 	return setup, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/host/serve/hosted"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 )
@@ -71,11 +70,7 @@ func LintOptions(s config.LintSettings) (lint.Options, error) {
 // scriptLimits are the runtime's limits of s, the runtime's defaults where
 // s sets none.
 func scriptLimits(s config.ExecLimits) luau.Limits {
-	return luau.Limits{
-		Timeout: s.Timeout, HeapBytes: s.HeapBytes,
-		MaxLogLines: s.MaxLogLines, MaxLogBytes: s.MaxLogBytes,
-		MaxResultBytes: s.MaxResultBytes, MaxOutputBytes: s.MaxOutputBytes,
-	}.WithDefaults()
+	return luau.Limits(s).WithDefaults()
 }
 
 // scriptIO is the runtime's io of s (nil when io is off), with the
@@ -169,13 +164,5 @@ func credential(c *config.Credential) *sdk.Credential {
 		Type: c.Type, Token: c.Token.Reveal(),
 		Username: c.Username.Reveal(), Password: c.Password.Reveal(),
 		Value: c.Value.Reveal(), Name: c.Name, In: c.In,
-	}
-}
-
-// upstreamConfig is the upstream package's configuration of one server.
-func upstreamConfig(u config.MCPServerSettings) upstream.Config {
-	return upstream.Config{
-		Name: u.Name, Command: u.Command, Args: u.Args, Env: u.Env, Dir: u.Dir,
-		URL: u.URL, Headers: u.Headers, Timeout: u.Timeout, Stderr: u.Stderr, Secrets: u.Secrets,
 	}
 }

@@ -260,7 +260,9 @@ type Settings struct {
 }
 
 // ExecLimits are an execution's limits ([limits], --timeout,
-// --memory-limit); a zero field is the runtime's default (host/runtime/luau).
+// --memory-limit); a zero field is the runtime's default. They are field
+// for field luau.Limits (host/app converts one into the other, so the
+// compiler keeps them alike).
 type ExecLimits struct {
 	Timeout        time.Duration
 	HeapBytes      uint64

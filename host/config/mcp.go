@@ -43,7 +43,9 @@ const (
 )
 
 // MCPServerSettings are one upstream MCP server, resolved: exactly one of
-// Command (a stdio server) and URL (streamable HTTP).
+// Command (a stdio server) and URL (streamable HTTP). They are field for
+// field upstream.Config (host/app converts one into the other, so the
+// compiler keeps them alike).
 type MCPServerSettings struct {
 	Name    string
 	Command string
