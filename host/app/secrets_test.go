@@ -71,6 +71,7 @@ func TestSecretsReachNoSink(t *testing.T) {
 		{"apis.echo2.base_url", "TSLEAK_BASE_HOST", echoURL.Host},
 		{"apis.echo2.auth", "TSLEAK_APIKEY", "apikey-8n3b1c"},
 		{"apis.echo3.auth_env", "TSLEAK_AUTH_ENV", "authenv-4x9q2w"},
+		{"effects.state_key_env", "TSLEAK_STATE_KEY", "5a1e4c9d0b3f7a2e6c8d1f4b9e0a3c7d5f2b8e1a4c6d9f0b3e7a2c5d8f1b4e6a"},
 	}
 	for _, f := range fields {
 		t.Setenv(f.env, f.value)
@@ -84,6 +85,7 @@ func TestSecretsReachNoSink(t *testing.T) {
 	text := fmt.Sprintf(`
 [effects]
 record_dir = %q
+state_key_env = "TSLEAK_STATE_KEY"
 
 [apis.echo]
 spec = %q

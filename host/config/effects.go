@@ -193,6 +193,23 @@ func ResolveEffects(f *File, getenv func(string) string) (EffectsSettings, error
 	return s, nil
 }
 
+// readStateKey reads what the state key comes from through env, as
+// ResolveSDK reads every other value the configuration takes from the
+// environment: the variable state_key_env names or the ${VAR}s of
+// state_key are withheld from the MCP servers' environments (a server
+// holding the key could forge a paused execution's state), and the key's
+// text is a secret of the redactor.
+func (e Effects) readStateKey(env *secretEnv) {
+	switch {
+	case e.StateKeyEnv != "":
+		env.read(e.StateKeyEnv)
+	case e.StateKey != "":
+		if text, err := expandVars(e.StateKey, env.get); err == nil {
+			env.add(strings.TrimSpace(text))
+		}
+	}
+}
+
 // stateKey reads and decodes [effects] state_key or state_key_env.
 func stateKey(e Effects, getenv func(string) string) (redact.Secret, error) {
 	text, what := e.StateKey, "effects.state_key"

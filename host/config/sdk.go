@@ -286,6 +286,7 @@ func ResolveSDK(f *File, flags SDKFlags, getenv func(string) string) (SDKSetting
 	if err != nil {
 		return cfg, err
 	}
+	f.Effects.readStateKey(env)
 	// Every variable read is withheld from the MCP servers toolscript
 	// starts (a server gets one only through its own env), and every
 	// value read or credential given is a secret of the redactor.

@@ -51,6 +51,8 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 		{"api auth *_env", "[apis.a]\nspec = \"x\"\nauth = { type = \"basic\", username = \"u\", password_env = \"V\" }\n", SDKFlags{}, "V", "auth-pass-9"},
 		{"api auth_env", "[apis.a]\nspec = \"x\"\nauth_env = \"V\"\n", SDKFlags{}, "V", "auth-env-10"},
 		{"--auth", "[apis.a]\nspec = \"x\"\n", SDKFlags{Auth: []string{"a:V"}}, "V", "flag-token-11"},
+		{"effects state_key_env", "[effects]\nstate_key_env = \"V\"\n", SDKFlags{}, "V", strings.Repeat("ab", 32)},
+		{"effects state_key", "[effects]\nstate_key = \"${V}\"\n", SDKFlags{}, "V", strings.Repeat("cd", 32)},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			f, err := Load(testfile.Temp(t, "toolscript.toml", tc.toml))
