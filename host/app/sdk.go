@@ -90,6 +90,7 @@ func resolveSDK(file *config.File, opts SDKOptions) (sdkSetup, error) {
 	for _, u := range s.Upstreams {
 		setup.servers = append(setup.servers, upstream.Config(u))
 	}
+	exporterSecrets(getenvOf(opts), &setup)
 	setup.cfg.Redactor = setup.cfg.NewRedactor()
 	return setup, nil
 }

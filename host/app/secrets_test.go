@@ -76,7 +76,11 @@ func TestSecretsReachNoSink(t *testing.T) {
 	for _, f := range fields {
 		t.Setenv(f.env, f.value)
 	}
+	// The trace exporter's headers: its receiver's credential.
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=otelkey-3k9v2m,x-other=otel%20key%2F7")
 	fields = append(fields,
+		secretField{"OTEL_EXPORTER_OTLP_HEADERS", "", "otelkey-3k9v2m"},
+		secretField{"OTEL_EXPORTER_OTLP_HEADERS (decoded)", "", "otel key/7"},
 		secretField{"mcp_servers.remote.url (as basic auth)", "", base64.StdEncoding.EncodeToString([]byte("u:urlpass-6t1r8e"))},
 		secretField{"apis.echo.base_url (as basic auth)", "", base64.StdEncoding.EncodeToString([]byte("svc:basicpass-2e6d4f"))},
 	)
@@ -163,7 +167,7 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 	if !strings.Contains(got, "--token [REDACTED]") || !strings.Contains(strings.ToLower(got), "authorization") {
 		t.Errorf("the script did not get the echoes redacted: %s", got)
 	}
-	if strings.Contains(got, "TSLEAK_") {
+	if strings.Contains(got, "TSLEAK_") || strings.Contains(got, "OTEL_EXPORTER_OTLP_HEADERS") {
 		t.Errorf("a server's environment holds a variable the configuration read: %s", got)
 	}
 	call("script error (a server that cannot start)", mcpserver.ToolName, map[string]any{"script": `return sdk.broken.anything()`})

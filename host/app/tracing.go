@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -139,4 +140,33 @@ func (t tracing) shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	_ = t.provider.Shutdown(ctx) // what cannot be exported by then is lost: the command's result is not
+}
+
+// exporterHeaderVariables are the variables whose headers the trace
+// exporter sends to its receiver: the receiver's credentials, commonly.
+var exporterHeaderVariables = []string{"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"}
+
+// exporterSecrets treats the trace exporter's headers as the
+// configuration's own credentials: their variables are withheld from the
+// MCP servers toolscript starts, and each header's value (as written and
+// as decoded) is a secret of the redactor.
+func exporterSecrets(getenv func(string) string, setup *sdkSetup) {
+	for _, name := range exporterHeaderVariables {
+		text := getenv(name)
+		if text == "" {
+			continue
+		}
+		setup.withheldEnv = append(setup.withheldEnv, name)
+		for _, pair := range strings.Split(text, ",") {
+			_, value, ok := strings.Cut(pair, "=")
+			if !ok {
+				continue
+			}
+			value = strings.TrimSpace(value)
+			setup.cfg.Secrets = append(setup.cfg.Secrets, redact.NewSecret(value))
+			if decoded, err := url.PathUnescape(value); err == nil && decoded != value {
+				setup.cfg.Secrets = append(setup.cfg.Secrets, redact.NewSecret(decoded))
+			}
+		}
+	}
 }
