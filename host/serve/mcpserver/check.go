@@ -254,8 +254,14 @@ func (s *Server) typeChecked(next server.ToolHandlerFunc) server.ToolHandlerFunc
 		}
 		docs := s.checkDocs(ctx)
 		out, err := s.cfg.Checker.CheckScript(ctx, docs, []byte(x.args.script), s.cfg.IO != nil)
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
 			return cancelled(), nil
+		case err != nil:
+			// The check itself failed, not the script: it runs unchecked,
+			// as one the checker could not finish does.
+			x.warnings = []string{"the script was run unchecked: the check failed: " + err.Error()}
+			return next(ctx, req)
 		}
 		if refusal := out.Refusal; refusal != nil {
 			if note := docs.PendingNote(); note != "" {

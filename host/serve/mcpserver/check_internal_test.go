@@ -1,9 +1,18 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testruntime"
 
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
@@ -57,4 +66,51 @@ func message(n int) string {
 		return strings.Repeat("\x01", 900)
 	}
 	return strings.Repeat("é", n)
+}
+
+// failingChecker is a checker that cannot check: the module did not
+// compile, say.
+type failingChecker struct{ refusal *CheckReport }
+
+func (f failingChecker) CheckScript(ctx context.Context, _ *sdkdocs.Docs, _ []byte, _ bool) (*CheckReport, error) {
+	if f.refusal != nil {
+		return f.refusal, nil
+	}
+	return nil, errors.New("compiling the checker module: out of memory")
+}
+
+func (failingChecker) MaxTypedBytes() int { return 1 << 16 }
+
+// TestCheckThatFailsRunsUnchecked: with check: true, a script whose check
+// itself failed (not the script's fault, and not a cancellation) runs,
+// with a warning that says so; a refusal stops it with kind type.
+func TestCheckThatFailsRunsUnchecked(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		checker failingChecker
+		want    []string
+	}{
+		{"check failed", failingChecker{}, []string{`"result":2`, "the script was run unchecked: the check failed: compiling the checker module: out of memory"}},
+		{"refused", failingChecker{refusal: &CheckReport{Refusal: &result.Error{Kind: result.Type, Message: "the script was not run"}}},
+			[]string{`"kind":"type"`, "the script was not run"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard, Checker: tc.checker})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.log = log.New(io.Discard, "", 0)
+			if err := s.setTransport(maxPending); err != nil {
+				t.Fatal(err)
+			}
+			out := &syncbuf.Buffer{}
+			s.run(handle(s, &lineWriter{w: out}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1 + 1","check":true}}}`))
+			text := out.String()
+			for _, want := range tc.want {
+				if !strings.Contains(text, want) {
+					t.Errorf("the answer lacks %q: %s", want, text)
+				}
+			}
+		})
+	}
 }
