@@ -74,7 +74,7 @@ func approvalTimeout(f *config.File) time.Duration {
 
 // pausing returns the sealer of paused executions' states, with the
 // configuration's [effects] state_key (a random key of this process's own
-// when unset) and state_dir, the replicas' shared directory, as where
+// when unset) sealing and previous_state_keys opening too, and state_dir, the replicas' shared directory, as where
 // they remember the states they resumed and keep a prefix too large to
 // travel; and the approval timeout.
 func pausing(f *config.File) (*requeststate.Sealer, time.Duration, error) {
@@ -91,12 +91,20 @@ func pausing(f *config.File) (*requeststate.Sealer, time.Duration, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("effects.state_key: %w", err)
 	}
+	keys := []requeststate.Key{key}
+	for i, previous := range s.PreviousStateKeys {
+		k, err := requeststate.KeyFrom([]byte(previous.Reveal()))
+		if err != nil {
+			return nil, 0, fmt.Errorf("effects.previous_state_keys[%d]: %w", i, err)
+		}
+		keys = append(keys, k)
+	}
 	spent := requeststate.NewSpent(0)
 	if s.StateDir != "" {
 		if spent, err = requeststate.NewSharedSpent(0, s.StateDir); err != nil {
 			return nil, 0, fmt.Errorf("effects.state_dir: %w", err)
 		}
 	}
-	sealer, err := requeststate.NewSealer(s.StateDir, spent, key)
+	sealer, err := requeststate.NewSealer(s.StateDir, spent, keys...)
 	return sealer, s.ApprovalTimeout, err
 }

@@ -72,6 +72,7 @@ func TestSecretsReachNoSink(t *testing.T) {
 		{"apis.echo2.auth", "TSLEAK_APIKEY", "apikey-8n3b1c"},
 		{"apis.echo3.auth_env", "TSLEAK_AUTH_ENV", "authenv-4x9q2w"},
 		{"effects.state_key_env", "TSLEAK_STATE_KEY", "5a1e4c9d0b3f7a2e6c8d1f4b9e0a3c7d5f2b8e1a4c6d9f0b3e7a2c5d8f1b4e6a"},
+		{"effects.previous_state_keys", "TSLEAK_PREVIOUS_STATE_KEY", "7c2e9a4f1b8d3e6a0c5f2b9d4e7a1c8f3b6e0d5a2c9f4b7e1a8d3c6f0b5e2a9d"},
 	}
 	for _, f := range fields {
 		t.Setenv(f.env, f.value)
@@ -90,6 +91,7 @@ func TestSecretsReachNoSink(t *testing.T) {
 [effects]
 record_dir = %q
 state_key_env = "TSLEAK_STATE_KEY"
+previous_state_keys = ["${TSLEAK_PREVIOUS_STATE_KEY}"]
 
 [apis.echo]
 spec = %q

@@ -37,6 +37,11 @@ type Effects struct {
 	// as 64 hex digits or in standard base64. Never part of Digest.
 	StateKey    string `toml:"state_key" json:"-"`
 	StateKeyEnv string `toml:"state_key_env" json:"-"`
+	// PreviousStateKeys (each a literal, ${VAR}s expanded) are keys being
+	// rotated out: they open the states sealed under them and seal none,
+	// so that a change of state_key refuses no pause in flight. At most
+	// MaxPreviousStateKeys; they need a state_key.
+	PreviousStateKeys []string `toml:"previous_state_keys" json:"-"`
 	// StateDir, when set, is a directory every replica shares, where each
 	// remembers the paused executions' states it resumed: a state then
 	// resumes at most once across them (else once in each process).
@@ -54,6 +59,11 @@ type Policy struct {
 // DefaultApprovalTimeout is [effects] approval_timeout when unset.
 const DefaultApprovalTimeout = 10 * time.Minute
 
+// MaxPreviousStateKeys bounds [effects] previous_state_keys: a rotation
+// needs one or two, and every key still open is one more that, leaked,
+// opens the states in flight.
+const MaxPreviousStateKeys = 4
+
 func (e Effects) check() error {
 	if e.ApprovalTimeout != "" {
 		if d, err := time.ParseDuration(e.ApprovalTimeout); err != nil || d <= 0 {
@@ -62,6 +72,12 @@ func (e Effects) check() error {
 	}
 	if e.StateKey != "" && e.StateKeyEnv != "" {
 		return errors.New("effects: give state_key or state_key_env, not both")
+	}
+	if len(e.PreviousStateKeys) > MaxPreviousStateKeys {
+		return fmt.Errorf("effects.previous_state_keys: %d keys, more than %d", len(e.PreviousStateKeys), MaxPreviousStateKeys)
+	}
+	if len(e.PreviousStateKeys) > 0 && e.StateKey == "" && e.StateKeyEnv == "" {
+		return errors.New("effects.previous_state_keys: give the key that replaces them as state_key or state_key_env")
 	}
 	for _, b := range []struct {
 		key string
@@ -113,7 +129,7 @@ func (f *File) Digest() string {
 		c.APIs[name] = a
 	}
 	c.MCPServers = nil // their headers may hold tokens
-	c.Effects.StateKey, c.Effects.StateKeyEnv = "", ""
+	c.Effects.StateKey, c.Effects.StateKeyEnv, c.Effects.PreviousStateKeys = "", "", nil
 	data, _ := json.Marshal(struct {
 		File       File
 		MCPServers []string
@@ -155,6 +171,8 @@ type EffectsSettings struct {
 	// StateKey is the 32-byte key that seals paused executions' state;
 	// nil when unset (a random key per process).
 	StateKey redact.Secret
+	// PreviousStateKeys open the states sealed under them and seal none.
+	PreviousStateKeys []redact.Secret
 	// StateDir is [effects] state_dir, a leading ~ expanded ("" : none).
 	StateDir string
 }
@@ -190,14 +208,25 @@ func ResolveEffects(f *File, getenv func(string) string) (EffectsSettings, error
 		return s, err
 	}
 	s.StateKey = key
+	for i, text := range e.PreviousStateKeys {
+		what := fmt.Sprintf("effects.previous_state_keys[%d]", i)
+		if text, err = expandVars(text, getenv); err != nil {
+			return s, fmt.Errorf("%s: %w", what, err)
+		}
+		previous, err := decodeStateKey(text, what)
+		if err != nil {
+			return s, err
+		}
+		s.PreviousStateKeys = append(s.PreviousStateKeys, previous)
+	}
 	return s, nil
 }
 
 // readStateKey reads what the state key comes from through env, as
 // ResolveSDK reads every other value the configuration takes from the
 // environment: the variable state_key_env names or the ${VAR}s of
-// state_key are withheld from the MCP servers' environments (a server
-// holding the key could forge a paused execution's state), and the key's
+// state_key and previous_state_keys are withheld from the MCP servers' environments (a server
+// holding a key could forge a paused execution's state), and each key's
 // text is a secret of the redactor.
 func (e Effects) readStateKey(env *secretEnv) {
 	switch {
@@ -205,6 +234,11 @@ func (e Effects) readStateKey(env *secretEnv) {
 		env.read(e.StateKeyEnv)
 	case e.StateKey != "":
 		if text, err := expandVars(e.StateKey, env.get); err == nil {
+			env.add(strings.TrimSpace(text))
+		}
+	}
+	for _, previous := range e.PreviousStateKeys {
+		if text, err := expandVars(previous, env.get); err == nil {
 			env.add(strings.TrimSpace(text))
 		}
 	}
@@ -230,6 +264,12 @@ func stateKey(e Effects, getenv func(string) string) (redact.Secret, error) {
 	default:
 		return redact.Secret{}, nil
 	}
+	return decodeStateKey(text, what)
+}
+
+// decodeStateKey decodes a state key given as 64 hex digits or in
+// standard base64; what names it in an error.
+func decodeStateKey(text, what string) (redact.Secret, error) {
 	text = strings.TrimSpace(text)
 	key, err := hex.DecodeString(text)
 	if err != nil || len(text) != 64 {

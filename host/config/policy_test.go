@@ -9,8 +9,8 @@ import (
 )
 
 // [[policy]] entries resolve in order with their lines; [effects]
-// default, approval_timeout and state_key (hex, base64, an environment
-// variable) are read and checked.
+// default, approval_timeout, state_key (hex, base64, an environment
+// variable) and previous_state_keys are read and checked.
 func TestResolveEffects(t *testing.T) {
 	hexKey := strings.Repeat("ab", 32)
 	b64Key := "q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s="
@@ -55,6 +55,15 @@ func TestResolveEffects(t *testing.T) {
 		{name: "short key", text: "[effects]\nstate_key_env = \"SHORT\"\n", err: "effects.state_key_env: want 32 bytes as 64 hex digits or in standard base64"},
 		{name: "unset env", text: "[effects]\nstate_key_env = \"NOPE\"\n", err: "the environment variable NOPE is not set"},
 		{name: "both", text: "[effects]\nstate_key = \"x\"\nstate_key_env = \"KEY\"\n", err: "give state_key or state_key_env, not both"},
+		{name: "previous keys", text: "[effects]\nstate_key = \"" + hexKey + "\"\nprevious_state_keys = [\"${KEY}\", \"" + b64Key + "\"]\n", check: func(t *testing.T, s EffectsSettings) {
+			if len(s.PreviousStateKeys) != 2 || s.PreviousStateKeys[0].Reveal() != strings.Repeat("\xab", 32) || s.PreviousStateKeys[1].Reveal() != strings.Repeat("\xab", 32) {
+				t.Errorf("previous keys %d", len(s.PreviousStateKeys))
+			}
+		}},
+		{name: "short previous key", text: "[effects]\nstate_key = \"" + hexKey + "\"\nprevious_state_keys = [\"${KEY}\", \"${SHORT}\"]\n", err: "effects.previous_state_keys[1]: want 32 bytes"},
+		{name: "unset previous key", text: "[effects]\nstate_key = \"" + hexKey + "\"\nprevious_state_keys = [\"${NOPE}\"]\n", err: "effects.previous_state_keys[0]: "},
+		{name: "previous keys alone", text: "[effects]\nprevious_state_keys = [\"${KEY}\"]\n", err: "effects.previous_state_keys: give the key that replaces them as state_key or state_key_env"},
+		{name: "too many previous keys", text: "[effects]\nstate_key_env = \"KEY\"\nprevious_state_keys = [\"a\", \"b\", \"c\", \"d\", \"e\"]\n", err: "effects.previous_state_keys: 5 keys, more than 4"},
 		{name: "bad timeout", text: "[effects]\napproval_timeout = \"soon\"\n", err: "effects.approval_timeout: \"soon\" is not a positive duration"},
 		{name: "typo in a rule", text: "[[policy]]\nname = \"a\"\nwehn = \"true\"\n", err: `unknown key policy.wehn (did you mean "when"?)`},
 	}
@@ -84,7 +93,7 @@ func TestResolveEffects(t *testing.T) {
 
 // The state key is not part of the configuration's digest.
 func TestDigestLeavesStateKeyOut(t *testing.T) {
-	a := &File{Effects: Effects{StateKey: "one"}}
+	a := &File{Effects: Effects{StateKey: "one", PreviousStateKeys: []string{"old"}}}
 	b := &File{Effects: Effects{StateKey: "two"}}
 	if a.Digest() != b.Digest() {
 		t.Error("the digest depends on the state key")

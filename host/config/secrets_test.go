@@ -53,6 +53,7 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 		{"--auth", "[apis.a]\nspec = \"x\"\n", SDKFlags{Auth: []string{"a:V"}}, "V", "flag-token-11"},
 		{"effects state_key_env", "[effects]\nstate_key_env = \"V\"\n", SDKFlags{}, "V", strings.Repeat("ab", 32)},
 		{"effects state_key", "[effects]\nstate_key = \"${V}\"\n", SDKFlags{}, "V", strings.Repeat("cd", 32)},
+		{"effects previous_state_keys", "[effects]\nstate_key_env = \"K\"\nprevious_state_keys = [\"${V}\"]\n", SDKFlags{}, "V", strings.Repeat("ef", 32)},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
 			f, err := Load(testfile.Temp(t, "toolscript.toml", tc.toml))
