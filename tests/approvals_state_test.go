@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -72,5 +74,60 @@ func TestApprovalStateKeyRotates(t *testing.T) {
 	again := postModern(t, rotated.url, token, modernCall(5, replicaScript, state, accept))
 	if sc, _ := again["structuredContent"].(map[string]any); sc == nil || sc["error"] != nil {
 		t.Errorf("a pause sealed by the rotating replica, resumed under the new key: %v", again)
+	}
+}
+
+// TestApprovalLargePrefixSpills: a paused execution whose prefix (here an
+// API response of 2.5 MB that does not compress) seals to more than
+// requeststate's 1 MiB is kept in the replicas' shared state_dir, and the
+// retry on the other replica resumes it from there; without a state_dir
+// such a pause resumes only in place, and the other replica says so with
+// nothing run.
+func TestApprovalLargePrefixSpills(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	random := make([]byte, 1875<<10)
+	rand.Read(random)
+	big := base64.StdEncoding.EncodeToString(random) // 2.5 MB
+	const script = `local notes = sdk.notes.list_notes()
+		local made = sdk.notes.create_note({ text = "approved" })
+		return { read = #notes[2].text, made = made.text }`
+	accept := map[string]any{"action": "accept", "content": map[string]any{}}
+	for i, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("state_dir=%v", shared), func(t *testing.T) {
+			api := newNotesAPI(t)
+			api.notes["core"] = append(api.notes["core"], big)
+			replicas, iss, _ := startApprovalReplicas(t, api, "", shared)
+			holder, other := replicas[0].url, replicas[1].url
+			token := iss.Token(t, "RS256", "alice")
+			first := postModern(t, holder, token, modernCall(10*i+1, script, "", nil))
+			state, _ := first["requestState"].(string)
+			if first["resultType"] != "input_required" || state == "" {
+				t.Fatalf("the first call: %v", first)
+			}
+			if len(state) > 64<<10 {
+				t.Errorf("the requestState is %d bytes: the prefix travelled in it", len(state))
+			}
+			retry := postModern(t, other, token, modernCall(10*i+2, script, state, accept))
+			if !shared {
+				if text := fmt.Sprint(retry["structuredContent"]); retry["isError"] != true ||
+					!strings.Contains(text, "resumes only in the process that paused it") || !strings.Contains(text, "nothing ran") {
+					t.Errorf("the retry on the other replica: %v", retry)
+				}
+				if posts := api.count(http.MethodPost); posts != 0 {
+					t.Fatalf("%d POSTs after a refused retry", posts)
+				}
+				retry = postModern(t, holder, token, modernCall(10*i+3, script, state, accept))
+			}
+			sc, _ := retry["structuredContent"].(map[string]any)
+			if sc == nil || sc["error"] != nil {
+				t.Fatalf("the retry: %v", retry)
+			}
+			if got, _ := sc["result"].(map[string]any); got["made"] != "approved" || got["read"] != float64(len(big)) {
+				t.Errorf("result %v, want the note made and the %d bytes read", got, len(big))
+			}
+			if gets, posts := api.count(http.MethodGet), api.count(http.MethodPost); gets != 1 || posts != 1 {
+				t.Errorf("the API got %d GETs and %d POSTs, want each once", gets, posts)
+			}
+		})
 	}
 }
