@@ -80,6 +80,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "plan", Usage: "run for real, held to a dry run's effects: `FILE` holds a dry run's JSON result or its \"effects\"; the first unsafe effect not in it stops the script before it happens (error kind plan)"},
 			&cli.StringFlag{Name: "approve", Usage: "answer the questions of rules whose action is ask from a plan: `FILE` holds a dry run's JSON result or its \"effects\"; each entry approves one effect; an effect it does not hold is asked at the terminal, or denied without one"},
 			&cli.BoolFlag{Name: "check", Usage: "type-check the script first against the sdk's types (as lint --types does): with type errors it does not run (error kind type); a script the checker cannot finish runs, with a warning"},
+			learnFlag(),
 			&cli.StringFlag{Name: "record", Usage: "record the run's trace to `FILE` (JSON Lines: every sdk call with its response, io, clock readings, the random seed)"},
 			&cli.StringFlag{Name: "replay", Usage: "replay the trace in `FILE`: responses, reads, clock and seed come from it, nothing is sent or written, no credential is needed"},
 		),
@@ -104,6 +105,9 @@ func runScript(c *cli.Context) error {
 	}
 	if err != nil {
 		return usagef("reading the script: %v", err)
+	}
+	if len(c.StringSlice("learn")) > 0 && !c.Bool("check") {
+		return usagef("--learn goes with --check: the types it learns are the checker's")
 	}
 	if c.String("plan") != "" && c.Bool("dry-run") {
 		return usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")

@@ -45,7 +45,8 @@ func sdkOptions(c *cli.Context) app.SDKOptions {
 }
 
 // learnFlag is --learn, of the commands that show or check against the
-// sdk's types (sdk, lint).
+// sdk's types (sdk, lint, run --check, and serve on standard input and
+// output).
 func learnFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "learn", Usage: "learn the result types of functions that declare none from the recorded traces at `PATH` " +
 		"(a trace file, or a directory's .jsonl and .trace files), besides [effects] record_dir (repeatable)"}

@@ -26,6 +26,7 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "max-timeout", Usage: "the most a call's timeout_ms may ask for", DefaultText: app.DefaultMaxTimeout.String()},
 			&cli.Int64Flag{Name: "max-script-bytes", Usage: "the largest script accepted, in bytes", DefaultText: fmt.Sprint(app.DefaultMaxScriptBytes)},
 			&cli.DurationFlag{Name: "queue-wait", Usage: "the longest a call waits for a slot before it fails", DefaultText: "as long as it lives; " + app.DefaultQueueWait.String() + " with --http"},
+			learnFlag(),
 			&cli.StringFlag{Name: "http", Usage: "serve MCP over streamable HTTP at `ADDR`/mcp, e.g. 127.0.0.1:8080 or :8080 (the hosted mode)"},
 			&cli.BoolFlag{Name: "stateless", Usage: "--http: issue no sessions, so that any replica serves any request"},
 			&cli.StringFlag{Name: "metrics-addr", Usage: "--http: serve /metrics on this address (such as 127.0.0.1:9090) instead of the public one"},
@@ -85,6 +86,9 @@ func serve(c *cli.Context) error {
 	}
 	if given := hostedFlags.Given(); limits.Mode() == app.ModeStdio && len(given) > 0 {
 		return usagef("%s: only with --http ADDR (the hosted mode)", strings.Join(given, ", "))
+	}
+	if len(c.StringSlice("learn")) > 0 && limits.Mode() == app.ModeHosted {
+		return usagef("--learn: not with --http: a hosted server learns no result types, so that one user's results never shape what another sees")
 	}
 	s, err := settings(c, file, limits.Mode())
 	if err != nil {
