@@ -126,11 +126,18 @@ func TestTableBound(t *testing.T) {
 	<-waited
 }
 
-// testStdio returns a served Server (for the stdio transport) and a
-// writer on a buffer.
-func testStdio(t testing.TB) (*Server, *lineWriter, *syncbuf.Buffer) {
+// testStdio returns a Server of cfg served as the stdio transport serves
+// it, and a writer on a buffer. cfg without a Runtime gets one of one
+// instance; without an ErrorLog, io.Discard.
+func testStdio(t testing.TB, cfg Config) (*Server, *lineWriter, *syncbuf.Buffer) {
 	t.Helper()
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
+	if cfg.Runtime == nil {
+		cfg.Runtime = testruntime.New(t, luau.Config{PoolSize: 1})
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = io.Discard
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +184,7 @@ func errorOf(m map[string]any) (code float64, message string) {
 }
 
 func TestReceive(t *testing.T) {
-	s, w, out := testStdio(t)
+	s, w, out := testStdio(t, Config{})
 	if handle(s, w, "  \t\r\n") != nil || out.String() != "" {
 		t.Errorf("a blank line: wrote %q", out.String())
 	}
