@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -147,6 +148,31 @@ func testStdio(t testing.TB, cfg Config) (*Server, *lineWriter, *syncbuf.Buffer)
 	}
 	out := &syncbuf.Buffer{}
 	return s, &lineWriter{w: out}, out
+}
+
+// servePipes serves s as the stdio transport does, over pipes: the test
+// writes the client's lines to in and reads the server's from lines; end
+// closes the input, drains what is left of the output and waits for
+// Serve to return.
+func servePipes(s *Server) (in io.Writer, lines *bufio.Scanner, end func()) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), inR, outW) }()
+	lines = bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	return inW, lines, func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-served
+	}
+}
+
+// initializeLines are the client's lines of initialize (of protocol
+// 2025-11-25), declaring capabilities (a JSON object).
+func initializeLines(capabilities string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"},"capabilities":` + capabilities + `}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
 }
 
 // handle hands line to the core as the stdio transport does, and runs its

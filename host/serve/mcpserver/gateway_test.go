@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -54,15 +53,8 @@ func TestGatewayBounds(t *testing.T) {
 		{"protocol 2026-07-28", `{"roots":{}}`, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`, "0 answered; the client of this call is not asked for roots here: under MCP 2026-07-28"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := floodServer(t, 3*maxRelayed)
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			served := make(chan error, 1)
-			go func() { served <- s.Serve(context.Background(), inR, outW) }()
-			lines := bufio.NewScanner(outR)
-			lines.Buffer(nil, 1<<20)
-			io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"},"capabilities":`+tc.capabilities+`}}`+"\n")
-			io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			inW, lines, end := servePipes(floodServer(t, 3*maxRelayed))
+			io.WriteString(inW, initializeLines(tc.capabilities))
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood"`+tc.meta+`}}`+"\n")
 			asked := 0
 			for lines.Scan() {
@@ -88,9 +80,7 @@ func TestGatewayBounds(t *testing.T) {
 			if want := map[bool]int{true: maxRelayed}[tc.name == "roots declared"]; asked != want {
 				t.Errorf("the client was asked %d times, want %d", asked, want)
 			}
-			inW.Close()
-			go io.Copy(io.Discard, outR)
-			<-served
+			end()
 		})
 	}
 }
@@ -123,13 +113,8 @@ func TestGatewayBoundAtOnce(t *testing.T) {
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("extra: %v", extra)), nil
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), inR, outW) }()
-	lines := bufio.NewScanner(outR)
-	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"},"capabilities":{"roots":{}}}}`+"\n")
-	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	inW, lines, end := servePipes(s)
+	io.WriteString(inW, initializeLines(`{"roots":{}}`))
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hold"}}`+"\n")
 	var held []string
 	for lines.Scan() {
@@ -169,7 +154,5 @@ func TestGatewayBoundAtOnce(t *testing.T) {
 	if len(held) != maxRelayedAtOnce {
 		t.Errorf("the client was asked %d times, want %d", len(held), maxRelayedAtOnce)
 	}
-	inW.Close()
-	go io.Copy(io.Discard, outR)
-	<-served
+	end()
 }

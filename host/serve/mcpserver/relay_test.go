@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -42,12 +41,7 @@ const askRoots = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name"
 // the call it serves, and the client's answer, found by its id, completes
 // the call; an answer to nothing is ignored.
 func TestRelayStdio(t *testing.T) {
-	s := relayServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), inR, outW) }()
-	lines := bufio.NewScanner(outR)
+	inW, lines, end := servePipes(relayServer(t))
 	next := func() map[string]any {
 		t.Helper()
 		if !lines.Scan() {
@@ -70,9 +64,7 @@ func TestRelayStdio(t *testing.T) {
 	if text, _ := json.Marshal(resp["result"]); resp["id"] != 7.0 || !strings.Contains(string(text), `file:///work`) {
 		t.Errorf("response %v", resp)
 	}
-	inW.Close()
-	go io.Copy(io.Discard, outR)
-	<-served
+	end()
 }
 
 // TestRelayHTTP: over HTTP the request goes out on the call's stream of
