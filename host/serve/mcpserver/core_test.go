@@ -127,10 +127,9 @@ func TestTableBound(t *testing.T) {
 	<-waited
 }
 
-// testStdio returns a Server of cfg served as the stdio transport serves
-// it, and a writer on a buffer. cfg without a Runtime gets one of one
-// instance; without an ErrorLog, io.Discard.
-func testStdio(t testing.TB, cfg Config) (*Server, *lineWriter, *syncbuf.Buffer) {
+// newServer returns the Server of cfg: without a Runtime, with one of
+// one instance; without an ErrorLog, with io.Discard.
+func newServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	if cfg.Runtime == nil {
 		cfg.Runtime = testruntime.New(t, luau.Config{PoolSize: 1})
@@ -142,6 +141,14 @@ func testStdio(t testing.TB, cfg Config) (*Server, *lineWriter, *syncbuf.Buffer)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// testStdio returns the Server of cfg (newServer) set up as the stdio
+// transport sets it up, and a writer on a buffer.
+func testStdio(t testing.TB, cfg Config) (*Server, *lineWriter, *syncbuf.Buffer) {
+	t.Helper()
+	s := newServer(t, cfg)
 	s.log = log.New(io.Discard, "", 0)
 	if err := s.setTransport(maxPending); err != nil {
 		t.Fatal(err)
@@ -328,10 +335,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken p
 // line without a newline, and answers every request read before the end
 // of input.
 func TestServeLines(t *testing.T) {
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard, MaxScriptBytes: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{MaxScriptBytes: 1000})
 	long := `{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"script":"` + strings.Repeat("x", 7<<20) + `"}},"id":99}`
 	input := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + long + "\n" +
 		`{"jsonrpc":"2.0","method":"n","params":"` + strings.Repeat("y", 7<<20) + `"}` + "\n\n" +

@@ -9,9 +9,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/toolscript/toolscript/host/runtime/luau"
-	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // floodServer is a Server with a tool, flood, that makes n roots/list
@@ -20,10 +17,7 @@ import (
 // the first refusal.
 func floodServer(t *testing.T, n int) *Server {
 	t.Helper()
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{})
 	s.mcp.AddTool(mcp.NewTool("flood"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		g := s.gateway(ctx, nil)
 		answered, refusal := 0, ""
@@ -88,10 +82,7 @@ func TestGatewayBounds(t *testing.T) {
 // TestGatewayBoundAtOnce: while maxRelayedAtOnce requests of one call
 // await the client's answer, the next is refused at once.
 func TestGatewayBoundAtOnce(t *testing.T) {
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{})
 	pending := make(chan struct{}) // closed once the client holds maxRelayedAtOnce requests
 	tried := make(chan struct{})   // closed once the call made one more
 	s.mcp.AddTool(mcp.NewTool("hold"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -11,9 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testrpc"
-	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // relayServer is a Server with a tool, ask_roots, that asks the client of
@@ -21,10 +19,7 @@ import (
 // answer as text.
 func relayServer(t *testing.T) *Server {
 	t.Helper()
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{})
 	s.mcp.AddTool(mcp.NewTool("ask_roots"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.request(ctx, callFrom(ctx), string(mcp.MethodListRoots), nil)
 		if err != nil {
