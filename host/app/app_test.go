@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -159,26 +160,38 @@ func startStdio(t *testing.T, file *config.File) (c *client.Client, stderr *sync
 	if err != nil {
 		t.Fatal(err)
 	}
+	stderr = &syncbuf.Buffer{}
+	c, stop = serveStdio(t, app.ServeConfig{
+		File: file, Server: server, Settings: settings(t, file, config.Stdio),
+		SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr,
+	})
+	return c, stderr, stop
+}
+
+// serveStdio runs app.Serve with cfg on stdio over pipes, and returns an
+// initialized client of it; stop closes the client's end and returns
+// Serve's error (the test's end stops it too).
+func serveStdio(t *testing.T, cfg app.ServeConfig) (c *client.Client, stop func() error) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr = &syncbuf.Buffer{}
+	cfg.Stdin, cfg.Stdout = inR, outW
+	ctx, cancel := context.WithCancel(testwait.Context(t))
 	served := make(chan error, 1)
 	go func() {
-		served <- app.Serve(testwait.Context(t), app.ServeConfig{
-			File: file, Server: server, Settings: settings(t, file, config.Stdio),
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test",
-			Stdin: inR, Stdout: outW, Stderr: stderr,
-		})
+		served <- app.Serve(ctx, cfg)
 		outW.Close()
 	}()
+	stop = sync.OnceValue(func() error {
+		inW.Close()
+		return <-served
+	})
+	t.Cleanup(func() { cancel(); stop() })
 	c = client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
 	if _, err := testclient.Start(t, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
 		t.Fatal(err)
 	}
-	return c, stderr, func() error {
-		inW.Close()
-		return <-served
-	}
+	return c, stop
 }
 
 // TestServeHosted: the hosted server on a listener serves execute_script
@@ -254,21 +267,26 @@ func startHosted(t *testing.T, file *config.File) (base string, stderr *syncbuf.
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testwait.Context(t))
-	t.Cleanup(cancel)
 	stderr = &syncbuf.Buffer{}
+	stop = serveListening(t, app.ServeConfig{
+		File: file, Server: server, Settings: settings(t, file, config.Hosted),
+		SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr, Listener: ln,
+	})
+	return "http://" + ln.Addr().String(), stderr, stop
+}
+
+// serveListening runs app.Serve with cfg (its Listener set); stop ends it
+// and returns Serve's error (the test's end stops it too).
+func serveListening(t *testing.T, cfg app.ServeConfig) (stop func() error) {
+	ctx, cancel := context.WithCancel(testwait.Context(t))
 	served := make(chan error, 1)
-	hosted := settings(t, file, config.Hosted)
-	go func() {
-		served <- app.Serve(ctx, app.ServeConfig{
-			File: file, Server: server, Settings: hosted,
-			SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: stderr, Listener: ln,
-		})
-	}()
-	return "http://" + ln.Addr().String(), stderr, func() error {
+	go func() { served <- app.Serve(ctx, cfg) }()
+	stop = sync.OnceValue(func() error {
 		cancel()
 		return <-served
-	}
+	})
+	t.Cleanup(func() { stop() })
+	return stop
 }
 
 // TestServeUsage: settings the hosted mode refuses and an sdk that cannot

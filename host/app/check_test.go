@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -50,11 +49,7 @@ func githubAPI(t *testing.T) (url string, requests *atomic.Int64) {
 func configFile(t *testing.T, text string) *config.File {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
+	file, err := config.Load(testfile.Temp(t, "toolscript.toml", text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,12 @@ package app_test
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testspecs"
@@ -48,16 +45,7 @@ func summary(e lint.Effects) string {
 func lintEffects(t *testing.T, keys string, sources ...lint.Source) *lint.Report {
 	t.Helper()
 	api := testapi.New(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	text := "[apis.pets]\nspec = " + strconv.Quote(testapi.SpecPath()) + "\nbase_url = " + strconv.Quote(api.URL) + "\n" + keys
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configFile(t, "[apis.pets]\nspec = "+strconv.Quote(testapi.SpecPath())+"\nbase_url = "+strconv.Quote(api.URL)+"\n"+keys)
 	report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
 		Sources: sources, Options: lint.Options{IO: true, Effects: true}})
 	if err != nil {
@@ -111,16 +99,7 @@ func TestLintEffects(t *testing.T) {
 // listed, and a script without unsafe calls says so.
 func TestLintEffectsGitHub(t *testing.T) {
 	spec := testspecs.GitHub(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	text := "[apis.gh]\nspec = " + strconv.Quote(spec) + "\nsafe = [\"markdown/render\"]\n"
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configFile(t, "[apis.gh]\nspec = "+strconv.Quote(spec)+"\nsafe = [\"markdown/render\"]\n")
 	sources := []lint.Source{
 		{Name: "triage.luau", Text: []byte("local issue = sdk.gh.issues_get({owner = 'o', repo = 'r', issue_number = 1})\n" +
 			"sdk.gh.issues_add_labels({owner = 'o', repo = 'r', issue_number = 1}, {labels = {'bug'}})\n" +

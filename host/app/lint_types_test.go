@@ -2,14 +2,12 @@ package app_test
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/app"
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -31,16 +29,7 @@ return {count = count, open = #open, one = one.title, other = other.title}
 // module's sdk rule, which the type checker does not repeat), and nothing
 // for a working script.
 func TestLintTypesGitHub(t *testing.T) {
-	spec := testspecs.GitHub(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
-	if err := os.WriteFile(path, []byte("[apis.gh]\nspec = "+strconv.Quote(spec)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configFile(t, "[apis.gh]\nspec = "+strconv.Quote(testspecs.GitHub(t))+"\n")
 	report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: io.Discard},
 		Sources: []lint.Source{{Name: "planted.luau", Text: []byte(githubPlanted)}, {Name: "correct.luau", Text: []byte(testspecs.GitHubScript)}},
 		Options: lint.Options{IO: true}, Types: true})
@@ -96,19 +85,11 @@ func TestLintTypesGitHub(t *testing.T) {
 // diagnostic from lint --types: hello.luau without an sdk, the pet store's
 // scripts against its spec (adopt.luau reads response.dry_run).
 func TestLintTypesExamples(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
 	spec, err := filepath.Abs("../../examples/petstore/petstore.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte("[apis.petstore]\nspec = "+strconv.Quote(spec)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configFile(t, "[apis.petstore]\nspec = "+strconv.Quote(spec)+"\n")
 	sources, err := app.CollectLintSources([]string{"../../examples/hello.luau", "../../examples/petstore"}, nil, app.LintStdinName)
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,7 @@ package app_test
 
 import (
 	"io"
-	"os"
 	"os/user"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -89,10 +88,7 @@ func TestLoadConfigRules(t *testing.T) {
 		{"default", "[effects]\ndefault = \"alow\"\n", `effects.default: "alow" is not an action`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "toolscript.toml")
-			if err := os.WriteFile(path, []byte(c.text), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := testfile.Temp(t, "toolscript.toml", c.text)
 			_, err := app.LoadConfig(path)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("error = %v, want it to name %s and contain %q", err, path, c.want)

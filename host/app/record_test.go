@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -14,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/app"
@@ -24,7 +22,6 @@ import (
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testapi"
-	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -73,26 +70,15 @@ func serveRecording(t *testing.T, file *config.File, hosted bool) *served {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testwait.Context(t))
 	s := &served{stderr: &syncbuf.Buffer{}}
-	done := make(chan error, 1)
 	cfg := app.ServeConfig{File: file, Server: server, Settings: settings, Hosted: hostedFlags,
 		SDK: app.SDKOptions{Stderr: io.Discard}, Version: "test", Stderr: s.stderr, Listener: ln}
 	if !hosted {
-		inR, inW := io.Pipe()
-		outR, outW := io.Pipe()
-		cfg.Stdin, cfg.Stdout = inR, outW
-		go func() { done <- app.Serve(ctx, cfg); outW.Close() }()
-		c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))
-		if _, err := testclient.Start(t, c, mcp.LATEST_PROTOCOL_VERSION); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { inW.Close(); cancel(); <-done })
+		c, _ := serveStdio(t, cfg)
 		s.connect = func(string) *client.Client { return c }
 		return s
 	}
-	go func() { done <- app.Serve(ctx, cfg) }()
-	t.Cleanup(func() { cancel(); <-done })
+	serveListening(t, cfg)
 	s.connect = func(user string) *client.Client {
 		data(filepath.Join(ioDir, auth.User{Issuer: iss.URL, Subject: user}.DirName()))
 		return hostedClient(t, "http://"+ln.Addr().String(), iss.Token(t, "ES256", user))

@@ -86,7 +86,6 @@ func TestSecretsReachNoSink(t *testing.T) {
 		secretField{"apis.echo.base_url (as basic auth)", "", base64.StdEncoding.EncodeToString([]byte("svc:basicpass-2e6d4f"))},
 	)
 	recordDir := t.TempDir()
-	path := filepath.Join(t.TempDir(), "toolscript.toml")
 	text := fmt.Sprintf(`
 [effects]
 record_dir = %q
@@ -133,13 +132,7 @@ headers = { X-Remote-Token = "${TSLEAK_REMOTE_TOKEN}" }
 `, recordDir, testecho.SpecPath(), echoURL.Host, testecho.SpecPath(), testecho.SpecPath(), echo.URL,
 		everything[0], everything[1], python[0], python[1], testupstreams.FreePort(t),
 		strings.Replace(remoteURL, "http://", "http://u:${TSLEAK_URL_PASSWORD}@", 1))
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configFile(t, text)
 	h := serveHosted(t, file)
 	base, c := h.base, h.client
 

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,9 +12,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -76,22 +74,9 @@ func (a *recordingAPI) received() []*http.Request {
 func TestHostedTenantCannotOverrideTheOperator(t *testing.T) {
 	api := newRecordingAPI(t)
 	iss := authtest.NewIssuer(t, authtest.Options{PlainHTTP: true})
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "echo.yaml"), []byte(tenantSpec), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	text := "[auth]\nauthority = " + strconv.Quote(iss.URL) + "\naudience = " + strconv.Quote(iss.Audience) + "\n" +
-		"[apis.echo]\nspec = \"echo.yaml\"\nbase_url = " + strconv.Quote(api.URL) + "\n" +
-		"[apis.echo.frozen_params]\nX-Tenant = \"acme\"\ntenant = \"acme\"\n"
-	path := filepath.Join(dir, "toolscript.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := configFile(t, "[auth]\nauthority = "+strconv.Quote(iss.URL)+"\naudience = "+strconv.Quote(iss.Audience)+"\n"+
+		"[apis.echo]\nspec = "+strconv.Quote(testfile.Temp(t, "echo.yaml", tenantSpec))+"\nbase_url = "+strconv.Quote(api.URL)+"\n"+
+		"[apis.echo.frozen_params]\nX-Tenant = \"acme\"\ntenant = \"acme\"\n")
 	base, _, stop := startHosted(t, file)
 	defer func() {
 		if err := stop(); err != nil {

@@ -9,6 +9,16 @@ import (
 	"github.com/toolscript/toolscript/internal/testfile"
 )
 
+// loadText loads text as a configuration file; an error ends the test.
+func loadText(t *testing.T, text string) *File {
+	t.Helper()
+	f, err := Load(testfile.Temp(t, "toolscript.toml", text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // TestLoadErrors: a file Load refuses gets an error naming the key and
 // what is wanted, section by section.
 func TestLoadErrors(t *testing.T) {

@@ -40,16 +40,9 @@ func TestEffectsRecordDir(t *testing.T) {
 // TestDigestLeavesCredentialsOut: the digest follows the configuration
 // but not its secrets.
 func TestDigestLeavesCredentialsOut(t *testing.T) {
-	load := func(text string) *File {
-		f, err := Load(testfile.Temp(t, "toolscript.toml", text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
-	a := load("[apis.gh]\nspec = \"gh.json\"\nauth = \"secret-one\"\n")
-	b := load("[apis.gh]\nspec = \"gh.json\"\nauth = \"secret-two\"\n")
-	c := load("[apis.gh]\nspec = \"other.json\"\nauth = \"secret-one\"\n")
+	a := loadText(t, "[apis.gh]\nspec = \"gh.json\"\nauth = \"secret-one\"\n")
+	b := loadText(t, "[apis.gh]\nspec = \"gh.json\"\nauth = \"secret-two\"\n")
+	c := loadText(t, "[apis.gh]\nspec = \"other.json\"\nauth = \"secret-one\"\n")
 	if a.Digest() != b.Digest() {
 		t.Error("the digest depends on a credential")
 	}
@@ -64,10 +57,7 @@ func TestDigestLeavesCredentialsOut(t *testing.T) {
 // TestWithoutCredentials: a replay resolves the sdk with its credential
 // variables unset.
 func TestWithoutCredentials(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", "[apis.gh]\nspec = \"gh.json\"\nauth_env = \"UNSET_TOKEN\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadText(t, "[apis.gh]\nspec = \"gh.json\"\nauth_env = \"UNSET_TOKEN\"\n")
 	none := func(string) string { return "" }
 	if _, err := ResolveSDK(f, SDKFlags{}, none); err == nil || !strings.Contains(err.Error(), "UNSET_TOKEN") {
 		t.Fatalf("a real run without the variable: %v", err)

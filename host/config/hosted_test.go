@@ -5,12 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestHostedSections(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", `
+	f := loadText(t, `
 [server]
 http = "127.0.0.1:9000"
 stateless = true
@@ -33,10 +31,7 @@ audience = "https://toolscript.example.com"
 jwks_uri = "https://issuer.example.com/keys"
 scopes = ["toolscript"]
 public_url = "https://toolscript.example.com"
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	srv, err := ResolveServer(f, ServerFlags{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,10 +170,7 @@ func TestHostedFlagsGiven(t *testing.T) {
 }
 
 func TestHostedMetricsAddr(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", "[server]\nmetrics_addr = \"127.0.0.1:9090\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadText(t, "[server]\nmetrics_addr = \"127.0.0.1:9090\"\n")
 	s, err := ResolveHosted(f, "127.0.0.1:8080", HostedFlags{})
 	if err != nil || s.MetricsAddr != "127.0.0.1:9090" {
 		t.Errorf("from the file: %q, %v", s.MetricsAddr, err)

@@ -35,10 +35,7 @@ func TestLintSection(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := &File{}
 			if c.text != "" {
-				var err error
-				if f, err = Load(testfile.Temp(t, "toolscript.toml", c.text)); err != nil {
-					t.Fatal(err)
-				}
+				f = loadText(t, c.text)
 			}
 			s := ResolveLint(f, c.flags)
 			if !slices.Equal(s.Disable, c.disable) || s.IO != c.io || s.Strict != c.strict || s.Types != c.types {

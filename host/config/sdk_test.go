@@ -135,11 +135,8 @@ func TestSDKConfigErrors(t *testing.T) {
 		{"--max-calls", "", SDKFlags{MaxCalls: -1}, "--max-calls must be positive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := Load(testfile.Temp(t, "toolscript.toml", c.text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = ResolveSDK(f, c.flags, func(string) string { return "" })
+			f := loadText(t, c.text)
+			_, err := ResolveSDK(f, c.flags, func(string) string { return "" })
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want %q", err, c.want)
 			}
@@ -153,7 +150,7 @@ func TestSDKConfigErrors(t *testing.T) {
 }
 
 func TestMCPServerSecrets(t *testing.T) {
-	path := testfile.Temp(t, "toolscript.toml", `
+	f := loadText(t, `
 [mcp_servers.remote]
 url = "https://mcp.example/mcp?key=${REMOTE_KEY}"
 headers = { Authorization = "Bearer ${REMOTE_TOKEN}", X-Team = "blue" }
@@ -163,10 +160,6 @@ command = "server"
 args = ["${HOME}/data"]
 env = { API_TOKEN = "${LOCAL_TOKEN}" }
 `)
-	f, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	env := map[string]string{"REMOTE_KEY": "key-1234", "REMOTE_TOKEN": "token-5678", "HOME": "/home/me", "LOCAL_TOKEN": "local-9012"}
 	cfg, err := ResolveSDK(f, SDKFlags{}, func(k string) string { return env[k] })
 	if err != nil {
@@ -208,7 +201,7 @@ env = { API_TOKEN = "${LOCAL_TOKEN}" }
 // [apis.NAME] and [mcp_servers.NAME] safe and unsafe reach the sdk's
 // settings as they are (the sdk checks the names against the spec).
 func TestSafetyConfig(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", `
+	f := loadText(t, `
 [apis.p]
 spec = "x.yaml"
 safe = ["searchThings", "list_things"]
@@ -217,10 +210,7 @@ unsafe = ["getToken"]
 [mcp_servers.m]
 command = "srv"
 safe = ["write_note"]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	// --api and --mcp replace how an API or server is reached, and keep
 	// the section's lists.
 	cfg, err := ResolveSDK(f, SDKFlags{APIs: []string{"p=other.yaml"}, MCP: []string{"m=other-server --flag"}}, func(string) string { return "" })

@@ -56,10 +56,7 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 		{"effects previous_state_keys", "[effects]\nstate_key_env = \"K\"\nprevious_state_keys = [\"${V}\"]\n", SDKFlags{}, "V", strings.Repeat("ef", 32)},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
-			f, err := Load(testfile.Temp(t, "toolscript.toml", tc.toml))
-			if err != nil {
-				t.Fatal(err)
-			}
+			f := loadText(t, tc.toml)
 			env := map[string]string{tc.env: tc.value}
 			cfg, err := ResolveSDK(f, tc.flags, func(k string) string { return env[k] })
 			if err != nil {
@@ -78,10 +75,7 @@ func TestEveryValueReadIsASecret(t *testing.T) {
 // TestBaseURLUserinfo: a user and password in base_url become the API's
 // basic credential and leave the URL; with auth besides, it is an error.
 func TestBaseURLUserinfo(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:${PW}@api.example/v1\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadText(t, "[apis.a]\nspec = \"x\"\nbase_url = \"https://svc:${PW}@api.example/v1\"\n")
 	cfg, err := ResolveSDK(f, SDKFlags{}, func(k string) string { return map[string]string{"PW": "p@ss:w0rd"}[k] })
 	if err != nil {
 		t.Fatal(err)

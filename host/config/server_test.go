@@ -3,15 +3,10 @@ package config
 import (
 	"testing"
 	"time"
-
-	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestServerSection(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", "[server]\nmax_concurrent = 2\nmax_timeout = \"90s\"\nmax_script_bytes = 4096\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadText(t, "[server]\nmax_concurrent = 2\nmax_timeout = \"90s\"\nmax_script_bytes = 4096\n")
 	s, err := ResolveServer(f, ServerFlags{})
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +34,8 @@ func TestServerSection(t *testing.T) {
 // results kept reach the server's settings; unset, they are zero (the MCP
 // server's defaults).
 func TestLargeResultsSection(t *testing.T) {
-	f, err := Load(testfile.Temp(t, "toolscript.toml", "[server]\nmax_inline_result = 1000\nresults_kept_per_user = 3\n"+
-		"results_kept_bytes_per_user = 4096\nresults_kept_bytes_total = 8192\nresults_kept_for = \"10m\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadText(t, "[server]\nmax_inline_result = 1000\nresults_kept_per_user = 3\n"+
+		"results_kept_bytes_per_user = 4096\nresults_kept_bytes_total = 8192\nresults_kept_for = \"10m\"\n")
 	s, err := ResolveServer(f, ServerFlags{})
 	if err != nil {
 		t.Fatal(err)

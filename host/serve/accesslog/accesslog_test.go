@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -122,7 +123,7 @@ func TestMiddleware(t *testing.T) {
 			}
 			for _, k := range append([]string{"time", "duration_ms", "remote"}, tt.noKey...) {
 				_, has := entry[k]
-				if want := !contains(tt.noKey, k); has != want {
+				if want := !slices.Contains(tt.noKey, k); has != want {
 					t.Errorf("key %s present: %v, want %v", k, has, want)
 				}
 			}
@@ -186,13 +187,4 @@ func TestNilRecord(t *testing.T) {
 func strconv(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

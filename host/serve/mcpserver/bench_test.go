@@ -26,7 +26,7 @@ import (
 // round trip around mcp-go: decoding the line, the request table, and
 // writing the response (here a ready one, to io.Discard).
 func BenchmarkMessageOverhead(b *testing.B) {
-	s, _, _ := testStdio(b)
+	s, _, _ := testStdio(b, Config{})
 	w := &lineWriter{w: io.Discard}
 	line := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1"}}}`)
 	resp := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(12), mcp.NewToolResultText(`{"result":1,"logs":[],"files_touched":[]}`))

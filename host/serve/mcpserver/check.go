@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -182,7 +181,7 @@ func boundedAnswer(out *CheckReport, budget int) checkAnswer {
 			answer.Warnings++
 		}
 		c := d
-		c.Message = shortened(d.Message, maxCheckMessage)
+		c.Message = truncate(d.Message, maxCheckMessage)
 		// Its line of text and its JSON, escapes included.
 		item, _ := json.Marshal(c)
 		cost := len(item) + len(c.Message) + 40
@@ -194,14 +193,6 @@ func boundedAnswer(out *CheckReport, budget int) checkAnswer {
 		answer.Diagnostics = append(answer.Diagnostics, c)
 	}
 	return answer
-}
-
-// shortened is s cut to at most n characters, marked when cut.
-func shortened(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n]) + "…"
 }
 
 // checkText is check_script's text: a summary line, then the diagnostics

@@ -4,15 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log"
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
-	"github.com/toolscript/toolscript/internal/syncbuf"
-	"github.com/toolscript/toolscript/internal/testruntime"
 
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 )
@@ -95,16 +90,8 @@ func TestCheckThatFailsRunsUnchecked(t *testing.T) {
 			[]string{`"kind":"type"`, "the script was not run"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard, Checker: tc.checker})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.log = log.New(io.Discard, "", 0)
-			if err := s.setTransport(maxPending); err != nil {
-				t.Fatal(err)
-			}
-			out := &syncbuf.Buffer{}
-			s.run(handle(s, &lineWriter{w: out}, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1 + 1","check":true}}}`))
+			s, w, out := testStdio(t, Config{Checker: tc.checker})
+			s.run(handle(s, w, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1 + 1","check":true}}}`))
 			text := out.String()
 			for _, want := range tc.want {
 				if !strings.Contains(text, want) {

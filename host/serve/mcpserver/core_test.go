@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,20 +127,59 @@ func TestTableBound(t *testing.T) {
 	<-waited
 }
 
-// testStdio returns a served Server (for the stdio transport) and a
-// writer on a buffer.
-func testStdio(t testing.TB) (*Server, *lineWriter, *syncbuf.Buffer) {
+// newServer returns the Server of cfg: without a Runtime, with one of
+// one instance; without an ErrorLog, with io.Discard.
+func newServer(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
+	if cfg.Runtime == nil {
+		cfg.Runtime = testruntime.New(t, luau.Config{PoolSize: 1})
+	}
+	if cfg.ErrorLog == nil {
+		cfg.ErrorLog = io.Discard
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// testStdio returns the Server of cfg (newServer) set up as the stdio
+// transport sets it up, and a writer on a buffer.
+func testStdio(t testing.TB, cfg Config) (*Server, *lineWriter, *syncbuf.Buffer) {
+	t.Helper()
+	s := newServer(t, cfg)
 	s.log = log.New(io.Discard, "", 0)
 	if err := s.setTransport(maxPending); err != nil {
 		t.Fatal(err)
 	}
 	out := &syncbuf.Buffer{}
 	return s, &lineWriter{w: out}, out
+}
+
+// servePipes serves s as the stdio transport does, over pipes: the test
+// writes the client's lines to in and reads the server's from lines; end
+// closes the input, drains what is left of the output and waits for
+// Serve to return.
+func servePipes(s *Server) (in io.Writer, lines *bufio.Scanner, end func()) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), inR, outW) }()
+	lines = bufio.NewScanner(outR)
+	lines.Buffer(nil, 1<<20)
+	return inW, lines, func() {
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		<-served
+	}
+}
+
+// initializeLines are the client's lines of initialize (of protocol
+// 2025-11-25), declaring capabilities (a JSON object).
+func initializeLines(capabilities string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"},"capabilities":` + capabilities + `}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
 }
 
 // handle hands line to the core as the stdio transport does, and runs its
@@ -177,7 +217,7 @@ func errorOf(m map[string]any) (code float64, message string) {
 }
 
 func TestReceive(t *testing.T) {
-	s, w, out := testStdio(t)
+	s, w, out := testStdio(t, Config{})
 	if handle(s, w, "  \t\r\n") != nil || out.String() != "" {
 		t.Errorf("a blank line: wrote %q", out.String())
 	}
@@ -295,10 +335,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken p
 // line without a newline, and answers every request read before the end
 // of input.
 func TestServeLines(t *testing.T) {
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard, MaxScriptBytes: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{MaxScriptBytes: 1000})
 	long := `{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"script":"` + strings.Repeat("x", 7<<20) + `"}},"id":99}`
 	input := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + long + "\n" +
 		`{"jsonrpc":"2.0","method":"n","params":"` + strings.Repeat("y", 7<<20) + `"}` + "\n\n" +

@@ -44,7 +44,7 @@ func FuzzReceive(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	s, w, out := testStdio(f)
+	s, w, out := testStdio(f, Config{})
 	f.Fuzz(func(t *testing.T, line []byte) {
 		if c := handle(s, w, string(line)); c != nil {
 			s.run(c)

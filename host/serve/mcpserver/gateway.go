@@ -44,8 +44,14 @@ const (
 // the server it can answer. Its methods accept a nil peer (unknown: a
 // stateless HTTP request), which declares nothing.
 type peer struct {
-	caps atomic.Pointer[mcp.ClientCapabilities]
-	info atomic.Pointer[mcp.Implementation]
+	params atomic.Pointer[initParams]
+}
+
+// initParams are what an initialize request's params declare of the
+// client.
+type initParams struct {
+	Capabilities mcp.ClientCapabilities `json:"capabilities"`
+	ClientInfo   mcp.Implementation     `json:"clientInfo"`
 }
 
 type peerKey struct{}
@@ -62,44 +68,36 @@ func peerFrom(ctx context.Context) *peer {
 	return p
 }
 
-// declare records the capabilities of an initialize request's params.
+// declare records what an initialize request's params declare.
 func (p *peer) declare(params json.RawMessage) {
 	if p == nil {
 		return
 	}
-	var init struct {
-		Capabilities mcp.ClientCapabilities `json:"capabilities"`
-		ClientInfo   mcp.Implementation     `json:"clientInfo"`
-	}
+	var init initParams
 	if json.Unmarshal(params, &init) == nil {
-		p.caps.Store(&init.Capabilities)
-		p.info.Store(&init.ClientInfo)
+		p.params.Store(&init)
 	}
 }
 
-// capabilities returns what the client declared, the zero value when
-// unknown.
-func (p *peer) capabilities() mcp.ClientCapabilities {
+// declared returns what the client declared at initialize, the zero
+// value when unknown.
+func (p *peer) declared() initParams {
 	if p == nil {
-		return mcp.ClientCapabilities{}
+		return initParams{}
 	}
-	if c := p.caps.Load(); c != nil {
-		return *c
+	if init := p.params.Load(); init != nil {
+		return *init
 	}
-	return mcp.ClientCapabilities{}
+	return initParams{}
 }
+
+// capabilities returns the capabilities the client declared, the zero
+// value when unknown.
+func (p *peer) capabilities() mcp.ClientCapabilities { return p.declared().Capabilities }
 
 // client returns the name and version the client gave at initialize, the
 // zero value when unknown.
-func (p *peer) client() mcp.Implementation {
-	if p == nil {
-		return mcp.Implementation{}
-	}
-	if i := p.info.Load(); i != nil {
-		return *i
-	}
-	return mcp.Implementation{}
-}
+func (p *peer) client() mcp.Implementation { return p.declared().ClientInfo }
 
 // clientOf returns the name and version of the client of the call whose
 // context is ctx: as its request's _meta says (2026-07-28), else as it

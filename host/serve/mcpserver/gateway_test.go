@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,9 +9,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/toolscript/toolscript/host/runtime/luau"
-	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // floodServer is a Server with a tool, flood, that makes n roots/list
@@ -21,10 +17,7 @@ import (
 // the first refusal.
 func floodServer(t *testing.T, n int) *Server {
 	t.Helper()
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{})
 	s.mcp.AddTool(mcp.NewTool("flood"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		g := s.gateway(ctx, nil)
 		answered, refusal := 0, ""
@@ -54,15 +47,8 @@ func TestGatewayBounds(t *testing.T) {
 		{"protocol 2026-07-28", `{"roots":{}}`, `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`, "0 answered; the client of this call is not asked for roots here: under MCP 2026-07-28"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := floodServer(t, 3*maxRelayed)
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			served := make(chan error, 1)
-			go func() { served <- s.Serve(context.Background(), inR, outW) }()
-			lines := bufio.NewScanner(outR)
-			lines.Buffer(nil, 1<<20)
-			io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"},"capabilities":`+tc.capabilities+`}}`+"\n")
-			io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			inW, lines, end := servePipes(floodServer(t, 3*maxRelayed))
+			io.WriteString(inW, initializeLines(tc.capabilities))
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"flood"`+tc.meta+`}}`+"\n")
 			asked := 0
 			for lines.Scan() {
@@ -88,9 +74,7 @@ func TestGatewayBounds(t *testing.T) {
 			if want := map[bool]int{true: maxRelayed}[tc.name == "roots declared"]; asked != want {
 				t.Errorf("the client was asked %d times, want %d", asked, want)
 			}
-			inW.Close()
-			go io.Copy(io.Discard, outR)
-			<-served
+			end()
 		})
 	}
 }
@@ -98,10 +82,7 @@ func TestGatewayBounds(t *testing.T) {
 // TestGatewayBoundAtOnce: while maxRelayedAtOnce requests of one call
 // await the client's answer, the next is refused at once.
 func TestGatewayBoundAtOnce(t *testing.T) {
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{})
 	pending := make(chan struct{}) // closed once the client holds maxRelayedAtOnce requests
 	tried := make(chan struct{})   // closed once the call made one more
 	s.mcp.AddTool(mcp.NewTool("hold"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -123,13 +104,8 @@ func TestGatewayBoundAtOnce(t *testing.T) {
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("extra: %v", extra)), nil
 	})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), inR, outW) }()
-	lines := bufio.NewScanner(outR)
-	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"t","version":"1"},"capabilities":{"roots":{}}}}`+"\n")
-	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	inW, lines, end := servePipes(s)
+	io.WriteString(inW, initializeLines(`{"roots":{}}`))
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hold"}}`+"\n")
 	var held []string
 	for lines.Scan() {
@@ -169,7 +145,5 @@ func TestGatewayBoundAtOnce(t *testing.T) {
 	if len(held) != maxRelayedAtOnce {
 		t.Errorf("the client was asked %d times, want %d", len(held), maxRelayedAtOnce)
 	}
-	inW.Close()
-	go io.Copy(io.Discard, outR)
-	<-served
+	end()
 }

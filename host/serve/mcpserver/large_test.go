@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestHTTPLargeResults(t *testing.T) {
 	alice, bob := h.connect(t, "alice"), h.connect(t, "bob")
 	atBound := strings.Repeat("x", maxInline-resultOverhead)
 
-	res, out := callLarge(t, alice, `return string.rep("x", `+itoa(len(atBound))+`)`)
+	res, out := callLarge(t, alice, `return string.rep("x", `+strconv.Itoa(len(atBound))+`)`)
 	if out.ResultResource != nil || string(out.Result) != `"`+atBound+`"` || len(res.Content) != 1 {
 		t.Fatalf("a result of %d characters: inline wanted, got %d contents, resource %+v", maxInline, len(res.Content), out.ResultResource)
 	}
@@ -82,7 +83,7 @@ func TestHTTPLargeResults(t *testing.T) {
 		failed       bool
 		check        func(t *testing.T, whole map[string]any)
 	}{
-		{name: "just over the bound", script: `return string.rep("x", ` + itoa(len(atBound)+1) + `)`, check: func(t *testing.T, whole map[string]any) {
+		{name: "just over the bound", script: `return string.rep("x", ` + strconv.Itoa(len(atBound)+1) + `)`, check: func(t *testing.T, whole map[string]any) {
 			if whole["result"] != atBound+"x" {
 				t.Errorf("the resource's result is not the script's")
 			}
@@ -155,11 +156,6 @@ func TestHTTPLargeResults(t *testing.T) {
 	}
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
-
 // fileExecution is the structured content of a result written to the io
 // directory.
 type fileExecution struct {
@@ -200,7 +196,7 @@ func TestHTTPLargeResultsToFile(t *testing.T) {
 	alice, bob := h.connect(t, "alice"), h.connect(t, "bob")
 	large := func(c *client.Client, n int) fileExecution {
 		t.Helper()
-		res, out := callForFile(t, c, map[string]any{"script": `return {n = ` + itoa(n) + `, text = string.rep("x", 2000)}`})
+		res, out := callForFile(t, c, map[string]any{"script": `return {n = ` + strconv.Itoa(n) + `, text = string.rep("x", 2000)}`})
 		if res.IsError || out.ResultFile == nil || out.ResultResource != nil || string(out.Result) != "null" ||
 			!strings.HasPrefix(out.ResultFile.Path, "toolscript-results/") || !strings.HasSuffix(out.ResultFile.Path, ".json") {
 			t.Fatalf("a large result with io: %+v %+v", out, res.Content)

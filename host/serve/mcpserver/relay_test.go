@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,9 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testrpc"
-	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // relayServer is a Server with a tool, ask_roots, that asks the client of
@@ -22,10 +19,7 @@ import (
 // answer as text.
 func relayServer(t *testing.T) *Server {
 	t.Helper()
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1}), ErrorLog: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newServer(t, Config{})
 	s.mcp.AddTool(mcp.NewTool("ask_roots"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.request(ctx, callFrom(ctx), string(mcp.MethodListRoots), nil)
 		if err != nil {
@@ -42,12 +36,7 @@ const askRoots = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name"
 // the call it serves, and the client's answer, found by its id, completes
 // the call; an answer to nothing is ignored.
 func TestRelayStdio(t *testing.T) {
-	s := relayServer(t)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), inR, outW) }()
-	lines := bufio.NewScanner(outR)
+	inW, lines, end := servePipes(relayServer(t))
 	next := func() map[string]any {
 		t.Helper()
 		if !lines.Scan() {
@@ -70,9 +59,7 @@ func TestRelayStdio(t *testing.T) {
 	if text, _ := json.Marshal(resp["result"]); resp["id"] != 7.0 || !strings.Contains(string(text), `file:///work`) {
 		t.Errorf("response %v", resp)
 	}
-	inW.Close()
-	go io.Copy(io.Discard, outR)
-	<-served
+	end()
 }
 
 // TestRelayHTTP: over HTTP the request goes out on the call's stream of

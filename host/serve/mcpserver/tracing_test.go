@@ -1,8 +1,6 @@
 package mcpserver
 
 import (
-	"io"
-	"log"
 	"strings"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/runtime/luau"
-	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
@@ -27,16 +24,7 @@ func TestTracingCallSpans(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	defer tp.Shutdown(t.Context())
 	tr := telemetry.New(tp, redact.New(redact.NewSecret("hunter2-secret")), "test")
-	s, err := New(Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1, Tracer: tr}), ErrorLog: io.Discard, Tracer: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.log = log.New(io.Discard, "", 0)
-	if err := s.setTransport(maxPending); err != nil {
-		t.Fatal(err)
-	}
-	out := &syncbuf.Buffer{}
-	w := &lineWriter{w: out}
+	s, w, out := testStdio(t, Config{Runtime: testruntime.New(t, luau.Config{PoolSize: 1, Tracer: tr}), Tracer: tr})
 	const parent = `"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"`
 	for _, c := range []struct {
 		name, meta, args   string
