@@ -16,6 +16,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -57,7 +58,7 @@ func newAccounts(t *testing.T) (*accountsAPI, *Client) {
 		a.mu.Unlock()
 	}))
 	t.Cleanup(a.srv.Close)
-	api := loadSpec(t, "acct", "testdata/accounts.yaml")
+	api := openapitest.Load(t, "acct", "testdata/accounts.yaml")
 	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "acct", BaseURL: a.srv.URL,
 		Auth: &Credential{Token: "sekrit-token"}, Frozen: map[string]any{"X-Tenant": "tenant-7"}}}})
 	if err != nil {

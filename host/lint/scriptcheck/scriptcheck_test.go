@@ -13,7 +13,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -22,11 +22,7 @@ import (
 // githubCatalog is GitHub's real API as the sdk "gh".
 func githubCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &catalog.Catalog{APIs: []*catalog.API{api}}
+	return &catalog.Catalog{APIs: []*catalog.API{openapitest.Load(t, "gh", testspecs.GitHub(t))}}
 }
 
 // newRuntime is a runtime whose module knows cat's functions (the sdk

@@ -7,7 +7,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
@@ -16,10 +16,7 @@ import (
 // toolscript sdk types writes them.
 func githubDefinitions(b testing.TB) []byte {
 	b.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(b)}, openapi.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	api := openapitest.Load(b, "gh", testspecs.GitHub(b))
 	return []byte(sdkdocs.New(&catalog.Catalog{APIs: []*catalog.API{api}}).Definitions())
 }
 
