@@ -13,33 +13,24 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
-var shared struct {
-	once sync.Once
-	rt   *luau.Runtime
-	err  error
-}
+// shared is one Runtime for the package's tests: compiling the module is
+// the expensive part, and sharing it also proves that executions leave
+// nothing behind for the next one.
+var shared = testruntime.NewShared(luau.Config{PoolSize: 2})
 
-// sharedRuntime returns one Runtime for the package's tests: compiling the
-// module is the expensive part, and sharing it also proves that executions
-// leave nothing behind for the next one.
+// sharedRuntime returns the shared Runtime.
 func sharedRuntime(t testing.TB) *luau.Runtime {
 	t.Helper()
-	shared.once.Do(func() {
-		shared.rt, shared.err = luau.New(context.Background(), luau.Config{PoolSize: 2})
-	})
-	if shared.err != nil {
-		t.Fatalf("luau.New: %v", shared.err)
-	}
-	return shared.rt
+	return shared.Get(t)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.rt != nil {
-		shared.rt.Close(context.Background())
-	}
+	shared.Close()
+	sdkRuntime.Close()
 	os.Exit(code)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testinflight"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // The guest side of the sdk, against a caller that answers from a table:
@@ -54,21 +55,13 @@ func (c *tableCaller) Call(ctx context.Context, id uint32, args json.RawMessage)
 	return c.responses[id]
 }
 
-var sdkRuntime struct {
-	once sync.Once
-	rt   *luau.Runtime
-	err  error
-}
+// sdkRuntime is the Runtime the sdk tests share: its module knows
+// sdkManifest's functions.
+var sdkRuntime = testruntime.NewShared(luau.Config{SDK: sdkManifest, PoolSize: 1})
 
 func runSDK(t *testing.T, src string, caller sdkcall.Caller, limits luau.Limits) *result.Result {
 	t.Helper()
-	sdkRuntime.once.Do(func() {
-		sdkRuntime.rt, sdkRuntime.err = luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 1})
-	})
-	if sdkRuntime.err != nil {
-		t.Fatal(sdkRuntime.err)
-	}
-	return sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, Limits: limits})
+	return sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, Limits: limits})
 }
 
 func TestSDKCalls(t *testing.T) {
@@ -411,8 +404,8 @@ func boolInt(b bool) int {
 }
 
 func sdkRuntime2(t *testing.T) *luau.Runtime {
-	runSDK(t, "return 1", nil, luau.Limits{})
-	return sdkRuntime.rt
+	t.Helper()
+	return sdkRuntime.Get(t)
 }
 
 // A timeout during parallel stops everything: every request in flight is
@@ -525,11 +518,7 @@ func TestSetSDK(t *testing.T) {
 	// SetSDK changes the sdk table of the executions that start after it,
 	// pooled instances included, and of every one after that.
 	t.Parallel()
-	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{SDK: sdkManifest, PoolSize: 2})
 	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 		1: {Status: 200, Text: []byte("one")},
 		9: {Status: 200, Text: []byte("nine")},
@@ -570,11 +559,7 @@ func TestSetSDKThenStartPool(t *testing.T) {
 	// A runtime made without an sdk and a pool gets both later (as serve
 	// does, compiling the module while the specs load).
 	t.Parallel()
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{})
 	if err := rt.SetSDK(sdkManifest); err != nil {
 		t.Fatal(err)
 	}
@@ -723,8 +708,7 @@ func FuzzSDKArgs(f *testing.F) {
 		list := strings.Join(args, ", ")
 		src := fmt.Sprintf(`local s = ... sdk.list_pets(%s) sdk.list_pets(%s, {{}}) return true`, list, list)
 		caller := &tableCaller{responses: map[uint32]*sdkcall.Response{1: {Status: 204}}}
-		runSDK(t, "return 1", nil, luau.Limits{}) // the shared runtime, made once
-		res := sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), Args: []string{s}, SDK: caller})
+		res := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), Args: []string{s}, SDK: caller})
 		if res.Error != nil {
 			t.Fatalf("%s: %+v", src, res.Error)
 		}

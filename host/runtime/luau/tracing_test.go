@@ -16,6 +16,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // approver approves every question at once.
@@ -31,12 +32,7 @@ func tracedRuntime(t *testing.T, manifest *sdkcall.Manifest) (*luau.Runtime, *tr
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	rt, err := luau.New(context.Background(), luau.Config{SDK: manifest, Tracer: telemetry.New(tp, redact.New(), "test")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt, rec
+	return testruntime.New(t, luau.Config{SDK: manifest, Tracer: telemetry.New(tp, redact.New(), "test")}), rec
 }
 
 // TestTracingExecutionSpans: an execution's span (its kind, its user, how
