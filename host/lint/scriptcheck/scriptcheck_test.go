@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
+	"github.com/toolscript/toolscript/internal/testruntime"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -35,12 +36,7 @@ func newRuntime(t *testing.T, cat *catalog.Catalog) *luau.Runtime {
 	}
 	t.Cleanup(client.Close)
 	manifest := client.Manifest()
-	rt, err := luau.New(context.Background(), luau.Config{CacheDir: t.TempDir(), SDK: &manifest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+	return testruntime.New(t, luau.Config{CacheDir: t.TempDir(), SDK: &manifest})
 }
 
 func newChecker(t *testing.T) *scriptcheck.Checker {

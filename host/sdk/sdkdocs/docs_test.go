@@ -13,6 +13,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // petstore loads host/sdk/openapi's petstore fixture the way serve does: through
@@ -224,11 +225,7 @@ func asLuau(defs string) string {
 // syntax errors.
 func checkLuauSyntax(t *testing.T, text string) {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{})
 	l := rt.NewLinter(luau.LintOptions{IO: true})
 	defer l.Close()
 	diags, err := l.Lint(context.Background(), []byte(text))
