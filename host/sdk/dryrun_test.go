@@ -290,11 +290,7 @@ func TestToolOverrides(t *testing.T) {
 			{Name: "search", Kind: catalog.MCP, Tool: "search"},
 		}}
 	}
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{mcpAPI()}},
-		Config{ToolSafety: map[string]Safety{"notes": {Safe: []string{"search"}, Unsafe: []string{"read-note"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{ToolSafety: map[string]Safety{"notes": {Safe: []string{"search"}, Unsafe: []string{"read-note"}}}}, mcpAPI())
 	got := map[string]effects.Safety{}
 	for _, f := range c.ordered {
 		got[f.fn.Name] = f.safety

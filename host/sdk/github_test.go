@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/internal/testspecs"
@@ -38,10 +37,7 @@ func TestGitHubCalls(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "gh", BaseURL: srv.URL, Auth: &Credential{Token: "ghp_test_token"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "gh", BaseURL: srv.URL, Auth: &Credential{Token: "ghp_test_token"}}}}, api)
 	s := c.Session(nil)
 	for _, tc := range []struct{ fn, args, request string }{
 		{"repos_get_content", `[{"owner":"octocat","repo":"hello-world","path":"docs/README.md","ref":"main"}]`,

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
@@ -59,12 +58,8 @@ func newAccounts(t *testing.T) (*accountsAPI, *Client) {
 	}))
 	t.Cleanup(a.srv.Close)
 	api := openapitest.Load(t, "acct", "testdata/accounts.yaml")
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "acct", BaseURL: a.srv.URL,
-		Auth: &Credential{Token: "sekrit-token"}, Frozen: map[string]any{"X-Tenant": "tenant-7"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "acct", BaseURL: a.srv.URL,
+		Auth: &Credential{Token: "sekrit-token"}, Frozen: map[string]any{"X-Tenant": "tenant-7"}}}}, api)
 	return a, c
 }
 

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"unicode/utf16"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
@@ -31,12 +30,7 @@ func newEchoClient(t testing.TB, e *testecho.Server, cfg Config, cred *Credentia
 	t.Helper()
 	api := openapitest.Load(t, "echo", testecho.SpecPath())
 	cfg.APIs = append(cfg.APIs, APIConfig{Name: "echo", BaseURL: e.URL, Auth: cred})
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return clientOf(t, cfg, api)
 }
 
 // decodeAll undoes, as a script could, every escape the echo API uses:

@@ -41,7 +41,13 @@ func newClient(t testing.TB, a *testAPI, cfg Config, apiCfg APIConfig) *Client {
 		apiCfg.BaseURL = a.srv.URL
 	}
 	cfg.APIs = append([]APIConfig{apiCfg}, cfg.APIs...)
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets")}}, cfg)
+	return clientOf(t, cfg, loadTestAPI(t, "pets"))
+}
+
+// clientOf makes a client of apis with cfg, closed when the test ends.
+func clientOf(t testing.TB, cfg Config, apis ...*catalog.API) *Client {
+	t.Helper()
+	c, err := New(&catalog.Catalog{APIs: apis}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
