@@ -217,11 +217,7 @@ func TestPlanSession(t *testing.T) {
 	call(t, ds, "create_pet", `[{"name":"Rex","status":"sold"}]`)
 	call(t, ds, "delete_pet", `[{"petId":7}]`)
 	log, _ := dry.Effects()
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, log)
 
 	tests := []struct {
 		name  string

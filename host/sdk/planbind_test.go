@@ -78,6 +78,21 @@ var (
 	reviewedBody   = `{"cmd":"ls"}`
 )
 
+// planOf is the plan of log as a person approves it: the effects written
+// as JSON and parsed back as a plan file.
+func planOf(t testing.TB, log []effects.Effect) *effects.Approved {
+	t.Helper()
+	text, err := json.Marshal(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := effects.ParsePlan(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 // withParam is reviewedParams with name set to v (left out when v is nil).
 func withParam(name string, v any) map[string]any {
 	out := map[string]any{}
@@ -237,11 +252,7 @@ func TestPlanBindsAMultipartBody(t *testing.T) {
 	dry := effects.New(effects.DryRun)
 	call(t, c.Session(nil).WithEffects(dry), "upload", args)
 	log, _ := dry.Effects()
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, log)
 	for _, tt := range []struct {
 		args string
 		want string
@@ -284,11 +295,7 @@ func TestPlanBindsAToolsArguments(t *testing.T) {
 	if len(log) != 2 || string(log[1].Body) != `{"entities":[{"entityType":"person","name":"mallory"}]}` {
 		t.Fatalf("effects %+v", log)
 	}
-	text, _ := json.Marshal(log[:1])
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, log[:1])
 	for _, tt := range []struct {
 		name, args, want string
 	}{

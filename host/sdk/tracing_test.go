@@ -70,11 +70,7 @@ func TestTracingPropagateTrace(t *testing.T) {
 	if h := log[0].Headers; h["traceparent"] != "" || h["Traceparent"] != "" {
 		t.Errorf("the effect's headers %v hold the trace", h)
 	}
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := planOf(t, log)
 	traced := newClient(t, a, Config{Tracer: tracer}, APIConfig{PropagateTrace: true})
 	run := effects.NewPlan(plan)
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "parent")
