@@ -86,7 +86,7 @@ func TestCheckGitHub(t *testing.T) {
 			if tc.rule == "" && tc.unchecked == "" && len(out.Diagnostics) > 0 {
 				t.Errorf("diagnostics for a correct script: %+v", out.Diagnostics)
 			}
-			if tc.rule != "" && !hasRule(out.Diagnostics, tc.rule) {
+			if tc.rule != "" && !scriptcheck.HasRule(out.Diagnostics, tc.rule) {
 				t.Errorf("no %s diagnostic: %+v", tc.rule, out.Diagnostics)
 			}
 			if !strings.Contains(out.Unchecked, tc.unchecked) || (tc.unchecked == "") != (out.Unchecked == "") {
@@ -97,15 +97,6 @@ func TestCheckGitHub(t *testing.T) {
 			}
 		})
 	}
-}
-
-func hasRule(diags []lint.Diagnostic, rule string) bool {
-	for _, d := range diags {
-		if d.Rule == rule {
-			return true
-		}
-	}
-	return false
 }
 
 // TestDefinitionsLoadedOnce: nothing is loaded before the first check;
