@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/effectstest"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
@@ -217,7 +218,7 @@ func TestPlanSession(t *testing.T) {
 	call(t, ds, "create_pet", `[{"name":"Rex","status":"sold"}]`)
 	call(t, ds, "delete_pet", `[{"petId":7}]`)
 	log, _ := dry.Effects()
-	plan := planOf(t, log)
+	plan := effectstest.Plan(t, log)
 
 	tests := []struct {
 		name  string

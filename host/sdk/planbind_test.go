@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/effectstest"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
@@ -77,21 +78,6 @@ var (
 	reviewedParams = map[string]any{"id": "1", "X-Target-Account": "reviewed-account", "session": "s-reviewed"}
 	reviewedBody   = `{"cmd":"ls"}`
 )
-
-// planOf is the plan of log as a person approves it: the effects written
-// as JSON and parsed back as a plan file.
-func planOf(t testing.TB, log []effects.Effect) *effects.Approved {
-	t.Helper()
-	text, err := json.Marshal(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plan
-}
 
 // withParam is reviewedParams with name set to v (left out when v is nil).
 func withParam(name string, v any) map[string]any {
@@ -252,7 +238,7 @@ func TestPlanBindsAMultipartBody(t *testing.T) {
 	dry := effects.New(effects.DryRun)
 	call(t, c.Session(nil).WithEffects(dry), "upload", args)
 	log, _ := dry.Effects()
-	plan := planOf(t, log)
+	plan := effectstest.Plan(t, log)
 	for _, tt := range []struct {
 		args string
 		want string
@@ -295,7 +281,7 @@ func TestPlanBindsAToolsArguments(t *testing.T) {
 	if len(log) != 2 || string(log[1].Body) != `{"entities":[{"entityType":"person","name":"mallory"}]}` {
 		t.Fatalf("effects %+v", log)
 	}
-	plan := planOf(t, log[:1])
+	plan := effectstest.Plan(t, log[:1])
 	for _, tt := range []struct {
 		name, args, want string
 	}{
