@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // benchScript returns a script of about lines lines in the style of real
@@ -64,11 +65,7 @@ func BenchmarkLint1000(b *testing.B) {
 		stoppable bool
 	}{{"deadline", true}, {"no-deadline", false}} {
 		b.Run(mode.name, func(b *testing.B) {
-			rt, err := luau.New(ctx, luau.Config{StopOnContextDone: mode.stoppable})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer rt.Close(ctx)
+			rt := testruntime.New(b, luau.Config{StopOnContextDone: mode.stoppable})
 			for b.Loop() {
 				rep, err := lint.Run(ctx, rt, sources, lint.Options{})
 				if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testfile"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // testSDK is what a configured API gives lint to check sdk calls against.
@@ -34,12 +35,7 @@ var testSDK = &sdkcall.Manifest{APIs: []sdkcall.API{
 
 func newRuntime(t testing.TB) *luau.Runtime {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{SDK: testSDK})
-	if err != nil {
-		t.Fatalf("luau.New: %v", err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+	return testruntime.New(t, luau.Config{SDK: testSDK})
 }
 
 // triggers holds, for every rule, a script that breaks it.
@@ -293,11 +289,7 @@ func TestRunFileFailureIsItsDiagnostic(t *testing.T) {
 	ctx := context.Background()
 	// A smaller memory than the default runs out sooner: 128k errors need
 	// more than 48 MiB.
-	rt, err := luau.New(ctx, luau.Config{SDK: testSDK, MaxMemoryBytes: 48 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt := testruntime.New(t, luau.Config{SDK: testSDK, MaxMemoryBytes: 48 << 20})
 	sources := []lint.Source{
 		{Name: "a.luau", Text: []byte("local unused = 1\nsdk.pets.create_pet({})\n")},
 		{Name: "parens.luau", Text: []byte(strings.Repeat(")", 128<<10))},
@@ -340,11 +332,7 @@ func TestRunFileFailureIsItsDiagnostic(t *testing.T) {
 // middle of parsing a file whose parse takes seconds.
 func TestRunFileTimeout(t *testing.T) {
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{StopOnContextDone: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt := testruntime.New(t, luau.Config{StopOnContextDone: true})
 	src := lint.Source{Name: "slow.luau", Text: []byte(strings.Repeat(")", 1<<20))}
 	rep, err := lint.Run(ctx, rt, []lint.Source{src}, lint.Options{FileTimeout: time.Millisecond})
 	if err != nil {

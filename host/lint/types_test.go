@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
+	"github.com/toolscript/toolscript/host/runtime/typecheck/typechecktest"
 )
 
 // typesDefinitions declare testSDK's get_pet for the type checker.
@@ -19,15 +20,7 @@ declare sdk: { get_pet: (params: { pet_id: number, fields: string? }) -> Pet }
 func newTypeChecker(t *testing.T, cfg typecheck.Config, definitions string) *typecheck.Checker {
 	t.Helper()
 	cfg.CacheDir = t.TempDir()
-	c, err := typecheck.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	if err := c.Load([]byte(definitions)); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return typechecktest.Loaded(t, cfg, []byte(definitions))
 }
 
 // TestTypes: lint with a type checker reports what it finds under the rule

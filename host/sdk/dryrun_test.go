@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/effectstest"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 )
 
@@ -217,11 +218,7 @@ func TestPlanSession(t *testing.T) {
 	call(t, ds, "create_pet", `[{"name":"Rex","status":"sold"}]`)
 	call(t, ds, "delete_pet", `[{"petId":7}]`)
 	log, _ := dry.Effects()
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := effectstest.Plan(t, log)
 
 	tests := []struct {
 		name  string
@@ -290,11 +287,7 @@ func TestToolOverrides(t *testing.T) {
 			{Name: "search", Kind: catalog.MCP, Tool: "search"},
 		}}
 	}
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{mcpAPI()}},
-		Config{ToolSafety: map[string]Safety{"notes": {Safe: []string{"search"}, Unsafe: []string{"read-note"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{ToolSafety: map[string]Safety{"notes": {Safe: []string{"search"}, Unsafe: []string{"read-note"}}}}, mcpAPI())
 	got := map[string]effects.Safety{}
 	for _, f := range c.ordered {
 		got[f.fn.Name] = f.safety

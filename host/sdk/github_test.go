@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
 // TestGitHubCalls makes a handful of calls of GitHub's API, as its spec
 // describes them, to a Go server answering those paths.
 func TestGitHubCalls(t *testing.T) {
-	api := loadSpec(t, "gh", testspecs.GitHub(t))
+	api := openapitest.Load(t, "gh", testspecs.GitHub(t))
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -37,10 +37,7 @@ func TestGitHubCalls(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "gh", BaseURL: srv.URL, Auth: &Credential{Token: "ghp_test_token"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "gh", BaseURL: srv.URL, Auth: &Credential{Token: "ghp_test_token"}}}}, api)
 	s := c.Session(nil)
 	for _, tc := range []struct{ fn, args, request string }{
 		{"repos_get_content", `[{"owner":"octocat","repo":"hello-world","path":"docs/README.md","ref":"main"}]`,
@@ -82,7 +79,7 @@ func TestGitHubCalls(t *testing.T) {
 // checked). Both the minimal value and the dry run's answer (the example
 // when it fits) must be valid.
 func TestSynthesiseGitHub(t *testing.T) {
-	api := loadSpec(t, "gh", testspecs.GitHub(t))
+	api := openapitest.Load(t, "gh", testspecs.GitHub(t))
 	checked, examples := 0, 0
 	for _, fn := range api.Functions {
 		r, _ := successResponse(fn)

@@ -18,12 +18,7 @@ func TestKindChecksBeforeCounting(t *testing.T) {
 	tools := &catalog.API{Name: "files", Kind: catalog.MCP, Functions: []*catalog.Function{
 		{Name: "read_file", Kind: catalog.MCP, Tool: "read_file"},
 	}}
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), tools}},
-		Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}}, MaxCalls: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}}, MaxCalls: 1}, loadTestAPI(t, "pets"), tools)
 	s := c.Session(nil)
 	for _, tc := range []struct {
 		fn, args, message string

@@ -12,10 +12,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/effectstest"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -57,13 +58,9 @@ func newAccounts(t *testing.T) (*accountsAPI, *Client) {
 		a.mu.Unlock()
 	}))
 	t.Cleanup(a.srv.Close)
-	api := loadSpec(t, "acct", "testdata/accounts.yaml")
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "acct", BaseURL: a.srv.URL,
-		Auth: &Credential{Token: "sekrit-token"}, Frozen: map[string]any{"X-Tenant": "tenant-7"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	api := openapitest.Load(t, "acct", "testdata/accounts.yaml")
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "acct", BaseURL: a.srv.URL,
+		Auth: &Credential{Token: "sekrit-token"}, Frozen: map[string]any{"X-Tenant": "tenant-7"}}}}, api)
 	return a, c
 }
 
@@ -241,11 +238,7 @@ func TestPlanBindsAMultipartBody(t *testing.T) {
 	dry := effects.New(effects.DryRun)
 	call(t, c.Session(nil).WithEffects(dry), "upload", args)
 	log, _ := dry.Effects()
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := effectstest.Plan(t, log)
 	for _, tt := range []struct {
 		args string
 		want string
@@ -288,11 +281,7 @@ func TestPlanBindsAToolsArguments(t *testing.T) {
 	if len(log) != 2 || string(log[1].Body) != `{"entities":[{"entityType":"person","name":"mallory"}]}` {
 		t.Fatalf("effects %+v", log)
 	}
-	text, _ := json.Marshal(log[:1])
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := effectstest.Plan(t, log[:1])
 	for _, tt := range []struct {
 		name, args, want string
 	}{

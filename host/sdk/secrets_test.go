@@ -12,9 +12,9 @@ import (
 	"testing"
 	"unicode/utf16"
 
-	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testecho"
@@ -28,14 +28,9 @@ const echoSecret = "Zq7s/K2m+Xw9PbT4=vLr8Nc"
 // newEchoClient makes a client of the echo API (as "echo") with cred.
 func newEchoClient(t testing.TB, e *testecho.Server, cfg Config, cred *Credential) *Client {
 	t.Helper()
-	api := loadSpec(t, "echo", testecho.SpecPath())
+	api := openapitest.Load(t, "echo", testecho.SpecPath())
 	cfg.APIs = append(cfg.APIs, APIConfig{Name: "echo", BaseURL: e.URL, Auth: cred})
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return clientOf(t, cfg, api)
 }
 
 // decodeAll undoes, as a script could, every escape the echo API uses:

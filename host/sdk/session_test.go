@@ -314,10 +314,7 @@ func TestAuth(t *testing.T) {
 			f.Security = [][]string{{"key"}}
 		}
 	}
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL, Auth: &Credential{Token: token}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL, Auth: &Credential{Token: token}}}}, api)
 	r := call(t, c.Session(nil), "echo", `[{"value":"x"}]`)
 	if !strings.Contains(string(r.JSON), `"x-key":"[REDACTED]"`) || strings.Contains(string(r.JSON), "authorization") {
 		t.Errorf("apiKey scheme: %s", r.JSON)
@@ -504,10 +501,7 @@ func TestManifestAndNames(t *testing.T) {
 	a := newTestAPI(t)
 	api1, api2 := loadTestAPI(t, "pets"), loadTestAPI(t, "shop")
 	api2.Functions = api2.Functions[:1] // list_pets only
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api1, api2}}, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}, {Name: "shop", BaseURL: a.srv.URL}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}, {Name: "shop", BaseURL: a.srv.URL}}}, api1, api2)
 	m := c.Manifest()
 	seen := map[uint32]bool{}
 	for _, api := range m.APIs {
@@ -533,7 +527,7 @@ func TestManifestAndNames(t *testing.T) {
 	if r := s.Call(context.Background(), 9999, nil); r.Fail != sdkcall.Argument {
 		t.Errorf("unknown id: %+v", r)
 	}
-	_, err = New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), loadTestAPI(t, "get_pet")}}, Config{})
+	_, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), loadTestAPI(t, "get_pet")}}, Config{})
 	if err != nil {
 		t.Errorf("get_pet is in both APIs, so not flat: no clash expected: %v", err)
 	}
@@ -559,10 +553,7 @@ func TestBaseURLWithPath(t *testing.T) {
 func TestNoBaseURL(t *testing.T) {
 	api := loadTestAPI(t, "pets")
 	api.BaseURL = ""
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{}, api)
 	r := call(t, c.Session(nil), "list_pets", `[]`)
 	if r.Fail != sdkcall.Argument || !strings.Contains(r.Message, "set base_url in [apis.pets]") {
 		t.Errorf("%+v", r)
@@ -598,11 +589,7 @@ func TestMCPFunctionsSlotIn(t *testing.T) {
 	files := &catalog.API{Name: "files", Kind: catalog.MCP, Functions: []*catalog.Function{{Name: "read_file", Kind: catalog.MCP, Tool: "read-file",
 		InputSchema: &catalog.Schema{Type: []string{"object"}, Required: []string{"path"}, Properties: []*catalog.Property{{Name: "path", Schema: &catalog.Schema{Type: []string{"string"}}}}}}}}
 	tools := &toolCaller{}
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets"), files}},
-		Config{MaxCalls: 2, Tools: tools, APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clientOf(t, Config{MaxCalls: 2, Tools: tools, APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL}}}, loadTestAPI(t, "pets"), files)
 	m := c.Manifest().APIs[1].Functions[0]
 	if m.Kind != "mcp" || strings.Join(m.Params, ",") != "path" || strings.Join(m.Required, ",") != "path" {
 		t.Errorf("manifest %+v", m)

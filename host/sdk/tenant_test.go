@@ -51,11 +51,7 @@ func TestRequestCredentialSlot(t *testing.T) {
 			if tc.schemes != nil {
 				api.SecuritySchemes = tc.schemes
 			}
-			c, err := New(&catalog.Catalog{APIs: []*catalog.API{api}}, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL, Frozen: tc.frozen}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
+			c := clientOf(t, Config{APIs: []APIConfig{{Name: "pets", BaseURL: a.srv.URL, Frozen: tc.frozen}}}, api)
 			meta, err := ParseMetaAuth(json.RawMessage(`{"pets":` + tc.meta + `}`))
 			if err != nil {
 				t.Fatal(err)

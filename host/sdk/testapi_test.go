@@ -9,7 +9,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/internal/testapi"
 )
 
@@ -30,17 +30,7 @@ func newTestAPI(t testing.TB) *testAPI {
 // loadTestAPI loads internal/testapi's spec as API name.
 func loadTestAPI(t testing.TB, name string) *catalog.API {
 	t.Helper()
-	return loadSpec(t, name, testapi.SpecPath())
-}
-
-// loadSpec loads the spec at path (a file or URL) as the API name.
-func loadSpec(t testing.TB, name, path string) *catalog.API {
-	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: name, Spec: path}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return api
+	return openapitest.Load(t, name, testapi.SpecPath())
 }
 
 // newClient makes a client of the test API (as "pets") with cfg.
@@ -51,7 +41,13 @@ func newClient(t testing.TB, a *testAPI, cfg Config, apiCfg APIConfig) *Client {
 		apiCfg.BaseURL = a.srv.URL
 	}
 	cfg.APIs = append([]APIConfig{apiCfg}, cfg.APIs...)
-	c, err := New(&catalog.Catalog{APIs: []*catalog.API{loadTestAPI(t, "pets")}}, cfg)
+	return clientOf(t, cfg, loadTestAPI(t, "pets"))
+}
+
+// clientOf makes a client of apis with cfg, closed when the test ends.
+func clientOf(t testing.TB, cfg Config, apis ...*catalog.API) *Client {
+	t.Helper()
+	c, err := New(&catalog.Catalog{APIs: apis}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

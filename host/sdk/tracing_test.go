@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/effectstest"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 )
@@ -70,11 +71,7 @@ func TestTracingPropagateTrace(t *testing.T) {
 	if h := log[0].Headers; h["traceparent"] != "" || h["Traceparent"] != "" {
 		t.Errorf("the effect's headers %v hold the trace", h)
 	}
-	text, _ := json.Marshal(log)
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := effectstest.Plan(t, log)
 	traced := newClient(t, a, Config{Tracer: tracer}, APIConfig{PropagateTrace: true})
 	run := effects.NewPlan(plan)
 	ctx, parent := tp.Tracer("test").Start(context.Background(), "parent")

@@ -13,8 +13,9 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
+	"github.com/toolscript/toolscript/internal/testruntime"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -22,11 +23,7 @@ import (
 // githubCatalog is GitHub's real API as the sdk "gh".
 func githubCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(t)}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &catalog.Catalog{APIs: []*catalog.API{api}}
+	return &catalog.Catalog{APIs: []*catalog.API{openapitest.Load(t, "gh", testspecs.GitHub(t))}}
 }
 
 // newRuntime is a runtime whose module knows cat's functions (the sdk
@@ -39,12 +36,7 @@ func newRuntime(t *testing.T, cat *catalog.Catalog) *luau.Runtime {
 	}
 	t.Cleanup(client.Close)
 	manifest := client.Manifest()
-	rt, err := luau.New(context.Background(), luau.Config{CacheDir: t.TempDir(), SDK: &manifest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+	return testruntime.New(t, luau.Config{CacheDir: t.TempDir(), SDK: &manifest})
 }
 
 func newChecker(t *testing.T) *scriptcheck.Checker {
@@ -94,7 +86,7 @@ func TestCheckGitHub(t *testing.T) {
 			if tc.rule == "" && tc.unchecked == "" && len(out.Diagnostics) > 0 {
 				t.Errorf("diagnostics for a correct script: %+v", out.Diagnostics)
 			}
-			if tc.rule != "" && !hasRule(out.Diagnostics, tc.rule) {
+			if tc.rule != "" && !scriptcheck.HasRule(out.Diagnostics, tc.rule) {
 				t.Errorf("no %s diagnostic: %+v", tc.rule, out.Diagnostics)
 			}
 			if !strings.Contains(out.Unchecked, tc.unchecked) || (tc.unchecked == "") != (out.Unchecked == "") {
@@ -105,15 +97,6 @@ func TestCheckGitHub(t *testing.T) {
 			}
 		})
 	}
-}
-
-func hasRule(diags []lint.Diagnostic, rule string) bool {
-	for _, d := range diags {
-		if d.Rule == rule {
-			return true
-		}
-	}
-	return false
 }
 
 // TestDefinitionsLoadedOnce: nothing is loaded before the first check;

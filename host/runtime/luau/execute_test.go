@@ -13,39 +13,24 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
-var shared struct {
-	once sync.Once
-	rt   *luau.Runtime
-	err  error
-}
-
-// sharedRuntime returns one Runtime for the package's tests: compiling the
-// module is the expensive part, and sharing it also proves that executions
-// leave nothing behind for the next one.
-func sharedRuntime(t testing.TB) *luau.Runtime {
-	t.Helper()
-	shared.once.Do(func() {
-		shared.rt, shared.err = luau.New(context.Background(), luau.Config{PoolSize: 2})
-	})
-	if shared.err != nil {
-		t.Fatalf("luau.New: %v", shared.err)
-	}
-	return shared.rt
-}
+// shared is one Runtime for the package's tests: compiling the module is
+// the expensive part, and sharing it also proves that executions leave
+// nothing behind for the next one.
+var shared = testruntime.NewShared(luau.Config{PoolSize: 2})
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.rt != nil {
-		shared.rt.Close(context.Background())
-	}
+	shared.Close()
+	sdkRuntime.Close()
 	os.Exit(code)
 }
 
 func run(t testing.TB, source string, limits luau.Limits, args ...string) *result.Result {
 	t.Helper()
-	return sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(source), Args: args, Limits: limits})
+	return shared.Get(t).Execute(context.Background(), luau.Script{Source: []byte(source), Args: args, Limits: limits})
 }
 
 // want describes the expected outcome of a script: either a result (as
@@ -306,7 +291,7 @@ func TestCancellation(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	res := sharedRuntime(t).Execute(ctx, luau.Script{Source: []byte(`print("started") while true do end`)})
+	res := shared.Get(t).Execute(ctx, luau.Script{Source: []byte(`print("started") while true do end`)})
 	check(t, res, want{kind: result.Timeout, message: "cancelled", logs: []string{"started"}})
 }
 
@@ -323,7 +308,7 @@ func TestLoopingScriptDoesNotStallTheProcess(t *testing.T) {
 	looping := make(chan struct{})
 	done := make(chan *result.Result, 1)
 	go func() {
-		done <- sharedRuntime(t).Execute(context.Background(), luau.Script{
+		done <- shared.Get(t).Execute(context.Background(), luau.Script{
 			Source: []byte(`print("looping") while true do end`),
 			Limits: luau.Limits{Timeout: 4 * time.Second},
 			OnLog:  func(string) { close(looping) },
@@ -439,7 +424,7 @@ func TestResultCap(t *testing.T) {
 func TestStreamingLogs(t *testing.T) {
 	t.Parallel()
 	var seen []string
-	res := sharedRuntime(t).Execute(context.Background(), luau.Script{
+	res := shared.Get(t).Execute(context.Background(), luau.Script{
 		Source: []byte(`print("a") print("b") error("c")`),
 		OnLog:  func(line string) { seen = append(seen, line) },
 	})
@@ -456,7 +441,7 @@ func TestProgress(t *testing.T) {
 		message string
 	}
 	var calls []call
-	res := sharedRuntime(t).Execute(context.Background(), luau.Script{
+	res := shared.Get(t).Execute(context.Background(), luau.Script{
 		Source: []byte(`progress(1) progress(2, 10) progress(3, 10, "almost") return true`),
 		OnProgress: func(done float64, total *float64, message string) {
 			calls = append(calls, call{done, total, message})
@@ -506,7 +491,7 @@ func TestManyExecutionsDoNotGrowMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 executions")
 	}
-	rt := sharedRuntime(t)
+	rt := shared.Get(t)
 	ctx := context.Background()
 	exec := func(i int) {
 		res := rt.Execute(ctx, luau.Script{Source: []byte(`local t = {} for i = 1, 100 do t[i] = tostring(i) end

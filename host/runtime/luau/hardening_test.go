@@ -122,7 +122,7 @@ func TestCCodeReachesTheDeadline(t *testing.T) {
 			running := make(chan struct{})
 			done := make(chan *result.Result, 1)
 			go func() {
-				done <- sharedRuntime(t).Execute(context.Background(), luau.Script{
+				done <- shared.Get(t).Execute(context.Background(), luau.Script{
 					Source: []byte(`print("running") ` + c.src),
 					Limits: luau.Limits{Timeout: timeout},
 					OnLog:  func(string) { close(running) },
@@ -260,7 +260,7 @@ func TestNestingDepth(t *testing.T) {
 func TestProgressMessageCap(t *testing.T) {
 	t.Parallel()
 	var messages []string
-	res := sharedRuntime(t).Execute(context.Background(), luau.Script{
+	res := shared.Get(t).Execute(context.Background(), luau.Script{
 		Source: []byte(`progress(1, 2, string.rep("é", 40 * 2^20 / 2)) progress(2, 2, "short") return true`),
 		OnProgress: func(_ float64, _ *float64, message string) {
 			messages = append(messages, message)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // The first instance of a Runtime initialises the module; every later one
@@ -129,10 +130,5 @@ func TestTheFirstScriptLeavesNothingInTheImage(t *testing.T) {
 // makes the image, closed when the test ends.
 func ownRuntime(t *testing.T, poolSize int) *luau.Runtime {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{CacheDir: t.TempDir(), PoolSize: poolSize})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+	return testruntime.New(t, luau.Config{CacheDir: t.TempDir(), PoolSize: poolSize})
 }

@@ -76,7 +76,7 @@ func TestIOStatGlobGrepEditRename(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := ioTree(t)
-			res := sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(c.source), IO: &luau.IO{Dir: dir}})
+			res := shared.Get(t).Execute(context.Background(), luau.Script{Source: []byte(c.source), IO: &luau.IO{Dir: dir}})
 			switch {
 			case c.want != "" && (res.Error != nil || string(res.Value) != c.want):
 				t.Errorf("result %s, want %s", res.JSON(), c.want)
@@ -130,7 +130,7 @@ func TestRecordReplayPartTwo(t *testing.T) {
 // diff) and reach nothing.
 func TestDryRunPartTwo(t *testing.T) {
 	dir := ioTree(t)
-	res := sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(partTwoScript), IO: &luau.IO{Dir: dir},
+	res := shared.Get(t).Execute(context.Background(), luau.Script{Source: []byte(partTwoScript), IO: &luau.IO{Dir: dir},
 		Effects: effects.New(effects.DryRun)})
 	if res.Error != nil {
 		t.Fatal(res.Error)

@@ -109,7 +109,7 @@ func FuzzJSONDecode(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	rt := sharedRuntime(f)
+	rt := shared.Get(f)
 	f.Fuzz(func(t *testing.T, input string) {
 		res := rt.Execute(t.Context(), luau.Script{
 			Source: []byte(`return json.encode(json.decode((...)))`),
@@ -175,7 +175,7 @@ func FuzzStringConversion(f *testing.F) {
 	for _, seed := range []string{"", "plain", "é", "\xff", "\xed\xa0\x80", "\xc0\x80", "a\x00b", "\U0010FFFF", "\xf4\x90\x80\x80", "\xe2\x82"} {
 		f.Add(seed)
 	}
-	rt := sharedRuntime(f)
+	rt := shared.Get(f)
 	f.Fuzz(func(t *testing.T, input string) {
 		res := rt.Execute(t.Context(), luau.Script{Source: []byte(`return {(...)}`), Args: []string{input}})
 		if res.Error != nil {
@@ -210,7 +210,7 @@ func FuzzFlatObjects(f *testing.F) {
 		strings.Repeat("\x02ab\x02\x10", 20), strings.Repeat("\x01a\x03\x09\x03", 17)} {
 		f.Add(seed)
 	}
-	rt := sharedRuntime(f)
+	rt := shared.Get(f)
 	src := []byte(`
 		local data = ...
 		local t, i, n = {}, 1, 0

@@ -8,18 +8,14 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // lintRuntime returns a Runtime for one test, without a pool: a Linter
 // creates its own instance. The compilation cache makes creating it cheap.
 func lintRuntime(t testing.TB) *luau.Runtime {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		t.Fatalf("luau.New: %v", err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
-	return rt
+	return testruntime.New(t, luau.Config{})
 }
 
 // diag formats a diagnostic compactly for comparisons:
@@ -198,11 +194,7 @@ func TestLintEmptyAndCancelled(t *testing.T) {
 // after the diagnostics: each thing once, where first named, whatever
 // --!nolint says; without it, none.
 func TestLintEffectsRecords(t *testing.T) {
-	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close(context.Background()) })
+	rt := testruntime.New(t, luau.Config{SDK: sdkManifest})
 	source := "--!nolint\n" + strings.Repeat("sdk.get_pet()\nsdk.store.shared()\nsdk[k]()\nos.remove('x')\n", 1000) + "io.open('a', 'w')\n" +
 		"io.edit('a', 'x', 'y')\nos.rename('a', 'b')\nio.grep('x')\nio.glob('*')\nio.stat('a')\n"
 	l := rt.NewLinter(luau.LintOptions{IO: true, Effects: true})
@@ -235,16 +227,12 @@ func TestLintEffectsRecords(t *testing.T) {
 // context that ended (host/lint's tests stop the module at a deadline).
 func TestLintFailureThenGoesOn(t *testing.T) {
 	ctx := context.Background()
-	rt, err := luau.New(ctx, luau.Config{MaxMemoryBytes: 48 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(ctx)
+	rt := testruntime.New(t, luau.Config{MaxMemoryBytes: 48 << 20})
 	l := rt.NewLinter(luau.LintOptions{})
 	defer l.Close()
 	parens := []byte(strings.Repeat(")", 128<<10)) // more syntax errors than 48 MiB hold
 
-	_, err = l.Lint(ctx, parens)
+	_, err := l.Lint(ctx, parens)
 	var failure *luau.LintFailure
 	if !errors.As(err, &failure) || !errors.Is(err, luau.ErrOutOfMemory) {
 		t.Fatalf("err = %v, want a LintFailure of ErrOutOfMemory", err)

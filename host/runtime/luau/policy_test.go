@@ -48,7 +48,7 @@ func TestRulesInAScript(t *testing.T) {
 				}
 			}
 			run := effects.New(effects.Real).WithRules(set.For(policy.Who{Sub: "ann"}), nil)
-			res := sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(tc.source), IO: &luau.IO{Dir: dir}, Effects: run})
+			res := shared.Get(t).Execute(context.Background(), luau.Script{Source: []byte(tc.source), IO: &luau.IO{Dir: dir}, Effects: run})
 			switch {
 			case tc.kind == "" && (res.Error != nil || string(res.Value) != tc.want):
 				t.Fatalf("result %s %+v, want %s", res.Value, res.Error, tc.want)

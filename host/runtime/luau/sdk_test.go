@@ -17,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testinflight"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // The guest side of the sdk, against a caller that answers from a table:
@@ -54,21 +55,13 @@ func (c *tableCaller) Call(ctx context.Context, id uint32, args json.RawMessage)
 	return c.responses[id]
 }
 
-var sdkRuntime struct {
-	once sync.Once
-	rt   *luau.Runtime
-	err  error
-}
+// sdkRuntime is the Runtime the sdk tests share: its module knows
+// sdkManifest's functions.
+var sdkRuntime = testruntime.NewShared(luau.Config{SDK: sdkManifest, PoolSize: 1})
 
 func runSDK(t *testing.T, src string, caller sdkcall.Caller, limits luau.Limits) *result.Result {
 	t.Helper()
-	sdkRuntime.once.Do(func() {
-		sdkRuntime.rt, sdkRuntime.err = luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 1})
-	})
-	if sdkRuntime.err != nil {
-		t.Fatal(sdkRuntime.err)
-	}
-	return sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, Limits: limits})
+	return sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, Limits: limits})
 }
 
 func TestSDKCalls(t *testing.T) {
@@ -276,7 +269,7 @@ func TestParallel(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			caller := &sleepCaller{delay: 20 * time.Millisecond}
-			res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(c.src), SDK: caller, MaxParallel: 3 + 5*boolInt(c.maxPeak == 8)})
+			res := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(c.src), SDK: caller, MaxParallel: 3 + 5*boolInt(c.maxPeak == 8)})
 			check(t, res, c.want)
 			if peak := caller.inFlight.Peak(); c.maxPeak > 0 && (peak > c.maxPeak || peak < 2) {
 				t.Errorf("%d calls in flight at once, want 2 to %d", peak, c.maxPeak)
@@ -327,7 +320,7 @@ func TestParallelMemoryErrors(t *testing.T) {
 				prelude + "return parallel({f, g})",
 				prelude + "local r = {} r[1] = f() r[2] = g() return r",
 			} {
-				res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: heap}})
+				res := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: heap}})
 				check(t, res, c.want)
 			}
 		})
@@ -346,7 +339,7 @@ func TestParallelUncaughtMemoryErrorFreesMemory(t *testing.T) {
 		local fills = function() local t = {} for i = 1, 1e9 do t[i] = string.rep("x", 1000) .. i end end
 		local ok, e = pcall(parallel, {waits, fills})
 		return {ok, tostring(e), got}`
-	res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: 4 << 20}})
+	res := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: echoCaller{}, Limits: luau.Limits{HeapBytes: 4 << 20}})
 	check(t, res, want{result: `[false,"not enough memory",1048576]`})
 }
 
@@ -384,7 +377,7 @@ func TestParallelLimit(t *testing.T) {
 			caller := &sleepCaller{delay: 10 * time.Millisecond}
 			src := `local fns = {} for i = 1, 6 do fns[i] = function() return sdk.list_pets({i})[1][1] end end
 				return parallel(fns, ` + c.limit + `)`
-			res := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, MaxParallel: maxParallel})
+			res := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), SDK: caller, MaxParallel: maxParallel})
 			if c.err != "" {
 				check(t, res, want{kind: result.Runtime, message: c.err})
 				if c.limit == "0 / 0" && !strings.Contains(res.Error.Message, "nan") {
@@ -410,11 +403,6 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func sdkRuntime2(t *testing.T) *luau.Runtime {
-	runSDK(t, "return 1", nil, luau.Limits{})
-	return sdkRuntime.rt
-}
-
 // A timeout during parallel stops everything: every request in flight is
 // cancelled, and logs are kept.
 func TestParallelTimeout(t *testing.T) {
@@ -423,7 +411,7 @@ func TestParallelTimeout(t *testing.T) {
 	// test if the timeout does not cancel them.
 	caller := &sleepCaller{delay: time.Hour}
 	res := withinAMinute(t, func() *result.Result {
-		return sdkRuntime2(t).Execute(context.Background(), luau.Script{
+		return sdkRuntime.Get(t).Execute(context.Background(), luau.Script{
 			Source: []byte(`print("before") local fns = {} for i = 1, 8 do fns[i] = function() return sdk.list_pets({i}) end end return parallel(fns)`),
 			SDK:    caller, Limits: luau.Limits{Timeout: 300 * time.Millisecond},
 		})
@@ -512,8 +500,8 @@ func TestParallelMatchesSequential(t *testing.T) {
 			if first ~= nil then error(first, 0) end
 			return r`
 		limits := luau.Limits{HeapBytes: heap}
-		a := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}, Limits: limits})
-		b := sdkRuntime2(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}, Limits: limits})
+		a := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(par), SDK: echoCaller{}, Limits: limits})
+		b := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(seq), SDK: echoCaller{}, Limits: limits})
 		if string(a.Value) != string(b.Value) || (a.Error == nil) != (b.Error == nil) ||
 			(a.Error != nil && (a.Error.Message != b.Error.Message || a.Error.Kind != b.Error.Kind)) {
 			t.Fatalf("iteration %d:\n%s\nparallel:   %s %+v\nsequential: %s %+v", iter, par, a.Value, a.Error, b.Value, b.Error)
@@ -525,11 +513,7 @@ func TestSetSDK(t *testing.T) {
 	// SetSDK changes the sdk table of the executions that start after it,
 	// pooled instances included, and of every one after that.
 	t.Parallel()
-	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest, PoolSize: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{SDK: sdkManifest, PoolSize: 2})
 	caller := &tableCaller{responses: map[uint32]*sdkcall.Response{
 		1: {Status: 200, Text: []byte("one")},
 		9: {Status: 200, Text: []byte("nine")},
@@ -570,11 +554,7 @@ func TestSetSDKThenStartPool(t *testing.T) {
 	// A runtime made without an sdk and a pool gets both later (as serve
 	// does, compiling the module while the specs load).
 	t.Parallel()
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{})
 	if err := rt.SetSDK(sdkManifest); err != nil {
 		t.Fatal(err)
 	}
@@ -723,8 +703,7 @@ func FuzzSDKArgs(f *testing.F) {
 		list := strings.Join(args, ", ")
 		src := fmt.Sprintf(`local s = ... sdk.list_pets(%s) sdk.list_pets(%s, {{}}) return true`, list, list)
 		caller := &tableCaller{responses: map[uint32]*sdkcall.Response{1: {Status: 204}}}
-		runSDK(t, "return 1", nil, luau.Limits{}) // the shared runtime, made once
-		res := sdkRuntime.rt.Execute(context.Background(), luau.Script{Source: []byte(src), Args: []string{s}, SDK: caller})
+		res := sdkRuntime.Get(t).Execute(context.Background(), luau.Script{Source: []byte(src), Args: []string{s}, SDK: caller})
 		if res.Error != nil {
 			t.Fatalf("%s: %+v", src, res.Error)
 		}

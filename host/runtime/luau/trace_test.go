@@ -23,7 +23,7 @@ func recordRun(t *testing.T, source, dir string) (*result.Result, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(source),
+	res := shared.Get(t).Execute(context.Background(), luau.Script{Source: []byte(source),
 		IO: &luau.IO{Dir: dir}, Effects: effects.NewRecording(w)})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func replayRun(t *testing.T, source, dir string, tr []byte) *result.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sharedRuntime(t).Execute(context.Background(), luau.Script{Source: []byte(source),
+	return shared.Get(t).Execute(context.Background(), luau.Script{Source: []byte(source),
 		IO: &luau.IO{Dir: dir}, Effects: effects.NewReplay(r)})
 }
 

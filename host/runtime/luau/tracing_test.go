@@ -13,8 +13,10 @@ import (
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // approver approves every question at once.
@@ -22,20 +24,24 @@ type approver struct{}
 
 func (approver) Ask(effects.Question) (effects.Answer, error) { return effects.Approve, nil }
 
+// tracedRuntime is a runtime whose scripts see manifest's sdk (nil: none)
+// and whose spans end in the recorder it returns; both are closed when
+// the test ends.
+func tracedRuntime(t *testing.T, manifest *sdkcall.Manifest) (*luau.Runtime, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return testruntime.New(t, luau.Config{SDK: manifest, Tracer: telemetry.New(tp, redact.New(), "test")}), rec
+}
+
 // TestTracingExecutionSpans: an execution's span (its kind, its user, how
 // it ended, never the script's text), under it one span per io call that
 // changes the io directory (a write, an edit, a rename, a remove; a read
 // or a stat has none) and one
 // per wait for a person's approval.
 func TestTracingExecutionSpans(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
-	rt, err := luau.New(context.Background(), luau.Config{SDK: sdkManifest, Tracer: telemetry.New(tp, redact.New(), "test")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt, rec := tracedRuntime(t, sdkManifest)
 	src := `local f = io.open("a.txt", "w") f:write("x") f:close()
 io.open("a.txt", "r"):close()
 io.edit("a.txt", "x", "y")
@@ -95,14 +101,7 @@ return sdk.list_pets({})`
 // TestTracingIOSpansBounded: a script that writes in a loop makes at most
 // 256 io spans.
 func TestTracingIOSpansBounded(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
-	rt, err := luau.New(context.Background(), luau.Config{Tracer: telemetry.New(tp, redact.New(), "test")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt, rec := tracedRuntime(t, nil)
 	res := rt.Execute(context.Background(), luau.Script{Source: []byte(`for i = 1, 1000 do io.open("a.txt", "w"):close() end`),
 		IO: &luau.IO{Dir: t.TempDir()}})
 	if res.Failed() {
@@ -129,14 +128,7 @@ func TestTracingDecisionEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
-	rt, err := luau.New(context.Background(), luau.Config{Tracer: telemetry.New(tp, redact.New(), "test")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt, rec := tracedRuntime(t, nil)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "keep.txt"), []byte("kept"), 0o644); err != nil {
 		t.Fatal(err)

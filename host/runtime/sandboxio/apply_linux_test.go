@@ -4,7 +4,6 @@ package sandboxio
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/effectstest"
 	"github.com/toolscript/toolscript/internal/testtree"
 )
 
@@ -90,15 +90,7 @@ func dryRunPlan(t *testing.T, dir string, run func(s *FS) error) *effects.Approv
 	s.CloseAll()
 	s.Touched()
 	log, _ := dry.Effects()
-	text, err := json.Marshal(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := effects.ParsePlan(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plan
+	return effectstest.Plan(t, log)
 }
 
 // A plan run of a dry run's effects leaves the directory exactly as a real

@@ -7,7 +7,8 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/runtime/typecheck/typechecktest"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
@@ -16,10 +17,7 @@ import (
 // toolscript sdk types writes them.
 func githubDefinitions(b testing.TB) []byte {
 	b.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: "gh", Spec: testspecs.GitHub(b)}, openapi.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	api := openapitest.Load(b, "gh", testspecs.GitHub(b))
 	return []byte(sdkdocs.New(&catalog.Catalog{APIs: []*catalog.API{api}}).Definitions())
 }
 
@@ -27,14 +25,7 @@ func githubDefinitions(b testing.TB) []byte {
 // definitions (loaded once, outside the timed loop), each in a fresh
 // instance made from their image.
 func BenchmarkCheckGitHub(b *testing.B) {
-	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	if err := c.Load(githubDefinitions(b)); err != nil {
-		b.Fatal(err)
-	}
+	c := typechecktest.Loaded(b, typecheck.Config{CacheDir: b.TempDir()}, githubDefinitions(b))
 	if diags, err := c.Check(context.Background(), testspecs.GitHubScript); err != nil || len(diags) != 0 {
 		b.Fatalf("%+v, %v", diags, err)
 	}

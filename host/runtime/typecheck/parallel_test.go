@@ -18,10 +18,7 @@ import (
 // instances at the same time (each waits, in the checker, for the other
 // to arrive), and both answer.
 func TestChecksRunSideBySide(t *testing.T) {
-	c := newChecker(t, typecheck.Config{MaxParallelChecks: 2})
-	if err := c.Load([]byte(definitions)); err != nil {
-		t.Fatal(err)
-	}
+	c := loadedChecker(t, typecheck.Config{MaxParallelChecks: 2})
 	arrived := make(chan struct{}, 2)
 	bothIn := make(chan struct{})
 	typecheck.SetBeforeCheck(c, func(api.Module) {
@@ -57,10 +54,7 @@ func TestChecksRunSideBySide(t *testing.T) {
 // asked while another runs waits, and gives up when its context ends;
 // the running check is not disturbed.
 func TestCheckBeyondTheBoundWaitsForItsContext(t *testing.T) {
-	c := newChecker(t, typecheck.Config{MaxParallelChecks: 1})
-	if err := c.Load([]byte(definitions)); err != nil {
-		t.Fatal(err)
-	}
+	c := loadedChecker(t, typecheck.Config{MaxParallelChecks: 1})
 	in := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -102,10 +96,7 @@ func TestCheckBeyondTheBoundWaitsForItsContext(t *testing.T) {
 // neither its globals and types nor its bytes in memory, is there for the
 // next.
 func TestCheckSeesNoPreviousScript(t *testing.T) {
-	c := newChecker(t, typecheck.Config{})
-	if err := c.Load([]byte(definitions)); err != nil {
-		t.Fatal(err)
-	}
+	c := loadedChecker(t, typecheck.Config{})
 	const marker = "toolscript-marker-5b1e9c"
 	declares := "-- " + marker + "\ntype Leaked = { n: number }\nfunction leaked(): number return 1 end\nreturn leaked()\n"
 	uses := "local v: Leaked = { n = 1 }\nreturn leaked() + v.n\n"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
+	"github.com/toolscript/toolscript/host/runtime/typecheck/typechecktest"
 )
 
 // definitions is a small sdk: one API whose operation takes a required
@@ -61,17 +62,27 @@ func runWithCache(m *testing.M) int {
 	return m.Run()
 }
 
+// newChecker is a Checker of cfg, with the package's compilation cache
+// unless cfg names another.
 func newChecker(t *testing.T, cfg typecheck.Config) *typecheck.Checker {
 	t.Helper()
+	return typechecktest.New(t, withCache(cfg))
+}
+
+// loadedChecker is newChecker's Checker with the package's definitions
+// loaded.
+func loadedChecker(t *testing.T, cfg typecheck.Config) *typecheck.Checker {
+	t.Helper()
+	return typechecktest.Loaded(t, withCache(cfg), []byte(definitions))
+}
+
+// withCache is cfg with the package's compilation cache unless it names
+// another.
+func withCache(cfg typecheck.Config) typecheck.Config {
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = cacheDir
 	}
-	c, err := typecheck.New(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close(context.Background()) })
-	return c
+	return cfg
 }
 
 // TestCheckFindsPlantedMistakes checks scripts against the small sdk: each
@@ -79,10 +90,7 @@ func newChecker(t *testing.T, cfg typecheck.Config) *typecheck.Checker {
 // script (optional fields checked with if, pcall's error value) gives
 // nothing.
 func TestCheckFindsPlantedMistakes(t *testing.T) {
-	c := newChecker(t, typecheck.Config{})
-	if err := c.Load([]byte(definitions)); err != nil {
-		t.Fatal(err)
-	}
+	c := loadedChecker(t, typecheck.Config{})
 	tests := []struct {
 		name     string
 		source   string
@@ -223,10 +231,7 @@ func TestRunawayCheckStopped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newChecker(t, tt.cfg)
-			if err := c.Load([]byte(definitions)); err != nil {
-				t.Fatal(err)
-			}
+			c := loadedChecker(t, tt.cfg)
 			_, err := c.Check(tt.ctx, "local x: number = \"s\"\nreturn x\n")
 			var unchecked *typecheck.UncheckedError
 			if !errors.As(err, &unchecked) || !strings.Contains(unchecked.Reason, tt.reason) {
@@ -235,10 +240,7 @@ func TestRunawayCheckStopped(t *testing.T) {
 		})
 	}
 
-	c := newChecker(t, typecheck.Config{})
-	if err := c.Load([]byte(definitions)); err != nil {
-		t.Fatal(err)
-	}
+	c := loadedChecker(t, typecheck.Config{})
 	if _, err := c.Check(expired, "return 1\n"); !errors.Is(err, typecheck.ErrUnchecked) {
 		t.Fatalf("want an unchecked script, got %v", err)
 	}
@@ -264,14 +266,7 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	c, err := typecheck.New(context.Background(), typecheck.Config{CacheDir: cacheDir})
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	if err := c.Load([]byte(definitions)); err != nil {
-		f.Fatal(err)
-	}
+	c := typechecktest.Loaded(f, typecheck.Config{CacheDir: cacheDir}, []byte(definitions))
 	f.Fuzz(func(t *testing.T, source string) {
 		diags, err := c.Check(context.Background(), source)
 		if err != nil {

@@ -2,6 +2,8 @@ package sdkdocs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
@@ -136,7 +138,7 @@ func (d *Docs) Definitions() string {
 		if len(api.Schemas) > 0 {
 			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, strings.TrimSpace(api.Title))
 		}
-		for _, n := range sortedSchemaNames(api) {
+		for _, n := range slices.Sorted(maps.Keys(api.Schemas)) {
 			fmt.Fprintf(&b, "type %s = %s\n", names[n], t.typ(api.Schemas[n], 0))
 		}
 		var fields []string

@@ -10,8 +10,9 @@ package sdkdocs
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,7 +43,7 @@ func New(cat *catalog.Catalog) *Docs {
 	d := &Docs{cat: cat, names: map[string]map[string]string{}, schemaNames: map[string][]string{}}
 	for _, api := range cat.APIs {
 		d.names[api.Name] = typeNames(api, "")
-		d.schemaNames[api.Name] = sortedSchemaNames(api)
+		d.schemaNames[api.Name] = slices.Sorted(maps.Keys(api.Schemas))
 	}
 	d.fingerprint = d.fingerprintOf()
 	d.index = buildIndex(cat)
@@ -730,16 +731,6 @@ func authLine(api *catalog.API, f *catalog.Function) string {
 		alts = append(alts, strings.Join(parts, " + "))
 	}
 	return strings.Join(alts, " or ")
-}
-
-// sortedSchemaNames lists an API's schema names.
-func sortedSchemaNames(api *catalog.API) []string {
-	names := make([]string, 0, len(api.Schemas))
-	for n := range api.Schemas {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // paramDocs lists f's parameters: type, required, where, format, default,

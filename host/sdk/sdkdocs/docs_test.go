@@ -12,24 +12,15 @@ import (
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
-	"github.com/toolscript/toolscript/host/sdk/openapi"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // petstore loads host/sdk/openapi's petstore fixture the way serve does: through
 // an sdk client, with a frozen parameter.
 func petstore(t testing.TB, frozen map[string]any) *Docs {
 	t.Helper()
-	return clientDocs(t, frozen, loadAPI(t, "petstore", "../openapi/testdata/petstore.yaml"))
-}
-
-// loadAPI loads the spec at path (a file or URL) as the API name.
-func loadAPI(t testing.TB, name, path string) *catalog.API {
-	t.Helper()
-	api, err := openapi.Load(context.Background(), openapi.Source{Name: name, Spec: path}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return api
+	return clientDocs(t, frozen, openapitest.Load(t, "petstore", "../openapi/testdata/petstore.yaml"))
 }
 
 // clientDocs are the docs of apis as an sdk client with frozen parameters
@@ -234,11 +225,7 @@ func asLuau(defs string) string {
 // syntax errors.
 func checkLuauSyntax(t *testing.T, text string) {
 	t.Helper()
-	rt, err := luau.New(context.Background(), luau.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close(context.Background())
+	rt := testruntime.New(t, luau.Config{})
 	l := rt.NewLinter(luau.LintOptions{IO: true})
 	defer l.Close()
 	diags, err := l.Lint(context.Background(), []byte(text))

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/internal/testspecs"
 )
 
@@ -11,7 +12,7 @@ import (
 // finds what a model would ask for, and the whole definitions file parses
 // with the real Luau parser.
 func TestGitHubDocs(t *testing.T) {
-	api := loadAPI(t, "gh", testspecs.GitHub(t))
+	api := openapitest.Load(t, "gh", testspecs.GitHub(t))
 	d := clientDocs(t, map[string]any{"owner": "octocat"}, api)
 	fns, err := d.ListFunctions("gh", "")
 	if err != nil || len(fns) != len(api.Functions) {

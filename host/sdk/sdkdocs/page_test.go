@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 )
 
 // loadSpec loads a spec written to a temporary file.
@@ -19,7 +20,7 @@ func loadSpec(t *testing.T, spec string) *Docs {
 	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cat := &catalog.Catalog{APIs: []*catalog.API{loadAPI(t, "t", path)}}
+	cat := &catalog.Catalog{APIs: []*catalog.API{openapitest.Load(t, "t", path)}}
 	if err := cat.Link(); err != nil {
 		t.Fatal(err)
 	}

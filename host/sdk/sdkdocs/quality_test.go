@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/sdk/openapi/openapitest"
 	"github.com/toolscript/toolscript/host/sdk/upstream"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testupstreams"
@@ -31,7 +32,7 @@ const (
 // server-memory, server-filesystem and server-everything, started for real.
 func realDocs(t *testing.T) *Docs {
 	t.Helper()
-	gh := loadAPI(t, "gh", testspecs.GitHub(t))
+	gh := openapitest.Load(t, "gh", testspecs.GitHub(t))
 	everything := testupstreams.Everything(t)
 	dir := t.TempDir()
 	fs := testupstreams.Filesystem(t, dir)

@@ -2,8 +2,9 @@ package sdkdocs
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
@@ -124,7 +125,7 @@ func (d *Docs) Overview(name string) (string, error) {
 	fmt.Fprintf(&b, "%d functions, called as sdk.%s.<name>(params?, body?) (or sdk.<name> when no other API has that name).\n", len(api.Functions), api.Name)
 	if len(api.SecuritySchemes) > 0 {
 		var schemes []string
-		for _, n := range sortedKeys(api.SecuritySchemes) {
+		for _, n := range slices.Sorted(maps.Keys(api.SecuritySchemes)) {
 			s := api.SecuritySchemes[n]
 			desc := s.Type
 			if s.Type == "http" {
@@ -145,7 +146,7 @@ func (d *Docs) Overview(name string) (string, error) {
 	resources := fmt.Sprintf("\nResources: sdk://%s/functions (every signature, in pages), sdk://%s/functions/{name}, sdk://%s/schemas (every named schema, in pages), sdk://%s/schemas/{name}.\n", api.Name, api.Name, api.Name, api.Name)
 	if len(tags) > 0 {
 		b.WriteString("\nGroups (list_functions with tag):\n")
-		keys := sortedKeys(tags)
+		keys := slices.Sorted(maps.Keys(tags))
 		for i, t := range keys {
 			l := fmt.Sprintf("- %s: %d functions\n", oneLine(t, 100), tags[t])
 			if b.Len()+len(l)+len(resources) > MaxAnswer-200 {
@@ -207,7 +208,7 @@ func (d *Docs) SchemaDocs(apiName, schema string) (string, error) {
 		}
 	}
 	if !ok {
-		all := sortedSchemaNames(api)
+		all := slices.Sorted(maps.Keys(api.Schemas))
 		if best := catalog.Closest(schema, all); best != "" {
 			return "", fmt.Errorf("no schema %q in API %s (did you mean %q?)", schema, api.Name, best)
 		}
@@ -224,13 +225,4 @@ func (d *Docs) SchemaDocs(apiName, schema string) (string, error) {
 		fmt.Fprintf(&b, "\n%s\n", capDescription(s.Description))
 	}
 	return capText(b.String(), "the named types are the resources sdk://"+api.Name+"/schemas/{name}"), nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

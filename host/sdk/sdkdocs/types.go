@@ -2,8 +2,8 @@ package sdkdocs
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -26,11 +26,7 @@ var luauReserved = map[string]bool{
 // schema's name with other characters made "_", unique, never a built-in
 // type; prefix is put first (for a definitions file holding several APIs).
 func typeNames(api *catalog.API, prefix string) map[string]string {
-	names := make([]string, 0, len(api.Schemas))
-	for n := range api.Schemas {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(api.Schemas))
 	out := make(map[string]string, len(names))
 	taken := map[string]bool{}
 	for _, n := range names {

@@ -321,7 +321,7 @@ func TestHTTPErrorFailsOneCall(t *testing.T) {
 	// server answers one tool's calls with 502) fails that call alone:
 	// a call of another user in flight meanwhile gets its answer, and the
 	// connection stays.
-	addr := sayHelloProxy(t, func(w http.ResponseWriter) bool {
+	addr := sayHelloProxy(t, func(w http.ResponseWriter, _ *http.Request) bool {
 		http.Error(w, "bad gateway: "+strings.Repeat("x", 5000), http.StatusBadGateway)
 		return true
 	})
@@ -350,7 +350,7 @@ func TestHTTPHeadersCapped(t *testing.T) {
 	// A streamable HTTP server whose answer to one tool carries 4 MiB of
 	// headers (a proxy in front of a real server adds them): the call
 	// fails without the headers being held whole, the other calls work.
-	addr := sayHelloProxy(t, func(w http.ResponseWriter) bool {
+	addr := sayHelloProxy(t, func(w http.ResponseWriter, _ *http.Request) bool {
 		for i := range 64 {
 			w.Header().Set(fmt.Sprintf("X-Padding-%d", i), strings.Repeat("x", 64<<10))
 		}
@@ -368,9 +368,9 @@ func TestHTTPHeadersCapped(t *testing.T) {
 
 // sayHelloProxy is the URL of a real streamable HTTP server (pyserver)
 // behind a proxy that lets onSayHello change the answer to calls of the
-// tool say-hello: it may write its own answer (and return true) or set
-// headers on the server's.
-func sayHelloProxy(t *testing.T, onSayHello func(http.ResponseWriter) bool) string {
+// tool say-hello: it may write its own answer (and return true), or set
+// headers on the server's or change the request passed on to it.
+func sayHelloProxy(t *testing.T, onSayHello func(http.ResponseWriter, *http.Request) bool) string {
 	target, err := url.Parse(pyHTTP(t, false))
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func sayHelloProxy(t *testing.T, onSayHello func(http.ResponseWriter) bool) stri
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte(`"name":"say-hello"`)) && onSayHello(w) {
+			if bytes.Contains(body, []byte(`"name":"say-hello"`)) && onSayHello(w, r) {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

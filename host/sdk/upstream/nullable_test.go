@@ -36,13 +36,9 @@ func TestOpenAPINullableIsOptional(t *testing.T) {
 			return mcp.NewToolResultText("ok"), nil
 		})
 	hs := httptest.NewServer(mcpserver.NewStreamableHTTPServer(srv))
-	defer hs.Close()
+	t.Cleanup(hs.Close)
 	ctx := context.Background()
-	set, err := Start(ctx, []Config{{Name: "tasks", URL: hs.URL + "/mcp"}}, Options{Stderr: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := start(t, Options{Stderr: io.Discard}, Config{Name: "tasks", URL: hs.URL + "/mcp"})
 	api := set.APIs()[0]
 	fn := api.Function("add_task")
 	if fn == nil || slices.Contains(fn.InputSchema.Required, "due") || !slices.Contains(fn.InputSchema.Required, "title") {

@@ -29,10 +29,18 @@ func sampleEntries() []*Entry {
 	}
 }
 
-// record writes entries to a trace and returns its bytes.
+// record writes entries to a trace of a test's header and returns its
+// bytes.
 func record(t testing.TB, entries []*Entry) []byte {
+	t.Helper()
+	return recordWith(t, Header{Toolscript: "test", ScriptSHA256: "s", ConfigSHA256: "c"}, entries)
+}
+
+// recordWith writes entries to a trace of header h and returns its bytes.
+func recordWith(t testing.TB, h Header, entries []*Entry) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, Header{Toolscript: "test", ScriptSHA256: "s", ConfigSHA256: "c"})
+	w, err := NewWriter(&buf, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,15 +103,10 @@ func TestRealTrace(t *testing.T) {
 	if err != nil || len(entries) < 20 || entries[len(entries)-1].Op != OpEnd {
 		t.Fatalf("%d entries, %v", len(entries), err)
 	}
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, h)
-	for _, e := range entries {
-		w.Add(e)
-	}
-	w.Close()
+	got := recordWith(t, h, entries)
 	want := bytes.Replace(data, []byte(`{"trace":2,`), []byte(fmt.Sprintf(`{"trace":%d,`, Version)), 1)
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("written back:\n%s\nwant\n%s", buf.Bytes(), want)
+	if !bytes.Equal(got, want) {
+		t.Errorf("written back:\n%s\nwant\n%s", got, want)
 	}
 }
 
@@ -256,15 +259,7 @@ func FuzzReader(f *testing.F) {
 			}
 			return
 		}
-		var buf bytes.Buffer
-		w, _ := NewWriter(&buf, h)
-		for _, e := range entries {
-			w.Add(e)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if _, again, err := readAll(buf.Bytes(), MaxLineBytes, MaxBytes); err != nil || len(again) != len(entries) {
+		if _, again, err := readAll(recordWith(t, h, entries), MaxLineBytes, MaxBytes); err != nil || len(again) != len(entries) {
 			t.Fatalf("rewritten trace: %v (%d entries, want %d)", err, len(again), len(entries))
 		}
 	})

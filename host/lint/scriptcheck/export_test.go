@@ -1,0 +1,4 @@
+package scriptcheck
+
+// HasRule is hasRule, for the package's external tests.
+var HasRule = hasRule
