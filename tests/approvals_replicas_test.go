@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -174,7 +175,7 @@ func startHAProxy(t *testing.T, backends ...string) string {
 // its [effects] keys.
 func writeApprovalConfig(t *testing.T, dir string, api *notesAPI, extra, effects string) {
 	t.Helper()
-	writeConfig(t, dir, notesSection(api.URL, extra)+
+	testconfig.Write(t, dir, notesSection(api.URL, extra)+
 		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
 		"[effects]\n"+effects)
 }
@@ -196,7 +197,7 @@ func startApprovalReplicas(t *testing.T, api *notesAPI, extra string, shareState
 		if err := os.MkdirAll(stateDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		effects += "state_dir = " + quoteTOML(stateDir) + "\n"
+		effects += "state_dir = " + testconfig.Quote(stateDir) + "\n"
 	}
 	writeApprovalConfig(t, dir, api, extra, effects)
 	iss, auth := issuerArgs(t)
@@ -298,7 +299,7 @@ func TestApprovalRecorded(t *testing.T) {
 	if err := os.MkdirAll(records, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeApprovalConfig(t, dir, api, "", "record_dir = "+quoteTOML(records)+"\n")
+	writeApprovalConfig(t, dir, api, "", "record_dir = "+testconfig.Quote(records)+"\n")
 	iss, auth := issuerArgs(t)
 	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...), dir)
 	token := iss.Token(t, "RS256", "alice")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testconfig"
 )
 
 func TestRun(t *testing.T) {
@@ -185,9 +187,7 @@ func TestRunIO(t *testing.T) {
 		t.Errorf("--max-bytes: %d %q", status, stderr)
 	}
 	// [io] in the config file.
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte("[io]\ndir = \"cfgdir\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testconfig.Write(t, dir, "[io]\ndir = \"cfgdir\"\n")
 	if _, _, status := toolscript(t, dir, script, "run", "-"); status != 0 {
 		t.Fatalf("[io] dir: status %d", status)
 	}

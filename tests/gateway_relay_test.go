@@ -254,7 +254,7 @@ func TestGatewayRelayStaysWithItsUser(t *testing.T) {
 	testwait.Until(t, "bob's sleep started", func() bool { return logHas("started sleep bob") != "" })
 
 	signal := filepath.Join(t.TempDir(), "ask-now")
-	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+quote(signal)+` })`); res != `"answered"` {
+	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+luauString(signal)+` })`); res != `"answered"` {
 		t.Fatalf("Alice's call: result %s, error %q", res, msg)
 	}
 	if err := os.WriteFile(signal, nil, 0o644); err != nil {

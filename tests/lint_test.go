@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testfile"
 )
 
@@ -331,7 +332,7 @@ func TestLintEffectsCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
-		"toolscript.toml": "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = \"http://127.0.0.1:9\"\nsafe = [\"echoBody\"]\n",
+		"toolscript.toml": "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = \"http://127.0.0.1:9\"\nsafe = [\"echoBody\"]\n",
 		"a_reads.luau":    "return sdk.pets.list_pets(), sdk.echo_body({}, {x = 1})\n",
 		"b_writes.luau":   "sdk.pets.create_pet({name = 'Rex'})\nlocal f = io.open('out.txt', 'w')\nf:close()\n",
 		"c_dynamic.luau":  "local name = ...\nreturn sdk.pets[name]()\n",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -127,10 +128,8 @@ func bigConfig(t *testing.T, dir, url, extra string) {
 	if err := os.WriteFile(spec, []byte(bigSpec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := extra + "\n[apis.big]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(url) + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	config := extra + "\n[apis.big]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(url) + "\n"
+	testconfig.Write(t, dir, config)
 }
 
 // runPeakRSS runs `toolscript run --no-io SCRIPT` in dir and returns its

@@ -305,7 +305,7 @@ func TestPlanMCPTool(t *testing.T) {
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
 	target := filepath.Join(shared, "new.txt")
 	source := func(content string) string {
-		return `local out, resp = sdk.files.write_file({ path = ` + quote(target) + `, content = "` + content + `" })
+		return `local out, resp = sdk.files.write_file({ path = ` + luauString(target) + `, content = "` + content + `" })
 			return resp.dry_run == true`
 	}
 	res, stderr := runUpstreamScript(t, source("hi"), "", nil, fsServer, "--dry-run")

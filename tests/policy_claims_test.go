@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/internal/testconfig"
 )
 
 // TestRulesSeeClaimsAndClient: under the hosted mode a rule sees the
@@ -19,7 +20,7 @@ func TestRulesSeeClaimsAndClient(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir := t.TempDir()
-	writeConfig(t, dir, notesSection(api.URL, "")+
+	testconfig.Write(t, dir, notesSection(api.URL, "")+
 		"[[policy]]\nname = \"admins, from the ops console\"\n"+
 		"when = 'effect.method == \"POST\" && !(user.claims.role == \"admin\" && client.name == \"ops-console\")'\naction = \"deny\"\n")
 	iss, auth := issuerArgs(t)

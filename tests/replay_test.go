@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -215,7 +216,7 @@ func TestHostedRecordDir(t *testing.T) {
 	api := newNotesAPI(t)
 	iss, args := issuerArgs(t)
 	dir := t.TempDir()
-	writeConfig(t, dir, "[effects]\nrecord_dir = \"traces\"\n"+notesSection(api.URL, notesCredential+"\n"))
+	testconfig.Write(t, dir, "[effects]\nrecord_dir = \"traces\"\n"+notesSection(api.URL, notesCredential+"\n"))
 	script := `local f = io.open("mine.txt", "w") f:write("written at ", os.time()) f:close()
 		local created = sdk.notes.create_note({ text = "hosted" })
 		return { id = created.id, back = io.open("mine.txt"):read("a"), r = math.random(1, 1e9), files = io.list() }`
@@ -299,7 +300,7 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	writeConfig(t, dir, notesSection(srv.URL, ""))
+	testconfig.Write(t, dir, notesSection(srv.URL, ""))
 	script := `local fns = {}
 		for i = 1, ` + strconv.Itoa(n) + ` do fns[i] = function() return sdk.notes.create_note({ text = "note " .. i }).id end end
 		return parallel(fns)`
@@ -336,8 +337,8 @@ func TestRecordReplayMCPTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	source := `local old = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
-		local out = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+	source := `local old = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
+		local out = sdk.files.write_file({ path = ` + luauString(filepath.Join(shared, "new.txt")) + `, content = "hi" })
 		return { old = old, out = out }`
 	os.WriteFile(filepath.Join(dir, "mcp.luau"), []byte(source), 0o644)
 	recorded, errOut, status := toolscript(t, dir, "", "run", "--json", "--no-io", fsServer, "--record", "mcp.trace", "mcp.luau")
@@ -376,7 +377,7 @@ func TestReplayHoldsResponsesToTheLimit(t *testing.T) {
 	if out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
 		t.Fatalf("replay: %d %q %s", status, out, errOut)
 	}
-	writeConfig(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+quoteTOML(ioDir)+"\n"+notesSection(api.URL, "auth_env = \"NOTES_TOKEN\"\n"))
+	testconfig.Write(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+testconfig.Quote(ioDir)+"\n"+notesSection(api.URL, "auth_env = \"NOTES_TOKEN\"\n"))
 	out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau")
 	if status != 0 || !strings.Contains(out, "sdk.notes.list_notes: the response is larger than max_response_bytes (16;") {
 		t.Errorf("replay past max_response_bytes: %d %q %s", status, out, errOut)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 )
 
 // Scripts calling a real API through `toolscript run`: calling, results,
@@ -25,10 +26,8 @@ func runScript(t *testing.T, api *testapi.Server, source string, extra ...string
 	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\nauth_env = \"PETS_TOKEN\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	config := "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\nauth_env = \"PETS_TOKEN\"\n"
+	testconfig.Write(t, dir, config)
 	args := []string{"run", "--json"}
 	if !slices.Contains(extra, "--io-dir") {
 		args = append(args, "--no-io")
@@ -44,11 +43,6 @@ func runScript(t *testing.T, api *testapi.Server, source string, extra ...string
 		t.Errorf("the credential reached the output:\n%s\n%s", stdout, stderr)
 	}
 	return &res, stderr
-}
-
-func quoteTOML(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 func TestSDKScripts(t *testing.T) {
