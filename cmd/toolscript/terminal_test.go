@@ -22,8 +22,14 @@ import (
 // output and error and its exit status.
 func toolscriptRun(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
+	return toolscriptRunIn(t, "", args...)
+}
+
+// toolscriptRunIn is toolscriptRun with stdin as the standard input.
+func toolscriptRunIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	status = run(append([]string{"toolscript"}, args...), strings.NewReader(""), &out, &errOut)
+	status = run(append([]string{"toolscript"}, args...), strings.NewReader(stdin), &out, &errOut)
 	return out.String(), errOut.String(), status
 }
 
