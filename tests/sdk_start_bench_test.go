@@ -51,6 +51,6 @@ func BenchmarkServeStartGitHub(b *testing.B) {
 		cold = append(cold, start(cache))
 		warm = append(warm, start(cache))
 	}
-	b.ReportMetric(float64(medianDuration(cold).Milliseconds()), "cold-ms")
-	b.ReportMetric(float64(medianDuration(warm).Milliseconds()), "warm-ms")
+	b.ReportMetric(float64(median(cold).Milliseconds()), "cold-ms")
+	b.ReportMetric(float64(median(warm).Milliseconds()), "warm-ms")
 }
