@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -28,16 +26,8 @@ func gatewayClient(t *testing.T, over string, opts []client.ClientOption, args .
 	t.Helper()
 	opts = append(opts, client.WithProtocolVersion("2025-11-25"))
 	var tr transport.Interface
-	stderr := &syncbuf.Buffer{}
 	if over == "stdio" {
-		tr = transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
-			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
-				cmd.Dir = t.TempDir()
-				cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
-				return cmd, nil
-			}),
-			transport.WithCommandStderrWriter(stderr))
+		tr = newStdioServe(t, t.TempDir(), nil, args...).transport
 	} else {
 		var err error
 		tr, err = transport.NewStreamableHTTP(startServe(t, t.TempDir(), args...).url)
@@ -45,11 +35,6 @@ func gatewayClient(t *testing.T, over string, opts []client.ClientOption, args .
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		if t.Failed() && stderr.String() != "" {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
 	c := client.NewClient(tr, opts...)
 	if _, err := testclient.Start(t, c, ""); err != nil {
 		t.Fatal(err)

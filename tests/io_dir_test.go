@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -122,14 +120,7 @@ func TestServeIODir(t *testing.T) {
 	}
 
 	home := t.TempDir()
-	tr := transport.NewStdioWithOptions(binary, []string{"HOME=" + home, "TOOLSCRIPT_IO_DIR="}, []string{"serve", "--io-dir", "~/files"},
-		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), env...)
-			return cmd, nil
-		}))
-	c := client.NewClient(tr)
+	c := client.NewClient(newStdioServe(t, dir, []string{"HOME=" + home}, "--io-dir", "~/files").transport)
 	if _, err := testclient.Start(t, c, "2025-11-25"); err != nil {
 		t.Fatal(err)
 	}

@@ -48,31 +48,48 @@ func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Clien
 // mcpClientProcess is mcpClient, and returns the server's process too.
 func mcpClientProcess(t testing.TB, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult, *exec.Cmd) {
 	t.Helper()
-	stderr := &syncbuf.Buffer{}
-	var serve *exec.Cmd
-	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
-		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			serve = exec.CommandContext(ctx, command, args...)
-			serve.Dir = dir
-			serve.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
-			return serve, nil
-		}),
-		transport.WithCommandStderrWriter(stderr))
+	serve := newStdioServe(t, dir, nil, args...)
 	var opts []client.ClientOption
 	if version != "" {
 		opts = append(opts, client.WithProtocolVersion(version))
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	c := client.NewClient(tr, opts...)
+	c := client.NewClient(serve.transport, opts...)
 	init, err := testclient.Start(t, c, version)
 	if err != nil {
-		t.Fatalf("toolscript serve: %v (stderr %s)", err, stderr.String())
+		t.Fatalf("toolscript serve: %v (stderr %s)", err, serve.stderr.String())
 	}
-	return c, init, serve
+	return c, init, serve.cmd
+}
+
+// stdioServe is `toolscript serve` over stdio, as a client's transport.
+type stdioServe struct {
+	transport *transport.Stdio
+	// stderr is what the server writes on standard error, logged when
+	// the test fails.
+	stderr *syncbuf.Buffer
+	// cmd is the server's process, once the transport has started it.
+	cmd *exec.Cmd
+}
+
+// newStdioServe returns the transport that runs `toolscript serve ARGS`
+// in dir, with env added to the environment (and no TOOLSCRIPT_IO_DIR
+// from the test's own).
+func newStdioServe(t testing.TB, dir string, env []string, args ...string) *stdioServe {
+	s := &stdioServe{stderr: &syncbuf.Buffer{}}
+	s.transport = transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			s.cmd = exec.CommandContext(ctx, command, args...)
+			s.cmd.Dir = dir
+			s.cmd.Env = append(append(os.Environ(), "TOOLSCRIPT_IO_DIR="), env...)
+			return s.cmd, nil
+		}),
+		transport.WithCommandStderrWriter(s.stderr))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", s.stderr.String())
+		}
+	})
+	return s
 }
 
 // transports are those the suites that take one run over.
