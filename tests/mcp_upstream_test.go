@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,27 +15,11 @@ import (
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
-// runUpstreamScript runs source with `toolscript run --json` and the
-// flags in extra, in a directory holding config (when not empty) as
-// toolscript.toml.
+// runUpstreamScript is runJSON, returning the result and standard error.
 func runUpstreamScript(t *testing.T, source, config string, env []string, extra ...string) (*result.Result, string) {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "script.luau")
-	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if config != "" {
-		testconfig.Write(t, dir, config)
-	}
-	args := append([]string{"run", "--json", "--no-io"}, extra...)
-	args = append(args, path)
-	stdout, stderr, _ := toolscriptEnv(t, dir, env, args...)
-	var res result.Result
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-		t.Fatalf("output is not one result: %v\nstdout %q\nstderr %q", err, stdout, stderr)
-	}
-	return &res, stderr
+	res, _, stderr := runJSON(t, source, config, env, extra...)
+	return res, stderr
 }
 
 func TestUpstreamScripts(t *testing.T) {
