@@ -204,8 +204,7 @@ func startApprovalReplicas(t *testing.T, api *notesAPI, extra string, shareState
 	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32)) // 32 bytes, hex
 	var replicas []*hostedProcess
 	for range 2 {
-		cmd := exec.Command(binary, append(append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, args...), auth...)...)
-		replicas = append(replicas, startServeCmd(t, cmd, dir))
+		replicas = append(replicas, startServe(t, dir, append(append([]string{"--stateless", "--io-dir", ioDir}, args...), auth...)...))
 	}
 	return replicas, iss, ioDir
 }
@@ -301,7 +300,7 @@ func TestApprovalRecorded(t *testing.T) {
 	}
 	writeApprovalConfig(t, dir, api, "", "record_dir = "+testconfig.Quote(records)+"\n")
 	iss, auth := issuerArgs(t)
-	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...), dir)
+	p := startServe(t, dir, append([]string{"--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...)
 	token := iss.Token(t, "RS256", "alice")
 	first := postModern(t, p.url, token, modernCall(1, replicaScript, "", nil))
 	state, _ := first["requestState"].(string)
