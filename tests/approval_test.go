@@ -207,9 +207,7 @@ func TestApprovalWithoutTerminal(t *testing.T) {
 	dir := approvalDir(t, api, "")
 	plan := `[{"op":"call","function":"sdk.pets.create_pet","method":"POST","url":"` + api.URL + `/pets",` +
 		`"headers":{"Content-Type":"application/json"},"body":{"name":"Tom"}}]`
-	if err := os.WriteFile(filepath.Join(dir, "plan.json"), []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "plan.json"), plan)
 	for _, tt := range []struct {
 		name  string
 		args  []string

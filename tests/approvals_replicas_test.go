@@ -18,6 +18,7 @@ import (
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -144,9 +145,7 @@ func startHAProxy(t *testing.T, backends ...string) string {
 		fmt.Fprintf(&cfg, "    server replica%d %s\n", i+1, b)
 	}
 	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, path, cfg.String())
 	// A configuration HAProxy refuses fails here, before any request.
 	check := exec.Command(bin, "-c", "-f", path)
 	check.ExtraFiles = []*os.File{socket}
@@ -413,9 +412,7 @@ func TestApprovalRetryRefused(t *testing.T) {
 	if len(userDirs) != 1 {
 		t.Fatalf("alice's directories: %v", userDirs)
 	}
-	if err := os.WriteFile(filepath.Join(userDirs[0], "in.txt"), []byte("Tom"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(userDirs[0], "in.txt"), "Tom")
 	res := postModern(t, resuming, alice, modernCall(30, script, state, accept))
 	sc, _ := res["structuredContent"].(map[string]any)
 	errObj, _ := sc["error"].(map[string]any)

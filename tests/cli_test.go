@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestRun(t *testing.T) {
@@ -62,11 +63,7 @@ func TestRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			for name, content := range c.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			testfile.Tree(t, dir, c.files)
 			stdout, stderr, status := toolscript(t, dir, c.stdin, c.args...)
 			if status != c.wantStatus {
 				t.Errorf("status = %d, want %d (stderr %q)", status, c.wantStatus, stderr)

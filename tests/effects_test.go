@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testtree"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -154,19 +155,9 @@ func notesSection(url, extra string) string {
 func setupNotes(t *testing.T, api *notesAPI, credential, script string) (dir, ioDir string) {
 	dir = t.TempDir()
 	ioDir = filepath.Join(dir, "files")
-	for name, content := range map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"} {
-		p := filepath.Join(ioDir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfile.Tree(t, ioDir, map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"})
 	testconfig.Write(t, dir, "[io]\ndir = "+testconfig.Quote(ioDir)+"\n"+notesSection(api.URL, credential+"\n"))
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "script.luau"), script)
 	return dir, ioDir
 }
 
@@ -279,9 +270,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 func TestDryRunMCPTool(t *testing.T) {
 	shared := t.TempDir()
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
-	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(shared, "old.txt"), "from before")
 	// read_text_file is annotated readOnlyHint: true, so it runs for real
 	// in a dry run; write_file is not, so it is held.
 	source := `local old = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
@@ -377,9 +366,7 @@ local created, cresp = sdk.notes.create_note({ text = "searched" })
 local list, lresp = sdk.notes.list_notes()
 return { created = created.text, cdry = cresp.dry_run == true, n = #list, ldry = lresp.dry_run == true }
 `
-	if err := os.WriteFile(filepath.Join(dir, "o.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "o.luau"), script)
 	out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "o.luau")
 	if status != 0 {
 		t.Fatalf("dry run: %d %s %s", status, out, errOut)
@@ -423,9 +410,7 @@ func TestDryRunMCPToolOverrides(t *testing.T) {
 	list, _ := json.Marshal(args[1:])
 	config := "[mcp_servers.files]\ncommand = " + testconfig.Quote(args[0]) + "\nargs = " + string(list) +
 		"\nsafe = [\"write_file\"]\nunsafe = [\"read_text_file\"]\n"
-	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(shared, "old.txt"), "from before")
 	source := `local old, oresp = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
 		local _, wresp = sdk.files.write_file({ path = ` + luauString(filepath.Join(shared, "new.txt")) + `, content = "hi" })
 		return { old = old, odry = oresp.dry_run == true, wdry = wresp.dry_run == true }`

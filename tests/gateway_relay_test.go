@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -242,9 +243,7 @@ func TestGatewayRelayStaysWithItsUser(t *testing.T) {
 	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+luauString(signal)+` })`); res != `"answered"` {
 		t.Fatalf("Alice's call: result %s, error %q", res, msg)
 	}
-	if err := os.WriteFile(signal, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, signal, "")
 	testwait.Until(t, "the late elicitation logged", func() bool { return logHas("late_elicit ") != "" })
 	outcome := logHas("late_elicit ")
 	if !strings.HasPrefix(outcome, "late_elicit refused ") || !strings.Contains(outcome, "which has carried calls of more than one client") {

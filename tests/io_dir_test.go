@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -19,9 +20,7 @@ import (
 func TestRunIODirIsAFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "afile"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "afile"), "x")
 	want := `the io directory "afile" (` + filepath.Join(dir, "afile") + `) is not a directory (set --io-dir or TOOLSCRIPT_IO_DIR to an absolute path)`
 	// A script without io runs; the problem is reported at start-up.
 	stdout, stderr, status := toolscript(t, dir, "return 1", "run", "--io-dir", "afile", "-")
@@ -99,9 +98,7 @@ func TestRunIODirCannotBeCreated(t *testing.T) {
 func TestServeIODir(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "afile"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "afile"), "")
 	r := startRaw(t, dir, "--io-dir", filepath.Join(dir, "afile"))
 	r.initialize("2025-11-25")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return io.list()"}}}`)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -492,15 +493,7 @@ func TestMCPIO(t *testing.T) {
 	if string(probe.Result) != "true" {
 		t.Skip("the io global is absent from this build: the io library has not landed")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "toolscript-files"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "toolscript-files", "in.csv"), []byte("a,1\nb,2\nc,3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "toolscript-files", "old.txt"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Tree(t, filepath.Join(dir, "toolscript-files"), map[string]string{"in.csv": "a,1\nb,2\nc,3\n", "old.txt": "x"})
 	_, out := callScript(t, ctx, c, map[string]any{"script": `
 		local total = 0
 		for line in io.lines("in.csv") do total += tonumber(line:match(",(%d+)")) end
@@ -1124,7 +1117,7 @@ func TestMCPDocumentedExamplesRun(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			files := filepath.Join(dir, "toolscript-files")
-			for name, content := range map[string]string{
+			testfile.Tree(t, files, map[string]string{
 				"sales.csv":      "id,amount\n1,2.5\n2,4\n",
 				"log.txt":        "INFO start\nWARN slow\nINFO done\n",
 				"data/words.txt": "a\nlongest\nmid\n",
@@ -1132,14 +1125,7 @@ func TestMCPDocumentedExamplesRun(t *testing.T) {
 				"config.ini":     "debug = false\n",
 				"notes.md":       "TODO one\nTODO two\n",
 				"logs/app.log":   "INFO up\nERROR down\n",
-			} {
-				if err := os.MkdirAll(filepath.Dir(filepath.Join(files, name)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(files, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			})
 			var args []string
 			if !io {
 				args = append(args, "--no-io")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -142,15 +143,11 @@ func TestReplayDiverges(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	lines := strings.SplitAfter(string(data), "\n")
 	write := func(name, content string) string {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfile.Write(t, filepath.Join(dir, name), content)
 		return name
 	}
 	big := filepath.Join(dir, "big.trace")
-	if err := os.WriteFile(big, []byte(lines[0]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, big, lines[0])
 	if err := os.Truncate(big, trace.MaxBytes+1); err != nil { // sparse
 		t.Fatal(err)
 	}
@@ -220,9 +217,7 @@ func TestHostedRecordDir(t *testing.T) {
 	script := `local f = io.open("mine.txt", "w") f:write("written at ", os.time()) f:close()
 		local created = sdk.notes.create_note({ text = "hosted" })
 		return { id = created.id, back = io.open("mine.txt"):read("a"), r = math.random(1, 1e9), files = io.list() }`
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "script.luau"), script)
 	p := startServe(t, dir, append(args, "--io-dir", "files")...)
 	ctx := testwait.Context(t)
 	got := map[string]bool{}
@@ -333,9 +328,7 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 func TestRecordReplayMCPTool(t *testing.T) {
 	shared := t.TempDir()
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
-	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(shared, "old.txt"), "from before")
 	dir := t.TempDir()
 	source := `local old = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
 		local out = sdk.files.write_file({ path = ` + luauString(filepath.Join(shared, "new.txt")) + `, content = "hi" })
@@ -367,9 +360,7 @@ func TestReplayHoldsResponsesToTheLimit(t *testing.T) {
 	api := newNotesAPI(t)
 	dir, ioDir := setupReplay(t, api)
 	script := `local ok, err = pcall(sdk.notes.list_notes) return ok and "ok" or tostring(err)`
-	if err := os.WriteFile(filepath.Join(dir, "small.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "small.luau"), script)
 	env := []string{"NOTES_TOKEN=s3cret-token"}
 	if out, errOut, status := toolscriptEnv(t, dir, env, "run", "--record", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
 		t.Fatalf("recording: %d %q %s", status, out, errOut)

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -163,17 +163,13 @@ func TestToolAnnotationsFollowTheSDK(t *testing.T) {
 	}
 	readOnlyAPI := func(dir string) string {
 		spec := filepath.Join(dir, "readonly.yaml")
-		if err := os.WriteFile(spec, []byte(readOnlySpec), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfile.Write(t, spec, readOnlySpec)
 		return "[apis.ro]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n"
 	}
 	searchAPI := func(safe string) func(dir string) string {
 		return func(dir string) string {
 			spec := filepath.Join(dir, "search.yaml")
-			if err := os.WriteFile(spec, []byte(searchSpec), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testfile.Write(t, spec, searchSpec)
 			return "[apis.search]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n" + safe
 		}
 	}

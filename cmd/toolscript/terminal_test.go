@@ -98,9 +98,7 @@ h:close()
 		t.Fatalf("dry run: status %d: %s", status, stderr)
 	}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, planFile, plan)
 	_, stderr, status = toolscriptRun(t, "run", "--config", config, "--io-dir", ioDir, "--plan", planFile, script)
 	if status != 0 {
 		t.Fatalf("plan: status %d: %s", status, stderr)
@@ -167,9 +165,7 @@ func TestLintEffectsShowsEveryScript(t *testing.T) {
 func TestLintShowsParseErrorsEscaped(t *testing.T) {
 	dir := t.TempDir()
 	source := "local x = 1 \"\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "a.luau"), []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "a.luau"), source)
 	t.Chdir(dir)
 	stdout, stderr, status := toolscriptRun(t, "lint", ".")
 	if status != exitScriptError {
@@ -199,9 +195,7 @@ func TestSpecTextIsShownEscaped(t *testing.T) {
   }}}
 }`
 	path := filepath.Join(t.TempDir(), "spec.json")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, path, spec)
 	stdout, stderr, status := toolscriptRun(t, "sdk", "--api", "shop="+path, "list")
 	if status != 0 {
 		t.Fatalf("status %d: %s %s", status, stdout, stderr)
