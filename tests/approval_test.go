@@ -18,6 +18,8 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // The approval prompt of `toolscript run`, driven through a
@@ -45,13 +47,9 @@ return made`
 func approvalDir(t *testing.T, api *testapi.Server, extra string) string {
 	t.Helper()
 	dir := t.TempDir()
-	config := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\nauth = \"t\"\n" + askRules + extra
-	for name, text := range map[string]string{"toolscript.toml": config, "script.luau": approvalScript} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	config := "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\nauth = \"t\"\n" + askRules + extra
+	testfile.Write(t, filepath.Join(dir, "script.luau"), approvalScript)
+	return testconfig.Write(t, dir, config)
 }
 
 // screen is what toolscript wrote to the terminal, read as it comes.
@@ -209,9 +207,7 @@ func TestApprovalWithoutTerminal(t *testing.T) {
 	dir := approvalDir(t, api, "")
 	plan := `[{"op":"call","function":"sdk.pets.create_pet","method":"POST","url":"` + api.URL + `/pets",` +
 		`"headers":{"Content-Type":"application/json"},"body":{"name":"Tom"}}]`
-	if err := os.WriteFile(filepath.Join(dir, "plan.json"), []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "plan.json"), plan)
 	for _, tt := range []struct {
 		name  string
 		args  []string

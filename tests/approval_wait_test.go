@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -32,7 +33,7 @@ func TestApprovalWaitIsBounded(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	ioDir := filepath.Join(dir, "files")
-	writeConfig(t, dir, "[[policy]]\nname = \"writes need a person\"\nwhen = 'effect.kind == \"write\"'\naction = \"ask\"\n"+
+	testconfig.Write(t, dir, "[[policy]]\nname = \"writes need a person\"\nwhen = 'effect.kind == \"write\"'\naction = \"ask\"\n"+
 		"[effects]\napproval_timeout = \"1s\"\n")
 	asked := make(chan string, 1)
 	c := gatewayClient(t, "stdio", []client.ClientOption{client.WithElicitationHandler(silentPerson{asked})},

@@ -17,6 +17,8 @@ import (
 
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -143,9 +145,7 @@ func startHAProxy(t *testing.T, backends ...string) string {
 		fmt.Fprintf(&cfg, "    server replica%d %s\n", i+1, b)
 	}
 	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, path, cfg.String())
 	// A configuration HAProxy refuses fails here, before any request.
 	check := exec.Command(bin, "-c", "-f", path)
 	check.ExtraFiles = []*os.File{socket}
@@ -174,7 +174,7 @@ func startHAProxy(t *testing.T, backends ...string) string {
 // its [effects] keys.
 func writeApprovalConfig(t *testing.T, dir string, api *notesAPI, extra, effects string) {
 	t.Helper()
-	writeConfig(t, dir, notesSection(api.URL, extra)+
+	testconfig.Write(t, dir, notesSection(api.URL, extra)+
 		"[[policy]]\nname = \"new notes need a person\"\nwhen = 'effect.method == \"POST\"'\naction = \"ask\"\n"+
 		"[effects]\n"+effects)
 }
@@ -196,15 +196,14 @@ func startApprovalReplicas(t *testing.T, api *notesAPI, extra string, shareState
 		if err := os.MkdirAll(stateDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		effects += "state_dir = " + quoteTOML(stateDir) + "\n"
+		effects += "state_dir = " + testconfig.Quote(stateDir) + "\n"
 	}
 	writeApprovalConfig(t, dir, api, extra, effects)
 	iss, auth := issuerArgs(t)
 	t.Setenv("TOOLSCRIPT_STATE_KEY", strings.Repeat("5e", 32)) // 32 bytes, hex
 	var replicas []*hostedProcess
 	for range 2 {
-		cmd := exec.Command(binary, append(append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", ioDir}, args...), auth...)...)
-		replicas = append(replicas, startServeCmd(t, cmd, dir))
+		replicas = append(replicas, startServe(t, dir, append(append([]string{"--stateless", "--io-dir", ioDir}, args...), auth...)...))
 	}
 	return replicas, iss, ioDir
 }
@@ -298,9 +297,9 @@ func TestApprovalRecorded(t *testing.T) {
 	if err := os.MkdirAll(records, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeApprovalConfig(t, dir, api, "", "record_dir = "+quoteTOML(records)+"\n")
+	writeApprovalConfig(t, dir, api, "", "record_dir = "+testconfig.Quote(records)+"\n")
 	iss, auth := issuerArgs(t)
-	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...), dir)
+	p := startServe(t, dir, append([]string{"--stateless", "--io-dir", filepath.Join(dir, "files")}, auth...)...)
 	token := iss.Token(t, "RS256", "alice")
 	first := postModern(t, p.url, token, modernCall(1, replicaScript, "", nil))
 	state, _ := first["requestState"].(string)
@@ -413,9 +412,7 @@ func TestApprovalRetryRefused(t *testing.T) {
 	if len(userDirs) != 1 {
 		t.Fatalf("alice's directories: %v", userDirs)
 	}
-	if err := os.WriteFile(filepath.Join(userDirs[0], "in.txt"), []byte("Tom"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(userDirs[0], "in.txt"), "Tom")
 	res := postModern(t, resuming, alice, modernCall(30, script, state, accept))
 	sc, _ := res["structuredContent"].(map[string]any)
 	errObj, _ := sc["error"].(map[string]any)

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestRun(t *testing.T) {
@@ -60,11 +63,7 @@ func TestRun(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			for name, content := range c.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			testfile.Tree(t, dir, c.files)
 			stdout, stderr, status := toolscript(t, dir, c.stdin, c.args...)
 			if status != c.wantStatus {
 				t.Errorf("status = %d, want %d (stderr %q)", status, c.wantStatus, stderr)
@@ -185,9 +184,7 @@ func TestRunIO(t *testing.T) {
 		t.Errorf("--max-bytes: %d %q", status, stderr)
 	}
 	// [io] in the config file.
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte("[io]\ndir = \"cfgdir\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testconfig.Write(t, dir, "[io]\ndir = \"cfgdir\"\n")
 	if _, _, status := toolscript(t, dir, script, "run", "-"); status != 0 {
 		t.Fatalf("[io] dir: status %d", status)
 	}

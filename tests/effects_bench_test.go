@@ -80,7 +80,7 @@ func BenchmarkDryRun(b *testing.B) {
 			b.StartTimer()
 			dry = append(dry, run(effects.DryRun))
 		}
-		r, d := medianDuration(real), medianDuration(dry)
+		r, d := median(real), median(dry)
 		b.ReportMetric(float64(r.Microseconds()), "real-µs")
 		b.ReportMetric(float64(d.Microseconds()), "dry-run-µs")
 		b.ReportMetric(100*(float64(d)-float64(r))/float64(r), "dry-run-over-real-%")
@@ -168,7 +168,7 @@ func BenchmarkRecordReplay(b *testing.B) {
 			recs = append(recs, record())
 			reps = append(reps, replay())
 		}
-		r, rec, rep := medianDuration(reals), medianDuration(recs), medianDuration(reps)
+		r, rec, rep := median(reals), median(recs), median(reps)
 		b.ReportMetric(float64(r.Microseconds()), "real-µs")
 		b.ReportMetric(float64(rec.Microseconds()), "record-µs")
 		b.ReportMetric(float64(rep.Microseconds()), "replay-µs")

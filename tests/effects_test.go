@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testtree"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -143,7 +145,7 @@ const notesCredential = `auth = "s3cret-token"`
 // and the frozen parameter team = "core".
 func notesSection(url, extra string) string {
 	spec, _ := filepath.Abs("testdata/notes.yaml")
-	return "[apis.notes]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(url) + "\n" + extra +
+	return "[apis.notes]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(url) + "\n" + extra +
 		"[apis.notes.frozen_params]\nteam = \"core\"\n"
 }
 
@@ -153,19 +155,9 @@ func notesSection(url, extra string) string {
 func setupNotes(t *testing.T, api *notesAPI, credential, script string) (dir, ioDir string) {
 	dir = t.TempDir()
 	ioDir = filepath.Join(dir, "files")
-	for name, content := range map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"} {
-		p := filepath.Join(ioDir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeConfig(t, dir, "[io]\ndir = "+quoteTOML(ioDir)+"\n"+notesSection(api.URL, credential+"\n"))
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Tree(t, ioDir, map[string]string{"keep.txt": "line1\nline2\n", "old.txt": "old\n", "sub/a.txt": "a\n"})
+	testconfig.Write(t, dir, "[io]\ndir = "+testconfig.Quote(ioDir)+"\n"+notesSection(api.URL, credential+"\n"))
+	testfile.Write(t, filepath.Join(dir, "script.luau"), script)
 	return dir, ioDir
 }
 
@@ -278,20 +270,19 @@ func TestDryRunChangesNothing(t *testing.T) {
 func TestDryRunMCPTool(t *testing.T) {
 	shared := t.TempDir()
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
-	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(shared, "old.txt"), "from before")
 	// read_text_file is annotated readOnlyHint: true, so it runs for real
 	// in a dry run; write_file is not, so it is held.
-	source := `local old = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
-		local out, resp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+	source := `local old = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
+		local out, resp = sdk.files.write_file({ path = ` + luauString(filepath.Join(shared, "new.txt")) + `, content = "hi" })
 		return { out = out, dry = resp.dry_run == true, read = string.find(json.encode(old), "from before", 1, true) ~= nil }`
 	res, stderr := runUpstreamScript(t, source, "", nil, fsServer, "--dry-run")
 	if res.Error != nil || string(res.Value) != `{"dry":true,"out":{"dry_run":true},"read":true}` {
 		t.Fatalf("result %s error %+v\nstderr %s", res.Value, res.Error, stderr)
 	}
+	wantBody, _ := json.Marshal(map[string]string{"content": "hi", "path": filepath.Join(shared, "new.txt")})
 	if len(res.Effects) != 1 || res.Effects[0].Function != "sdk.files.write_file" || res.Effects[0].Method != "" ||
-		string(res.Effects[0].Body) != `{"content":"hi","path":`+quote(filepath.Join(shared, "new.txt"))+`}` {
+		string(res.Effects[0].Body) != string(wantBody) {
 		t.Errorf("effects: %+v", res.Effects)
 	}
 	if _, err := os.Stat(filepath.Join(shared, "new.txt")); !os.IsNotExist(err) {
@@ -369,15 +360,13 @@ func TestDryRunOverrides(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir := t.TempDir()
-	writeConfig(t, dir, "[io]\nenabled = false\n"+notesSection(api.URL, "safe = [\"createNote\"]\nunsafe = [\"list_notes\"]\n"))
+	testconfig.Write(t, dir, "[io]\nenabled = false\n"+notesSection(api.URL, "safe = [\"createNote\"]\nunsafe = [\"list_notes\"]\n"))
 	script := `
 local created, cresp = sdk.notes.create_note({ text = "searched" })
 local list, lresp = sdk.notes.list_notes()
 return { created = created.text, cdry = cresp.dry_run == true, n = #list, ldry = lresp.dry_run == true }
 `
-	if err := os.WriteFile(filepath.Join(dir, "o.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "o.luau"), script)
 	out, errOut, status := toolscript(t, dir, "", "run", "--json", "--dry-run", "o.luau")
 	if status != 0 {
 		t.Fatalf("dry run: %d %s %s", status, out, errOut)
@@ -405,7 +394,7 @@ return { created = created.text, cdry = cresp.dry_run == true, n = #list, ldry =
 	}
 
 	// A name the spec does not have stops the run before the script.
-	writeConfig(t, dir, "[io]\nenabled = false\n"+notesSection(api.URL, "safe = [\"createNotes\"]\n"))
+	testconfig.Write(t, dir, "[io]\nenabled = false\n"+notesSection(api.URL, "safe = [\"createNotes\"]\n"))
 	out, errOut, status = toolscript(t, dir, "", "run", "--dry-run", "o.luau")
 	if status != 2 || !strings.Contains(errOut, `api notes: [apis.notes] safe: "createNotes" is not an operation of notes (close: "createNote", "create_note")`) {
 		t.Errorf("an unknown name: %d %s %s", status, out, errOut)
@@ -419,13 +408,11 @@ func TestDryRunMCPToolOverrides(t *testing.T) {
 	shared := t.TempDir()
 	args := testupstreams.Filesystem(t, shared)
 	list, _ := json.Marshal(args[1:])
-	config := "[mcp_servers.files]\ncommand = " + quoteTOML(args[0]) + "\nargs = " + string(list) +
+	config := "[mcp_servers.files]\ncommand = " + testconfig.Quote(args[0]) + "\nargs = " + string(list) +
 		"\nsafe = [\"write_file\"]\nunsafe = [\"read_text_file\"]\n"
-	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	source := `local old, oresp = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
-		local _, wresp = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+	testfile.Write(t, filepath.Join(shared, "old.txt"), "from before")
+	source := `local old, oresp = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
+		local _, wresp = sdk.files.write_file({ path = ` + luauString(filepath.Join(shared, "new.txt")) + `, content = "hi" })
 		return { old = old, odry = oresp.dry_run == true, wdry = wresp.dry_run == true }`
 	res, stderr := runUpstreamScript(t, source, config, nil, "--dry-run")
 	if res.Error != nil || string(res.Value) != `{"odry":true,"old":{"dry_run":true},"wdry":false}` {

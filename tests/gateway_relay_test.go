@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,8 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -28,16 +27,8 @@ func gatewayClient(t *testing.T, over string, opts []client.ClientOption, args .
 	t.Helper()
 	opts = append(opts, client.WithProtocolVersion("2025-11-25"))
 	var tr transport.Interface
-	stderr := &syncbuf.Buffer{}
 	if over == "stdio" {
-		tr = transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
-			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
-				cmd.Dir = t.TempDir()
-				cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
-				return cmd, nil
-			}),
-			transport.WithCommandStderrWriter(stderr))
+		tr = newStdioServe(t, t.TempDir(), nil, args...).transport
 	} else {
 		var err error
 		tr, err = transport.NewStreamableHTTP(startServe(t, t.TempDir(), args...).url)
@@ -45,11 +36,6 @@ func gatewayClient(t *testing.T, over string, opts []client.ClientOption, args .
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		if t.Failed() && stderr.String() != "" {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
 	c := client.NewClient(tr, opts...)
 	if _, err := testclient.Start(t, c, ""); err != nil {
 		t.Fatal(err)
@@ -254,12 +240,10 @@ func TestGatewayRelayStaysWithItsUser(t *testing.T) {
 	testwait.Until(t, "bob's sleep started", func() bool { return logHas("started sleep bob") != "" })
 
 	signal := filepath.Join(t.TempDir(), "ask-now")
-	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+quote(signal)+` })`); res != `"answered"` {
+	if res, msg := relayScript(t, alice, `return sdk.py.late_elicit({ signal = `+luauString(signal)+` })`); res != `"answered"` {
 		t.Fatalf("Alice's call: result %s, error %q", res, msg)
 	}
-	if err := os.WriteFile(signal, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, signal, "")
 	testwait.Until(t, "the late elicitation logged", func() bool { return logHas("late_elicit ") != "" })
 	outcome := logHas("late_elicit ")
 	if !strings.HasPrefix(outcome, "late_elicit refused ") || !strings.Contains(outcome, "which has carried calls of more than one client") {

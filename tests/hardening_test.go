@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -82,9 +82,7 @@ func TestRunSignalStopsTheScript(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
 			script := filepath.Join(dir, "loop.luau")
-			if err := os.WriteFile(script, []byte(`print("started") while true do end`), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testfile.Write(t, script, `print("started") while true do end`)
 			cmd := exec.Command(binary, "run", "--timeout", "1m", script)
 			stdout := &syncbuf.Buffer{}
 			var stderr bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -45,7 +46,7 @@ func TestHostBudgetRun(t *testing.T) {
 				url = headers.URL
 			}
 			dir := t.TempDir()
-			config := c.config + "\n[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(url) + "\n"
+			config := c.config + "\n[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(url) + "\n"
 			res, stderr := runUpstreamScript(t, c.source, config, []string{"XDG_CACHE_HOME=" + dir})
 			if res.Error == nil || res.Error.Kind != "limit" {
 				t.Fatalf("result %s, error %+v, want kind limit\nstderr %s", res.Value, res.Error, stderr)
@@ -58,7 +59,7 @@ func TestHostBudgetRun(t *testing.T) {
 		})
 	}
 	// Within the budget, the same call succeeds.
-	config := "[limits]\nmax_host_bytes = 3000000\n[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\n"
+	config := "[limits]\nmax_host_bytes = 3000000\n[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n"
 	if res, stderr := runUpstreamScript(t, `return #sdk.big({n = 2000000})`, config, []string{"XDG_CACHE_HOME=" + t.TempDir()}); res.Error != nil || string(res.Value) != "2000000" {
 		t.Errorf("result %s, error %+v\nstderr %s", res.Value, res.Error, stderr)
 	}
@@ -122,8 +123,8 @@ func TestHostBudgetNestedParallel(t *testing.T) {
   end,
 })
 return r[1] + r[2]`
-	config := "[limits]\nmax_host_bytes = 1000000\n[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) +
-		"\nbase_url = " + quoteTOML(srv.URL) + "\ntimeout = \"5s\"\n"
+	config := "[limits]\nmax_host_bytes = 1000000\n[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) +
+		"\nbase_url = " + testconfig.Quote(srv.URL) + "\ntimeout = \"5s\"\n"
 	res, stderr := runUpstreamScript(t, source, config, []string{"XDG_CACHE_HOME=" + t.TempDir()})
 	if res.Error != nil || string(res.Value) != "1201002" {
 		t.Errorf("result %s, error %+v\nstderr %s", res.Value, res.Error, stderr)

@@ -21,6 +21,14 @@ import (
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
+// startServeWithFiles is startServe in a new directory, the server
+// allowed to open at most files files (ulimit -n).
+func startServeWithFiles(t *testing.T, files int, args ...string) *hostedProcess {
+	t.Helper()
+	return startServeCmd(t, exec.Command("sh", append([]string{"-c", `ulimit -n ` + strconv.Itoa(files) + ` && exec "$0" "$@"`,
+		binary, "serve", "--http", "127.0.0.1:0"}, args...)...), t.TempDir())
+}
+
 // TestHostedHostileConnections: a server that may open 1,024 files, and
 // 3,000 hostile connections from one address held open at once, half of
 // them sending nothing, half announcing a 100 kB body, sending one byte
@@ -48,9 +56,7 @@ func TestHostedHostileConnections(t *testing.T) {
 	}
 
 	iss, args := issuerArgs(t)
-	cmd := exec.Command("sh", append([]string{"-c", `ulimit -n ` + strconv.Itoa(serverFiles) + ` && exec "$0" "$@"`,
-		binary, "serve", "--http", "127.0.0.1:0"}, args...)...)
-	p := startServeCmd(t, cmd, t.TempDir())
+	p := startServeWithFiles(t, serverFiles, args...)
 	addr := strings.TrimPrefix(p.base, "http://")
 	c := connectHTTP(t, p.url, iss.Token(t, "RS256", "alice"))
 
@@ -167,9 +173,7 @@ func TestHostedSilentAddresses(t *testing.T) {
 		t.Skipf("open files: %d, hard limit %d: too few for this test", rl.Cur, rl.Max)
 	}
 	iss, args := issuerArgs(t)
-	cmd := exec.Command("sh", append([]string{"-c", `ulimit -n ` + strconv.Itoa(serverFiles) + ` && exec "$0" "$@"`,
-		binary, "serve", "--http", "127.0.0.1:0", "--stateless"}, args...)...)
-	p := startServeCmd(t, cmd, t.TempDir())
+	p := startServeWithFiles(t, serverFiles, append([]string{"--stateless"}, args...)...)
 	addr := strings.TrimPrefix(p.base, "http://")
 	caps := p.stderr.wait(t, "connections capped", p.exited)
 

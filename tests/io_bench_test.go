@@ -22,6 +22,25 @@ func benchRuntime(b *testing.B) *luau.Runtime {
 	return testruntime.New(b, luau.Config{})
 }
 
+// timeAgainst runs script on rt, wanting the result want, and then
+// reference, the same work done another way, once per iteration of
+// b.Loop; it returns the time each took in all.
+func timeAgainst(b *testing.B, rt *luau.Runtime, script luau.Script, want string, reference func()) (scriptTime, referenceTime time.Duration) {
+	b.Helper()
+	for b.Loop() {
+		start := time.Now()
+		res := rt.Execute(context.Background(), script)
+		scriptTime += time.Since(start)
+		if res.Error != nil || string(res.Value) != want {
+			b.Fatalf("%s %v", res.Value, res.Error)
+		}
+		start = time.Now()
+		reference()
+		referenceTime += time.Since(start)
+	}
+	return scriptTime, referenceTime
+}
+
 // BenchmarkIOThroughput writes 50 MiB in 64 KiB chunks and reads it back
 // with "*a", in a script and with plain Go os.File, in the same run, and
 // reports toolscript's throughput as a percentage of Go's (target ≥ 50).
@@ -41,26 +60,10 @@ func BenchmarkIOThroughput(b *testing.B) {
 		IO:     &luau.IO{Dir: dir, MaxBytes: total},
 		Limits: luau.Limits{HeapBytes: 256 << 20},
 	}
-	rt := func() *luau.Runtime {
-		r, err := luau.New(context.Background(), luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(256 << 20)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { r.Close(context.Background()) })
-		return r
-	}()
+	rt := testruntime.New(b, luau.Config{MaxMemoryBytes: luau.MaxMemoryFor(256 << 20)})
 	goPath := filepath.Join(dir, "go.bin")
 	buf := make([]byte, chunk)
-	var wasmTime, goTime time.Duration
-	for b.Loop() {
-		start := time.Now()
-		res := rt.Execute(context.Background(), script)
-		wasmTime += time.Since(start)
-		if res.Error != nil || string(res.Value) != fmt.Sprint(total) {
-			b.Fatalf("%s %v", res.Value, res.Error)
-		}
-
-		start = time.Now()
+	wasmTime, goTime := timeAgainst(b, rt, script, fmt.Sprint(total), func() {
 		f, err := os.Create(goPath)
 		if err != nil {
 			b.Fatal(err)
@@ -75,8 +78,7 @@ func BenchmarkIOThroughput(b *testing.B) {
 		if err != nil || len(data) != total {
 			b.Fatal(err)
 		}
-		goTime += time.Since(start)
-	}
+	})
 	mb := float64(total) / (1 << 20) * float64(b.N)
 	b.ReportMetric(mb/wasmTime.Seconds(), "toolscript-MiB/s")
 	b.ReportMetric(mb/goTime.Seconds(), "go-MiB/s")
@@ -108,22 +110,13 @@ func BenchmarkIOLines(b *testing.B) {
 	loop := `local n, bytes = 0, 0 for l in io.lines(%q) do n = n + 1 bytes = bytes + #l end`
 	rt := benchRuntime(b)
 	script := luau.Script{Source: []byte(fmt.Sprintf(loop, "lines.txt") + " return n"), IO: &luau.IO{Dir: dir, MaxBytes: 1}}
-	var wasmTime, luaTime time.Duration
-	for b.Loop() {
-		start := time.Now()
-		res := rt.Execute(context.Background(), script)
-		wasmTime += time.Since(start)
-		if res.Error != nil || string(res.Value) != "1000000" {
-			b.Fatalf("%s %v", res.Value, res.Error)
-		}
-		start = time.Now()
+	wasmTime, luaTime := timeAgainst(b, rt, script, "1000000", func() {
 		cmd := exec.Command(lua, "-e", fmt.Sprintf(loop, path)+" assert(n == 1000000)")
 		cmd.Stderr = io.Discard
 		if err := cmd.Run(); err != nil {
 			b.Fatalf("lua5.1: %v", err)
 		}
-		luaTime += time.Since(start)
-	}
+	})
 	b.ReportMetric(wasmTime.Seconds()*1000/float64(b.N), "toolscript-ms")
 	b.ReportMetric(luaTime.Seconds()*1000/float64(b.N), "lua5.1-ms")
 	b.ReportMetric(wasmTime.Seconds()/luaTime.Seconds(), "x-lua5.1")
@@ -157,16 +150,7 @@ func BenchmarkIOGrep(b *testing.B) {
 	rt := benchRuntime(b)
 	script := luau.Script{Source: []byte(fmt.Sprintf("return #io.grep(%q, \"logs\", {glob = \"*.log\"})", pattern)), IO: &luau.IO{Dir: dir, MaxBytes: 1}}
 	re := regexp.MustCompile(pattern)
-	var wasmTime, goTime time.Duration
-	for b.Loop() {
-		start := time.Now()
-		res := rt.Execute(context.Background(), script)
-		wasmTime += time.Since(start)
-		if res.Error != nil || string(res.Value) != fmt.Sprint(files) {
-			b.Fatalf("%s %v", res.Value, res.Error)
-		}
-
-		start = time.Now()
+	wasmTime, goTime := timeAgainst(b, rt, script, fmt.Sprint(files), func() {
 		found := 0
 		err := filepath.WalkDir(filepath.Join(dir, "logs"), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -185,11 +169,10 @@ func BenchmarkIOGrep(b *testing.B) {
 			}
 			return scanner.Err()
 		})
-		goTime += time.Since(start)
 		if err != nil || found != files {
 			b.Fatalf("Go found %d: %v", found, err)
 		}
-	}
+	})
 	b.ReportMetric(wasmTime.Seconds()*1000/float64(b.N), "toolscript-ms")
 	b.ReportMetric(goTime.Seconds()*1000/float64(b.N), "go-regexp-ms")
 	b.ReportMetric(wasmTime.Seconds()/goTime.Seconds(), "x-go")

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -21,9 +20,7 @@ import (
 func TestRunIODirIsAFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "afile"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "afile"), "x")
 	want := `the io directory "afile" (` + filepath.Join(dir, "afile") + `) is not a directory (set --io-dir or TOOLSCRIPT_IO_DIR to an absolute path)`
 	// A script without io runs; the problem is reported at start-up.
 	stdout, stderr, status := toolscript(t, dir, "return 1", "run", "--io-dir", "afile", "-")
@@ -101,9 +98,7 @@ func TestRunIODirCannotBeCreated(t *testing.T) {
 func TestServeIODir(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "afile"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "afile"), "")
 	r := startRaw(t, dir, "--io-dir", filepath.Join(dir, "afile"))
 	r.initialize("2025-11-25")
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return io.list()"}}}`)
@@ -122,14 +117,7 @@ func TestServeIODir(t *testing.T) {
 	}
 
 	home := t.TempDir()
-	tr := transport.NewStdioWithOptions(binary, []string{"HOME=" + home, "TOOLSCRIPT_IO_DIR="}, []string{"serve", "--io-dir", "~/files"},
-		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), env...)
-			return cmd, nil
-		}))
-	c := client.NewClient(tr)
+	c := client.NewClient(newStdioServe(t, dir, []string{"HOME=" + home}, "--io-dir", "~/files").transport)
 	if _, err := testclient.Start(t, c, "2025-11-25"); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testfile"
 )
 
@@ -82,9 +83,7 @@ func TestLintSARIFMatchesSchema(t *testing.T) {
 	schema := compileSARIFSchema(t)
 	dir := t.TempDir()
 	odd := filepath.Join(dir, "a file #1 [x].luau")
-	if err := os.WriteFile(odd, []byte("local = 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, odd, "local = 1\n")
 	report := lintPaths(t, lint.Options{}, "testdata/lint", odd)
 	if len(report.Diagnostics) < 10 {
 		t.Fatalf("only %d diagnostics", len(report.Diagnostics))
@@ -158,9 +157,7 @@ func TestLintGolden(t *testing.T) {
 			}
 			golden := filepath.Join(lintDir, "known", c.golden)
 			if *updateGolden {
-				if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				testfile.Write(t, golden, stdout)
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
@@ -331,7 +328,7 @@ func TestLintEffectsCLI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{
-		"toolscript.toml": "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = \"http://127.0.0.1:9\"\nsafe = [\"echoBody\"]\n",
+		"toolscript.toml": "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = \"http://127.0.0.1:9\"\nsafe = [\"echoBody\"]\n",
 		"a_reads.luau":    "return sdk.pets.list_pets(), sdk.echo_body({}, {x = 1})\n",
 		"b_writes.luau":   "sdk.pets.create_pet({name = 'Rex'})\nlocal f = io.open('out.txt', 'w')\nf:close()\n",
 		"c_dynamic.luau":  "local name = ...\nreturn sdk.pets[name]()\n",
@@ -384,15 +381,11 @@ func TestLintEffectsCLI(t *testing.T) {
 // status is the diagnostics' (1), not a usage error.
 func TestLintHostileFile(t *testing.T) {
 	dir := t.TempDir()
-	for name, text := range map[string]string{
+	testfile.Tree(t, dir, map[string]string{
 		"a.luau":      "local unused = 1\nreturn 1\n",
 		"parens.luau": strings.Repeat(")", 1<<20),
 		"z.luau":      "pirnt(1)\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	stdout, stderr, status := toolscript(t, dir, "", "lint", "--format", "sarif", ".")
 	if status != 1 {
 		t.Fatalf("exit status %d, want 1\nstderr: %s", status, stderr)

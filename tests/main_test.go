@@ -2,11 +2,17 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/runtime/result"
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // binary is the toolscript binary the end-to-end tests run, built once.
@@ -44,6 +50,32 @@ func toolscript(t *testing.T, dir, stdin string, args ...string) (stdout, stderr
 func toolscriptEnv(t *testing.T, dir string, env []string, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	return toolscriptIn(t, dir, "", env, args...)
+}
+
+// runJSON runs source with `toolscript run --json` and the flags in
+// extra (and --no-io, unless they give --io-dir), in a directory holding
+// config (when not empty) as toolscript.toml, with env added to the
+// environment; it returns the one result standard output holds, and what
+// the command wrote.
+func runJSON(t *testing.T, source, config string, env []string, extra ...string) (res *result.Result, stdout, stderr string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "script.luau")
+	testfile.Write(t, path, source)
+	if config != "" {
+		testconfig.Write(t, dir, config)
+	}
+	args := []string{"run", "--json"}
+	if !slices.Contains(extra, "--io-dir") {
+		args = append(args, "--no-io")
+	}
+	args = append(append(args, extra...), path)
+	stdout, stderr, _ = toolscriptEnv(t, dir, env, args...)
+	res = &result.Result{}
+	if err := json.Unmarshal([]byte(stdout), res); err != nil {
+		t.Fatalf("output is not one result: %v\nstdout %q\nstderr %q", err, stdout, stderr)
+	}
+	return res, stdout, stderr
 }
 
 func toolscriptIn(t *testing.T, dir, stdin string, env []string, args ...string) (stdout, stderr string, status int) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,16 +114,6 @@ func BenchmarkMCPFloor(b *testing.B) {
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// median returns the median of the durations.
-func median(d []time.Duration) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
 }
 
 // pipelined makes n calls with inFlight of them in flight at any time,

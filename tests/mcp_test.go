@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
 	"github.com/toolscript/toolscript/internal/testclient"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -48,31 +49,48 @@ func mcpClient(t testing.TB, dir, version string, args ...string) (*client.Clien
 // mcpClientProcess is mcpClient, and returns the server's process too.
 func mcpClientProcess(t testing.TB, dir, version string, args ...string) (*client.Client, *mcp.InitializeResult, *exec.Cmd) {
 	t.Helper()
-	stderr := &syncbuf.Buffer{}
-	var serve *exec.Cmd
-	tr := transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
-		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-			serve = exec.CommandContext(ctx, command, args...)
-			serve.Dir = dir
-			serve.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=")
-			return serve, nil
-		}),
-		transport.WithCommandStderrWriter(stderr))
+	serve := newStdioServe(t, dir, nil, args...)
 	var opts []client.ClientOption
 	if version != "" {
 		opts = append(opts, client.WithProtocolVersion(version))
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", stderr.String())
-		}
-	})
-	c := client.NewClient(tr, opts...)
+	c := client.NewClient(serve.transport, opts...)
 	init, err := testclient.Start(t, c, version)
 	if err != nil {
-		t.Fatalf("toolscript serve: %v (stderr %s)", err, stderr.String())
+		t.Fatalf("toolscript serve: %v (stderr %s)", err, serve.stderr.String())
 	}
-	return c, init, serve
+	return c, init, serve.cmd
+}
+
+// stdioServe is `toolscript serve` over stdio, as a client's transport.
+type stdioServe struct {
+	transport *transport.Stdio
+	// stderr is what the server writes on standard error, logged when
+	// the test fails.
+	stderr *syncbuf.Buffer
+	// cmd is the server's process, once the transport has started it.
+	cmd *exec.Cmd
+}
+
+// newStdioServe returns the transport that runs `toolscript serve ARGS`
+// in dir, with env added to the environment (and no TOOLSCRIPT_IO_DIR
+// from the test's own).
+func newStdioServe(t testing.TB, dir string, env []string, args ...string) *stdioServe {
+	s := &stdioServe{stderr: &syncbuf.Buffer{}}
+	s.transport = transport.NewStdioWithOptions(binary, nil, append([]string{"serve"}, args...),
+		transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
+			s.cmd = exec.CommandContext(ctx, command, args...)
+			s.cmd.Dir = dir
+			s.cmd.Env = append(append(os.Environ(), "TOOLSCRIPT_IO_DIR="), env...)
+			return s.cmd, nil
+		}),
+		transport.WithCommandStderrWriter(s.stderr))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", s.stderr.String())
+		}
+	})
+	return s
 }
 
 // transports are those the suites that take one run over.
@@ -475,15 +493,7 @@ func TestMCPIO(t *testing.T) {
 	if string(probe.Result) != "true" {
 		t.Skip("the io global is absent from this build: the io library has not landed")
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "toolscript-files"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "toolscript-files", "in.csv"), []byte("a,1\nb,2\nc,3\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "toolscript-files", "old.txt"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Tree(t, filepath.Join(dir, "toolscript-files"), map[string]string{"in.csv": "a,1\nb,2\nc,3\n", "old.txt": "x"})
 	_, out := callScript(t, ctx, c, map[string]any{"script": `
 		local total = 0
 		for line in io.lines("in.csv") do total += tonumber(line:match(",(%d+)")) end
@@ -1107,7 +1117,7 @@ func TestMCPDocumentedExamplesRun(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			files := filepath.Join(dir, "toolscript-files")
-			for name, content := range map[string]string{
+			testfile.Tree(t, files, map[string]string{
 				"sales.csv":      "id,amount\n1,2.5\n2,4\n",
 				"log.txt":        "INFO start\nWARN slow\nINFO done\n",
 				"data/words.txt": "a\nlongest\nmid\n",
@@ -1115,14 +1125,7 @@ func TestMCPDocumentedExamplesRun(t *testing.T) {
 				"config.ini":     "debug = false\n",
 				"notes.md":       "TODO one\nTODO two\n",
 				"logs/app.log":   "INFO up\nERROR down\n",
-			} {
-				if err := os.MkdirAll(filepath.Dir(filepath.Join(files, name)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(files, name), []byte(content), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			})
 			var args []string
 			if !io {
 				args = append(args, "--no-io")

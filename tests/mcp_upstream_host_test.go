@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -99,13 +98,7 @@ func BenchmarkUpstreamCalls(b *testing.B) {
 		}
 		directs, scripts, added = append(directs, d), append(scripts, s), append(added, s-d)
 	}
-	b.ReportMetric(medianFloat(directs), "direct-µs/call")
-	b.ReportMetric(medianFloat(scripts), "script-µs/call")
-	b.ReportMetric(medianFloat(added), "added-µs/call")
-}
-
-func medianFloat(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
+	b.ReportMetric(median(directs), "direct-µs/call")
+	b.ReportMetric(median(scripts), "script-µs/call")
+	b.ReportMetric(median(added), "added-µs/call")
 }

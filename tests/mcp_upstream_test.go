@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,33 +10,16 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
-// runUpstreamScript runs source with `toolscript run --json` and the
-// flags in extra, in a directory holding config (when not empty) as
-// toolscript.toml.
+// runUpstreamScript is runJSON, returning the result and standard error.
 func runUpstreamScript(t *testing.T, source, config string, env []string, extra ...string) (*result.Result, string) {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "script.luau")
-	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	args := append([]string{"run", "--json", "--no-io"}, extra...)
-	args = append(args, path)
-	stdout, stderr, _ := toolscriptEnv(t, dir, env, args...)
-	var res result.Result
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-		t.Fatalf("output is not one result: %v\nstdout %q\nstderr %q", err, stdout, stderr)
-	}
-	return &res, stderr
+	res, _, stderr := runJSON(t, source, config, env, extra...)
+	return res, stderr
 }
 
 func TestUpstreamScripts(t *testing.T) {
@@ -108,8 +90,8 @@ func TestUpstreamConfigHTTP(t *testing.T) {
 	url := testupstreams.EverythingHTTP(t)
 	dir := t.TempDir()
 	ev := testupstreams.Everything(t)
-	config := "[mcp_servers.remote]\nurl = " + quote(url) + "\nheaders = { Authorization = \"Bearer ${EV_TOKEN}\" }\n" +
-		"[mcp_servers.here]\ncommand = " + quote(ev[0]) + "\nargs = [" + quote(ev[1]) + ", " + quote(ev[2]) + "]\n"
+	config := "[mcp_servers.remote]\nurl = " + testconfig.Quote(url) + "\nheaders = { Authorization = \"Bearer ${EV_TOKEN}\" }\n" +
+		"[mcp_servers.here]\ncommand = " + testconfig.Quote(ev[0]) + "\nargs = [" + testconfig.Quote(ev[1]) + ", " + testconfig.Quote(ev[2]) + "]\n"
 	res, stderr := runUpstreamScript(t, `return { (sdk.remote.echo({ message = "over http" })), (sdk.here.get_sum({ a = 1, b = 2 })) }`, config, []string{"EV_TOKEN=secret"})
 	if res.Error != nil || string(res.Value) != `["Echo: over http","The sum of 1 and 2 is 3."]` {
 		t.Fatalf("%s %+v\n%s", res.Value, res.Error, stderr)
@@ -118,22 +100,10 @@ func TestUpstreamConfigHTTP(t *testing.T) {
 		t.Errorf("stderr of the stdio server is not prefixed: %q", stderr)
 	}
 	// A variable that is not set is a start-up error naming it.
-	_, stderr, status := toolscriptEnv(t, writeConfig(t, dir, config), []string{"EV_TOKEN="}, "run", "-")
+	_, stderr, status := toolscriptEnv(t, testconfig.Write(t, dir, config), []string{"EV_TOKEN="}, "run", "-")
 	if status != 2 || !strings.Contains(stderr, "mcp_servers.remote.headers.Authorization: the environment variable EV_TOKEN is not set") {
 		t.Errorf("status %d stderr %q", status, stderr)
 	}
-}
-
-func writeConfig(t *testing.T, dir, config string) string {
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 func TestUpstreamStartFailure(t *testing.T) {
@@ -251,7 +221,7 @@ func TestHostedMetricsCountUpstreamCalls(t *testing.T) {
 	// API's responses by status class, an MCP tool's results as ok or
 	// tool_error; calls refused before sending are not counted.
 	api := testapi.New(t)
-	dir := writeConfig(t, t.TempDir(), "[apis.pets]\nspec = "+quoteTOML(testapi.SpecPath())+"\nbase_url = "+quoteTOML(api.URL)+"\n")
+	dir := testconfig.Write(t, t.TempDir(), "[apis.pets]\nspec = "+testconfig.Quote(testapi.SpecPath())+"\nbase_url = "+testconfig.Quote(api.URL)+"\n")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	p := startServe(t, dir, "--no-io", "--mcp=py="+testupstreams.Shell(testupstreams.Python(t)))
 	c := connectURL(t, p.url)

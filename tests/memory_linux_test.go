@@ -18,6 +18,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -124,13 +126,9 @@ func newBigAPI(t *testing.T, want int, perExecution bool) *bigAPI {
 func bigConfig(t *testing.T, dir, url, extra string) {
 	t.Helper()
 	spec := filepath.Join(dir, "big.yaml")
-	if err := os.WriteFile(spec, []byte(bigSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	config := extra + "\n[apis.big]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(url) + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, spec, bigSpec)
+	config := extra + "\n[apis.big]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(url) + "\n"
+	testconfig.Write(t, dir, config)
 }
 
 // runPeakRSS runs `toolscript run --no-io SCRIPT` in dir and returns its
@@ -138,9 +136,7 @@ func bigConfig(t *testing.T, dir, url, extra string) {
 func runPeakRSS(t *testing.T, dir, script string) (string, string, int64) {
 	t.Helper()
 	path := filepath.Join(dir, "script.luau")
-	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, path, script)
 	cmd := exec.Command(binary, "run", "--no-io", path)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TOOLSCRIPT_IO_DIR=", "XDG_CACHE_HOME="+t.TempDir())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testtree"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -30,9 +31,7 @@ func dryRunPlan(t *testing.T, dir string) string {
 		t.Fatalf("dry run: %d %s %s", status, out, errOut)
 	}
 	plan := filepath.Join(dir, "plan.json")
-	if err := os.WriteFile(plan, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, plan, out)
 	return plan
 }
 
@@ -146,9 +145,7 @@ func TestPlanStopsBeforeTheEffect(t *testing.T) {
 			api := newNotesAPI(t)
 			dir, ioDir := setupEffects(t, api)
 			dryRunPlan(t, dir)
-			if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(tt.edit(effectsScript)), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			testfile.Write(t, filepath.Join(dir, "script.luau"), tt.edit(effectsScript))
 			res, out := runPlan(t, dir, "script.luau")
 			if res.Error == nil || res.Error.Kind != "plan" || !strings.Contains(res.Error.Message, strings.ReplaceAll(tt.message, "URL", api.URL)) {
 				t.Fatalf("plan run: %s", out)
@@ -183,9 +180,7 @@ func TestPlanUnused(t *testing.T) {
 	dir, ioDir := setupEffects(t, api)
 	dryRunPlan(t, dir)
 	short := effectsScript[:strings.Index(effectsScript, "os.remove")] + "return 1\n"
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(short), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "script.luau"), short)
 	res, out := runPlan(t, dir, "script.luau")
 	if res.Error != nil || len(res.Effects) != 3 || len(res.PlanUnused) != 4 || res.PlanUnused[0]["op"] != "remove" || res.PlanUnused[3]["function"] != "sdk.notes.edit_note" {
 		t.Fatalf("plan run: %s", out)
@@ -305,7 +300,7 @@ func TestPlanMCPTool(t *testing.T) {
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
 	target := filepath.Join(shared, "new.txt")
 	source := func(content string) string {
-		return `local out, resp = sdk.files.write_file({ path = ` + quote(target) + `, content = "` + content + `" })
+		return `local out, resp = sdk.files.write_file({ path = ` + luauString(target) + `, content = "` + content + `" })
 			return resp.dry_run == true`
 	}
 	res, stderr := runUpstreamScript(t, source("hi"), "", nil, fsServer, "--dry-run")

@@ -3,11 +3,11 @@ package tests
 import (
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
+	"github.com/toolscript/toolscript/internal/testconfig"
 )
 
 // TestRulesSeeClaimsAndClient: under the hosted mode a rule sees the
@@ -19,11 +19,11 @@ func TestRulesSeeClaimsAndClient(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	api := newNotesAPI(t)
 	dir := t.TempDir()
-	writeConfig(t, dir, notesSection(api.URL, "")+
+	testconfig.Write(t, dir, notesSection(api.URL, "")+
 		"[[policy]]\nname = \"admins, from the ops console\"\n"+
 		"when = 'effect.method == \"POST\" && !(user.claims.role == \"admin\" && client.name == \"ops-console\")'\naction = \"deny\"\n")
 	iss, auth := issuerArgs(t)
-	p := startServeCmd(t, exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0", "--stateless"}, auth...)...), dir)
+	p := startServe(t, dir, append([]string{"--stateless"}, auth...)...)
 	token := func(sub, role string) string {
 		claims := iss.Claims(sub)
 		claims["role"] = role

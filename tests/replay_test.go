@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -141,15 +143,11 @@ func TestReplayDiverges(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	lines := strings.SplitAfter(string(data), "\n")
 	write := func(name, content string) string {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfile.Write(t, filepath.Join(dir, name), content)
 		return name
 	}
 	big := filepath.Join(dir, "big.trace")
-	if err := os.WriteFile(big, []byte(lines[0]), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, big, lines[0])
 	if err := os.Truncate(big, trace.MaxBytes+1); err != nil { // sparse
 		t.Fatal(err)
 	}
@@ -215,13 +213,11 @@ func TestHostedRecordDir(t *testing.T) {
 	api := newNotesAPI(t)
 	iss, args := issuerArgs(t)
 	dir := t.TempDir()
-	writeConfig(t, dir, "[effects]\nrecord_dir = \"traces\"\n"+notesSection(api.URL, notesCredential+"\n"))
+	testconfig.Write(t, dir, "[effects]\nrecord_dir = \"traces\"\n"+notesSection(api.URL, notesCredential+"\n"))
 	script := `local f = io.open("mine.txt", "w") f:write("written at ", os.time()) f:close()
 		local created = sdk.notes.create_note({ text = "hosted" })
 		return { id = created.id, back = io.open("mine.txt"):read("a"), r = math.random(1, 1e9), files = io.list() }`
-	if err := os.WriteFile(filepath.Join(dir, "script.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "script.luau"), script)
 	p := startServe(t, dir, append(args, "--io-dir", "files")...)
 	ctx := testwait.Context(t)
 	got := map[string]bool{}
@@ -299,7 +295,7 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	writeConfig(t, dir, notesSection(srv.URL, ""))
+	testconfig.Write(t, dir, notesSection(srv.URL, ""))
 	script := `local fns = {}
 		for i = 1, ` + strconv.Itoa(n) + ` do fns[i] = function() return sdk.notes.create_note({ text = "note " .. i }).id end end
 		return parallel(fns)`
@@ -332,12 +328,10 @@ func TestRecordReplayParallelOutOfOrder(t *testing.T) {
 func TestRecordReplayMCPTool(t *testing.T) {
 	shared := t.TempDir()
 	fsServer := "--mcp=files=" + testupstreams.Shell(testupstreams.Filesystem(t, shared))
-	if err := os.WriteFile(filepath.Join(shared, "old.txt"), []byte("from before"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(shared, "old.txt"), "from before")
 	dir := t.TempDir()
-	source := `local old = sdk.files.read_text_file({ path = ` + quote(filepath.Join(shared, "old.txt")) + ` })
-		local out = sdk.files.write_file({ path = ` + quote(filepath.Join(shared, "new.txt")) + `, content = "hi" })
+	source := `local old = sdk.files.read_text_file({ path = ` + luauString(filepath.Join(shared, "old.txt")) + ` })
+		local out = sdk.files.write_file({ path = ` + luauString(filepath.Join(shared, "new.txt")) + `, content = "hi" })
 		return { old = old, out = out }`
 	os.WriteFile(filepath.Join(dir, "mcp.luau"), []byte(source), 0o644)
 	recorded, errOut, status := toolscript(t, dir, "", "run", "--json", "--no-io", fsServer, "--record", "mcp.trace", "mcp.luau")
@@ -366,9 +360,7 @@ func TestReplayHoldsResponsesToTheLimit(t *testing.T) {
 	api := newNotesAPI(t)
 	dir, ioDir := setupReplay(t, api)
 	script := `local ok, err = pcall(sdk.notes.list_notes) return ok and "ok" or tostring(err)`
-	if err := os.WriteFile(filepath.Join(dir, "small.luau"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "small.luau"), script)
 	env := []string{"NOTES_TOKEN=s3cret-token"}
 	if out, errOut, status := toolscriptEnv(t, dir, env, "run", "--record", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
 		t.Fatalf("recording: %d %q %s", status, out, errOut)
@@ -376,7 +368,7 @@ func TestReplayHoldsResponsesToTheLimit(t *testing.T) {
 	if out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau"); status != 0 || out != "\"ok\"\n" {
 		t.Fatalf("replay: %d %q %s", status, out, errOut)
 	}
-	writeConfig(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+quoteTOML(ioDir)+"\n"+notesSection(api.URL, "auth_env = \"NOTES_TOKEN\"\n"))
+	testconfig.Write(t, dir, "[sdk]\nmax_response_bytes = 16\n[io]\ndir = "+testconfig.Quote(ioDir)+"\n"+notesSection(api.URL, "auth_env = \"NOTES_TOKEN\"\n"))
 	out, errOut, status := toolscript(t, dir, "", "run", "--replay", "run.trace", "small.luau")
 	if status != 0 || !strings.Contains(out, "sdk.notes.list_notes: the response is larger than max_response_bytes (16;") {
 		t.Errorf("replay past max_response_bytes: %d %q %s", status, out, errOut)

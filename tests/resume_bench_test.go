@@ -65,7 +65,7 @@ func BenchmarkResume(b *testing.B) {
 		reals = append(reals, real())
 		resumes = append(resumes, resume())
 	}
-	r, rs := medianDuration(reals), medianDuration(resumes)
+	r, rs := median(reals), median(resumes)
 	b.ReportMetric(float64(r.Microseconds()), "real-µs")
 	b.ReportMetric(float64(rs.Microseconds()), "resume-µs")
 	b.ReportMetric(100*(float64(rs)-float64(r))/float64(r), "resume-over-real-%")

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -20,9 +21,16 @@ import (
 // returns 7000.
 const callLoopScript = `local n = 0 for i = 1, 1000 do n += sdk.get_pet({petId = 7}).id end return n`
 
-func medianDuration(d []time.Duration) time.Duration {
-	slices.Sort(d)
-	return d[len(d)/2]
+// median returns the median of xs (the upper of the middle two of an
+// even number), or zero for none; xs is left as it is.
+func median[T cmp.Ordered](xs []T) T {
+	if len(xs) == 0 {
+		var zero T
+		return zero
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // BenchmarkSDKCallOverhead: 1,000 sequential sdk calls in one script
@@ -119,8 +127,8 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 		workTimes = append(workTimes, perCall(func() { goLoopWorking(work) }))
 		rulesTimes = append(rulesTimes, perCall(rulesLoop))
 	}
-	g, s, f, h := medianDuration(goTimes), medianDuration(scriptTimes), medianDuration(fullTimes), medianDuration(hostTimes)
-	w := medianDuration(workTimes)
+	g, s, f, h := median(goTimes), median(scriptTimes), median(fullTimes), median(hostTimes)
+	w := median(workTimes)
 	b.ReportMetric(float64(g.Microseconds()), "go-µs/call")
 	b.ReportMetric(float64(s.Microseconds()), "script-µs/call")
 	b.ReportMetric(float64((s - g).Microseconds()), "added-µs/call")
@@ -129,7 +137,7 @@ func BenchmarkSDKCallOverhead(b *testing.B) {
 	// The same Go loop busy for 10 µs before each request: what that much
 	// work between requests costs a plain Go loop here.
 	b.ReportMetric(float64((w - g).Microseconds()), "go-with-10µs-work-added-µs/call")
-	r := medianDuration(rulesTimes)
+	r := median(rulesTimes)
 	b.ReportMetric(float64(r.Microseconds()), "rules100-script-µs/call")
 	b.ReportMetric(100*float64(r-s)/float64(s), "rules100-added-%")
 }
@@ -159,8 +167,8 @@ func BenchmarkSDKParallel(b *testing.B) {
 		par = append(par, run(parallelSrc))
 		seq = append(seq, run(sequentialSrc))
 	}
-	b.ReportMetric(float64(medianDuration(par).Milliseconds()), "parallel-ms")
-	b.ReportMetric(float64(medianDuration(seq).Milliseconds()), "sequential-ms")
+	b.ReportMetric(float64(median(par).Milliseconds()), "parallel-ms")
+	b.ReportMetric(float64(median(seq).Milliseconds()), "sequential-ms")
 }
 
 // BenchmarkSDKCallOverheadBuild compares another build of luau-build (the
@@ -212,7 +220,7 @@ func BenchmarkSDKCallOverheadBuild(b *testing.B) {
 		}
 		embeddedTimes, otherTimes, diffs = append(embeddedTimes, e), append(otherTimes, o), append(diffs, o-e)
 	}
-	b.ReportMetric(float64(medianDuration(embeddedTimes).Nanoseconds())/1e3, "embedded-µs/call")
-	b.ReportMetric(float64(medianDuration(otherTimes).Nanoseconds())/1e3, "other-µs/call")
-	b.ReportMetric(float64(medianDuration(diffs).Nanoseconds())/1e3, "other-minus-embedded-µs/call")
+	b.ReportMetric(float64(median(embeddedTimes).Nanoseconds())/1e3, "embedded-µs/call")
+	b.ReportMetric(float64(median(otherTimes).Nanoseconds())/1e3, "other-µs/call")
+	b.ReportMetric(float64(median(diffs).Nanoseconds())/1e3, "other-minus-embedded-µs/call")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -31,10 +31,8 @@ func discoveryServe(t *testing.T) *client.Client {
 	memory, env := testupstreams.Memory(t, filepath.Join(dir, "memory.jsonl"))
 	args, _ := json.Marshal(memory[1:])
 	config := fmt.Sprintf("[apis.gh]\nspec = %s\n\n[mcp_servers.memory]\ncommand = %s\nargs = %s\nenv = { MEMORY_FILE_PATH = %s }\n",
-		quoteTOML(spec), quoteTOML(memory[0]), args, quoteTOML(env["MEMORY_FILE_PATH"]))
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		testconfig.Quote(spec), testconfig.Quote(memory[0]), args, testconfig.Quote(env["MEMORY_FILE_PATH"]))
+	testconfig.Write(t, dir, config)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c, _ := mcpClient(t, dir, "", "--no-io")
 	return c

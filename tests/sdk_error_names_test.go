@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
 
@@ -42,9 +43,9 @@ paths:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	config := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\n" +
-		"[apis.deep]\nspec = " + quoteTOML(deepSpec) + "\nbase_url = " + quoteTOML(deepAPI.URL) + "\n" +
-		"[mcp_servers.py]\ncommand = " + quoteTOML(args[0]) + "\nargs = " + string(list) + "\n"
+	config := "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n" +
+		"[apis.deep]\nspec = " + testconfig.Quote(deepSpec) + "\nbase_url = " + testconfig.Quote(deepAPI.URL) + "\n" +
+		"[mcp_servers.py]\ncommand = " + testconfig.Quote(args[0]) + "\nargs = " + string(list) + "\n"
 	for _, tc := range []struct {
 		name, source string
 		extra        []string

@@ -1,15 +1,12 @@
 package tests
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 )
 
 // Scripts calling a real API through `toolscript run`: calling, results,
@@ -20,35 +17,12 @@ const testToken = "s3cret-t0ken-value"
 // runScript runs source with the test API as pets and returns the result.
 func runScript(t *testing.T, api *testapi.Server, source string, extra ...string) (*result.Result, string) {
 	t.Helper()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "script.luau")
-	if err := os.WriteFile(path, []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	config := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\nauth_env = \"PETS_TOKEN\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"run", "--json"}
-	if !slices.Contains(extra, "--io-dir") {
-		args = append(args, "--no-io")
-	}
-	args = append(args, extra...)
-	args = append(args, path)
-	stdout, stderr, _ := toolscriptEnv(t, dir, []string{"PETS_TOKEN=" + testToken, "XDG_CACHE_HOME=" + t.TempDir()}, args...)
-	var res result.Result
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-		t.Fatalf("output is not a result: %v\nstdout %q\nstderr %q", err, stdout, stderr)
-	}
+	config := "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\nauth_env = \"PETS_TOKEN\"\n"
+	res, stdout, stderr := runJSON(t, source, config, []string{"PETS_TOKEN=" + testToken, "XDG_CACHE_HOME=" + t.TempDir()}, extra...)
 	if strings.Contains(stdout+stderr, testToken) {
 		t.Errorf("the credential reached the output:\n%s\n%s", stdout, stderr)
 	}
-	return &res, stderr
-}
-
-func quoteTOML(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	return res, stderr
 }
 
 func TestSDKScripts(t *testing.T) {

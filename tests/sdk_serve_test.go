@@ -2,8 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
 
@@ -20,10 +19,8 @@ import (
 func TestSDKServe(t *testing.T) {
 	api := testapi.New(t)
 	dir := t.TempDir()
-	config := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "toolscript.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	config := "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n"
+	testconfig.Write(t, dir, config)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	c, _ := mcpClient(t, dir, "", "--no-io")
 	ctx := testwait.Context(t)

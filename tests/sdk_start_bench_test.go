@@ -2,13 +2,10 @@ package tests
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testspecs"
@@ -25,14 +22,7 @@ func BenchmarkServeStartGitHub(b *testing.B) {
 	spec := testspecs.GitHub(b)
 	start := func(cache string) time.Duration {
 		began := time.Now()
-		tr := transport.NewStdioWithOptions(binary, nil, []string{"serve", "--no-io", "--api", "gh=" + spec},
-			transport.WithCommandFunc(func(ctx context.Context, command string, _ []string, args []string) (*exec.Cmd, error) {
-				cmd := exec.CommandContext(ctx, command, args...)
-				cmd.Dir = b.TempDir()
-				cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache, "TOOLSCRIPT_IO_DIR=")
-				return cmd, nil
-			}))
-		c := client.NewClient(tr)
+		c := client.NewClient(newStdioServe(b, b.TempDir(), []string{"XDG_CACHE_HOME=" + cache}, "--no-io", "--api", "gh="+spec).transport)
 		defer c.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -51,6 +41,6 @@ func BenchmarkServeStartGitHub(b *testing.B) {
 		cold = append(cold, start(cache))
 		warm = append(warm, start(cache))
 	}
-	b.ReportMetric(float64(medianDuration(cold).Milliseconds()), "cold-ms")
-	b.ReportMetric(float64(medianDuration(warm).Milliseconds()), "warm-ms")
+	b.ReportMetric(float64(median(cold).Milliseconds()), "cold-ms")
+	b.ReportMetric(float64(median(warm).Milliseconds()), "warm-ms")
 }

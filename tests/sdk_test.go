@@ -12,6 +12,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/sdk"
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testruntime"
 
 	"github.com/toolscript/toolscript/internal/testspecs"
@@ -79,12 +80,12 @@ func TestSDKConfigFile(t *testing.T) {
 	os.WriteFile(filepath.Join(cfgDir, "api.yaml"), data, 0o644)
 	// A relative spec path is relative to the config file, wherever the
 	// command runs; frozen parameters vanish from the docs.
-	os.WriteFile(filepath.Join(cfgDir, "toolscript.toml"), []byte(`
+	testconfig.Write(t, cfgDir, `
 [apis.pets]
 spec = "api.yaml"
 [apis.pets.frozen_params]
 tenant = "abc"
-`), 0o644)
+`)
 	out, errOut, status := toolscript(t, t.TempDir(), "", "sdk", "docs", "--config", filepath.Join(cfgDir, "toolscript.toml"), "list_tenant_items")
 	if status != 0 || !strings.Contains(out, "sdk.list_tenant_items(params: { api_version: string?, limit: number? }?)") || strings.Contains(out, "tenant:") {
 		t.Errorf("%d %q %q", status, out, errOut)

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -157,26 +158,22 @@ func TestToolAnnotationsFollowTheSDK(t *testing.T) {
 	pythonTOML := func(name string) string {
 		args := testupstreams.Python(t)
 		list, _ := json.Marshal(args[1:])
-		return "[mcp_servers." + name + "]\ncommand = " + quoteTOML(args[0]) + "\nargs = " + string(list) +
+		return "[mcp_servers." + name + "]\ncommand = " + testconfig.Quote(args[0]) + "\nargs = " + string(list) +
 			"\nenv = { PYSERVER_READ_ONLY = \"1\" }\n"
 	}
 	readOnlyAPI := func(dir string) string {
 		spec := filepath.Join(dir, "readonly.yaml")
-		if err := os.WriteFile(spec, []byte(readOnlySpec), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return "[apis.ro]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(api.URL) + "\n"
+		testfile.Write(t, spec, readOnlySpec)
+		return "[apis.ro]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n"
 	}
 	searchAPI := func(safe string) func(dir string) string {
 		return func(dir string) string {
 			spec := filepath.Join(dir, "search.yaml")
-			if err := os.WriteFile(spec, []byte(searchSpec), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return "[apis.search]\nspec = " + quoteTOML(spec) + "\nbase_url = " + quoteTOML(api.URL) + "\n" + safe
+			testfile.Write(t, spec, searchSpec)
+			return "[apis.search]\nspec = " + testconfig.Quote(spec) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n" + safe
 		}
 	}
-	unsafeAPI := "[apis.pets]\nspec = " + quoteTOML(testapi.SpecPath()) + "\nbase_url = " + quoteTOML(api.URL) + "\n"
+	unsafeAPI := "[apis.pets]\nspec = " + testconfig.Quote(testapi.SpecPath()) + "\nbase_url = " + testconfig.Quote(api.URL) + "\n"
 
 	readOnly := annotations{hint(true), hint(false), hint(true), hint(false)}
 	readOnlyOpen := annotations{hint(true), hint(false), hint(true), hint(true)}
@@ -223,7 +220,7 @@ func TestToolAnnotationsFollowTheSDK(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			if tc.config != nil {
-				writeConfig(t, dir, tc.config(dir))
+				testconfig.Write(t, dir, tc.config(dir))
 			}
 			c, _ := mcpClient(t, dir, "", tc.args...)
 			got, description := waitTool(t, c, watchTools(c), listed)
@@ -263,7 +260,7 @@ func TestToolAnnotationsFollowUpstreamChanges(t *testing.T) {
 	t.Parallel()
 	args := testupstreams.Python(t)
 	list, _ := json.Marshal(args[1:])
-	dir := writeConfig(t, t.TempDir(), "[mcp_servers.py]\ncommand = "+quoteTOML(args[0])+"\nargs = "+string(list)+
+	dir := testconfig.Write(t, t.TempDir(), "[mcp_servers.py]\ncommand = "+testconfig.Quote(args[0])+"\nargs = "+string(list)+
 		"\nenv = { PYSERVER_READ_ONLY = \"1\" }\n")
 	c, _ := mcpClient(t, dir, "", "--no-io")
 	ctx := testwait.Context(t)

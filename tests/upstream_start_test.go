@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/sdk/upstream"
+	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -245,9 +245,7 @@ func TestHostedStderrIsJSONLines(t *testing.T) {
 	// rate and counted.
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "empty.yaml")
-	if err := os.WriteFile(spec, []byte("openapi: 3.0.0\ninfo: {title: Empty, version: '1'}\nservers: [{url: 'http://127.0.0.1:9'}]\npaths: {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, spec, "openapi: 3.0.0\ninfo: {title: Empty, version: '1'}\nservers: [{url: 'http://127.0.0.1:9'}]\npaths: {}\n")
 	banners := `echo "banner one" >&2; echo "banner two" >&2
 head -c 100000 /dev/zero | tr '\0' 'x' >&2; echo >&2
 yes flood | head -c 20000000 >&2
@@ -256,9 +254,7 @@ exec "$@"`
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	start := time.Now()
 	notDir := filepath.Join(dir, "not-a-dir")
-	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, notDir, "")
 	p := startServe(t, dir, "--io-dir="+notDir, "--api=empty="+spec, "--mcp=py="+testupstreams.Shell(server))
 	p.stderr.wait(t, "banner two", p.exited)
 	p.stderr.wait(t, fmt.Sprintf("dropping lines of its standard error: more than %d bytes a second (how many follows)", upstream.StderrRate), p.exited)

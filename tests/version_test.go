@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolscript/toolscript/internal/testfile"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
 )
@@ -70,11 +71,7 @@ func TestVersionFromModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := fmt.Sprintf(`{"Version":%q,"Time":%q}`, version, time.Now().UTC().Format(time.RFC3339))
-	for name, content := range map[string]string{"list": version + "\n", version + ".info": info, version + ".mod": string(gomod)} {
-		if err := os.WriteFile(filepath.Join(versions, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfile.Tree(t, versions, map[string]string{"list": version + "\n", version + ".info": info, version + ".mod": string(gomod)})
 
 	gobin := filepath.Join(tmp, "bin")
 	// -trimpath keys the compiled dependencies by module and version

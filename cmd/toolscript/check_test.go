@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testfile"
 )
 
@@ -15,13 +14,7 @@ import (
 // the script's file, line and column, one a line), and runs a correct
 // script; --json carries the kind type.
 func TestRunCheck(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	api := testapi.New(t)
-	config := filepath.Join(t.TempDir(), "toolscript.toml")
-	toml := "[apis.shop]\nspec = " + quote(testapi.SpecPath()) + "\nbase_url = " + quote(api.URL) + "\nauth = \"t\"\n"
-	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	api, config, _ := shopConfig(t)
 	planted := testfile.Temp(t, "planted.luau", "local pet = sdk.shop.get_pet({petId = 7})\nreturn pet.nmae\n")
 	text := failedRun(t, "", "run", "--config", config, "--check", planted)
 	if !strings.Contains(text, "type error: "+planted+":2:") || !strings.Contains(text, "nmae") {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -43,12 +42,11 @@ func TestHelpShowsTheRealDefaults(t *testing.T) {
 // standard error.
 func failedRun(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	status := run(append([]string{"toolscript"}, args...), strings.NewReader(stdin), &out, &errOut)
+	stdout, stderr, status := toolscriptRunIn(t, stdin, args...)
 	if status != 1 {
-		t.Fatalf("status %d, want 1: %s", status, errOut.String())
+		t.Fatalf("status %d, want 1: %s", status, stderr)
 	}
-	return out.String() + errOut.String()
+	return stdout + stderr
 }
 
 // TestRunNamesEverySyntaxError: run reports a script's syntax errors as

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/testapi"
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/vtscreen"
 )
@@ -21,33 +22,31 @@ import (
 // output and error and its exit status.
 func toolscriptRun(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
+	return toolscriptRunIn(t, "", args...)
+}
+
+// toolscriptRunIn is toolscriptRun with stdin as the standard input.
+func toolscriptRunIn(t *testing.T, stdin string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	status = run(append([]string{"toolscript"}, args...), strings.NewReader(""), &out, &errOut)
+	status = run(append([]string{"toolscript"}, args...), strings.NewReader(stdin), &out, &errOut)
 	return out.String(), errOut.String(), status
 }
 
-// shopConfig writes a configuration with the API "shop" (the test API,
-// served for real) and returns the path of a directory holding it, and
-// the io directory.
-func shopConfig(t *testing.T) (config, ioDir string) {
+// shopConfig starts the test API, served for real, and writes a
+// configuration with it as the API "shop"; it returns the API, the path of
+// the configuration and an io directory beside it.
+func shopConfig(t *testing.T) (api *testapi.Server, config, ioDir string) {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	api := testapi.New(t)
+	api = testapi.New(t)
 	dir := t.TempDir()
 	ioDir = filepath.Join(dir, "files")
 	if err := os.Mkdir(ioDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	config = filepath.Join(dir, "toolscript.toml")
-	toml := "[apis.shop]\nspec = " + quote(testapi.SpecPath()) + "\nbase_url = " + quote(api.URL) + "\nauth = \"t\"\n"
-	if err := os.WriteFile(config, []byte(toml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return config, ioDir
-}
-
-func quote(s string) string {
-	return `"` + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) + `"`
+	testconfig.Write(t, dir, "[apis.shop]\nspec = "+testconfig.Quote(testapi.SpecPath())+"\nbase_url = "+testconfig.Quote(api.URL)+"\nauth = \"t\"\n")
+	return api, filepath.Join(dir, testconfig.Name), ioDir
 }
 
 // forgedDryRun deletes a pet, then writes a file whose diff, on a
@@ -64,7 +63,7 @@ g:close()
 `
 
 func TestDryRunListingShowsEveryEffect(t *testing.T) {
-	config, ioDir := shopConfig(t)
+	_, config, ioDir := shopConfig(t)
 	script := testfile.Temp(t, "script.luau", forgedDryRun)
 	_, stderr, status := toolscriptRun(t, "run", "--config", config, "--io-dir", ioDir, "--dry-run", script)
 	if status != 0 {
@@ -85,7 +84,7 @@ func TestDryRunListingShowsEveryEffect(t *testing.T) {
 }
 
 func TestPlanListingShowsFileNames(t *testing.T) {
-	config, ioDir := shopConfig(t)
+	_, config, ioDir := shopConfig(t)
 	script := testfile.Temp(t, "script.luau", `
 local g = io.open("a\27[2K\rb.txt", "w")
 g:write("x")
@@ -99,9 +98,7 @@ h:close()
 		t.Fatalf("dry run: status %d: %s", status, stderr)
 	}
 	planFile := filepath.Join(t.TempDir(), "plan.json")
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, planFile, plan)
 	_, stderr, status = toolscriptRun(t, "run", "--config", config, "--io-dir", ioDir, "--plan", planFile, script)
 	if status != 0 {
 		t.Fatalf("plan: status %d: %s", status, stderr)
@@ -141,7 +138,7 @@ error("boom \27[2J\27[H gone")
 // say that evil.luau is harmless: one moves the cursor up over evil.luau's
 // line and clears it, one starts lines of its own.
 func TestLintEffectsShowsEveryScript(t *testing.T) {
-	config, _ := shopConfig(t)
+	_, config, _ := shopConfig(t)
 	dir := t.TempDir()
 	files := map[string]string{
 		"evil.luau": "sdk.shop.delete_pet({ petId = 1 })\n",
@@ -168,9 +165,7 @@ func TestLintEffectsShowsEveryScript(t *testing.T) {
 func TestLintShowsParseErrorsEscaped(t *testing.T) {
 	dir := t.TempDir()
 	source := "local x = 1 \"\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\"\n"
-	if err := os.WriteFile(filepath.Join(dir, "a.luau"), []byte(source), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "a.luau"), source)
 	t.Chdir(dir)
 	stdout, stderr, status := toolscriptRun(t, "lint", ".")
 	if status != exitScriptError {
@@ -200,9 +195,7 @@ func TestSpecTextIsShownEscaped(t *testing.T) {
   }}}
 }`
 	path := filepath.Join(t.TempDir(), "spec.json")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, path, spec)
 	stdout, stderr, status := toolscriptRun(t, "sdk", "--api", "shop="+path, "list")
 	if status != 0 {
 		t.Fatalf("status %d: %s %s", status, stdout, stderr)

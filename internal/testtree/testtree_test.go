@@ -7,16 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 func TestContents(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "sub", "a.txt"), []byte("hello"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, filepath.Join(dir, "sub", "a.txt"), "hello")
 	if err := os.Symlink("sub/a.txt", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +36,7 @@ func TestContents(t *testing.T) {
 func TestSnapshotSeesTimes(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(name, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfile.Write(t, name, "x")
 	contents, snapshot := Contents(t, dir), Snapshot(t, dir)
 	if Snapshot(t, dir) != snapshot {
 		t.Fatal("two snapshots of an unchanged directory differ")

@@ -451,17 +451,26 @@ type nativeReport struct {
 	Result   json.RawMessage `json:"result"`
 }
 
-func runNative(harness, file string, n int) measurement {
+// runReport runs cmd and decodes the JSON report it writes on standard
+// output into rep; without one, the error names the command and carries
+// what it wrote on standard error.
+func runReport(cmd *exec.Cmd, rep any) error {
 	var stderr bytes.Buffer
-	cmd := exec.Command(harness, file, fmt.Sprint(n))
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	var rep nativeReport
-	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+	if jerr := json.Unmarshal(out, rep); jerr != nil {
 		if err == nil {
 			err = jerr
 		}
-		return measurement{err: fmt.Errorf("%s: %v %s", harness, err, strings.TrimSpace(stderr.String()))}
+		return fmt.Errorf("%s: %v %s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+func runNative(harness, file string, n int) measurement {
+	var rep nativeReport
+	if err := runReport(exec.Command(harness, file, fmt.Sprint(n)), &rep); err != nil {
+		return measurement{err: err}
 	}
 	if rep.Kind != 0 {
 		return measurement{err: fmt.Errorf("native: kind %d: %s", rep.Kind, rep.Result)}
@@ -573,16 +582,9 @@ type v8Report struct {
 func (e *v8Engine) exec(file string, n, warmups int) (*v8Report, error) {
 	args := append([]string{"--no-warnings"}, e.flags...)
 	args = append(args, e.script, e.module, file, fmt.Sprint(n), fmt.Sprint(warmups))
-	cmd := exec.Command(e.node, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
 	var rep v8Report
-	if jerr := json.Unmarshal(out, &rep); jerr != nil {
-		if err == nil {
-			err = jerr
-		}
-		return nil, fmt.Errorf("%s %s: %v %s", e.node, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	if err := runReport(exec.Command(e.node, args...), &rep); err != nil {
+		return nil, err
 	}
 	if rep.Kind != 0 {
 		return nil, fmt.Errorf("kind %d: %s", rep.Kind, bytes.Join(rawBytes(rep.Results), []byte(", ")))
