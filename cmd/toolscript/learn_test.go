@@ -3,11 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolscript/toolscript/internal/testconfig"
 	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testupstreams"
 )
@@ -22,10 +22,7 @@ func TestLearnFlag(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	python := testupstreams.Python(t)
 	dir := t.TempDir()
-	config := filepath.Join(dir, "toolscript.toml")
-	if err := os.WriteFile(config, []byte("[mcp_servers.py]\ncommand = "+quote(python[0])+"\nargs = ["+quote(python[1])+"]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	config := filepath.Join(testconfig.Write(t, dir, "[mcp_servers.py]\ncommand = "+testconfig.Quote(python[0])+"\nargs = ["+testconfig.Quote(python[1])+"]\n"), testconfig.Name)
 	trace := filepath.Join(dir, "raw.trace.jsonl")
 	recorded := testfile.Temp(t, "record.luau", "return #sdk.py.raw({depth = 2}).v\n")
 	if stdout, stderr, status := toolscriptRun(t, "run", "--config", config, "--record", trace, recorded); status != 0 {
