@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
+	"github.com/toolscript/toolscript/host/runtime/typecheck/typechecktest"
 	"github.com/toolscript/toolscript/internal/testspecs"
 	"github.com/toolscript/toolscript/internal/testwait"
 )
@@ -28,14 +28,7 @@ func TestTypesExtraKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checker, err := typecheck.New(testwait.Context(t), typecheck.Config{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer checker.Close(context.Background())
-	if err := checker.Load([]byte(d.Definitions())); err != nil {
-		t.Fatal(err)
-	}
+	checker := typechecktest.Loaded(t, typecheck.Config{CacheDir: t.TempDir()}, []byte(d.Definitions()))
 	for _, tc := range []struct {
 		src  string
 		want string // in a diagnostic's message; "" for none
