@@ -89,6 +89,31 @@ func runCommand() *cli.Command {
 	}
 }
 
+// runPlans checks that run's flags go together, and reads the plans of
+// --plan and --approve (nil when not given).
+func runPlans(c *cli.Context) (plan, approve *app.Plan, err error) {
+	if len(c.StringSlice("learn")) > 0 && !c.Bool("check") {
+		return nil, nil, usagef("--learn goes with --check: the types it learns are the checker's")
+	}
+	if c.String("plan") != "" && c.Bool("dry-run") {
+		return nil, nil, usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")
+	}
+	if n := countTrue(c.Bool("dry-run"), c.String("plan") != "", c.String("record") != "", c.String("replay") != ""); n > 1 {
+		return nil, nil, usagef("give one of --dry-run, --plan, --record and --replay")
+	}
+	if name := c.String("plan"); name != "" {
+		if plan, err = app.ReadPlanFile(name); err != nil {
+			return nil, nil, usagef("reading the plan %s: %v", name, err)
+		}
+	}
+	if name := c.String("approve"); name != "" {
+		if approve, err = app.ReadPlanFile(name); err != nil {
+			return nil, nil, usagef("reading the plan --approve names, %s: %v", name, err)
+		}
+	}
+	return plan, approve, nil
+}
+
 func runScript(c *cli.Context) error {
 	if c.NArg() == 0 {
 		return usagef("run needs a script path, or - for standard input")
@@ -106,25 +131,9 @@ func runScript(c *cli.Context) error {
 	if err != nil {
 		return usagef("reading the script: %v", err)
 	}
-	if len(c.StringSlice("learn")) > 0 && !c.Bool("check") {
-		return usagef("--learn goes with --check: the types it learns are the checker's")
-	}
-	if c.String("plan") != "" && c.Bool("dry-run") {
-		return usagef("--plan and --dry-run cannot be given together: a dry run makes a plan, --plan applies one")
-	}
-	if n := countTrue(c.Bool("dry-run"), c.String("plan") != "", c.String("record") != "", c.String("replay") != ""); n > 1 {
-		return usagef("give one of --dry-run, --plan, --record and --replay")
-	}
-	var plan, approve *app.Plan
-	if name := c.String("plan"); name != "" {
-		if plan, err = app.ReadPlanFile(name); err != nil {
-			return usagef("reading the plan %s: %v", name, err)
-		}
-	}
-	if name := c.String("approve"); name != "" {
-		if approve, err = app.ReadPlanFile(name); err != nil {
-			return usagef("reading the plan --approve names, %s: %v", name, err)
-		}
+	plan, approve, err := runPlans(c)
+	if err != nil {
+		return err
 	}
 	file, err := loadConfig(c)
 	if err != nil {
