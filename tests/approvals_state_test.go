@@ -79,10 +79,11 @@ func TestApprovalStateKeyRotates(t *testing.T) {
 
 // TestApprovalLargePrefixSpills: a paused execution whose prefix (here an
 // API response of 2.5 MB that does not compress) seals to more than
-// requeststate's 1 MiB is kept in the replicas' shared state_dir, and the
-// retry on the other replica resumes it from there; without a state_dir
-// such a pause resumes only in place, and the other replica says so with
-// nothing run.
+// requeststate's 1 MiB is kept in the replicas' shared state_dir; the
+// retry resumes it from there on the other replica, or in place on the
+// replica holding it, and either way the kept prefix is removed once the
+// state is spent. Without a state_dir such a pause resumes only in
+// place, and the other replica says so with nothing run.
 func TestApprovalLargePrefixSpills(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	random := make([]byte, 1875<<10)
@@ -92,12 +93,26 @@ func TestApprovalLargePrefixSpills(t *testing.T) {
 		local made = sdk.notes.create_note({ text = "approved" })
 		return { read = #notes[2].text, made = made.text }`
 	accept := map[string]any{"action": "accept", "content": map[string]any{}}
-	for i, shared := range []bool{true, false} {
-		t.Run(fmt.Sprintf("state_dir=%v", shared), func(t *testing.T) {
+	for i, tc := range []struct {
+		name           string
+		shared, onHold bool // a state_dir; the retry sent to the replica holding the execution
+	}{
+		{"state_dir, resumed by the other replica", true, false},
+		{"state_dir, resumed in place", true, true},
+		{"no state_dir", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			api := newNotesAPI(t)
 			api.notes["core"] = append(api.notes["core"], big)
-			replicas, iss, _ := startApprovalReplicas(t, api, "", shared)
+			replicas, iss, ioDir := startApprovalReplicas(t, api, "", tc.shared)
+			kept := func() []string {
+				names, _ := filepath.Glob(filepath.Join(filepath.Dir(ioDir), "states", "paused-*"))
+				return names
+			}
 			holder, other := replicas[0].url, replicas[1].url
+			if tc.onHold {
+				other = holder
+			}
 			token := iss.Token(t, "RS256", "alice")
 			first := postModern(t, holder, token, modernCall(10*i+1, script, "", nil))
 			state, _ := first["requestState"].(string)
@@ -107,8 +122,11 @@ func TestApprovalLargePrefixSpills(t *testing.T) {
 			if len(state) > 64<<10 {
 				t.Errorf("the requestState is %d bytes: the prefix travelled in it", len(state))
 			}
+			if n := len(kept()); tc.shared && n != 1 {
+				t.Errorf("the state_dir keeps %d prefixes, want the pause's", n)
+			}
 			retry := postModern(t, other, token, modernCall(10*i+2, script, state, accept))
-			if !shared {
+			if !tc.shared {
 				if text := fmt.Sprint(retry["structuredContent"]); retry["isError"] != true ||
 					!strings.Contains(text, "resumes only in the process that paused it") || !strings.Contains(text, "nothing ran") {
 					t.Errorf("the retry on the other replica: %v", retry)
@@ -127,6 +145,9 @@ func TestApprovalLargePrefixSpills(t *testing.T) {
 			}
 			if gets, posts := api.count(http.MethodGet), api.count(http.MethodPost); gets != 1 || posts != 1 {
 				t.Errorf("the API got %d GETs and %d POSTs, want each once", gets, posts)
+			}
+			if left := kept(); len(left) != 0 {
+				t.Errorf("the state_dir keeps %q after the state was spent", left)
 			}
 		})
 	}

@@ -62,6 +62,11 @@ func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			return invalidState(record, err), nil
 		}
 		x.resume.inPlace = s.pausedRuns.take(st.Execution, ownerOf(ctx))
+		if x.resume.inPlace != nil {
+			// Spent, and going on where it waits: no retry reads its
+			// spilled prefix again.
+			s.removeSpill(st)
+		}
 		if in := x.resume.inPlace; in != nil && in.waiting != nil {
 			// An upstream server's request, answered.
 			response, ok := req.Params.InputResponses[in.waiting.id]
@@ -75,7 +80,7 @@ func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		answer, err := answerOf(server.ElicitationResponse(req.Params.InputResponses, approvalID))
 		if err != nil {
-			st.RemoveSpill()
+			s.removeSpill(st)
 			if in := x.resume.inPlace; in != nil {
 				in.cancel()
 			}
@@ -84,6 +89,15 @@ func (s *Server) resuming(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		x.resume.answer = answer
 		return next(ctx, req)
+	}
+}
+
+// removeSpill removes a spent state's spilled prefix from [effects]
+// state_dir, logging a failure: the directory's bounds and expiry prune
+// what is left.
+func (s *Server) removeSpill(st *requeststate.State) {
+	if err := st.RemoveSpill(); err != nil {
+		s.log.Printf("%v", err)
 	}
 }
 
@@ -129,6 +143,9 @@ func (s *Server) resumeByReplay(x *execution, io *luau.IO) (*effects.Run, error)
 	if st.InPlaceOnly != "" {
 		return nil, fmt.Errorf("the paused execution cannot resume here: it resumes only in the process that paused it (%s), which no longer holds it; nothing ran", st.InPlaceOnly)
 	}
+	// The state is spent: whether the replay goes on or not, no retry
+	// reads its spilled prefix again (PrefixReader holds it in memory).
+	defer s.removeSpill(st)
 	if io != nil && len(st.Files) > 0 {
 		if err := sandboxio.Unchanged(io.Dir, st.Files); err != nil {
 			return nil, fmt.Errorf("the paused execution cannot resume: %w; nothing ran", err)

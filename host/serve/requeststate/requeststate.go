@@ -18,8 +18,10 @@
 //     already resumed state, each with its own error (errors.Is against
 //     the Err values), before anything runs;
 //   - a prefix too large to travel in the state (past MaxSealedBytes),
-//     kept in a spill directory (record_dir) and named by the state with
-//     its sha256;
+//     kept in a spill directory ([effects] state_dir) and named by the
+//     state with its sha256; the directory is bounded (MaxSpillDirBytes,
+//     MaxSpillUserBytes), a state's file removed once it is resumed and
+//     pruned once it has expired;
 //   - Spent, the bounded memory of the states this process resumed, until
 //     they expire: a state resumes at most once per process.
 package requeststate
@@ -37,8 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -61,6 +61,11 @@ const (
 	MaxTokenBytes = (headerBytes+MaxSealedBytes+tagBytes+2)/3*4 + 4
 	// MaxSpillBytes bounds a spilled prefix's compressed file.
 	MaxSpillBytes = trace.MaxBytes
+	// MaxSpillDirBytes bounds the spilled prefixes in the spill directory
+	// together, MaxSpillUserBytes one user's: past them a pause whose
+	// prefix cannot travel in its state resumes only in place.
+	MaxSpillDirBytes  = 2 << 30
+	MaxSpillUserBytes = 512 << 20
 	// MaxFiles bounds the files a state names.
 	MaxFiles = sandboxio.MaxDigestFiles
 )
@@ -189,14 +194,20 @@ type Sealer struct {
 }
 
 // NewSealer returns a sealer with keys (at least one; the first seals),
-// that spills large prefixes to spillDir ("" for none) and remembers
-// resumed states in spent.
+// that spills large prefixes to spillDir ("" for none; the spilled
+// prefixes of expired states there are removed) and remembers resumed
+// states in spent.
 func NewSealer(spillDir string, spent *Spent, keys ...Key) (*Sealer, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("requeststate: a sealer needs a key")
 	}
 	if spent == nil {
 		return nil, errors.New("requeststate: a sealer needs a Spent")
+	}
+	if spillDir != "" {
+		if _, err := pruneSpills(spillDir, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	return &Sealer{keys: keys, spillDir: spillDir, spent: spent}, nil
 }
@@ -221,7 +232,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		return "", err
 	}
 	if len(plain)+tagBytes > MaxSealedBytes {
-		if meta.Spill, err = s.spill(st.ID, compressed); err != nil {
+		if meta.Spill, err = s.spill(st, compressed, time.Now()); err != nil {
 			return "", err
 		}
 		if plain, err = plaintext(&meta, nil); err != nil {
@@ -252,22 +263,6 @@ func plaintext(meta *State, prefix []byte) ([]byte, error) {
 	}
 	out := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(js)+len(prefix)), uint32(len(js)))
 	return append(append(out, js...), prefix...), nil
-}
-
-func (s *Sealer) spill(id string, compressed []byte) (*Spill, error) {
-	if s.spillDir == "" {
-		return nil, fmt.Errorf("requeststate: the paused execution's prefix is %d bytes compressed, more than a requestState holds (%s), "+
-			"and no [effects] record_dir keeps it", len(compressed), trace.Size(MaxSealedBytes))
-	}
-	if int64(len(compressed)) > MaxSpillBytes {
-		return nil, fmt.Errorf("requeststate: the paused execution's prefix is %d bytes compressed, more than %d", len(compressed), MaxSpillBytes)
-	}
-	name := "paused-" + id + ".trace.zst"
-	if err := os.WriteFile(filepath.Join(s.spillDir, name), compressed, 0o600); err != nil {
-		return nil, fmt.Errorf("requeststate: keeping the prefix: %w", err)
-	}
-	sum := sha256.Sum256(compressed)
-	return &Spill{Name: name, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(compressed))}, nil
 }
 
 // Open opens token for a retry from binding at now: the state, or an
@@ -413,34 +408,6 @@ func (st *State) PrefixReader() (io.ReadCloser, error) {
 		return nil, fmt.Errorf("requeststate: %w", err)
 	}
 	return dec.IOReadCloser(), nil
-}
-
-func readSpill(dir string, sp *Spill) ([]byte, error) {
-	if dir == "" || filepath.Base(sp.Name) != sp.Name || sp.Bytes > MaxSpillBytes {
-		return nil, fmt.Errorf("%w: no record_dir holds %s", ErrPrefixMissing, sp.Name)
-	}
-	f, err := os.Open(filepath.Join(dir, sp.Name))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPrefixMissing, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, sp.Bytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPrefixMissing, err)
-	}
-	sum := sha256.Sum256(data)
-	if int64(len(data)) != sp.Bytes || hex.EncodeToString(sum[:]) != sp.SHA256 {
-		return nil, fmt.Errorf("%w: %s is not the file the pause wrote", ErrPrefixMissing, sp.Name)
-	}
-	return data, nil
-}
-
-// RemoveSpill removes a resumed state's spill file, if it has one.
-func (st *State) RemoveSpill() error {
-	if st.Spill == nil || st.spillDir == "" || filepath.Base(st.Spill.Name) != st.Spill.Name {
-		return nil
-	}
-	return os.Remove(filepath.Join(st.spillDir, st.Spill.Name))
 }
 
 // compress is data in zstd.

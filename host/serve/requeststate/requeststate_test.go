@@ -257,7 +257,7 @@ func TestSpill(t *testing.T) {
 	prefix := make([]byte, 3<<20) // random: it does not compress
 	rand.Read(prefix)
 	key := newKey(t)
-	if _, err := newSealer(t, "", key).Seal(newState(prefix)); err == nil || !strings.Contains(err.Error(), "record_dir") {
+	if _, err := newSealer(t, "", key).Seal(newState(prefix)); err == nil || !strings.Contains(err.Error(), "no [effects] state_dir keeps it") {
 		t.Fatalf("without a spill directory: %v", err)
 	}
 	dir := t.TempDir()
