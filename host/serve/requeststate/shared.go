@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,9 +71,15 @@ func (s *Spent) spendShared(id string, expiry, now time.Time) error {
 	return fmt.Errorf("%w: its record in %s could not be replaced", ErrSpent, s.dir)
 }
 
-// readExpiry reads the expiry a shared file holds.
+// readExpiry reads the expiry a shared file holds (a few digits: it
+// reads no more than 33 bytes of any other file).
 func readExpiry(path string) (time.Time, bool) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 33))
 	if err != nil || len(b) > 32 {
 		return time.Time{}, false
 	}
@@ -93,6 +100,9 @@ func (s *Spent) sweep(now time.Time) {
 	defer d.Close()
 	names, _ := d.Readdirnames(maxSweep)
 	for _, name := range names {
+		if _, err := hex.DecodeString(name); err != nil {
+			continue // not a record of a resumed state: a kept prefix, say
+		}
 		path := filepath.Join(s.dir, name)
 		if exp, ok := readExpiry(path); ok && !now.Before(exp) {
 			os.Remove(path)
