@@ -23,8 +23,8 @@ const MaxEditBytes = 16 << 20
 // Edit replaces the first occurrence of the plain text old in the file p
 // with new, or every occurrence when all is set, and returns how many it
 // replaced. No occurrence is an error: nothing is written. The file's new
-// content counts against the write budget, checked before anything is
-// written.
+// content counts against the write budget, checked before the new content
+// is built or anything is written.
 func (s *FS) Edit(p, old, new string, all bool) (int, error) {
 	const op = "io.edit"
 	if old == "" {
@@ -41,12 +41,15 @@ func (s *FS) Edit(p, old, new string, all bool) (int, error) {
 	if !all {
 		n = 1
 	}
-	edited := strings.Replace(content, old, new, n)
-	if cost := int64(len(edited)); s.written+cost > s.limits.MaxBytes {
+	// The new size is known before the new content is built: a short
+	// text replaced by a long one everywhere in the file could make it
+	// gigabytes, held by the host, were the budget checked after.
+	if cost := int64(len(content)) + int64(n)*(int64(len(new))-int64(len(old))); s.written+cost > s.limits.MaxBytes {
 		return 0, &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf(
 			"write budget exceeded: rewriting the file (%d bytes) would bring the total to %d bytes, over the limit of %d",
 			cost, s.written+cost, s.limits.MaxBytes)}
 	}
+	edited := strings.Replace(content, old, new, n)
 	id, err := s.Open(p, "w")
 	if err != nil {
 		return 0, renamed(op, err)

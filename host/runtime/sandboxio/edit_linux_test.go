@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -194,5 +195,48 @@ func TestEditRenamePlanApplies(t *testing.T) {
 	}
 	if got, want := testtree.Contents(t, planDir), testtree.Contents(t, realDir); got != want {
 		t.Errorf("after the plan run:\n%s\nafter a real run:\n%s", got, want)
+	}
+}
+
+// An edit whose result would be far over the write budget is refused
+// before the result is built: a file of 16 KiB of "a" with every "a"
+// replaced by 16 KiB would be 256 MiB, and one of 64 KiB with 64 KiB
+// replacements 4 GiB, held by the host before the budget was checked.
+func TestEditBudgetCheckedBeforeReplacing(t *testing.T) {
+	const size = 16 << 10
+	for _, c := range []struct {
+		name    string
+		old     string
+		new     string
+		all     bool
+		grows   int64 // the edited file's size
+		refused bool
+	}{
+		{"every one replaced by 16 KiB", "a", strings.Repeat("b", size), true, size * size, true},
+		{"the first replaced by 16 KiB", "a", strings.Repeat("b", size), false, 2*size - 1, false},
+		{"every one removed", "a", "", true, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tree(t, dir, map[string]string{"f.txt": strings.Repeat("a", size)})
+			s := New(dir, Limits{MaxBytes: 1 << 20})
+			defer s.Touched()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := s.Edit("f.txt", c.old, c.new, c.all)
+			runtime.ReadMemStats(&after)
+			if kind, ok := kindOf(err); c.refused != (ok && kind == KindLimit) {
+				t.Fatalf("Edit: %v", err)
+			}
+			if c.refused && !strings.Contains(err.Error(), fmt.Sprintf("rewriting the file (%d bytes)", c.grows)) {
+				t.Errorf("the refusal does not name the edited size: %v", err)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+				t.Errorf("the edit allocated %d bytes; the file is %d and the budget %d", got, size, 1<<20)
+			}
+			if got, _ := os.Stat(filepath.Join(dir, "f.txt")); !c.refused && got.Size() != c.grows {
+				t.Errorf("the edited file has %d bytes; want %d", got.Size(), c.grows)
+			}
+		})
 	}
 }
