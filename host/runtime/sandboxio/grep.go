@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 )
@@ -31,6 +33,10 @@ const (
 	// binarySniff is how much of a file's start is looked at for a NUL
 	// byte, which marks it binary (as git and grep do): skipped.
 	binarySniff = 8 << 10
+	// MaxPatternSize bounds the size of a regular expression's program:
+	// the steps matching takes for each byte, at most (RE2 matches in
+	// time linear in the input, times this).
+	MaxPatternSize = 2000
 )
 
 // Match is a line Grep found: the file's path (relative to the io
@@ -53,9 +59,9 @@ func (s *FS) Grep(ctx context.Context, pattern, p, filter string) ([]Match, erro
 	if len(pattern) > MaxPatternBytes {
 		return nil, LongPattern(op, pattern, len(pattern), MaxPatternBytes)
 	}
-	re, err := regexp.Compile(pattern)
+	re, steps, err := compilePattern(pattern)
 	if err != nil {
-		return nil, invalidPattern(op, pattern, unwrapSyntax(err))
+		return nil, invalidPattern(op, pattern, err)
 	}
 	var keep func(string) bool
 	if filter != "" {
@@ -79,7 +85,7 @@ func (s *FS) Grep(ctx context.Context, pattern, p, filter string) ([]Match, erro
 	if err != nil {
 		return nil, ioError(op, p, withoutPath(err))
 	}
-	g := &grepper{walker: walker{s: s, ctx: ctx, op: op}, re: re, keep: keep, out: []Match{}}
+	g := &grepper{walker: walker{s: s, ctx: ctx, op: op}, re: re, steps: steps, keep: keep, out: []Match{}}
 	if info.IsDir() {
 		err = g.dir(name)
 	} else {
@@ -90,6 +96,62 @@ func (s *FS) Grep(ctx context.Context, pattern, p, filter string) ([]Match, erro
 	}
 	sort.SliceStable(g.out, func(i, j int) bool { return g.out[i].Path < g.out[j].Path })
 	return g.out, nil
+}
+
+// compilePattern compiles a regular expression after checking the size
+// of its program (MaxPatternSize), which it returns: RE2 matches in time
+// linear in the input, times that size, and compiling a large one costs
+// the host hundreds of MB. The size is counted on the parsed pattern,
+// before anything is compiled.
+func compilePattern(pattern string) (*regexp.Regexp, int64, error) {
+	parsed, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, 0, unwrapSyntax(err)
+	}
+	steps := programSize(parsed)
+	if steps > MaxPatternSize {
+		return nil, 0, fmt.Errorf("the pattern is too large (%d steps for each byte matched; at most %d): use smaller repeat counts", steps, MaxPatternSize)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, 0, unwrapSyntax(err)
+	}
+	return re, steps, nil
+}
+
+// programSize estimates the instructions of re's compiled program (as
+// regexp/syntax.Compile makes it, repeats expanded). The parsed pattern is
+// small (16 KiB at most, repeats not expanded); the count saturates at
+// 2^40.
+func programSize(re *syntax.Regexp) int64 {
+	const most = 1 << 40
+	sum := func(subs []*syntax.Regexp) int64 {
+		var n int64
+		for _, sub := range subs {
+			n = min(most, n+programSize(sub))
+		}
+		return n
+	}
+	switch re.Op {
+	case syntax.OpLiteral:
+		return int64(len(re.Rune))
+	case syntax.OpCapture:
+		return 2 + sum(re.Sub)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest:
+		return 1 + sum(re.Sub)
+	case syntax.OpConcat:
+		return sum(re.Sub)
+	case syntax.OpAlternate:
+		return sum(re.Sub) + int64(len(re.Sub)-1)
+	case syntax.OpRepeat:
+		sub := sum(re.Sub)
+		if re.Max < 0 { // x{n,}: n copies and a star
+			return min(most, int64(re.Min+1)*sub+1)
+		}
+		// x{n,m}: m copies, the last m-n optional.
+		return min(most, int64(re.Max)*sub+int64(re.Max-re.Min))
+	}
+	return 1 // a class, an anchor, an empty match
 }
 
 // unwrapSyntax words a regexp error without its "error parsing regexp: "
@@ -119,11 +181,15 @@ func (g globPattern) matcher(byName bool) func(string) bool {
 // grepper is one Grep's walk, reads and matches.
 type grepper struct {
 	walker
-	re   *regexp.Regexp
-	keep func(string) bool
-	out  []Match
-	size int // the bytes of out's paths and texts
-	read int64
+	re *regexp.Regexp
+	// steps is the size of re's program, the steps matching takes for
+	// each byte at most; work counts steps × bytes matched since the
+	// deadline was last checked.
+	steps, work int64
+	keep        func(string) bool
+	out         []Match
+	size        int // the bytes of out's paths and texts
+	read        int64
 }
 
 // dir greps the regular files under dir, in name order.
@@ -170,6 +236,9 @@ func (g *grepper) file(name, p string) error {
 		if text == nil && errors.Is(err, io.EOF) {
 			return nil
 		}
+		if err := g.matching(len(text)); err != nil {
+			return err
+		}
 		if g.re.Match(text) {
 			if len(g.out) >= MaxGrepMatches {
 				return g.limit("matches", MaxGrepMatches)
@@ -215,6 +284,21 @@ func (g *grepper) line(r *bufio.Reader) ([]byte, error) {
 	text = bytes.TrimSuffix(text, []byte("\n"))
 	text = bytes.TrimSuffix(text, []byte("\r"))
 	return text, err
+}
+
+// workPerCheck is the matching work (steps × bytes) between two checks
+// of the execution's deadline: a fraction of a second.
+const workPerCheck = 1 << 24
+
+// matching counts the work of matching a line of n bytes, checking the
+// execution's deadline before a match once enough has been done since
+// the last check: a pattern of many steps makes even a line work enough.
+func (g *grepper) matching(n int) error {
+	if g.work += int64(n+1) * g.steps; g.work < workPerCheck {
+		return nil
+	}
+	g.work = 0
+	return g.alive()
 }
 
 // count adds n bytes read, failing past MaxGrepBytes or when the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -126,5 +127,74 @@ func TestSearchBeforeTheDirectoryExists(t *testing.T) {
 	}
 	if _, err := s.Grep(context.Background(), "x", "sub", ""); err == nil || err.Error() != "io.grep: 'sub': no such file or directory" {
 		t.Errorf("Grep(sub) = %v", err)
+	}
+}
+
+// A regular expression is matched in time linear in the input, but the
+// factor is the size of its compiled program: "[a-z]{1000}" repeated 14
+// times is 14,000 steps per byte (a 64 KiB line takes the host seconds,
+// in one call the execution's deadline cannot stop), and the 16 KiB a
+// pattern may have make 1.4 million (a compile of 350 MB). Past
+// MaxPatternSize it is an invalid pattern, refused before it is compiled.
+func TestGrepPatternSize(t *testing.T) {
+	dir := t.TempDir()
+	tree(t, dir, map[string]string{"a.txt": "abc\n"})
+	s := New(dir, Limits{MaxBytes: 1 << 20})
+	defer s.Touched()
+	for _, c := range []struct {
+		pattern string
+		size    int
+	}{
+		{`[a-z]{1000}x`, 0},
+		{`(?:a|b|c){600}`, 0},
+		{`(?:(?:a|b){30}){30}x`, 0},
+		{strings.Repeat(`[a-z]{1000}`, 3), 3000},
+		{strings.Repeat(`[a-z]{1000}`, 14), 14000},
+		{`(?:a|aa|aaa|aaaa){1000}x`, -1},
+		{strings.Repeat(`a{0,1000}`, 16) + "x", 32001},
+		{`(?:(?:ab|cd){30}){30}x`, -1},
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := s.Grep(context.Background(), c.pattern, ".", "")
+		runtime.ReadMemStats(&after)
+		if c.size == 0 {
+			if err != nil {
+				t.Errorf("Grep(%.40q) = %v", c.pattern, err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("the pattern is too large (%d steps for each byte matched; at most %d): use smaller repeat counts", c.size, MaxPatternSize)
+		if c.size < 0 { // the parser's factoring decides the count
+			want = fmt.Sprintf("steps for each byte matched; at most %d)", MaxPatternSize)
+		}
+		if kind, ok := kindOf(err); !ok || kind != KindIO || !strings.Contains(err.Error(), want) {
+			t.Errorf("Grep(%.40q) = %v;\nwant %s", c.pattern, err, want)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+			t.Errorf("Grep(%.40q) allocated %d bytes to refuse it", c.pattern, got)
+		}
+	}
+}
+
+// The execution's deadline is checked as often as the matching costs,
+// not only every MiB read: with a pattern of 1,000 steps a byte, a line
+// of 64 KiB is work enough to check it before the next.
+func TestGrepDeadlineByWork(t *testing.T) {
+	dir := t.TempDir()
+	line := strings.Repeat("a", MaxGrepLine-1) + "\n"
+	tree(t, dir, map[string]string{"f.txt": strings.Repeat(line, 15)}) // under 1 MiB
+	s := New(dir, Limits{MaxBytes: 1 << 20})
+	defer s.Touched()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// "zz" first: the match itself is quick (a scan for the prefix), the
+	// step count is the pattern's.
+	_, err := s.Grep(ctx, `zz[a-z]{1000}`, "f.txt", "")
+	if kind, ok := kindOf(err); !ok || kind != KindLimit || !strings.Contains(err.Error(), "time ran out") {
+		t.Fatalf("Grep after the deadline = %v", err)
+	}
+	if s.grepRead > 2*int64(len(line)) {
+		t.Errorf("Grep read %d bytes after the deadline; want at most two lines of %d", s.grepRead, len(line))
 	}
 }
