@@ -193,7 +193,7 @@ func ioList(ctx context.Context, mod api.Module, ptr, n uint32) int32 {
 		return fail
 	}
 	return int32(exec.doIO(trace.IO{Op: trace.IOList, Path: path}, nil, func() int64 {
-		return int64(exec.names(exec.fs.List(path)))
+		return int64(exec.names(exec.fs.List(ctx, path)))
 	}))
 }
 

@@ -1,6 +1,7 @@
 package sandboxio
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func TestFSReportsTheUnusableDirectory(t *testing.T) {
 		s := New(dir, Limits{MaxBytes: 1 << 20})
 		_, errWrite := s.Open("x.txt", "w")
 		_, errRead := s.Open("x.txt", "r")
-		names, errList := s.List(".")
+		names, errList := s.List(context.Background(), ".")
 		for op, err := range map[string]error{"write": errWrite, "read": errRead, "list": errList, "remove": s.Remove("x.txt")} {
 			var dirErr *DirError
 			var e *Error
@@ -102,7 +103,7 @@ func TestFSReportsTheUnusableDirectory(t *testing.T) {
 	}
 	// A directory not created yet is empty, and its files do not exist.
 	s := New(filepath.Join(base, "later"), Limits{MaxBytes: 1 << 20})
-	if names, err := s.List("."); err != nil || len(names) != 0 {
+	if names, err := s.List(context.Background(), "."); err != nil || len(names) != 0 {
 		t.Errorf("list before the first write: %q %v", names, err)
 	}
 	if _, err := s.Open("x.txt", "r"); err == nil || !strings.HasSuffix(err.Error(), "'x.txt': no such file or directory") {

@@ -3,6 +3,7 @@
 package sandboxio
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -104,11 +105,11 @@ func TestOverlay(t *testing.T) {
 		}
 	}
 	for dir, want := range map[string]string{".": "[empty.txt keep.txt out sub]", "out": "[deep]", "out/deep": "[new.txt]", "sub": "[a.txt]"} {
-		if names, err := s.List(dir); err != nil || fmt.Sprint(names) != want {
+		if names, err := s.List(context.Background(), dir); err != nil || fmt.Sprint(names) != want {
 			t.Errorf("List(%q) = %v, %v; want %s", dir, names, err, want)
 		}
 	}
-	if _, err := s.List("keep.txt"); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := s.List(context.Background(), "keep.txt"); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Errorf("List of a file: %v", err)
 	}
 
@@ -174,7 +175,7 @@ func TestOverlayBudgets(t *testing.T) {
 	if _, err := s.Open("d.txt", "w"); !errors.As(err, &se) || se.Kind != KindLimit {
 		t.Errorf("past max_files: %v", err)
 	}
-	if names, err := s.List("."); err != nil || fmt.Sprint(names) != "[a c.txt]" {
+	if names, err := s.List(context.Background(), "."); err != nil || fmt.Sprint(names) != "[a c.txt]" {
 		t.Errorf("List: %v %v", names, err)
 	}
 	s.CloseAll()

@@ -8,6 +8,7 @@ package sandboxio
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -568,8 +569,10 @@ func (s *FS) Close(id int32) error {
 	return nil
 }
 
-// List returns the sorted names of the entries of one directory.
-func (s *FS) List(p string) ([]string, error) {
+// List returns the sorted names of the entries of one directory. It reads
+// them in batches, at most MaxWalkEntries of them, and stops when ctx is
+// done: a directory of a million entries costs no more than the bound.
+func (s *FS) List(ctx context.Context, p string) ([]string, error) {
 	const op = "io.list"
 	name, err := Clean(p)
 	if err != nil {
@@ -588,7 +591,7 @@ func (s *FS) List(p string) ([]string, error) {
 		}
 		var real []string
 		if _, onlyStaged := info.(dirInfo); !onlyStaged {
-			if real, err = s.listReal(op, p, name); err != nil {
+			if real, err = s.listReal(ctx, op, p, name); err != nil {
 				return nil, err
 			}
 		}
@@ -600,11 +603,11 @@ func (s *FS) List(p string) ([]string, error) {
 		}
 		return nil, refuse(op, p, err)
 	}
-	return s.listReal(op, p, name)
+	return s.listReal(ctx, op, p, name)
 }
 
 // listReal lists the real directory name.
-func (s *FS) listReal(op, p, name string) ([]string, error) {
+func (s *FS) listReal(ctx context.Context, op, p, name string) ([]string, error) {
 	// Only a directory is opened: opening a FIFO would block the host,
 	// beyond the reach of the script's timeout.
 	info, err := s.root.Stat(name)
@@ -625,9 +628,14 @@ func (s *FS) listReal(op, p, name string) ([]string, error) {
 	if !info.IsDir() {
 		return nil, refuse(op, p, errors.New("not a directory"))
 	}
-	names, err := dir.Readdirnames(-1)
+	w := &walker{s: s, ctx: ctx, op: op}
+	entries, err := w.readOpened(dir, p)
 	if err != nil {
-		return nil, ioError(op, p, err)
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.name
 	}
 	sort.Strings(names)
 	return names, nil

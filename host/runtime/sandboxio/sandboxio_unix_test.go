@@ -3,6 +3,7 @@
 package sandboxio
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -37,7 +38,7 @@ func TestFIFOIsNeverOpened(t *testing.T) {
 					t.Errorf("Open(%q, %q) = %v", name, mode, err)
 				}
 			}
-			if _, err := s.List(name); err == nil || !strings.Contains(err.Error(), "not a directory") {
+			if _, err := s.List(context.Background(), name); err == nil || !strings.Contains(err.Error(), "not a directory") {
 				t.Errorf("List(%q) = %v", name, err)
 			}
 		}
@@ -182,7 +183,7 @@ func TestMessagesHideTheDirectory(t *testing.T) {
 		s := New(dir, Limits{MaxBytes: 1 << 20})
 		_, errWrite := s.Open("x.txt", "w")
 		_, errRead := s.Open("x.txt", "r")
-		_, errList := s.List("sub")
+		_, errList := s.List(context.Background(), "sub")
 		for _, err := range []error{errWrite, errRead, errList, s.Remove("x.txt")} {
 			if err == nil {
 				if dir == filepath.Join(base, "file", "io") {

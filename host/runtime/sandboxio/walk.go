@@ -133,13 +133,21 @@ type walker struct {
 
 func (w *walker) limit(what string, bound int) error {
 	return &Error{Kind: KindLimit, Op: w.op, Reason: fmt.Sprintf(
-		"the walk stopped at its bound of %d %s (name a smaller directory or a narrower pattern)", bound, what)}
+		"the %s stopped at its bound of %d %s (name a smaller directory or a narrower pattern)", w.doing(), bound, what)}
+}
+
+// doing names what the walker does, for its messages.
+func (w *walker) doing() string {
+	if w.op == "io.list" {
+		return "listing"
+	}
+	return "walk"
 }
 
 // alive fails once the execution's time has run out or it was cancelled.
 func (w *walker) alive() error {
 	if err := w.ctx.Err(); err != nil {
-		return &Error{Kind: KindLimit, Op: w.op, Reason: "the execution's time ran out during the walk", Err: err}
+		return &Error{Kind: KindLimit, Op: w.op, Reason: "the execution's time ran out during the " + w.doing(), Err: err}
 	}
 	return nil
 }
@@ -195,6 +203,13 @@ func (w *walker) readRealDir(dir string) ([]dirEntry, error) {
 		return nil, ioError(w.op, dir, err)
 	}
 	defer f.Close()
+	return w.readOpened(f, dir)
+}
+
+// readOpened reads the open directory dir in batches, counting its
+// entries against the walk's bound and checking the execution's time
+// between batches.
+func (w *walker) readOpened(f *os.File, dir string) ([]dirEntry, error) {
 	var out []dirEntry
 	for {
 		batch, err := f.ReadDir(walkBatch)

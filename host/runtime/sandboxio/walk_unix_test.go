@@ -254,6 +254,7 @@ func TestWalkStopsAtBound(t *testing.T) {
 	}{
 		{"glob", func(s *FS) error { _, err := s.Glob(context.Background(), "**/*.txt"); return err }},
 		{"grep", func(s *FS) error { _, err := s.Grep(context.Background(), "x", ".", ""); return err }},
+		{"list", func(s *FS) error { _, err := s.List(context.Background(), "big"); return err }},
 	} {
 		s := New(dir, Limits{MaxBytes: 1 << 20})
 		err := c.call(s)
@@ -278,5 +279,9 @@ func TestWalkStopsWhenCancelled(t *testing.T) {
 	_, err := s.Glob(ctx, "**")
 	if kind, ok := kindOf(err); !ok || kind != KindLimit || !errors.Is(err, context.Canceled) {
 		t.Errorf("Glob with its execution over: %v", err)
+	}
+	_, err = s.List(ctx, "a")
+	if kind, ok := kindOf(err); !ok || kind != KindLimit || !errors.Is(err, context.Canceled) {
+		t.Errorf("List with its execution over: %v", err)
 	}
 }
