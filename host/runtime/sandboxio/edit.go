@@ -245,6 +245,11 @@ func (s *FS) renameStaged(src, dst string) error {
 	}
 	ov.files[dst] = tmp
 	delete(ov.files, src)
+	for _, h := range s.handles {
+		if h.staged && h.tmp == tmp {
+			h.name = dst // the handle's file is dst's now, as a descriptor follows a rename
+		}
+	}
 	delete(ov.removed, dst)
 	if s.root != nil {
 		if _, err := s.root.Lstat(src); err == nil {

@@ -169,7 +169,7 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 		s.created++
 	}
 	h := &handle{file: f, name: name, readable: readable, writable: writable, appendOnly: appendOnly,
-		size: info.Size(), staged: staged, changed: writable && (!exists || flags&os.O_TRUNC != 0)}
+		size: info.Size(), staged: staged, changed: writable && (!exists || flags&os.O_TRUNC != 0), tmp: s.ov.files[name]}
 	return s.addHandle(h), nil
 }
 
@@ -291,12 +291,13 @@ func within(path, dir string) bool {
 // writeEffect is the effect of a staged handle's writes, taken when it is
 // closed (f is its file, flushed and still open): the file's resulting
 // size and sha256, and a diff against the real file when both are small
-// text.
-func (s *FS) writeEffect(h *handle, file *os.File) effects.Effect {
+// text. When the handle's file is no longer current (removed, or replaced
+// by a rename, since), the write left nothing.
+func (s *FS) writeEffect(h *handle, file *os.File, current bool) effects.Effect {
 	e := effects.Effect{Op: effects.OpWrite, Path: h.name}
 	var f io.Reader = io.NewSectionReader(file, 0, 1<<62)
-	if _, staged := s.ov.files[h.name]; !staged {
-		f = strings.NewReader("") // removed since: the write left nothing
+	if !current {
+		f = strings.NewReader("")
 	}
 	hash := sha256.New()
 	var small []byte

@@ -140,6 +140,18 @@ type handle struct {
 	// the handle created, truncated or wrote its file: its close takes a
 	// write effect.
 	staged, changed bool
+	// tmp is the overlay's file a staged handle works on. Like a real
+	// file's descriptor, the handle follows it: a rename of it renames
+	// the handle (renameStaged), and once no name has it (removed, or
+	// replaced by a rename) the handle's writes land nowhere (current).
+	tmp string
+}
+
+// current reports whether the staged handle h still works on the file
+// its name has in the overlay: what its close describes and applies.
+func (s *FS) current(h *handle) bool {
+	tmp, ok := s.ov.files[h.name]
+	return ok && tmp == h.tmp
 }
 
 type touch struct {
@@ -548,15 +560,22 @@ func (s *FS) Close(id int32) error {
 	}
 	var applyErr error
 	if flushErr == nil && h.staged && h.changed {
-		switch out := s.fx.Pass(effects.Pending{Effect: func() effects.Effect { return s.writeEffect(h, h.file) }}); out.Decision {
+		// A handle whose file no name has any more wrote nothing that
+		// lands: its effect says so, and nothing is applied or unstaged.
+		current := s.current(h)
+		switch out := s.fx.Pass(effects.Pending{Effect: func() effects.Effect { return s.writeEffect(h, h.file, current) }}); out.Decision {
 		case effects.Proceed: // a plan run's write the plan holds, a write the rules allow
-			applyErr = s.applyWrite(h.name)
+			if current {
+				applyErr = s.applyWrite(h.name)
+			}
 		case effects.Stop:
 			h.file.Close()
 			return s.stopped("close", h.name)
 		case effects.Deny:
 			h.file.Close()
-			s.unstage(h.name)
+			if current {
+				s.unstage(h.name)
+			}
 			return denied("close", h.name, out)
 		}
 	}
