@@ -28,8 +28,10 @@ const (
 	MaxWalkEntries = 50000
 	// MaxWalkDirs bounds the directories one call visits.
 	MaxWalkDirs = 5000
-	// MaxGlobMatches bounds the paths one Glob returns.
+	// MaxGlobMatches bounds the paths one Glob returns, and MaxGlobBytes
+	// their bytes (what the host holds and copies into the script).
 	MaxGlobMatches = 10000
+	MaxGlobBytes   = 8 << 20
 	// MaxPatternBytes bounds a regular expression; a glob pattern is a
 	// path, bounded by MaxPathBytes.
 	MaxPatternBytes = 16 << 10
@@ -129,6 +131,8 @@ type walker struct {
 	op      string
 	entries int
 	dirs    int
+	// paths counts the bytes of the paths a Glob returns.
+	paths int
 }
 
 func (w *walker) limit(what string, bound int) error {
@@ -441,6 +445,9 @@ func (w *walker) glob(g globPattern, dir string, states []int, out *[]string) er
 		if matched {
 			if len(*out) >= MaxGlobMatches {
 				return w.limit("matches", MaxGlobMatches)
+			}
+			if w.paths += len(child); w.paths > MaxGlobBytes {
+				return w.limit("bytes of paths", MaxGlobBytes)
 			}
 			*out = append(*out, child)
 		}

@@ -285,3 +285,35 @@ func TestWalkStopsWhenCancelled(t *testing.T) {
 		t.Errorf("List with its execution over: %v", err)
 	}
 }
+
+// The paths io.glob returns are bounded in bytes as io.grep's matches
+// are: 2,200 files at the bottom of 15 directories of 250-byte names are
+// 2,200 paths of 4 KB, 8.4 MB the host would hold and copy (10,000 of
+// them, 40 MB).
+func TestGlobStopsAtBytes(t *testing.T) {
+	dir := t.TempDir()
+	deep := dir
+	for i := range 15 {
+		deep = filepath.Join(deep, fmt.Sprintf("%02d%s", i, strings.Repeat("d", 248)))
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2200 {
+		f, err := os.Create(filepath.Join(deep, fmt.Sprintf("%04d%s", i, strings.Repeat("f", 150))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	s := New(dir, Limits{MaxBytes: 1 << 20})
+	defer s.Touched()
+	got, err := s.Glob(context.Background(), "**")
+	if kind, ok := kindOf(err); !ok || kind != KindLimit || !strings.Contains(err.Error(), fmt.Sprintf("bound of %d bytes of paths", MaxGlobBytes)) {
+		t.Errorf("Glob over 8.4 MB of paths = %d paths, %v", len(got), err)
+	}
+	got, err = s.Glob(context.Background(), "*/*/*/*/*/*/*/*/*/*/*/*/*/*/*/00*")
+	if err != nil || len(got) != 100 {
+		t.Errorf("a narrower Glob = %d paths, %v", len(got), err)
+	}
+}
