@@ -16,9 +16,12 @@ import (
 // stages it, a plan holds it as a write with its diff, and it counts
 // against max_bytes); Rename is an effect of its own (effects.OpRename).
 
-// MaxEditBytes bounds the file Edit reads: it holds the file and its new
-// content in memory.
-const MaxEditBytes = 16 << 20
+// MaxEditBytes bounds the file Edit reads, and MaxEditResultBytes the
+// file's new content: Edit holds both in memory.
+const (
+	MaxEditBytes       = 16 << 20
+	MaxEditResultBytes = 64 << 20
+)
 
 // Edit replaces the first occurrence of the plain text old in the file p
 // with new, or every occurrence when all is set, and returns how many it
@@ -44,10 +47,15 @@ func (s *FS) Edit(p, old, new string, all bool) (int, error) {
 	// The new size is known before the new content is built: a short
 	// text replaced by a long one everywhere in the file could make it
 	// gigabytes, held by the host, were the budget checked after.
-	if cost := int64(len(content)) + int64(n)*(int64(len(new))-int64(len(old))); s.written+cost > s.limits.MaxBytes {
+	cost := int64(len(content)) + int64(n)*(int64(len(new))-int64(len(old)))
+	if s.written+cost > s.limits.MaxBytes {
 		return 0, &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf(
 			"write budget exceeded: rewriting the file (%d bytes) would bring the total to %d bytes, over the limit of %d",
 			cost, s.written+cost, s.limits.MaxBytes)}
+	}
+	if cost > MaxEditResultBytes {
+		return 0, &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf(
+			"the edited file would be too large to hold (%d bytes; at most %d)", cost, MaxEditResultBytes)}
 	}
 	edited := strings.Replace(content, old, new, n)
 	id, err := s.Open(p, "w")

@@ -206,35 +206,37 @@ func TestEditBudgetCheckedBeforeReplacing(t *testing.T) {
 	const size = 16 << 10
 	for _, c := range []struct {
 		name    string
+		budget  int64
 		old     string
 		new     string
 		all     bool
 		grows   int64 // the edited file's size
-		refused bool
+		refused string
 	}{
-		{"every one replaced by 16 KiB", "a", strings.Repeat("b", size), true, size * size, true},
-		{"the first replaced by 16 KiB", "a", strings.Repeat("b", size), false, 2*size - 1, false},
-		{"every one removed", "a", "", true, 0, false},
+		{"every one replaced by 16 KiB", 1 << 20, "a", strings.Repeat("b", size), true, size * size, "write budget exceeded: rewriting the file (268435456 bytes)"},
+		{"within a budget of 1 TiB", 1 << 40, "a", strings.Repeat("b", size), true, size * size, "the edited file would be too large to hold (268435456 bytes; at most 67108864)"},
+		{"the first replaced by 16 KiB", 1 << 20, "a", strings.Repeat("b", size), false, 2*size - 1, ""},
+		{"every one removed", 1 << 20, "a", "", true, 0, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tree(t, dir, map[string]string{"f.txt": strings.Repeat("a", size)})
-			s := New(dir, Limits{MaxBytes: 1 << 20})
+			s := New(dir, Limits{MaxBytes: c.budget})
 			defer s.Touched()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			_, err := s.Edit("f.txt", c.old, c.new, c.all)
 			runtime.ReadMemStats(&after)
-			if kind, ok := kindOf(err); c.refused != (ok && kind == KindLimit) {
+			if kind, ok := kindOf(err); (c.refused != "") != (ok && kind == KindLimit) {
 				t.Fatalf("Edit: %v", err)
 			}
-			if c.refused && !strings.Contains(err.Error(), fmt.Sprintf("rewriting the file (%d bytes)", c.grows)) {
-				t.Errorf("the refusal does not name the edited size: %v", err)
+			if c.refused != "" && !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("Edit: %v; want %s", err, c.refused)
 			}
 			if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
-				t.Errorf("the edit allocated %d bytes; the file is %d and the budget %d", got, size, 1<<20)
+				t.Errorf("the edit allocated %d bytes; the file is %d", got, size)
 			}
-			if got, _ := os.Stat(filepath.Join(dir, "f.txt")); !c.refused && got.Size() != c.grows {
+			if got, _ := os.Stat(filepath.Join(dir, "f.txt")); c.refused == "" && got.Size() != c.grows {
 				t.Errorf("the edited file has %d bytes; want %d", got.Size(), c.grows)
 			}
 		})
