@@ -31,6 +31,7 @@ type ResultBounds struct {
 
 // resultsScan bounds the entries of ResultsDir read to find the results
 // written before: a script can fill the directory with files of its own.
+// Past it no result is written there.
 const resultsScan = 4096
 
 // KeepResult writes text into dir's ResultsDir as a new file named by 128
@@ -84,10 +85,15 @@ func pruneResults(root *os.Root, size int64, b ResultBounds, now time.Time) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", ResultsDir, withoutPath(err))
 	}
-	entries, err := d.ReadDir(resultsScan)
+	entries, err := d.ReadDir(resultsScan + 1)
 	d.Close()
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: %w", ResultsDir, withoutPath(err))
+	}
+	if len(entries) > resultsScan {
+		// Results beyond the entries read could not be counted, nor
+		// removed: the bounds would not hold.
+		return fmt.Errorf("%s has more than %d entries, so its results cannot be kept within their bounds: remove files of your own from it", ResultsDir, resultsScan)
 	}
 	type kept struct {
 		name     string

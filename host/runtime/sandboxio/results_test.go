@@ -1,6 +1,7 @@
 package sandboxio_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,45 @@ func TestKeepResultBounds(t *testing.T) {
 				t.Errorf("a file not named as a result was removed: %v", err)
 			}
 		})
+	}
+}
+
+// TestKeepResultCrowded: a results directory crowded with files of the
+// script's own, more than are read to find the results, keeps no more
+// results than its bounds: a result is written only when every result
+// there was seen (else the caller keeps it as a resource). Results beyond
+// the entries read were never removed.
+func TestKeepResultCrowded(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, sandboxio.ResultsDir)
+	if err := os.MkdirAll(results, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8192 {
+		f, err := os.Create(filepath.Join(results, fmt.Sprintf("junk%05d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	bounds := sandboxio.ResultBounds{Files: 4, Bytes: 1 << 20, For: time.Hour}
+	refused := 0
+	for range 40 {
+		if _, err := sandboxio.KeepResult(dir, []byte(`{"result":1}`), bounds, time.Now()); err != nil {
+			refused++
+			if !strings.Contains(err.Error(), "more than 4096 entries") || strings.Contains(err.Error(), dir) {
+				t.Fatalf("KeepResult: %v", err)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(results)
+	kept := 0
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			kept++
+		}
+	}
+	if kept > bounds.Files {
+		t.Errorf("%d results kept in a crowded directory; the bound is %d (%d refused)", kept, bounds.Files, refused)
 	}
 }
