@@ -229,7 +229,8 @@ func (g *grepper) file(name, p string) error {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, MaxGrepLine)
 	if head, _ := r.Peek(binarySniff); bytes.IndexByte(head, 0) >= 0 {
-		return nil
+		// What was read to find it binary (a buffer's fill) counts.
+		return g.count(r.Buffered())
 	}
 	for line := 1; ; line++ {
 		text, err := g.line(r)

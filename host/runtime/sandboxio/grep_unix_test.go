@@ -198,3 +198,27 @@ func TestGrepDeadlineByWork(t *testing.T) {
 		t.Errorf("Grep read %d bytes after the deadline; want at most two lines of %d", s.grepRead, len(line))
 	}
 }
+
+// The head of a binary file, read to find that it is one, counts against
+// the bytes io.grep reads: 1,100 binary files of 64 KiB (holes that read
+// as zeros) are 69 MiB read, past the bound, whichever file holds a
+// match.
+func TestGrepCountsBinaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 1100 {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("b%04d.bin", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(MaxGrepLine); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	s := New(dir, Limits{MaxBytes: 1 << 20})
+	defer s.Touched()
+	_, err := s.Grep(context.Background(), "x", ".", "")
+	if kind, ok := kindOf(err); !ok || kind != KindLimit || !strings.Contains(err.Error(), "bound of 67108864 bytes read") {
+		t.Errorf("Grep over 69 MiB of binary files: %v (counted %d bytes)", err, s.grepRead)
+	}
+}
