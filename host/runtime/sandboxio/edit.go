@@ -124,6 +124,9 @@ func (s *FS) Rename(from, to string) error {
 	if err := s.renameChecks(op, from, src, to, dst); err != nil || src == dst {
 		return err
 	}
+	if err := s.mayCopy(op, from, src); err != nil {
+		return err
+	}
 	if err := s.makeParents(op, to, dst); err != nil {
 		return err
 	}
@@ -238,6 +241,7 @@ func (s *FS) renameStaged(src, dst string) error {
 		if err != nil {
 			return err
 		}
+		ov.copied += info.Size()
 		_, err = io.Copy(out, f)
 		if cerr := out.Close(); err == nil {
 			err = cerr

@@ -136,3 +136,48 @@ func describe(log []effects.Effect) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// A file updated in place (append, "r+") or renamed in a run that stages
+// (a dry run, a plan run, a real run with rules) is first copied into the
+// overlay, outside the write budget, and the copy is not stopped by the
+// deadline: the copies of one execution are bounded (MaxStagedCopyBytes),
+// and past the bound the update fails with kind limit before anything
+// is copied.
+func TestStagedCopiesBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.log")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxStagedCopyBytes + 1); err != nil { // a hole: no disk
+		t.Fatal(err)
+	}
+	f.Close()
+	os.WriteFile(filepath.Join(dir, "small.txt"), []byte("x"), 0o644)
+	for _, c := range []struct {
+		name string
+		step func(s *FS) error
+	}{
+		{"append", func(s *FS) error { _, err := s.Open("big.log", "a"); return err }},
+		{"update", func(s *FS) error { _, err := s.Open("big.log", "r+"); return err }},
+		{"rename", func(s *FS) error { return s.Rename("big.log", "old.log") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.New(effects.DryRun))
+			defer s.Touched()
+			if _, err := s.Open("small.txt", "a"); err != nil {
+				t.Fatal(err)
+			}
+			err := c.step(s)
+			if kind, ok := kindOf(err); !ok || kind != KindLimit || !strings.Contains(err.Error(), "copied into the overlay") {
+				t.Fatalf("%s of a file over the bound: %v", c.name, err)
+			}
+			if s.ov.tmp != "" {
+				if entries, _ := os.ReadDir(s.ov.tmp); len(entries) != 0 {
+					t.Errorf("copied into the overlay: %v", entries)
+				}
+			}
+		})
+	}
+}

@@ -42,6 +42,9 @@ type overlay struct {
 	// real files were copied into them.
 	mem       []*os.File
 	memCopied int64
+	// copied is how many bytes of real files were copied into the
+	// overlay, in memory or not (MaxStagedCopyBytes).
+	copied int64
 	// removed are real files the script removed.
 	removed map[string]bool
 	// dirs are directories the script created.
@@ -141,6 +144,11 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 	if err != nil {
 		return 0, err
 	}
+	if writable && exists && flags&os.O_TRUNC == 0 {
+		if err := s.mayCopy(op, p, name); err != nil {
+			return 0, err
+		}
+	}
 	var f *os.File
 	staged := writable
 	if tmp, ok := s.ov.files[name]; ok && !writable {
@@ -202,6 +210,7 @@ func (s *FS) stage(name string, flags int, keep bool) (*os.File, error) {
 		return nil, err
 	}
 	if in != nil {
+		ov.copied += size
 		_, err := io.Copy(out, in)
 		if err == nil {
 			_, err = out.Seek(0, io.SeekStart)
@@ -226,6 +235,30 @@ const (
 	maxMemoryWrites = 64 << 20
 	maxMemoryCopies = 16 << 20
 )
+
+// MaxStagedCopyBytes bounds the bytes of real files one execution's
+// overlay copies (a file updated in place or renamed, kept apart until
+// decided): they are outside the write budget, and a copy is not stopped
+// by the deadline.
+const MaxStagedCopyBytes = 256 << 20
+
+// mayCopy refuses to copy the real file name into the overlay past
+// MaxStagedCopyBytes; a file the overlay has already is not copied.
+func (s *FS) mayCopy(op, p, name string) error {
+	if s.ov == nil {
+		return nil
+	}
+	if _, staged := s.ov.files[name]; staged {
+		return nil
+	}
+	info, err := s.stat(name)
+	if err != nil || s.ov.copied+info.Size() <= MaxStagedCopyBytes {
+		return nil // an error is the caller's to report
+	}
+	return &Error{Kind: KindLimit, Op: op, Path: p, Reason: fmt.Sprintf(
+		"the file (%d bytes) would be copied into the overlay of this dry run, plan run or run with rules, past its bound of %d bytes of real files copied per execution (%d so far): write a new file instead",
+		info.Size(), MaxStagedCopyBytes, s.ov.copied)}
+}
 
 // newStaged makes a file of the overlay, open with mode, that copySize
 // bytes of a real file are to be copied into: a memory file when the
