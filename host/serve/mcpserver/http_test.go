@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolscript/toolscript/host/contract/redact"
 	"io"
 	"log/slog"
 	"net"
@@ -57,6 +58,7 @@ type hostedOptions struct {
 	maxUnwritten int64
 	writeTimeout time.Duration
 	largeResults mcpserver.LargeResults
+	redactor     *redact.Redactor
 }
 
 type hostedServer struct {
@@ -84,6 +86,7 @@ func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 		ResponseBudget:           o.budget,
 		MaxUnwrittenBytesPerUser: o.maxUnwritten,
 		LargeResults:             o.largeResults,
+		Redactor:                 o.redactor,
 	}
 	if o.ioDir != "" {
 		cfg.IO, cfg.PerUserIO = &luau.IO{Dir: o.ioDir}, true

@@ -34,9 +34,12 @@ func (s *Server) present(user auth.User, res *result.Result, dir string) *mcp.Ca
 		return toolResultOf(res, text)
 	}
 	if dir != "" {
-		name, err := sandboxio.KeepResult(dir, text, s.kept.fileBounds(), time.Now())
+		// The file leaves the host as a message does (its next reader
+		// may send it anywhere): it passes the same redactor.
+		filed := s.cfg.Redactor.JSON(text)
+		name, err := sandboxio.KeepResult(dir, filed, s.kept.fileBounds(), time.Now())
 		if err == nil {
-			return s.filed(res, text, name)
+			return s.filed(res, filed, name)
 		}
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the result is larger than [server] max_inline_result (%d characters) "+
 			"but cannot be written to the io directory: %v; it is kept as a resource", max, err))

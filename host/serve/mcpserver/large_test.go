@@ -2,6 +2,9 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testwait"
@@ -251,5 +255,34 @@ func TestHTTPLargeResultsToFile(t *testing.T) {
 	_, dry := callForFile(t, alice, map[string]any{"script": `return string.rep("y", 2000)`, "dry_run": true})
 	if dry.ResultResource == nil || dry.ResultFile != nil {
 		t.Errorf("a dry run's large result: %+v", dry)
+	}
+}
+
+// TestHTTPLargeResultFileRedacted: a result written to the io directory
+// passes the server's redactor as every message does: a configured
+// secret that the result holds (here one the script wrote itself) is not
+// in the file, whose next reader could otherwise send it anywhere.
+func TestHTTPLargeResultFileRedacted(t *testing.T) {
+	const secret = "hunter2-operator-secret"
+	ioDir := t.TempDir()
+	h := startHosted(t, hostedOptions{ioDir: ioDir, redactor: redact.New(redact.NewSecret(secret)),
+		largeResults: mcpserver.LargeResults{MaxInline: 1000, ToFile: true}})
+	alice := h.connect(t, "alice")
+	res, out := callForFile(t, alice, map[string]any{"script": `return {key = "` + secret + `", text = string.rep("x", 2000)}`})
+	if res.IsError || out.ResultFile == nil {
+		t.Fatalf("a large result with io: %+v %+v", out, res.Content)
+	}
+	found := 0
+	filepath.WalkDir(ioDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.HasPrefix(filepath.Base(filepath.Dir(p)), "toolscript-results") {
+			found++
+			if data, _ := os.ReadFile(p); strings.Contains(string(data), secret) || !strings.Contains(string(data), "[REDACTED]") {
+				t.Errorf("the result file holds the secret: %.200s", data)
+			}
+		}
+		return nil
+	})
+	if found != 1 {
+		t.Errorf("%d result files", found)
 	}
 }
