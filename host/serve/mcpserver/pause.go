@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
+	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/auth"
@@ -38,9 +40,15 @@ import (
 
 // The bounds of paused executions held in place. Past them an execution
 // is not held (it stops at once, its state still resumable by replay).
+// A held execution keeps its wasm instance and its trace in memory, and
+// no slot: the bytes it may hold (pausedBytes) are bounded too, one
+// user's and all users', so that paused executions cannot hold more
+// memory than a few running ones.
 const (
-	maxPaused        = 256
-	maxPausedPerUser = 16
+	maxPaused             = 256
+	maxPausedPerUser      = 16
+	maxPausedBytes        = 2 << 30
+	maxPausedBytesPerUser = 512 << 20
 )
 
 // running is an execution that may pause: its script runs on a goroutine
@@ -59,6 +67,19 @@ type running struct {
 	cancel  context.CancelFunc
 	// x is the execution as its first call prepared it.
 	x *execution
+	// memory is the trace a pause keeps the prefix of (nil when the
+	// execution records elsewhere, or cannot pause on a question).
+	memory *trace.Writer
+	// bytes is what the table counts of r while it holds it.
+	bytes int64
+}
+
+// pausedBytes is what r may hold in memory while paused: its wasm
+// instance at its bound (the heap's and the runtime's own), and the
+// trace it records to memory.
+func (r *running) pausedBytes() int64 {
+	heap := r.x.script.Limits.WithDefaults().HeapBytes
+	return int64(min(heap, math.MaxInt64-luau.MemoryOverheadBytes)) + luau.MemoryOverheadBytes + r.memory.Held()
 }
 
 // event is what a running execution did next: it paused on a question
@@ -105,26 +126,34 @@ func (p *pausing) Ask(q effects.Question) (effects.Answer, error) {
 	}
 }
 
-// pausedTable holds the executions waiting for a person's answer, by id.
+// pausedTable holds the executions waiting for a person's answer, by id,
+// counting them and the bytes they hold, in all and by user.
 type pausedTable struct {
-	mu     sync.Mutex
-	byID   map[string]*running
-	byUser map[string]int
+	mu        sync.Mutex
+	byID      map[string]*running
+	byUser    map[string]int
+	bytes     int64
+	userBytes map[string]int64
 }
 
 // hold keeps r until its answer comes or the wait ends; false when the
 // bounds leave no room.
 func (t *pausedTable) hold(r *running) bool {
+	n := r.pausedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byID == nil {
-		t.byID, t.byUser = map[string]*running{}, map[string]int{}
+		t.byID, t.byUser, t.userBytes = map[string]*running{}, map[string]int{}, map[string]int64{}
 	}
-	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser {
+	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser ||
+		n > maxPausedBytes-t.bytes || n > maxPausedBytesPerUser-t.userBytes[r.owner] {
 		return false
 	}
+	r.bytes = n
 	t.byID[r.id] = r
 	t.byUser[r.owner]++
+	t.bytes += n
+	t.userBytes[r.owner] += n
 	return true
 }
 
@@ -165,6 +194,10 @@ func (t *pausedTable) drop(r *running) {
 	if t.byUser[r.owner]--; t.byUser[r.owner] <= 0 {
 		delete(t.byUser, r.owner)
 	}
+	t.bytes -= r.bytes
+	if t.userBytes[r.owner] -= r.bytes; t.userBytes[r.owner] <= 0 {
+		delete(t.userBytes, r.owner)
+	}
 }
 
 // hold keeps r for the retry until the approval timeout passes (then it
@@ -203,6 +236,7 @@ func (s *Server) start(ctx context.Context, x *execution, ask bool) *running {
 		sum := sha256.Sum256(script.Source)
 		memory = trace.NewMemoryWriter(trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
 		script.Effects.Record(memory)
+		r.memory = memory
 	}
 	if ask {
 		script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
@@ -259,7 +293,8 @@ func (s *Server) pausedForInput(x *execution, r *running, in *upstreamInput) (*m
 	state, err := s.states.Seal(st)
 	r.waiting = in
 	if err == nil && !s.hold(r) {
-		err = fmt.Errorf("this server holds %d paused executions, %d of one user, at most", maxPaused, maxPausedPerUser)
+		err = fmt.Errorf("this server holds %d paused executions (%d MiB of their memory), %d of one user (%d MiB), at most",
+			maxPaused, maxPausedBytes>>20, maxPausedPerUser, maxPausedBytesPerUser>>20)
 	}
 	if err != nil {
 		r.cancel()

@@ -71,3 +71,35 @@ func TestMemoryPrefix(t *testing.T) {
 	}
 	fw.Close()
 }
+
+// TestMemoryHeld: what a memory recording holds is counted as it grows
+// (what a paused execution is charged for it), and a writer that is not
+// one, or none, holds nothing.
+func TestMemoryHeld(t *testing.T) {
+	w := NewMemoryWriter(Header{Toolscript: "test"})
+	for _, e := range sampleEntries() {
+		w.Add(e)
+	}
+	if _, err := w.Prefix(context.Background(), len(sampleEntries())); err != nil {
+		t.Fatal(err)
+	}
+	if held, all := w.Held(), int64(len(w.Bytes())); held != all {
+		t.Errorf("a memory recording of %d bytes holds %d", all, held)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	other, err := NewWriter(&file, Header{Toolscript: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Add(sampleEntries()[0])
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var none *Writer
+	if other.Held() != 0 || none.Held() != 0 {
+		t.Errorf("a recording to a file holds %d, none %d", other.Held(), none.Held())
+	}
+}

@@ -121,6 +121,25 @@ func (w *Writer) Bytes() []byte {
 	return w.mem.Bytes()
 }
 
+// Held is how many bytes a memory recording holds: the trace encoded so
+// far and the entries queued for the encoder; 0 for a writer that is not
+// one, and for a nil writer.
+func (w *Writer) Held() int64 {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mem == nil {
+		return 0
+	}
+	end := w.headerEnd
+	if len(w.ends) > 0 {
+		end = w.ends[len(w.ends)-1]
+	}
+	return end + int64(w.queued)
+}
+
 // Prefix is a memory recording's header and first n entries, each whole:
 // it waits until every one of them is filled (a call's response has
 // come) and written, or until ctx is done (an error saying how many are

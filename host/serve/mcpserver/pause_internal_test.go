@@ -1,0 +1,64 @@
+package mcpserver
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/toolscript/toolscript/host/runtime/luau"
+)
+
+// TestPausedTableBoundsMemory: a paused execution held in place keeps its
+// wasm instance (up to its heap bound and the runtime's overhead) and its
+// trace in memory, without a slot; the table holds them within a budget of
+// bytes, one user's and all users', whatever the counts allow.
+func TestPausedTableBoundsMemory(t *testing.T) {
+	const perUser, total = maxPausedBytesPerUser, maxPausedBytes
+	cases := []struct {
+		name      string
+		heap      uint64
+		users     int
+		perUserOf int // executions each user pauses
+		held      int // of them held, in all
+	}{
+		{"one user, the default heap", 0, 1, maxPausedPerUser, 5}, // 96 MiB each
+		{"one user, a 256 MiB heap", 256 << 20, 1, maxPausedPerUser, 1},
+		{"a heap past a user's budget", 1 << 30, 1, 2, 0},
+		{"many users, the default heap", 0, 32, maxPausedPerUser, 21},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var table pausedTable
+			cost := int64(luau.Limits{HeapBytes: c.heap}.WithDefaults().HeapBytes) + luau.MemoryOverheadBytes
+			held := map[string]int64{}
+			var all int64
+			for u := range c.users {
+				owner := fmt.Sprintf("user-%d", u)
+				for i := range c.perUserOf {
+					r := &running{id: fmt.Sprintf("%s-%d", owner, i), owner: owner,
+						x: &execution{script: luau.Script{Limits: luau.Limits{HeapBytes: c.heap}}}}
+					if table.hold(r) {
+						held[owner] += cost
+						all += cost
+					}
+				}
+				if held[owner] > perUser {
+					t.Errorf("%s has %d MiB of paused executions held, more than %d MiB", owner, held[owner]>>20, perUser>>20)
+				}
+			}
+			if len(table.byID) != c.held {
+				t.Errorf("%d paused executions held, want %d", len(table.byID), c.held)
+			}
+			if all > total {
+				t.Errorf("%d MiB of paused executions held, more than %d MiB", all>>20, total>>20)
+			}
+			for _, r := range table.byID {
+				if !table.release(r) {
+					t.Fatalf("%s was held and cannot be released", r.id)
+				}
+			}
+			if len(table.byUser) != 0 || table.bytes != 0 || len(table.userBytes) != 0 {
+				t.Errorf("after every release the table counts %v and %d bytes (%v)", table.byUser, table.bytes, table.userBytes)
+			}
+		})
+	}
+}
