@@ -70,8 +70,11 @@ type running struct {
 	// memory is the trace a pause keeps the prefix of (nil when the
 	// execution records elsewhere, or cannot pause on a question).
 	memory *trace.Writer
-	// bytes is what the table counts of r while it holds it.
+	// bytes is what the table counts of r while it holds it; hold
+	// numbers its holds (a retry takes it, a new pause holds it again),
+	// so that the end of one wait does not end a later one.
 	bytes int64
+	hold  int
 }
 
 // pausedBytes is what r may hold in memory while paused: its wasm
@@ -136,9 +139,9 @@ type pausedTable struct {
 	userBytes map[string]int64
 }
 
-// hold keeps r until its answer comes or the wait ends; false when the
-// bounds leave no room.
-func (t *pausedTable) hold(r *running) bool {
+// hold keeps r until its answer comes or the wait ends, and returns the
+// hold's number; false when the bounds leave no room.
+func (t *pausedTable) hold(r *running) (int, bool) {
 	n := r.pausedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -147,14 +150,15 @@ func (t *pausedTable) hold(r *running) bool {
 	}
 	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser ||
 		n > maxPausedBytes-t.bytes || n > maxPausedBytesPerUser-t.userBytes[r.owner] {
-		return false
+		return 0, false
 	}
 	r.bytes = n
+	r.hold++
 	t.byID[r.id] = r
 	t.byUser[r.owner]++
 	t.bytes += n
 	t.userBytes[r.owner] += n
-	return true
+	return r.hold, true
 }
 
 // take removes and returns the execution id names, when owner holds it.
@@ -177,12 +181,12 @@ func (t *pausedTable) holds(id, owner string) bool {
 	return r != nil && r.owner == owner
 }
 
-// release forgets r (its wait ended), when still held, and says whether
-// it was.
-func (t *pausedTable) release(r *running) bool {
+// release forgets r (the wait of its hold numbered hold ended), when
+// that hold is still under way, and says whether it was.
+func (t *pausedTable) release(r *running, hold int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.byID[r.id] != r {
+	if t.byID[r.id] != r || r.hold != hold {
 		return false
 	}
 	t.drop(r)
@@ -203,11 +207,12 @@ func (t *pausedTable) drop(r *running) {
 // hold keeps r for the retry until the approval timeout passes (then it
 // stops, unless a retry took it on); false when the bounds leave no room.
 func (s *Server) hold(r *running) bool {
-	if !s.pausedRuns.hold(r) {
+	hold, ok := s.pausedRuns.hold(r)
+	if !ok {
 		return false
 	}
 	time.AfterFunc(s.cfg.approvalTimeout(), func() {
-		if s.pausedRuns.release(r) { // no retry took it on
+		if s.pausedRuns.release(r, hold) { // no retry took it on
 			r.cancel()
 		}
 	})

@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/toolscript/toolscript/host/runtime/luau"
 )
@@ -36,7 +39,7 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 				for i := range c.perUserOf {
 					r := &running{id: fmt.Sprintf("%s-%d", owner, i), owner: owner,
 						x: &execution{script: luau.Script{Limits: luau.Limits{HeapBytes: c.heap}}}}
-					if table.hold(r) {
+					if _, ok := table.hold(r); ok {
 						held[owner] += cost
 						all += cost
 					}
@@ -52,7 +55,7 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 				t.Errorf("%d MiB of paused executions held, more than %d MiB", all>>20, total>>20)
 			}
 			for _, r := range table.byID {
-				if !table.release(r) {
+				if !table.release(r, r.hold) {
 					t.Fatalf("%s was held and cannot be released", r.id)
 				}
 			}
@@ -61,4 +64,35 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHoldEndsWithItsOwnWait: an execution resumed in place and paused
+// again is held for the whole of its new wait: the end of its first wait
+// neither releases nor stops it; the end of its own does both.
+func TestHoldEndsWithItsOwnWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &Server{cfg: Config{ApprovalTimeout: 10 * time.Minute}}
+		var stopped atomic.Bool
+		r := &running{id: "r", owner: "alice", x: &execution{}, cancel: func() { stopped.Store(true) }}
+		if !s.hold(r) {
+			t.Fatal("not held")
+		}
+		time.Sleep(9 * time.Minute) // the retry comes late in the first wait
+		if s.pausedRuns.take("r", "alice") != r {
+			t.Fatal("the retry did not find it")
+		}
+		if !s.hold(r) { // it pauses again at once
+			t.Fatal("not held again")
+		}
+		time.Sleep(2 * time.Minute) // past the first wait's end
+		synctest.Wait()
+		if stopped.Load() || !s.pausedRuns.holds("r", "alice") {
+			t.Fatalf("1 minute into its second wait: stopped %v, held %v", stopped.Load(), s.pausedRuns.holds("r", "alice"))
+		}
+		time.Sleep(9 * time.Minute) // past the second wait's end
+		synctest.Wait()
+		if !stopped.Load() || s.pausedRuns.holds("r", "alice") {
+			t.Fatalf("past its second wait: stopped %v, held %v", stopped.Load(), s.pausedRuns.holds("r", "alice"))
+		}
+	})
 }
