@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -298,8 +299,7 @@ func (s *Server) pausedForInput(x *execution, r *running, in *upstreamInput) (*m
 	state, err := s.states.Seal(st)
 	r.waiting = in
 	if err == nil && !s.hold(r) {
-		err = fmt.Errorf("this server holds %d paused executions (%d MiB of their memory), %d of one user (%d MiB), at most",
-			maxPaused, maxPausedBytes>>20, maxPausedPerUser, maxPausedBytesPerUser>>20)
+		err = errors.New(pausedBounds())
 	}
 	if err != nil {
 		r.cancel()
@@ -309,6 +309,12 @@ func (s *Server) pausedForInput(x *execution, r *running, in *upstreamInput) (*m
 	x.paused = true
 	return &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
 		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{in.id: in.request}, RequestState: state}}, nil
+}
+
+// pausedBounds says what bounds the paused executions held in place.
+func pausedBounds() string {
+	return fmt.Sprintf("this server holds %d paused executions (%d MiB of their memory), %d of one user (%d MiB), at most",
+		maxPaused, maxPausedBytes>>20, maxPausedPerUser, maxPausedBytesPerUser>>20)
 }
 
 // ownerOf is who owns the executions of the call whose context is ctx:
@@ -331,8 +337,9 @@ func ownSealer() (*requeststate.Sealer, error) {
 // of what it did so far and the digests of the files it touched as they
 // are now. A prefix that cannot be taken (a file still open at the
 // pause, a recording that is not the pause's) makes a state that resumes
-// only in place; it says why to a retry that reaches another process.
-func (s *Server) sealPause(ctx context.Context, x *execution, r *running, q effects.Question) (string, error) {
+// only in place; it says why to a retry that reaches another process,
+// and sealPause returns why (inPlaceOnly).
+func (s *Server) sealPause(ctx context.Context, x *execution, r *running, q effects.Question) (state, inPlaceOnly string, err error) {
 	st := &requeststate.State{
 		Binding:   x.binding,
 		Expiry:    time.Now().Add(s.cfg.approvalTimeout()),
@@ -343,14 +350,14 @@ func (s *Server) sealPause(ctx context.Context, x *execution, r *running, q effe
 		st.Prefix, st.Files = nil, nil
 		st.InPlaceOnly = err.Error()
 	}
-	state, err := s.states.Seal(st)
+	state, err = s.states.Seal(st)
 	if err != nil && st.Prefix != nil {
 		// Too large to travel, with nowhere to keep it: in place only.
 		st.Prefix, st.Files = nil, nil
 		st.InPlaceOnly = err.Error()
 		state, err = s.states.Seal(st)
 	}
-	return state, err
+	return state, st.InPlaceOnly, err
 }
 
 // takePrefix puts x's prefix and the digests of its files into st.
@@ -380,8 +387,11 @@ const prefixWait = 30 * time.Second
 
 // paused answers the call whose execution r asks q: input_required, with
 // q as an elicitation and the sealed state that resumes the execution.
+// A pause the bounds leave no room to hold stops at once: its state still
+// resumes it by replay, unless it resumes only in place, and then the
+// call's result is an error saying why.
 func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects.Question) (*mcp.CallToolResult, error) {
-	state, err := s.sealPause(ctx, x, r, q)
+	state, inPlaceOnly, err := s.sealPause(ctx, x, r, q)
 	if err != nil {
 		r.cancel()
 		x.res = &result.Result{Error: &result.Error{Kind: result.Internal, Message: "the paused execution cannot be sealed: " + err.Error()}}
@@ -389,7 +399,13 @@ func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects
 	}
 	r.waiting = nil
 	if !s.hold(r) {
-		r.cancel() // its state still resumes it by replay
+		r.cancel()
+		if inPlaceOnly != "" {
+			x.res = &result.Result{Error: &result.Error{Kind: result.Approval, Message: fmt.Sprintf(
+				"the execution cannot wait for a person's answer: %s, and it could resume only in place (%s); the effect was not made",
+				pausedBounds(), inPlaceOnly)}}
+			return toolResult(x.res), nil
+		}
 	}
 	x.paused = true
 	return server.NewInputRequestBuilder(state).Elicit(approvalID, questionParams(q, s.cfg.Redactor)).ToolResult(), nil

@@ -1,12 +1,17 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
@@ -95,4 +100,37 @@ func TestHoldEndsWithItsOwnWait(t *testing.T) {
 			t.Fatalf("past its second wait: stopped %v, held %v", stopped.Load(), s.pausedRuns.holds("r", "alice"))
 		}
 	})
+}
+
+// TestPauseNotHeldThatResumesOnlyInPlace: a pause that resumes only in
+// place (here, an execution that does not record to memory) and that the
+// bounds leave no room to hold is answered with an error naming the
+// bound, not with a state no retry could resume; its execution stops.
+func TestPauseNotHeldThatResumesOnlyInPlace(t *testing.T) {
+	ctx := context.Background()
+	sealer, err := ownSealer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{states: sealer}
+	owner := ownerOf(ctx)
+	for i := 0; ; i++ { // the user's paused executions fill their bounds
+		other := &running{id: fmt.Sprintf("other-%d", i), owner: owner, x: &execution{}}
+		if _, ok := s.pausedRuns.hold(other); !ok {
+			break
+		}
+	}
+	var stopped atomic.Bool
+	x := &execution{script: luau.Script{Effects: effects.New(effects.Real)}}
+	r := &running{id: "r", owner: owner, x: x, cancel: func() { stopped.Store(true) }}
+	res, err := s.paused(ctx, x, r, effects.Question{Rule: "ask", Effect: effects.Effect{Op: effects.OpRemove, Path: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ResultType == mcp.ResultTypeInputRequired || !res.IsError || !stopped.Load() {
+		t.Fatalf("result type %q, error %v, stopped %v: %+v", res.ResultType, res.IsError, stopped.Load(), res)
+	}
+	if text := fmt.Sprint(res.Content); !strings.Contains(text, "paused executions") || !strings.Contains(text, "does not record") {
+		t.Errorf("the error does not say why: %s", text)
+	}
 }
