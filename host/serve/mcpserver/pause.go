@@ -23,6 +23,7 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/sandboxio"
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/requeststate"
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // Paused executions (MCP 2026-07-28). A rule asks a person; the client
@@ -51,6 +52,31 @@ const (
 	maxPausedBytes        = 2 << 30
 	maxPausedBytesPerUser = 512 << 20
 )
+
+// The bounds of the traces that executions which may pause record to
+// memory (every response of every call they make: their prefixes), all
+// users' and one user's, running and paused. Past one a recording is cut
+// at its last whole entry, the execution goes on, and a pause after the
+// cut resumes only in place, saying why.
+const (
+	maxRecordedBytes        = 512 << 20
+	maxRecordedBytesPerUser = 128 << 20
+)
+
+// recordToMemory is a memory recording of owner's execution within the
+// server's bounds of them (releaseRecording gives its bytes back).
+func (s *Server) recordToMemory(owner string, h trace.Header) *trace.Writer {
+	w, _ := trace.NewWriterWithin(&syncbuf.Buffer{}, h, s.recordings, owner) // to memory: it does not fail
+	return w
+}
+
+// releaseRecording gives back what a memory recording held, once it is
+// closed and dropped.
+func (s *Server) releaseRecording(w *trace.Writer) {
+	if s.recordings != nil {
+		w.Release()
+	}
+}
 
 // running is an execution that may pause: its script runs on a goroutine
 // of its own, detached from the call that started it, and tells the
@@ -240,7 +266,7 @@ func (s *Server) start(ctx context.Context, x *execution, ask bool) *running {
 	if ask && !script.Effects.Traced() {
 		// The prefix a pause keeps: the execution records to memory.
 		sum := sha256.Sum256(script.Source)
-		memory = trace.NewMemoryWriter(trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
+		memory = s.recordToMemory(r.owner, trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
 		script.Effects.Record(memory)
 		r.memory = memory
 	}
@@ -253,7 +279,10 @@ func (s *Server) start(ctx context.Context, x *execution, ask bool) *running {
 		defer stop()
 		defer cancel()
 		if memory != nil {
-			defer memory.Close()
+			defer func() {
+				memory.Close()
+				s.releaseRecording(memory)
+			}()
 		}
 		res := s.cfg.Runtime.Execute(sdkcall.WithClient(rctx, gateway), script)
 		select {

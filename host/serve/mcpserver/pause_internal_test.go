@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
@@ -132,5 +133,45 @@ func TestPauseNotHeldThatResumesOnlyInPlace(t *testing.T) {
 	}
 	if text := fmt.Sprint(res.Content); !strings.Contains(text, "paused executions") || !strings.Contains(text, "does not record") {
 		t.Errorf("the error does not say why: %s", text)
+	}
+}
+
+// TestMemoryRecordingsBounded: the traces executions that may pause record
+// to memory (every response of every call they make) are bounded, one
+// user's and all users': past a bound a recording is cut (a pause after
+// the cut resumes only in place, saying why), another user's still
+// records, and what a recording held is given back when it is dropped.
+func TestMemoryRecordingsBounded(t *testing.T) {
+	const perUser, total = 256 << 10, 1 << 20
+	s := &Server{recordings: trace.NewQuota(total, perUser)}
+	big := &trace.Entry{Op: trace.OpCall, Function: "sdk.api.get", Response: &trace.Response{Status: 200, Text: trace.Bytes(strings.Repeat("x", 100<<10))}}
+	record := func(owner string, n int) (*trace.Writer, error) {
+		w := s.recordToMemory(owner, trace.Header{Toolscript: "test"})
+		for range n {
+			w.Add(big)
+		}
+		_, err := w.Prefix(context.Background(), n)
+		return w, err
+	}
+	alice, err := record("alice", 5)
+	if !trace.IsCut(err) {
+		t.Fatalf("a recording of 500 KiB, past a user's 256 KiB: %v", err)
+	}
+	bob, err := record("bob", 2)
+	if err != nil {
+		t.Fatalf("another user's recording: %v", err)
+	}
+	for _, w := range []*trace.Writer{alice, bob} {
+		w.Close()
+		s.releaseRecording(w)
+	}
+	if used, _ := s.recordings.Used("alice"); used != 0 {
+		t.Errorf("%d bytes still counted once every recording was dropped", used)
+	}
+	if _, err := record("alice", 2); err != nil {
+		t.Errorf("the user's recording once their earlier one was dropped: %v", err)
+	}
+	if (&Server{}).recordToMemory("carol", trace.Header{}) == nil {
+		t.Error("no recording without a quota")
 	}
 }

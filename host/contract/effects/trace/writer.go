@@ -98,7 +98,10 @@ func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, err
 	tw.moved = sync.NewCond(&tw.mu)
 	if m, ok := w.(*syncbuf.Buffer); ok {
 		tw.mem = m
-		buf.Flush() // to memory: it does not fail
+		if err := buf.Flush(); err != nil { // only past a bound of q
+			tw.err = traceError(err)
+			tw.failed = tw.err
+		}
 		tw.headerEnd = cw.n
 	}
 	go tw.encode()
@@ -138,6 +141,15 @@ func (w *Writer) Held() int64 {
 		end = w.ends[len(w.ends)-1]
 	}
 	return end + int64(w.queued)
+}
+
+// Release gives back to the writer's Quota the bytes it wrote: for a
+// memory recording, once it is dropped. It waits for Close.
+func (w *Writer) Release() {
+	<-w.done
+	if w.cw.quota != nil {
+		w.cw.quota.Remove(w.cw.user, w.cw.n)
+	}
 }
 
 // Prefix is a memory recording's header and first n entries, each whole:
