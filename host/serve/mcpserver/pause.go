@@ -268,8 +268,11 @@ func (s *Server) start(ctx context.Context, x *execution, ask bool) *running {
 		sum := sha256.Sum256(script.Source)
 		memory = s.recordToMemory(r.owner, trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
 		script.Effects.Record(memory)
-		r.memory = memory
+	} else {
+		// A resumed execution's own (resumeByReplay), if any: r ends it.
+		memory, x.recording = x.recording, nil
 	}
+	r.memory = memory
 	if ask {
 		script.Effects.WithAsker(&pausing{r: r, ctx: rctx, timeout: s.cfg.approvalTimeout()})
 	}
