@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -45,7 +46,9 @@ import (
 // A held execution keeps its wasm instance and its trace in memory, and
 // no slot: the bytes it may hold (pausedBytes) are bounded too, one
 // user's and all users', so that paused executions cannot hold more
-// memory than a few running ones.
+// memory than a few running ones. A heap limit so large that one
+// execution passes them raises them to one execution of one user's, and
+// four in all (pausedTable.fit).
 const (
 	maxPaused             = 256
 	maxPausedPerUser      = 16
@@ -164,6 +167,16 @@ type pausedTable struct {
 	byUser    map[string]int
 	bytes     int64
 	userBytes map[string]int64
+	// maxBytes and maxUserBytes bound the bytes held (zero:
+	// maxPausedBytes, maxPausedBytesPerUser).
+	maxBytes, maxUserBytes int64
+}
+
+// fit makes t's bounds of bytes room for an execution of heap bytes of
+// heap: one of one user's, four in all.
+func (t *pausedTable) fit(heap uint64) {
+	one := (&running{x: &execution{script: luau.Script{Limits: luau.Limits{HeapBytes: heap}}}}).pausedBytes()
+	t.maxBytes, t.maxUserBytes = max(maxPausedBytes, 4*one), max(maxPausedBytesPerUser, one)
 }
 
 // hold keeps r until its answer comes or the wait ends, and returns the
@@ -175,8 +188,11 @@ func (t *pausedTable) hold(r *running) (int, bool) {
 	if t.byID == nil {
 		t.byID, t.byUser, t.userBytes = map[string]*running{}, map[string]int{}, map[string]int64{}
 	}
+	if t.maxBytes == 0 {
+		t.maxBytes, t.maxUserBytes = maxPausedBytes, maxPausedBytesPerUser
+	}
 	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser ||
-		n > maxPausedBytes-t.bytes || n > maxPausedBytesPerUser-t.userBytes[r.owner] {
+		n > t.maxBytes-t.bytes || n > t.maxUserBytes-t.userBytes[r.owner] {
 		return 0, false
 	}
 	r.bytes = n
@@ -331,7 +347,7 @@ func (s *Server) pausedForInput(x *execution, r *running, in *upstreamInput) (*m
 	state, err := s.states.Seal(st)
 	r.waiting = in
 	if err == nil && !s.hold(r) {
-		err = errors.New(pausedBounds())
+		err = errors.New(s.pausedRuns.bounds())
 	}
 	if err != nil {
 		r.cancel()
@@ -343,10 +359,13 @@ func (s *Server) pausedForInput(x *execution, r *running, in *upstreamInput) (*m
 		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: mcp.InputRequests{in.id: in.request}, RequestState: state}}, nil
 }
 
-// pausedBounds says what bounds the paused executions held in place.
-func pausedBounds() string {
+// bounds says what bounds the paused executions t holds.
+func (t *pausedTable) bounds() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	total, user := cmp.Or(t.maxBytes, maxPausedBytes), cmp.Or(t.maxUserBytes, maxPausedBytesPerUser)
 	return fmt.Sprintf("this server holds %d paused executions (%d MiB of their memory), %d of one user (%d MiB), at most",
-		maxPaused, maxPausedBytes>>20, maxPausedPerUser, maxPausedBytesPerUser>>20)
+		maxPaused, total>>20, maxPausedPerUser, user>>20)
 }
 
 // ownerOf is who owns the executions of the call whose context is ctx:
@@ -435,7 +454,7 @@ func (s *Server) paused(ctx context.Context, x *execution, r *running, q effects
 		if inPlaceOnly != "" {
 			x.res = &result.Result{Error: &result.Error{Kind: result.Approval, Message: fmt.Sprintf(
 				"the execution cannot wait for a person's answer: %s, and it could resume only in place (%s); the effect was not made",
-				pausedBounds(), inPlaceOnly)}}
+				s.pausedRuns.bounds(), inPlaceOnly)}}
 			return toolResult(x.res), nil
 		}
 	}

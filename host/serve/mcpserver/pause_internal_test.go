@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -19,24 +20,32 @@ import (
 // TestPausedTableBoundsMemory: a paused execution held in place keeps its
 // wasm instance (up to its heap bound and the runtime's overhead) and its
 // trace in memory, without a slot; the table holds them within a budget of
-// bytes, one user's and all users', whatever the counts allow.
+// bytes, one user's and all users', whatever the counts allow. A server
+// whose heap limit passes the budget still holds one of a user's, four in
+// all.
 func TestPausedTableBoundsMemory(t *testing.T) {
-	const perUser, total = maxPausedBytesPerUser, maxPausedBytes
 	cases := []struct {
 		name      string
 		heap      uint64
+		fit       bool // the table fitted to the heap, as New does
 		users     int
 		perUserOf int // executions each user pauses
 		held      int // of them held, in all
 	}{
-		{"one user, the default heap", 0, 1, maxPausedPerUser, 5}, // 96 MiB each
-		{"one user, a 256 MiB heap", 256 << 20, 1, maxPausedPerUser, 1},
-		{"a heap past a user's budget", 1 << 30, 1, 2, 0},
-		{"many users, the default heap", 0, 32, maxPausedPerUser, 21},
+		{"one user, the default heap", 0, true, 1, maxPausedPerUser, 5}, // 96 MiB each
+		{"one user, a 256 MiB heap", 256 << 20, true, 1, maxPausedPerUser, 1},
+		{"a heap past a user's budget, unfitted", 1 << 30, false, 1, 2, 0},
+		{"a heap past a user's budget", 1 << 30, true, 1, 2, 1},
+		{"a heap past a user's budget, many users", 1 << 30, true, 8, 2, 4},
+		{"many users, the default heap", 0, true, 32, maxPausedPerUser, 21},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var table pausedTable
+			if c.fit {
+				table.fit(c.heap)
+			}
+			perUser, total := cmp.Or(table.maxUserBytes, maxPausedBytesPerUser), cmp.Or(table.maxBytes, maxPausedBytes)
 			cost := int64(luau.Limits{HeapBytes: c.heap}.WithDefaults().HeapBytes) + luau.MemoryOverheadBytes
 			held := map[string]int64{}
 			var all int64

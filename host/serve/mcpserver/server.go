@@ -286,6 +286,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: %w", err)
 		}
 	}
+	s.pausedRuns.fit(cfg.Limits.HeapBytes)
 	s.kept = newKeptResults(cfg.LargeResults, cfg.ResponseBudget)
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	s.executeScript = s.executeScriptHandler()
