@@ -100,11 +100,20 @@ type running struct {
 	// memory is the trace a pause keeps the prefix of (nil when the
 	// execution records elsewhere, or cannot pause on a question).
 	memory *trace.Writer
-	// bytes is what the table counts of r while it holds it; hold
-	// numbers its holds (a retry takes it, a new pause holds it again),
-	// so that the end of one wait does not end a later one.
+	// bytes is what the table counts of r while it holds it; held is
+	// the hold under way, which its wait's end finds r by (nil when
+	// none: a retry took r on, and the wait keeps nothing of it).
 	bytes int64
-	hold  int
+	held  *holding
+}
+
+// holding is one hold of a paused execution: the end of its wait finds
+// the execution through it, so that the wait of a hold that ended (a
+// retry took the execution on, and it may pause again) ends nothing and
+// keeps nothing in memory.
+type holding struct {
+	r    *running
+	wait *time.Timer
 }
 
 // pausedBytes is what r may hold in memory while paused: its wasm
@@ -179,9 +188,9 @@ func (t *pausedTable) fit(heap uint64) {
 	t.maxBytes, t.maxUserBytes = max(maxPausedBytes, 4*one), max(maxPausedBytesPerUser, one)
 }
 
-// hold keeps r until its answer comes or the wait ends, and returns the
-// hold's number; false when the bounds leave no room.
-func (t *pausedTable) hold(r *running) (int, bool) {
+// hold keeps r until a retry takes it or wait passes (then it forgets r
+// and stops it); false when the bounds leave no room.
+func (t *pausedTable) hold(r *running, wait time.Duration) bool {
 	n := r.pausedBytes()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -193,15 +202,21 @@ func (t *pausedTable) hold(r *running) (int, bool) {
 	}
 	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser ||
 		n > t.maxBytes-t.bytes || n > t.maxUserBytes-t.userBytes[r.owner] {
-		return 0, false
+		return false
 	}
 	r.bytes = n
-	r.hold++
+	h := &holding{r: r}
+	r.held = h
+	h.wait = time.AfterFunc(wait, func() {
+		if r := t.expire(h); r != nil { // no retry took it on
+			r.cancel()
+		}
+	})
 	t.byID[r.id] = r
 	t.byUser[r.owner]++
 	t.bytes += n
 	t.userBytes[r.owner] += n
-	return r.hold, true
+	return true
 }
 
 // take removes and returns the execution id names, when owner holds it.
@@ -224,20 +239,25 @@ func (t *pausedTable) holds(id, owner string) bool {
 	return r != nil && r.owner == owner
 }
 
-// release forgets r (the wait of its hold numbered hold ended), when
-// that hold is still under way, and says whether it was.
-func (t *pausedTable) release(r *running, hold int) bool {
+// expire forgets the execution of h, whose wait ended, and returns it;
+// nil when h ended otherwise (a retry took it on).
+func (t *pausedTable) expire(h *holding) *running {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.byID[r.id] != r || r.hold != hold {
-		return false
+	r := h.r
+	if r == nil || t.byID[r.id] != r || r.held != h {
+		return nil
 	}
 	t.drop(r)
-	return true
+	return r
 }
 
 func (t *pausedTable) drop(r *running) {
 	delete(t.byID, r.id)
+	if h := r.held; h != nil {
+		h.wait.Stop()
+		h.r, r.held = nil, nil
+	}
 	if t.byUser[r.owner]--; t.byUser[r.owner] <= 0 {
 		delete(t.byUser, r.owner)
 	}
@@ -250,16 +270,7 @@ func (t *pausedTable) drop(r *running) {
 // hold keeps r for the retry until the approval timeout passes (then it
 // stops, unless a retry took it on); false when the bounds leave no room.
 func (s *Server) hold(r *running) bool {
-	hold, ok := s.pausedRuns.hold(r)
-	if !ok {
-		return false
-	}
-	time.AfterFunc(s.cfg.approvalTimeout(), func() {
-		if s.pausedRuns.release(r, hold) { // no retry took it on
-			r.cancel()
-		}
-	})
-	return true
+	return s.pausedRuns.hold(r, s.cfg.approvalTimeout())
 }
 
 // newExecutionID returns a random id for a running execution.

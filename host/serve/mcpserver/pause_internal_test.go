@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+	"weak"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -54,7 +56,7 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 				for i := range c.perUserOf {
 					r := &running{id: fmt.Sprintf("%s-%d", owner, i), owner: owner,
 						x: &execution{script: luau.Script{Limits: luau.Limits{HeapBytes: c.heap}}}}
-					if _, ok := table.hold(r); ok {
+					if table.hold(r, time.Hour) {
 						held[owner] += cost
 						all += cost
 					}
@@ -70,8 +72,8 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 				t.Errorf("%d MiB of paused executions held, more than %d MiB", all>>20, total>>20)
 			}
 			for _, r := range table.byID {
-				if !table.release(r, r.hold) {
-					t.Fatalf("%s was held and cannot be released", r.id)
+				if table.take(r.id, r.owner) != r {
+					t.Fatalf("%s was held and cannot be taken", r.id)
 				}
 			}
 			if len(table.byUser) != 0 || table.bytes != 0 || len(table.userBytes) != 0 {
@@ -126,7 +128,7 @@ func TestPauseNotHeldThatResumesOnlyInPlace(t *testing.T) {
 	owner := ownerOf(ctx)
 	for i := 0; ; i++ { // the user's paused executions fill their bounds
 		other := &running{id: fmt.Sprintf("other-%d", i), owner: owner, x: &execution{}}
-		if _, ok := s.pausedRuns.hold(other); !ok {
+		if !s.pausedRuns.hold(other, time.Hour) {
 			break
 		}
 	}
@@ -182,5 +184,27 @@ func TestMemoryRecordingsBounded(t *testing.T) {
 	}
 	if (&Server{}).recordToMemory("carol", trace.Header{}) == nil {
 		t.Error("no recording without a quota")
+	}
+}
+
+// TestTakenExecutionNotRetained: once a retry takes a held execution on,
+// the end of its wait no longer keeps it (and the trace and instance it
+// refers to) in memory: an execution that pauses, is answered at once and
+// ends is not held on to for approval_timeout after.
+func TestTakenExecutionNotRetained(t *testing.T) {
+	s := &Server{cfg: Config{ApprovalTimeout: time.Hour}}
+	r := &running{id: "r", owner: "alice", x: &execution{}, cancel: func() {}}
+	if !s.hold(r) {
+		t.Fatal("not held")
+	}
+	if s.pausedRuns.take("r", "alice") != r {
+		t.Fatal("the retry did not find it")
+	}
+	gone := weak.Make(r)
+	r = nil
+	runtime.GC()
+	runtime.GC()
+	if gone.Value() != nil {
+		t.Error("a taken execution is still kept, by the timer of the wait it no longer waits")
 	}
 }
