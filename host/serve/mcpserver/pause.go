@@ -54,6 +54,11 @@ const (
 	maxPausedPerUser      = 16
 	maxPausedBytes        = 2 << 30
 	maxPausedBytesPerUser = 512 << 20
+	// The host memory budgets every user's calls share are held by
+	// paused executions to a quarter of max_host_bytes_total's default
+	// at most: a few paused executions cannot make other calls fail.
+	maxPausedHostBytes        = 16 << 20
+	maxPausedHostBytesPerUser = 4 << 20
 )
 
 // The bounds of the traces that executions which may pause record to
@@ -103,8 +108,18 @@ type running struct {
 	// bytes is what the table counts of r while it holds it; held is
 	// the hold under way, which its wait's end finds r by (nil when
 	// none: a retry took r on, and the wait keeps nothing of it).
-	bytes int64
-	held  *holding
+	bytes, hostBytes int64
+	held             *holding
+}
+
+// hostBytesHeld is how many bytes of the host memory budgets r's sdk
+// holds: responses of a parallel batch the script has not taken, the
+// batch paused on a later call.
+func (r *running) hostBytesHeld() int64 {
+	if h, ok := r.x.script.SDK.(sdkcall.Holder); ok {
+		return h.HostBytesHeld()
+	}
+	return 0
 }
 
 // holding is one hold of a paused execution: the end of its wait finds
@@ -169,16 +184,42 @@ func (p *pausing) Ask(q effects.Question) (effects.Answer, error) {
 }
 
 // pausedTable holds the executions waiting for a person's answer, by id,
-// counting them and the bytes they hold, in all and by user.
+// counting them, the bytes of memory they may hold and the bytes of the
+// host memory budgets they hold, in all and by user.
 type pausedTable struct {
-	mu        sync.Mutex
-	byID      map[string]*running
-	byUser    map[string]int
-	bytes     int64
-	userBytes map[string]int64
+	mu                      sync.Mutex
+	byID                    map[string]*running
+	count, bytes, hostBytes account
 	// maxBytes and maxUserBytes bound the bytes held (zero:
 	// maxPausedBytes, maxPausedBytesPerUser).
 	maxBytes, maxUserBytes int64
+}
+
+// account counts what the paused executions hold, in all and by user.
+type account struct {
+	all    int64
+	byUser map[string]int64
+}
+
+// fits says whether n more of owner's stay within max in all and maxUser
+// of one user's.
+func (a *account) fits(owner string, n, max, maxUser int64) bool {
+	return n <= max-a.all && n <= maxUser-a.byUser[owner]
+}
+
+func (a *account) add(owner string, n int64) {
+	if a.byUser == nil {
+		a.byUser = map[string]int64{}
+	}
+	a.all += n
+	a.byUser[owner] += n
+}
+
+func (a *account) sub(owner string, n int64) {
+	a.all -= n
+	if a.byUser[owner] -= n; a.byUser[owner] <= 0 {
+		delete(a.byUser, owner)
+	}
 }
 
 // fit makes t's bounds of bytes room for an execution of heap bytes of
@@ -191,20 +232,20 @@ func (t *pausedTable) fit(heap uint64) {
 // hold keeps r until a retry takes it or wait passes (then it forgets r
 // and stops it); false when the bounds leave no room.
 func (t *pausedTable) hold(r *running, wait time.Duration) bool {
-	n := r.pausedBytes()
+	n, host := r.pausedBytes(), r.hostBytesHeld()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.byID == nil {
-		t.byID, t.byUser, t.userBytes = map[string]*running{}, map[string]int{}, map[string]int64{}
+		t.byID = map[string]*running{}
 	}
 	if t.maxBytes == 0 {
 		t.maxBytes, t.maxUserBytes = maxPausedBytes, maxPausedBytesPerUser
 	}
-	if len(t.byID) >= maxPaused || t.byUser[r.owner] >= maxPausedPerUser ||
-		n > t.maxBytes-t.bytes || n > t.maxUserBytes-t.userBytes[r.owner] {
+	if !t.count.fits(r.owner, 1, maxPaused, maxPausedPerUser) || !t.bytes.fits(r.owner, n, t.maxBytes, t.maxUserBytes) ||
+		!t.hostBytes.fits(r.owner, host, maxPausedHostBytes, maxPausedHostBytesPerUser) {
 		return false
 	}
-	r.bytes = n
+	r.bytes, r.hostBytes = n, host
 	h := &holding{r: r}
 	r.held = h
 	h.wait = time.AfterFunc(wait, func() {
@@ -213,9 +254,9 @@ func (t *pausedTable) hold(r *running, wait time.Duration) bool {
 		}
 	})
 	t.byID[r.id] = r
-	t.byUser[r.owner]++
-	t.bytes += n
-	t.userBytes[r.owner] += n
+	t.count.add(r.owner, 1)
+	t.bytes.add(r.owner, n)
+	t.hostBytes.add(r.owner, host)
 	return true
 }
 
@@ -258,13 +299,9 @@ func (t *pausedTable) drop(r *running) {
 		h.wait.Stop()
 		h.r, r.held = nil, nil
 	}
-	if t.byUser[r.owner]--; t.byUser[r.owner] <= 0 {
-		delete(t.byUser, r.owner)
-	}
-	t.bytes -= r.bytes
-	if t.userBytes[r.owner] -= r.bytes; t.userBytes[r.owner] <= 0 {
-		delete(t.userBytes, r.owner)
-	}
+	t.count.sub(r.owner, 1)
+	t.bytes.sub(r.owner, r.bytes)
+	t.hostBytes.sub(r.owner, r.hostBytes)
 }
 
 // hold keeps r for the retry until the approval timeout passes (then it

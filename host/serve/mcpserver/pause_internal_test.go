@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
+	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 )
 
@@ -76,8 +77,8 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 					t.Fatalf("%s was held and cannot be taken", r.id)
 				}
 			}
-			if len(table.byUser) != 0 || table.bytes != 0 || len(table.userBytes) != 0 {
-				t.Errorf("after every release the table counts %v and %d bytes (%v)", table.byUser, table.bytes, table.userBytes)
+			if table.count.all != 0 || len(table.count.byUser) != 0 || table.bytes.all != 0 || len(table.bytes.byUser) != 0 {
+				t.Errorf("once none is held the table counts %+v and %+v bytes", table.count, table.bytes)
 			}
 		})
 	}
@@ -206,5 +207,54 @@ func TestTakenExecutionNotRetained(t *testing.T) {
 	runtime.GC()
 	if gone.Value() != nil {
 		t.Error("a taken execution is still kept, by the timer of the wait it no longer waits")
+	}
+}
+
+// heldSDK is an execution's sdk that holds bytes of the host memory
+// budgets: responses of a parallel batch the script has not taken, while
+// a later call of the batch asks a person.
+type heldSDK struct {
+	sdkcall.Caller
+	held int64
+}
+
+func (h heldSDK) HostBytesHeld() int64 { return h.held }
+
+// TestPausedTableBoundsHostBytes: the host memory budget every user's
+// calls share ([limits] max_host_bytes_total) is not held by paused
+// executions past a quarter of its default (16 MiB, 4 MiB of one
+// user's): past that an execution is not held in place (it stops, and
+// gives its bytes back), so that a few paused executions cannot make
+// every other user's calls fail with kind limit.
+func TestPausedTableBoundsHostBytes(t *testing.T) {
+	cases := []struct {
+		name  string
+		held  int64 // by each execution
+		users int
+		want  int // executions held in all
+	}{
+		{"none held", 0, 1, 5},
+		{"a response of the most one execution holds", 24 << 20, 1, 0},
+		{"3 MiB, one user", 3 << 20, 1, 1},
+		{"3 MiB, many users", 3 << 20, 8, 5},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var table pausedTable
+			for u := range c.users {
+				for i := range maxPausedPerUser {
+					owner := fmt.Sprintf("user-%d", u)
+					r := &running{id: fmt.Sprintf("%s-%d", owner, i), owner: owner,
+						x: &execution{script: luau.Script{SDK: heldSDK{held: c.held}}}}
+					table.hold(r, time.Hour)
+				}
+			}
+			if len(table.byID) != c.want {
+				t.Errorf("%d paused executions held, want %d", len(table.byID), c.want)
+			}
+			if table.hostBytes.all > maxPausedHostBytes {
+				t.Errorf("paused executions hold %d bytes of the host budgets", table.hostBytes.all)
+			}
+		})
 	}
 }
