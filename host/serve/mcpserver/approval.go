@@ -119,6 +119,13 @@ type inCallAsker struct {
 }
 
 func (a *inCallAsker) Ask(q effects.Question) (effects.Answer, error) {
+	// The wait holds what the execution holds of the host memory budgets
+	// every user's calls share, as a paused execution's does.
+	release, err := a.s.pausedRuns.holdHost(ownerOf(a.ctx), hostBytesOf(executionFrom(a.ctx).script.SDK))
+	if err != nil {
+		return effects.Cancel, fmt.Errorf("no person is asked: %w", err)
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(a.ctx, a.s.cfg.approvalTimeout())
 	defer cancel()
 	raw, err := a.s.request(ctx, a.c, string(mcp.MethodElicitationCreate), questionParams(q, a.s.cfg.Redactor))

@@ -115,8 +115,12 @@ type running struct {
 // hostBytesHeld is how many bytes of the host memory budgets r's sdk
 // holds: responses of a parallel batch the script has not taken, the
 // batch paused on a later call.
-func (r *running) hostBytesHeld() int64 {
-	if h, ok := r.x.script.SDK.(sdkcall.Holder); ok {
+func (r *running) hostBytesHeld() int64 { return hostBytesOf(r.x.script.SDK) }
+
+// hostBytesOf is how many bytes of the host memory budgets the calls of
+// an execution's sdk hold now.
+func hostBytesOf(sdk sdkcall.Caller) int64 {
+	if h, ok := sdk.(sdkcall.Holder); ok {
 		return h.HostBytesHeld()
 	}
 	return 0
@@ -258,6 +262,24 @@ func (t *pausedTable) hold(r *running, wait time.Duration) bool {
 	t.bytes.add(r.owner, n)
 	t.hostBytes.add(r.owner, host)
 	return true
+}
+
+// holdHost counts n bytes of the host memory budgets that an execution of
+// owner's holds while it waits in its call for a person (inCallAsker),
+// within the bounds of the paused executions'; release gives them back.
+func (t *pausedTable) holdHost(owner string, n int64) (release func(), err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.hostBytes.fits(owner, n, maxPausedHostBytes, maxPausedHostBytesPerUser) {
+		return nil, fmt.Errorf("it holds %d bytes of responses the script has not taken, and executions waiting for a person hold at most %d MiB of the host memory budgets, %d MiB of one user's",
+			n, maxPausedHostBytes>>20, maxPausedHostBytesPerUser>>20)
+	}
+	t.hostBytes.add(owner, n)
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.hostBytes.sub(owner, n)
+	}, nil
 }
 
 // take removes and returns the execution id names, when owner holds it.

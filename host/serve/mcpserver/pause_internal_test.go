@@ -258,3 +258,21 @@ func TestPausedTableBoundsHostBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestInCallAskBoundsHostBytes: an execution asked about an effect during
+// its call (a client on 2025-11-25 that declared elicitation) waits under
+// the same bound of the shared host memory budget as a paused one: past
+// it the person is not asked, and the effect is not made.
+func TestInCallAskBoundsHostBytes(t *testing.T) {
+	s := &Server{}
+	x := &execution{script: luau.Script{SDK: heldSDK{held: 24 << 20}}}
+	ctx := context.WithValue(context.Background(), executionKey{}, x)
+	a := &inCallAsker{s: s, ctx: ctx} // no call: asking its client would fail the test
+	answer, err := a.Ask(effects.Question{Rule: "ask", Effect: effects.Effect{Op: effects.OpRemove, Path: "a"}})
+	if answer != effects.Cancel || err == nil || !strings.Contains(err.Error(), "host memory") {
+		t.Fatalf("answer %v, error %v", answer, err)
+	}
+	if s.pausedRuns.hostBytes.all != 0 {
+		t.Errorf("%d bytes still counted", s.pausedRuns.hostBytes.all)
+	}
+}
