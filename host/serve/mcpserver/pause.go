@@ -434,8 +434,8 @@ func (t *pausedTable) bounds() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	total, user := cmp.Or(t.maxBytes, maxPausedBytes), cmp.Or(t.maxUserBytes, maxPausedBytesPerUser)
-	return fmt.Sprintf("this server holds %d paused executions (%d MiB of their memory), %d of one user (%d MiB), at most",
-		maxPaused, total>>20, maxPausedPerUser, user>>20)
+	return fmt.Sprintf("this server holds %d paused executions (%d MiB of their memory, %d MiB of the host memory budgets), %d of one user (%d MiB, %d MiB), at most",
+		maxPaused, total>>20, maxPausedHostBytes>>20, maxPausedPerUser, user>>20, maxPausedHostBytesPerUser>>20)
 }
 
 // ownerOf is who owns the executions of the call whose context is ctx:
