@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // TestMemoryPrefix: a memory recording's prefix of n entries is its
@@ -101,5 +103,28 @@ func TestMemoryHeld(t *testing.T) {
 	var none *Writer
 	if other.Held() != 0 || none.Held() != 0 {
 		t.Errorf("a recording to a file holds %d, none %d", other.Held(), none.Held())
+	}
+}
+
+// TestMemoryReleased: a memory recording within a quota gives its bytes
+// back once, however often Release is called.
+func TestMemoryReleased(t *testing.T) {
+	q := NewQuota(1<<20, 1<<20)
+	other, err := NewWriterWithin(&syncbuf.Buffer{}, Header{Toolscript: "test"}, q, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close() // alice's other recording, still held
+	w, err := NewWriterWithin(&syncbuf.Buffer{}, Header{Toolscript: "test"}, q, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(sampleEntries()[0])
+	w.Close()
+	_, before := q.Used("alice")
+	w.Release()
+	w.Release()
+	if _, after := q.Used("alice"); after != before-w.Held() || after <= 0 {
+		t.Errorf("alice holds %d bytes before the release, %d after (the recording held %d)", before, after, w.Held())
 	}
 }

@@ -43,8 +43,8 @@ type Writer struct {
 	flush bool
 	// done is closed when the encoder has written everything and flushed.
 	done chan struct{}
-	// closed: Close has returned.
-	closed bool
+	// closed: Close has returned; released: Release has.
+	closed, released bool
 	// mem is a memory recording's trace (NewMemoryWriter), nil for
 	// another; encoded is how many entries the encoder has written to it,
 	// ends where each of them ends in it (after headerEnd, the header's).
@@ -144,12 +144,16 @@ func (w *Writer) Held() int64 {
 }
 
 // Release gives back to the writer's Quota the bytes it wrote: for a
-// memory recording, once it is dropped. It waits for Close.
+// memory recording, once it is dropped. It waits for Close; later calls
+// do nothing.
 func (w *Writer) Release() {
 	<-w.done
-	if w.cw.quota != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cw.quota != nil && !w.released {
 		w.cw.quota.Remove(w.cw.user, w.cw.n)
 	}
+	w.released = true
 }
 
 // Prefix is a memory recording's header and first n entries, each whole:
