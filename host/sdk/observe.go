@@ -21,6 +21,8 @@ func (c *Client) Observed(caller sdkcall.Caller, observe func(source, status str
 	return &observed{c: c, caller: caller, observe: observe}
 }
 
+var _ sdkcall.Holder = (*observed)(nil)
+
 type observed struct {
 	c       *Client
 	caller  sdkcall.Caller
@@ -37,6 +39,14 @@ func (o *observed) CallData(ctx context.Context, id uint32, args json.RawMessage
 		return o.report(id, data.CallData(ctx, id, args))
 	}
 	return o.report(id, o.caller.Call(ctx, id, args))
+}
+
+// HostBytesHeld is the caller's when it says (sdkcall.Holder), else 0.
+func (o *observed) HostBytesHeld() int64 {
+	if h, ok := o.caller.(sdkcall.Holder); ok {
+		return h.HostBytesHeld()
+	}
+	return 0
 }
 
 // Begin is the caller's Begin when it has one (sdkcall.Beginner), the

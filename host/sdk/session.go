@@ -44,7 +44,15 @@ type Session struct {
 	plans   map[*function]authPlan // how each function's requests carry creds
 }
 
-var _ sdkcall.DataCaller = (*Session)(nil)
+var (
+	_ sdkcall.DataCaller = (*Session)(nil)
+	_ sdkcall.Holder     = (*Session)(nil)
+)
+
+// HostBytesHeld is how many bytes of the host memory budgets the
+// execution's calls hold now: responses read that the script has not
+// taken yet.
+func (s *Session) HostBytesHeld() int64 { return s.budget.Held() }
 
 // Session starts the calls of one execution. requestAuth holds the
 // credentials a request brought (_meta.auth under serve, ParseMetaAuth);

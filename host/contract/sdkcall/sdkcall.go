@@ -69,6 +69,14 @@ type Caller interface {
 	Call(ctx context.Context, id uint32, args json.RawMessage) *Response
 }
 
+// Holder is a Caller that says how many bytes of the host memory budgets
+// its calls hold now: responses read that the script has not taken yet
+// (a parallel batch's, while a later call of the batch waits).
+type Holder interface {
+	Caller
+	HostBytesHeld() int64
+}
+
 // DataCaller is a Caller that can spare the work of what a script that
 // takes only a call's data would drop (`local pet = sdk.get_pet(...)`,
 // `sdk.get_pet(...).name`): the runtime calls CallData for such a call.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/redact"
+	"github.com/toolscript/toolscript/host/platform/termtext"
 )
 
 // Asking a person through the client. A rule whose action is ask pauses
@@ -47,10 +48,14 @@ var approvalSchema = map[string]any{
 	},
 }
 
-// questionParams is the elicitation of q, its text redacted.
+// questionParams is the elicitation of q, its text redacted. The effect
+// is shown on one line, escaped by termtext's rule (a person may read it
+// on a terminal): no path, header or body a script chose can start a
+// paragraph of its own, act on a terminal or reorder what is read.
 func questionParams(q effects.Question, r *redact.Redactor) mcp.ElicitationParams {
+	effect := termtext.Line(r.String(effects.Describe(q.Effect)))
 	text := fmt.Sprintf("A script wants to make this change; the rule %q asks a person first.\n\n%s\n\nAccept to let it happen, decline to refuse it (the script gets an error and goes on), cancel to stop the script.",
-		q.Rule, effects.Describe(q.Effect))
+		q.Rule, effect)
 	return mcp.ElicitationParams{Message: r.String(text), RequestedSchema: approvalSchema}
 }
 
@@ -114,6 +119,13 @@ type inCallAsker struct {
 }
 
 func (a *inCallAsker) Ask(q effects.Question) (effects.Answer, error) {
+	// The wait holds what the execution holds of the host memory budgets
+	// every user's calls share, as a paused execution's does.
+	release, err := a.s.pausedRuns.holdHost(ownerOf(a.ctx), hostBytesOf(executionFrom(a.ctx).script.SDK))
+	if err != nil {
+		return effects.Cancel, fmt.Errorf("no person is asked: %w", err)
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(a.ctx, a.s.cfg.approvalTimeout())
 	defer cancel()
 	raw, err := a.s.request(ctx, a.c, string(mcp.MethodElicitationCreate), questionParams(q, a.s.cfg.Redactor))

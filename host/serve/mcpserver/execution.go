@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
@@ -64,6 +65,10 @@ type execution struct {
 	resume *resumption
 	// binding is what the state of a pause is bound to.
 	binding requeststate.Binding
+	// recording is the memory recording of an execution resumed by
+	// replay (resumeByReplay), until an execution that may pause again
+	// takes it (start); prepare gives it back when the call ends.
+	recording *trace.Writer
 	// warnings go in the result's warnings (an unchecked script's).
 	warnings []string
 }

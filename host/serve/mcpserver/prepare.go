@@ -35,6 +35,14 @@ func (s *Server) prepare(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			return next(ctx, req)
 		}
 		fx := x.args.effects()
+		defer func() {
+			// A resumed execution's recording that no execution took on
+			// ends with the call (it ran here, or never ran).
+			if w := x.recording; w != nil {
+				w.Close()
+				s.releaseRecording(w)
+			}
+		}()
 		if x.resume != nil {
 			var err error
 			if fx, err = s.resumeByReplay(x, s.ioFor(user)); err != nil {

@@ -161,11 +161,14 @@ func (s *Server) resumeByReplay(x *execution, io *luau.IO) (*effects.Run, error)
 		return nil, fmt.Errorf("the paused execution's prefix cannot be read: %w; nothing ran", err)
 	}
 	sum := sha256.Sum256([]byte(x.args.script))
-	fx, err := effects.NewResume(rd, st.Question, x.resume.answer,
-		trace.NewMemoryWriter(trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])}))
+	recording := s.recordToMemory(st.Binding.User, trace.Header{Toolscript: s.cfg.Version, ScriptSHA256: hex.EncodeToString(sum[:])})
+	fx, err := effects.NewResume(rd, st.Question, x.resume.answer, recording)
 	if err != nil {
+		recording.Close()
+		s.releaseRecording(recording)
 		return nil, fmt.Errorf("the paused execution cannot resume: %w; nothing ran", err)
 	}
+	x.recording = recording
 	return fx, nil
 }
 

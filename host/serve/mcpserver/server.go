@@ -54,6 +54,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/contract/telemetry"
@@ -231,6 +232,9 @@ type Server struct {
 	// answer (pause.go).
 	pausedRuns pausedTable
 	states     *requeststate.Sealer
+	// recordings bounds the traces executions that may pause record to
+	// memory (pause.go).
+	recordings *trace.Quota
 	// stopped ends with Stop: every running script is stopped.
 	stopped context.Context
 	stop    context.CancelFunc
@@ -269,6 +273,8 @@ func New(cfg Config) (*Server, error) {
 		slots:   slots,
 		log:     log.New(cfg.ErrorLog, "toolscript serve: ", 0),
 		docURIs: map[string]bool{},
+		// The memory recordings' bounds: maxRecordedBytes (pause.go).
+		recordings: trace.NewQuota(maxRecordedBytes, maxRecordedBytesPerUser),
 	}
 	if cfg.ResponseBudget != nil {
 		if s.unwritten, err = limit.NewKeyedBytes[auth.User](UnwrittenBudgetName, cfg.MaxUnwrittenBytesPerUser); err != nil {
@@ -280,6 +286,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mcpserver: %w", err)
 		}
 	}
+	s.pausedRuns.fit(cfg.Limits.HeapBytes)
 	s.kept = newKeptResults(cfg.LargeResults, cfg.ResponseBudget)
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	s.executeScript = s.executeScriptHandler()

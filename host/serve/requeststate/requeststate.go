@@ -282,7 +282,7 @@ func (s *Sealer) Open(token string, binding Binding, now time.Time) (*State, err
 // Spend uses st up at now: ErrSpent when it was resumed already (in this
 // process, or by a replica sharing the Spent's directory).
 func (s *Sealer) Spend(st *State, now time.Time) error {
-	return s.spent.Spend(st.ID, st.Expiry, now)
+	return s.spent.Spend(st.ID, st.Binding.User, st.Expiry, now)
 }
 
 // Verify opens token as Open does, without spending it: for a retry that

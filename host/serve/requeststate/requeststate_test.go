@@ -295,17 +295,17 @@ func TestSpill(t *testing.T) {
 
 func TestSpentBounded(t *testing.T) {
 	s := requeststate.NewSpent(2)
-	if err := errors.Join(s.Spend("a", now.Add(time.Minute), now), s.Spend("b", now.Add(2*time.Minute), now)); err != nil {
+	if err := errors.Join(s.Spend("a", "u1", now.Add(time.Minute), now), s.Spend("b", "u2", now.Add(2*time.Minute), now)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Spend("c", now.Add(time.Minute), now); !errors.Is(err, requeststate.ErrSpentFull) {
+	if err := s.Spend("c", "u3", now.Add(time.Minute), now); !errors.Is(err, requeststate.ErrSpentFull) {
 		t.Fatalf("a full memory took another: %v", err)
 	}
 	// Once "a" expires, its place is free, and "b" is still remembered.
-	if err := s.Spend("c", now.Add(3*time.Minute), now.Add(time.Minute)); err != nil {
+	if err := s.Spend("c", "u3", now.Add(3*time.Minute), now.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Spend("b", now.Add(2*time.Minute), now.Add(time.Minute)); !errors.Is(err, requeststate.ErrSpent) {
+	if err := s.Spend("b", "u2", now.Add(2*time.Minute), now.Add(time.Minute)); !errors.Is(err, requeststate.ErrSpent) {
 		t.Errorf("b: %v", err)
 	}
 	if s.Len() != 2 {
@@ -336,4 +336,33 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("refused the sealed token: %v", err)
 		}
 	})
+}
+
+// TestSpentBoundsEachUser: one user resuming state after state cannot
+// fill the memory every user's resumptions share: past a user's share
+// (a sixteenth) that user's next is refused, another user's still
+// resumes, and the user's share comes back as their states expire.
+func TestSpentBoundsEachUser(t *testing.T) {
+	s := requeststate.NewSpent(32) // 2 of one user's
+	later := now.Add(time.Minute)
+	for _, id := range []string{"m1", "m2"} {
+		if err := s.Spend(id, "mallory", later, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Spend("m3", "mallory", later, now); !errors.Is(err, requeststate.ErrSpentFull) || !strings.Contains(err.Error(), "of one user") {
+		t.Errorf("a user past their share: %v", err)
+	}
+	if err := s.Spend("a1", "alice", later, now); err != nil {
+		t.Errorf("another user, while one is at their share: %v", err)
+	}
+	if err := s.Spend("m3", "mallory", later.Add(time.Minute), later); err != nil {
+		t.Errorf("once the user's states expired: %v", err)
+	}
+	if err := s.Spend("m1", "mallory", later.Add(time.Minute), later); err != nil {
+		t.Errorf("an expired id spent again (its state is expired too): %v", err)
+	}
+	if err := s.Spend("m4", "mallory", later.Add(time.Minute), later); !errors.Is(err, requeststate.ErrSpentFull) {
+		t.Errorf("the user's share, counted again: %v", err)
+	}
 }

@@ -25,19 +25,19 @@ func TestSharedSpent(t *testing.T) {
 		return s
 	}
 	a, b := replica(), replica()
-	if err := a.Spend("00ff", now.Add(time.Minute), now); err != nil {
+	if err := a.Spend("00ff", "u", now.Add(time.Minute), now); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Spend("00ff", now.Add(time.Minute), now); !errors.Is(err, requeststate.ErrSpent) {
+	if err := b.Spend("00ff", "u", now.Add(time.Minute), now); !errors.Is(err, requeststate.ErrSpent) {
 		t.Errorf("the other replica resumed it too: %v", err)
 	}
 	// Past its expiry, the record no longer holds (the state it names is
 	// expired, and refused for that).
-	if err := b.Spend("00ff", now.Add(3*time.Minute), now.Add(2*time.Minute)); err != nil {
+	if err := b.Spend("00ff", "u", now.Add(3*time.Minute), now.Add(2*time.Minute)); err != nil {
 		t.Errorf("an expired record: %v", err)
 	}
 	for _, id := range []string{"../x", "", "zz"} {
-		if err := a.Spend(id, now.Add(time.Minute), now); !errors.Is(err, requeststate.ErrMalformed) {
+		if err := a.Spend(id, "u", now.Add(time.Minute), now); !errors.Is(err, requeststate.ErrMalformed) {
 			t.Errorf("id %q: %v", id, err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestSharedSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Spend("00aa", now.Add(time.Minute), now); err != nil {
+	if err := s.Spend("00aa", "u", now.Add(time.Minute), now); err != nil {
 		t.Fatal(err)
 	}
 	kept := filepath.Join(dir, "paused-0123-1-00bb.trace.zst")
@@ -69,7 +69,7 @@ func TestSharedSweep(t *testing.T) {
 	}
 	later := now.Add(time.Hour)
 	for i := range 256 { // a sweep comes every 256 spends
-		if err := s.Spend(fmt.Sprintf("%04x", 0x1000+i), later.Add(time.Minute), later); err != nil {
+		if err := s.Spend(fmt.Sprintf("%04x", 0x1000+i), "u", later.Add(time.Minute), later); err != nil {
 			t.Fatal(err)
 		}
 	}

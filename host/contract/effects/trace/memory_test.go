@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/internal/syncbuf"
 )
 
 // TestMemoryPrefix: a memory recording's prefix of n entries is its
@@ -70,4 +72,59 @@ func TestMemoryPrefix(t *testing.T) {
 		t.Error("a writer to a file gave a prefix")
 	}
 	fw.Close()
+}
+
+// TestMemoryHeld: what a memory recording holds is counted as it grows
+// (what a paused execution is charged for it), and a writer that is not
+// one, or none, holds nothing.
+func TestMemoryHeld(t *testing.T) {
+	w := NewMemoryWriter(Header{Toolscript: "test"})
+	for _, e := range sampleEntries() {
+		w.Add(e)
+	}
+	if _, err := w.Prefix(context.Background(), len(sampleEntries())); err != nil {
+		t.Fatal(err)
+	}
+	if held, all := w.Held(), int64(len(w.Bytes())); held != all {
+		t.Errorf("a memory recording of %d bytes holds %d", all, held)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var file bytes.Buffer
+	other, err := NewWriter(&file, Header{Toolscript: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Add(sampleEntries()[0])
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var none *Writer
+	if other.Held() != 0 || none.Held() != 0 {
+		t.Errorf("a recording to a file holds %d, none %d", other.Held(), none.Held())
+	}
+}
+
+// TestMemoryReleased: a memory recording within a quota gives its bytes
+// back once, however often Release is called.
+func TestMemoryReleased(t *testing.T) {
+	q := NewQuota(1<<20, 1<<20)
+	other, err := NewWriterWithin(&syncbuf.Buffer{}, Header{Toolscript: "test"}, q, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close() // alice's other recording, still held
+	w, err := NewWriterWithin(&syncbuf.Buffer{}, Header{Toolscript: "test"}, q, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Add(sampleEntries()[0])
+	w.Close()
+	_, before := q.Used("alice")
+	w.Release()
+	w.Release()
+	if _, after := q.Used("alice"); after != before-w.Held() || after <= 0 {
+		t.Errorf("alice holds %d bytes before the release, %d after (the recording held %d)", before, after, w.Held())
+	}
 }

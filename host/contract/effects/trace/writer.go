@@ -43,8 +43,8 @@ type Writer struct {
 	flush bool
 	// done is closed when the encoder has written everything and flushed.
 	done chan struct{}
-	// closed: Close has returned.
-	closed bool
+	// closed: Close has returned; released: Release has.
+	closed, released bool
 	// mem is a memory recording's trace (NewMemoryWriter), nil for
 	// another; encoded is how many entries the encoder has written to it,
 	// ends where each of them ends in it (after headerEnd, the header's).
@@ -98,7 +98,10 @@ func NewWriterWithin(w io.Writer, h Header, q *Quota, user string) (*Writer, err
 	tw.moved = sync.NewCond(&tw.mu)
 	if m, ok := w.(*syncbuf.Buffer); ok {
 		tw.mem = m
-		buf.Flush() // to memory: it does not fail
+		if err := buf.Flush(); err != nil { // only past a bound of q
+			tw.err = traceError(err)
+			tw.failed = tw.err
+		}
 		tw.headerEnd = cw.n
 	}
 	go tw.encode()
@@ -119,6 +122,38 @@ func (w *Writer) Bytes() []byte {
 		return nil
 	}
 	return w.mem.Bytes()
+}
+
+// Held is how many bytes a memory recording holds: the trace encoded so
+// far and the entries queued for the encoder; 0 for a writer that is not
+// one, and for a nil writer.
+func (w *Writer) Held() int64 {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mem == nil {
+		return 0
+	}
+	end := w.headerEnd
+	if len(w.ends) > 0 {
+		end = w.ends[len(w.ends)-1]
+	}
+	return end + int64(w.queued)
+}
+
+// Release gives back to the writer's Quota the bytes it wrote: for a
+// memory recording, once it is dropped. It waits for Close; later calls
+// do nothing.
+func (w *Writer) Release() {
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cw.quota != nil && !w.released {
+		w.cw.quota.Remove(w.cw.user, w.cw.n)
+	}
+	w.released = true
 }
 
 // Prefix is a memory recording's header and first n entries, each whole:
