@@ -136,7 +136,9 @@ func (d *Docs) Definitions() string {
 		t := d.typerOf(api, names)
 		t.closedArgs = true
 		if len(api.Schemas) > 0 {
-			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, strings.TrimSpace(api.Title))
+			// One line: a title's line break would end the comment and
+			// write the rest into the definitions.
+			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, oneLine(api.Title, 200))
 		}
 		for _, n := range slices.Sorted(maps.Keys(api.Schemas)) {
 			fmt.Fprintf(&b, "type %s = %s\n", names[n], t.typ(api.Schemas[n], 0))

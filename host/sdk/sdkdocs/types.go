@@ -2,10 +2,12 @@ package sdkdocs
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/sdk/learned"
@@ -180,8 +182,7 @@ func literal(raw json.RawMessage) string {
 	}
 	switch x := v.(type) {
 	case string:
-		q, _ := json.Marshal(x)
-		return string(q)
+		return luauString(x)
 	case bool:
 		if x {
 			return "true"
@@ -247,8 +248,32 @@ func key(name string) string {
 	if catalog.IsIdentifier(name) {
 		return name
 	}
-	q, _ := json.Marshal(name)
-	return "[" + string(q) + "]"
+	return "[" + luauString(name) + "]"
+}
+
+// luauString is s as a Luau string literal holding the text a script
+// gets for it from JSON (each invalid UTF-8 byte U+FFFD): the quote and
+// the backslash escaped, control characters and other unprintable ones
+// written as \u{...}. JSON's own escapes (\u003c) are no Luau: a spec's
+// or an upstream server's enum value or property name written with them
+// would leave the definitions unloadable, and every check unchecked.
+func luauString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s { // an invalid byte is utf8.RuneError
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x80 && r >= 0x20 && r != 0x7f, r >= 0x80 && unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "\\u{%X}", r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // paren wraps a union or intersection so that "?" or "&" binds to all of it.
