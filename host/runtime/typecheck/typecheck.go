@@ -252,12 +252,14 @@ const maxSuperseded = 3
 // (release). When the definitions it waits for are replaced before they
 // load, it waits for the newer ones, a few times.
 func (c *Checker) loadedImage(ctx context.Context) (*imageJob, error) {
+	timer := time.NewTimer(c.cfg.LoadTimeout) // for all the tries
+	defer timer.Stop()
 	for tries := 1; ; tries++ {
 		job, err := c.acquireImage()
 		if err != nil {
 			return nil, err
 		}
-		err = c.waitForImage(ctx, job)
+		err = c.waitForImage(ctx, job, timer.C)
 		if err == nil {
 			return job, nil
 		}
@@ -324,17 +326,15 @@ func (c *Checker) releaseLocked(job *imageJob) {
 	}
 }
 
-// waitForImage waits until job is done, for at most the load's time limit
-// and while ctx is not done; it returns the job's error.
-func (c *Checker) waitForImage(ctx context.Context, job *imageJob) error {
-	timer := time.NewTimer(c.cfg.LoadTimeout)
-	defer timer.Stop()
+// waitForImage waits until job is done, until timeUp (the load's time
+// limit) and while ctx is not done; it returns the job's error.
+func (c *Checker) waitForImage(ctx context.Context, job *imageJob, timeUp <-chan time.Time) error {
 	select {
 	case <-job.done:
 		return job.err
 	case <-ctx.Done():
 		return &UncheckedError{Reason: "waiting for the definitions to load was stopped", Err: ctx.Err()}
-	case <-timer.C:
+	case <-timeUp:
 		return &UncheckedError{Reason: fmt.Sprintf("loading the definitions ran over its time limit of %s", c.cfg.LoadTimeout)}
 	}
 }
