@@ -131,8 +131,9 @@ func (d *Docs) Definitions() string {
 
 	var sdk []string
 	var flat []string
+	taken := map[string]bool{}
 	for _, api := range d.cat.APIs {
-		names := typeNames(api, api.Name+"_")
+		names := typeNames(api, api.Name+"_", taken)
 		t := d.typerOf(api, names)
 		t.closedArgs = true
 		if len(api.Schemas) > 0 {

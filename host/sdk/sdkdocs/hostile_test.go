@@ -156,3 +156,33 @@ func readLuauString(t *testing.T, lit string) string {
 	}
 	return b.String()
 }
+
+// TestDefinitionsTypeNamesAcrossAPIs: the type names of two APIs' schemas
+// stay apart when an API's name and a schema's name meet another's (API
+// "a" with schema "b_c", API "a_b" with schema "c"): the definitions load
+// and each function answers its own type.
+func TestDefinitionsTypeNamesAcrossAPIs(t *testing.T) {
+	api := func(name, schema, typ, fn string) *catalog.API {
+		return &catalog.API{Name: name, Kind: catalog.MCP, Schemas: map[string]*catalog.Schema{schema: {Type: []string{typ}}},
+			Functions: []*catalog.Function{{Name: fn, Kind: catalog.MCP, Tool: fn, OutputSchema: &catalog.Schema{Ref: schema}}}}
+	}
+	cat := &catalog.Catalog{APIs: []*catalog.API{api("a", "b_c", "string", "f"), api("a_b", "c", "number", "g")}}
+	if err := cat.Link(); err != nil {
+		t.Fatal(err)
+	}
+	defs := New(cat).Definitions()
+	checker := typechecktest.Loaded(t, typecheck.Config{CacheDir: t.TempDir()}, []byte(defs))
+	ctx := testwait.Context(t)
+	for script, want := range map[string]int{
+		"local s: string = sdk.a.f()\nlocal n: number = sdk.a_b.g()\nreturn s, n\n": 0,
+		"local n: number = sdk.a.f()\nreturn n\n":                                     1,
+	} {
+		diags, err := checker.Check(ctx, script)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, defs[strings.Index(defs, "type SdkError"):])
+		}
+		if len(diags) != want {
+			t.Errorf("%q: %+v, want %d diagnostics", script, diags, want)
+		}
+	}
+}

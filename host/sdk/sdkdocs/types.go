@@ -25,12 +25,14 @@ var luauReserved = map[string]bool{
 }
 
 // typeNames gives every named schema of an API a Luau type name: the
-// schema's name with other characters made "_", unique, never a built-in
-// type; prefix is put first (for a definitions file holding several APIs).
-func typeNames(api *catalog.API, prefix string) map[string]string {
+// schema's name with other characters made "_", never a built-in type,
+// none of taken (which it adds them to); prefix is put first (for a
+// definitions file holding several APIs, which share taken: API "a"'s
+// schema "b_c" and API "a_b"'s "c" would both be a_b_c, and a type
+// defined twice leaves the definitions unloadable).
+func typeNames(api *catalog.API, prefix string, taken map[string]bool) map[string]string {
 	names := slices.Sorted(maps.Keys(api.Schemas))
 	out := make(map[string]string, len(names))
-	taken := map[string]bool{}
 	for _, n := range names {
 		var b strings.Builder
 		for i, r := range n {
