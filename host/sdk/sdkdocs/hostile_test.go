@@ -175,7 +175,7 @@ func TestDefinitionsTypeNamesAcrossAPIs(t *testing.T) {
 	ctx := testwait.Context(t)
 	for script, want := range map[string]int{
 		"local s: string = sdk.a.f()\nlocal n: number = sdk.a_b.g()\nreturn s, n\n": 0,
-		"local n: number = sdk.a.f()\nreturn n\n":                                     1,
+		"local n: number = sdk.a.f()\nreturn n\n":                                   1,
 	} {
 		diags, err := checker.Check(ctx, script)
 		if err != nil {
