@@ -141,7 +141,12 @@ func (d *Docs) Definitions() string {
 			// write the rest into the definitions.
 			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, oneLine(api.Title, 200))
 		}
+		recursive := selfRecursive(api)
 		for _, n := range slices.Sorted(maps.Keys(api.Schemas)) {
+			if recursive[n] {
+				fmt.Fprintf(&b, "type %s = any -- itself with no table in between\n", names[n])
+				continue
+			}
 			fmt.Fprintf(&b, "type %s = %s\n", names[n], t.typ(api.Schemas[n], 0))
 		}
 		var fields []string

@@ -186,3 +186,59 @@ func TestDefinitionsTypeNamesAcrossAPIs(t *testing.T) {
 		}
 	}
 }
+
+// TestDefinitionsRecursiveSchemas: a schema that is itself without a
+// table between (a $ref to itself, alone, in a union, an intersection or
+// with null; two that are each other), which JSON Schema allows and Luau
+// cannot resolve, is any, and the definitions load; a schema that holds
+// itself inside a table keeps its type.
+func TestDefinitionsRecursiveSchemas(t *testing.T) {
+	str := &catalog.Schema{Type: []string{"string"}}
+	ref := func(name string) *catalog.Schema { return &catalog.Schema{Ref: name} }
+	object := func(props ...*catalog.Property) *catalog.Schema {
+		o := &catalog.Schema{Type: []string{"object"}, Properties: props}
+		for _, p := range props {
+			o.Required = append(o.Required, p.Name)
+		}
+		return o
+	}
+	tests := []struct {
+		api     string
+		schemas map[string]*catalog.Schema
+		// script uses the result of sdk.<api>.f(); want is its diagnostics.
+		script string
+		want   int
+	}{
+		{"self", map[string]*catalog.Schema{"A": ref("A")}, "local n: number = r\n", 0},
+		{"pair", map[string]*catalog.Schema{"A": ref("B"), "B": ref("A")}, "local n: number = r\n", 0},
+		{"in_union", map[string]*catalog.Schema{"A": {OneOf: []*catalog.Schema{ref("A"), str}}}, "local n: number = r\n", 0},
+		{"with_null", map[string]*catalog.Schema{"A": {AnyOf: []*catalog.Schema{ref("A"), {Type: []string{"null"}}}}}, "local n: number = r\n", 0},
+		{"in_intersection", map[string]*catalog.Schema{"A": {AllOf: []*catalog.Schema{ref("A"), object(&catalog.Property{Name: "x", Schema: str})}}}, "local n: number = r\n", 0},
+		{"beside_properties", map[string]*catalog.Schema{"A": {Type: []string{"object"}, AllOf: []*catalog.Schema{ref("A")}, Properties: []*catalog.Property{{Name: "x", Schema: str}}}}, "local n: number = r\n", 0},
+		{"in_a_table", map[string]*catalog.Schema{"A": object(&catalog.Property{Name: "next", Schema: ref("A")}, &catalog.Property{Name: "x", Schema: str})}, "local n: number = r.next.x\n", 1},
+		{"in_an_array", map[string]*catalog.Schema{"A": {Type: []string{"array"}, Items: ref("A")}}, "local n: number = r\n", 1},
+	}
+	cat := &catalog.Catalog{}
+	for _, tc := range tests {
+		cat.APIs = append(cat.APIs, &catalog.API{Name: tc.api, Kind: catalog.MCP, Schemas: tc.schemas,
+			Functions: []*catalog.Function{{Name: "f", Kind: catalog.MCP, Tool: "f", OutputSchema: ref("A")}}})
+	}
+	if err := cat.Link(); err != nil {
+		t.Fatal(err)
+	}
+	defs := New(cat).Definitions()
+	checker := typechecktest.Loaded(t, typecheck.Config{CacheDir: t.TempDir()}, []byte(defs))
+	ctx := testwait.Context(t)
+	for _, tc := range tests {
+		t.Run(tc.api, func(t *testing.T) {
+			script := "local r = sdk." + tc.api + ".f()\n" + tc.script + "return n\n"
+			diags, err := checker.Check(ctx, script)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, defs[strings.Index(defs, "type SdkError"):])
+			}
+			if len(diags) != tc.want {
+				t.Errorf("%q: %+v, want %d diagnostics", script, diags, tc.want)
+			}
+		})
+	}
+}

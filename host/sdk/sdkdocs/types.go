@@ -335,3 +335,82 @@ func (t *typer) plain(s *catalog.Schema, depth int) []string {
 	}
 	return out
 }
+
+// selfRecursive are the named schemas of api that are themselves with no
+// table in between (a $ref to itself alone, in a union or an
+// intersection; two that are each other): JSON Schema allows them, and a
+// Luau type alias cannot be one ("Type contains a self-recursive
+// construct"), which would leave the whole definitions unloadable. They
+// are the schemas in a cycle of unguardedRefs (Tarjan's strongly
+// connected components).
+func selfRecursive(api *catalog.API) map[string]bool {
+	out := map[string]bool{}
+	index, low, onStack := map[string]int{}, map[string]int{}, map[string]bool{}
+	var stack []string
+	var visit func(n string)
+	visit = func(n string) {
+		index[n], low[n] = len(index), len(index)
+		stack = append(stack, n)
+		onStack[n] = true
+		self := false
+		for _, m := range unguardedRefs(api.Schemas[n], nil) {
+			if _, ok := api.Schemas[m]; !ok {
+				continue
+			}
+			self = self || m == n
+			if _, seen := index[m]; !seen {
+				visit(m)
+				low[n] = min(low[n], low[m])
+			} else if onStack[m] {
+				low[n] = min(low[n], index[m])
+			}
+		}
+		if low[n] != index[n] {
+			return
+		}
+		i := len(stack) - 1
+		for stack[i] != n {
+			i--
+		}
+		component := stack[i:]
+		stack = stack[:i]
+		for _, m := range component {
+			onStack[m] = false
+			if len(component) > 1 || self {
+				out[m] = true
+			}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(api.Schemas)) {
+		if _, seen := index[n]; !seen {
+			visit(n)
+		}
+	}
+	return out
+}
+
+// unguardedRefs appends the named schemas s renders as (typ) other than
+// inside a table's braces: itself a $ref, or a part of its union or
+// intersection.
+func unguardedRefs(s *catalog.Schema, out []string) []string {
+	if s == nil {
+		return out
+	}
+	if s.Ref != "" {
+		return append(out, s.Ref)
+	}
+	var parts []*catalog.Schema
+	switch {
+	case len(s.Enum) > 0 || len(s.Const) > 0:
+	case len(s.AllOf) > 0 && len(s.Properties) == 0:
+		parts = s.AllOf
+	case len(s.OneOf)+len(s.AnyOf) > 0:
+		parts = append(append(parts, s.OneOf...), s.AnyOf...)
+	case len(s.AllOf) > 0 && s.Has("object"):
+		parts = s.AllOf // object: the parts beside the table's braces
+	}
+	for _, p := range parts {
+		out = unguardedRefs(p, out)
+	}
+	return out
+}
