@@ -12,7 +12,6 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
-	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 )
 
@@ -132,7 +131,8 @@ func (s *Server) addCheckScript() {
 }
 
 // checkScript is check_script's handler: the script checked, in one of
-// the user's slots (a check costs the host as a short execution does).
+// the user's slots (a check costs the host as a short execution does),
+// waited for and refused as execute_script's are (acquireSlot).
 func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	script, ok := args["script"].(string)
@@ -149,10 +149,9 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	// The wait for starting upstream servers holds no slot.
 	docs := s.checkDocs(ctx)
-	user, _ := auth.UserFrom(ctx)
-	release, err := s.slots.Acquire(ctx, user)
-	if err != nil {
-		return invalid("The check did not start: " + err.Error()), nil
+	release, res, err := s.acquireSlot(ctx)
+	if release == nil {
+		return res, err
 	}
 	defer release()
 	out, err := s.cfg.Checker.CheckScript(ctx, docs, []byte(script), s.cfg.IO != nil)

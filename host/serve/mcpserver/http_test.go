@@ -22,8 +22,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/host/serve/hosted"
@@ -57,6 +59,7 @@ type hostedOptions struct {
 	maxUnwritten int64
 	writeTimeout time.Duration
 	largeResults mcpserver.LargeResults
+	checker      mcpserver.ScriptChecker
 }
 
 type hostedServer struct {
@@ -84,6 +87,10 @@ func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 		ResponseBudget:           o.budget,
 		MaxUnwrittenBytesPerUser: o.maxUnwritten,
 		LargeResults:             o.largeResults,
+		Checker:                  o.checker,
+	}
+	if o.checker != nil { // check_script is offered beside the sdk's docs
+		cfg.SDKDocs = sdkdocs.New(&catalog.Catalog{})
 	}
 	if o.ioDir != "" {
 		cfg.IO, cfg.PerUserIO = &luau.IO{Dir: o.ioDir}, true
