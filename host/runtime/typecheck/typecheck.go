@@ -21,8 +21,9 @@
 // long a check waits for the load; loads run one at a time, and
 // definitions replaced before their load starts are never loaded. A check
 // that cannot finish (a throw inside the checker, which traps, memory run
-// out, its time limit, its caller's context) leaves the script unchecked (an *UncheckedError); its
-// instance is dropped and no other check is affected.
+// out, its time limit, its caller's context) leaves the script unchecked
+// (an *UncheckedError); its instance is dropped and no other check is
+// affected.
 package typecheck
 
 import (
