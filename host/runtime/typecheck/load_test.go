@@ -52,9 +52,9 @@ func TestLoadsOneAtATime(t *testing.T) {
 		if err := c.Load([]byte(version(i))); err != nil {
 			t.Fatal(err)
 		}
-		if i == 1 {
-			// A check that waits for definitions superseded before
-			// they load.
+		if i == rounds-2 {
+			// A check that waits for definitions superseded (once)
+			// before they load.
 			waiting.Go(func() { check(fmt.Sprintf("return sdk.v%d()\n", rounds-1)) })
 			continue
 		}
