@@ -48,7 +48,8 @@ type CheckReport struct {
 const ToolCheckScript = "check_script"
 
 // maxCheckMessage bounds one diagnostic's message in check_script's
-// answer: the type checker's name whole table types.
+// answer (the type checker's name whole table types), and the reason the
+// types were unchecked.
 const maxCheckMessage = 1000
 
 // checkOutputSchema is check_script's structured content (checkAnswer).
@@ -171,8 +172,9 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 // text and structured content together fit in budget characters listed,
 // the others counted.
 func boundedAnswer(out *CheckReport, budget int) checkAnswer {
-	answer := checkAnswer{Diagnostics: []CheckDiagnostic{}, Unchecked: out.Unchecked}
-	used := len(out.Unchecked) * 2
+	// The reason is cut as a message is: it may quote the definitions.
+	answer := checkAnswer{Diagnostics: []CheckDiagnostic{}, Unchecked: truncate(out.Unchecked, maxCheckMessage)}
+	used := len(answer.Unchecked) * 2
 	for _, d := range out.Diagnostics {
 		if d.Severity == "error" {
 			answer.Errors++
