@@ -37,12 +37,16 @@ type Checker struct {
 
 	mu      sync.Mutex
 	checker *typecheck.Checker
-	// docs are the docs whose definitions are loaded, hash their text's.
-	docs   *sdkdocs.Docs
-	hash   [sha256.Size]byte
-	loaded bool
-	// loads counts the definitions' texts loaded (tests).
-	loads int
+	// docs are the docs whose definitions are loaded, hash their text's;
+	// refused, when set, is why docs' definitions were not (over the
+	// checker's cap): docs are immutable, so it stands for them.
+	docs    *sdkdocs.Docs
+	hash    [sha256.Size]byte
+	loaded  bool
+	refused error
+	// loads counts the definitions' texts loaded, built those written
+	// (tests).
+	loads, built int
 }
 
 // New returns a Checker whose type checker cfg configures; nothing is
@@ -66,7 +70,7 @@ func (c *Checker) Close(ctx context.Context) error {
 		return nil
 	}
 	err := c.checker.Close(ctx)
-	c.checker, c.docs, c.loaded = nil, nil, false
+	c.checker, c.docs, c.loaded, c.refused = nil, nil, false, nil
 	return err
 }
 
@@ -175,20 +179,26 @@ func (c *Checker) withDefinitions(ctx context.Context, docs *sdkdocs.Docs) (*typ
 		}
 		c.checker = checker
 	}
-	if c.loaded && docs == c.docs {
+	switch {
+	case docs == c.docs && c.loaded:
 		return c.checker, nil
+	case docs == c.docs && c.refused != nil:
+		// Not written again: a large sdk's text takes seconds, under
+		// the lock every check takes.
+		return nil, c.refused
 	}
 	text := []byte(docs.Definitions())
+	c.built++
 	hash := sha256.Sum256(text)
 	if c.loaded && hash == c.hash {
 		c.docs = docs
 		return c.checker, nil
 	}
 	if err := c.checker.Load(text); err != nil {
-		c.loaded = false
+		c.docs, c.loaded, c.refused = docs, false, err
 		return nil, err
 	}
-	c.docs, c.hash, c.loaded = docs, hash, true
+	c.docs, c.hash, c.loaded, c.refused = docs, hash, true, nil
 	c.loads++
 	return c.checker, nil
 }

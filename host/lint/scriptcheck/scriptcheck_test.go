@@ -165,3 +165,29 @@ func TestRefusalBounded(t *testing.T) {
 		t.Fatalf("refusal of %d characters: %.300s", len(r.Message), r.Message)
 	}
 }
+
+// TestRefusedDefinitionsNotRebuilt: docs whose definitions are over the
+// checker's cap leave every check unchecked, and their text (seconds of
+// work for a large sdk, under the lock every check takes) is written
+// once, not again for each check.
+func TestRefusedDefinitionsNotRebuilt(t *testing.T) {
+	c := scriptcheck.New(typecheck.Config{CacheDir: t.TempDir(), MaxDefinitionsBytes: 64})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	cat := &catalog.Catalog{APIs: []*catalog.API{{Name: "pets", Kind: catalog.MCP, Functions: []*catalog.Function{{Name: "get_pet", Kind: catalog.MCP, Tool: "get_pet"}}}}}
+	if err := cat.Link(); err != nil {
+		t.Fatal(err)
+	}
+	docs, rt, ctx := sdkdocs.New(cat), newRuntime(t, cat), testwait.Context(t)
+	for i := range 3 {
+		out, err := c.Check(ctx, rt, docs, scriptcheck.Script{Source: []byte("return sdk.pets.get_pet()\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.Unchecked, "definitions do not load") {
+			t.Errorf("check %d: unchecked %q, want the definitions refused", i, out.Unchecked)
+		}
+	}
+	if n := scriptcheck.TextsBuilt(c); n != 1 {
+		t.Errorf("the definitions' text was written %d times for 3 checks of the same docs, want 1", n)
+	}
+}

@@ -136,6 +136,9 @@ var instanceConfig = wazero.NewModuleConfig().WithName("").WithStartFunctions()
 // for it.
 type imageJob struct {
 	done chan struct{}
+	// superseded is closed when the job's definitions are no longer the
+	// Checker's (Load, Close): a load that has not started does not.
+	superseded chan struct{}
 	// img and err are set before done is closed.
 	img *image
 	err error
@@ -196,14 +199,39 @@ func (img *image) put(mod api.Module) bool {
 	return true
 }
 
+// errSuperseded is the error of a job whose definitions were replaced
+// before their load started.
+var errSuperseded = &UncheckedError{Reason: "the definitions changed before they loaded"}
+
 // makeImage compiles the modules if need be, loads definitions into a
 // loader instance, whose memory becomes job's image, learns the image's
-// hot pages and makes the first checker instance ahead.
+// hot pages and makes the first checker instance ahead. Loads run one at
+// a time (a load cannot be stopped midway, and takes the memory of an
+// instance): definitions replaced while they wait for their turn are
+// never loaded, so definitions that change often (an upstream server's
+// tools) cost one load running and the newest waiting, however many
+// changes and checks there are.
 func (c *Checker) makeImage(job *imageJob, definitions []byte) {
 	defer c.release(job)
 	ctx := context.Background()
 	m, err := c.ensureModules(ctx)
 	if err == nil {
+		select {
+		case c.loading <- struct{}{}:
+			defer func() { <-c.loading }()
+			select {
+			case <-job.superseded:
+				err = errSuperseded
+			default:
+			}
+		case <-job.superseded:
+			err = errSuperseded
+		}
+	}
+	if err == nil {
+		if c.beforeLoad != nil {
+			c.beforeLoad()
+		}
 		job.img, err = m.load(ctx, definitions)
 	}
 	job.err = err

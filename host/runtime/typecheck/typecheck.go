@@ -18,10 +18,12 @@
 // Everything is bounded: the definitions' size (the load is not stopped
 // midway: it is the operator's configuration, capped in size), the
 // script's size, each instance's memory, the time of each check and how
-// long a check waits for the load. A check that cannot finish (a throw
-// inside the checker, which traps, memory run out, its time limit, its
-// caller's context) leaves the script unchecked (an *UncheckedError); its
-// instance is dropped and no other check is affected.
+// long a check waits for the load; loads run one at a time, and
+// definitions replaced before their load starts are never loaded. A check
+// that cannot finish (a throw inside the checker, which traps, memory run
+// out, its time limit, its caller's context) leaves the script unchecked
+// (an *UncheckedError); its instance is dropped and no other check is
+// affected.
 package typecheck
 
 import (
@@ -153,9 +155,13 @@ type Checker struct {
 	slots chan struct{}
 	// running counts the checks and loads in progress, for Close.
 	running sync.WaitGroup
+	// loading holds a token while definitions load: one load at a time,
+	// whatever changes the definitions meanwhile.
+	loading chan struct{}
 	// beforeCheck, when set (tests), is called with each check's instance
-	// before the script is written into it.
+	// before the script is written into it; beforeLoad in each load.
 	beforeCheck func(api.Module)
+	beforeLoad  func()
 
 	compileMu sync.Mutex
 	modules   *modules
@@ -174,7 +180,7 @@ func New(ctx context.Context, cfg Config) (*Checker, error) {
 	if pages := (cfg.MaxMemoryBytes + 65535) / 65536; pages > 65536 {
 		return nil, fmt.Errorf("typecheck: memory limit %d bytes exceeds the 4 GiB a wasm32 module can address", cfg.MaxMemoryBytes)
 	}
-	return &Checker{cfg: cfg, slots: make(chan struct{}, cfg.MaxParallelChecks)}, nil
+	return &Checker{cfg: cfg, slots: make(chan struct{}, cfg.MaxParallelChecks), loading: make(chan struct{}, 1)}, nil
 }
 
 // Load sets the definitions (a .d.luau text) later checks run against.
@@ -188,10 +194,7 @@ func (c *Checker) Load(definitions []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.definitions = append([]byte(nil), definitions...)
-	if c.current != nil {
-		c.releaseLocked(c.current)
-		c.current = nil
-	}
+	c.dropCurrentLocked()
 	return nil
 }
 
@@ -205,14 +208,11 @@ func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error
 	if len(source) > c.cfg.MaxSourceBytes {
 		return nil, &UncheckedError{Reason: fmt.Sprintf("the script's %d bytes are over the checker's limit of %d bytes", len(source), c.cfg.MaxSourceBytes)}
 	}
-	job, err := c.acquireImage()
+	job, err := c.loadedImage(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer c.release(job)
-	if err := c.waitForImage(ctx, job); err != nil {
-		return nil, err
-	}
 	if ctx.Err() == nil {
 		select {
 		case c.slots <- struct{}{}:
@@ -231,10 +231,7 @@ func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error
 func (c *Checker) Close(ctx context.Context) error {
 	c.mu.Lock()
 	c.closed = true
-	if c.current != nil {
-		c.releaseLocked(c.current)
-		c.current = nil
-	}
+	c.dropCurrentLocked()
 	c.mu.Unlock()
 	c.running.Wait()
 	c.compileMu.Lock()
@@ -245,6 +242,45 @@ func (c *Checker) Close(ctx context.Context) error {
 	err := c.modules.close(ctx)
 	c.modules = nil
 	return err
+}
+
+// maxSuperseded is how many times a check waits for newer definitions
+// when those it waited for were replaced before they loaded.
+const maxSuperseded = 3
+
+// loadedImage returns the job holding the image of the current
+// definitions once it is made, with a reference for the caller
+// (release). When the definitions it waits for are replaced before they
+// load, it waits for the newer ones, a few times.
+func (c *Checker) loadedImage(ctx context.Context) (*imageJob, error) {
+	timer := time.NewTimer(c.cfg.LoadTimeout) // for all the tries
+	defer timer.Stop()
+	for tries := 1; ; tries++ {
+		job, err := c.acquireImage()
+		if err != nil {
+			return nil, err
+		}
+		err = c.waitForImage(ctx, job, timer.C)
+		if err == nil {
+			return job, nil
+		}
+		c.release(job)
+		if !errors.Is(err, errSuperseded) || tries == maxSuperseded {
+			return nil, err
+		}
+	}
+}
+
+// dropCurrentLocked drops the Checker's reference to the current job:
+// its definitions are no longer the Checker's, and are not loaded if
+// their load has not started.
+func (c *Checker) dropCurrentLocked() {
+	if c.current == nil {
+		return
+	}
+	close(c.current.superseded)
+	c.releaseLocked(c.current)
+	c.current = nil
 }
 
 // acquireImage returns the job making or holding the image of the current
@@ -258,7 +294,7 @@ func (c *Checker) acquireImage() (*imageJob, error) {
 	}
 	if c.current == nil {
 		// One reference while it is current, one for the load.
-		c.current = &imageJob{done: make(chan struct{}), refs: 2}
+		c.current = &imageJob{done: make(chan struct{}), superseded: make(chan struct{}), refs: 2}
 		c.running.Add(1)
 		go c.makeImage(c.current, c.definitions)
 	}
@@ -291,17 +327,15 @@ func (c *Checker) releaseLocked(job *imageJob) {
 	}
 }
 
-// waitForImage waits until job is done, for at most the load's time limit
-// and while ctx is not done; it returns the job's error.
-func (c *Checker) waitForImage(ctx context.Context, job *imageJob) error {
-	timer := time.NewTimer(c.cfg.LoadTimeout)
-	defer timer.Stop()
+// waitForImage waits until job is done, until timeUp (the load's time
+// limit) and while ctx is not done; it returns the job's error.
+func (c *Checker) waitForImage(ctx context.Context, job *imageJob, timeUp <-chan time.Time) error {
 	select {
 	case <-job.done:
 		return job.err
 	case <-ctx.Done():
 		return &UncheckedError{Reason: "waiting for the definitions to load was stopped", Err: ctx.Err()}
-	case <-timer.C:
+	case <-timeUp:
 		return &UncheckedError{Reason: fmt.Sprintf("loading the definitions ran over its time limit of %s", c.cfg.LoadTimeout)}
 	}
 }

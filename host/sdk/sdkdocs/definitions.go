@@ -131,14 +131,22 @@ func (d *Docs) Definitions() string {
 
 	var sdk []string
 	var flat []string
+	taken := map[string]bool{}
 	for _, api := range d.cat.APIs {
-		names := typeNames(api, api.Name+"_")
+		names := typeNames(api, api.Name+"_", taken)
 		t := d.typerOf(api, names)
 		t.closedArgs = true
 		if len(api.Schemas) > 0 {
-			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, strings.TrimSpace(api.Title))
+			// One line: a title's line break would end the comment and
+			// write the rest into the definitions.
+			fmt.Fprintf(&b, "\n-- sdk.%s: %s\n", api.Name, oneLine(api.Title, 200))
 		}
+		recursive := selfRecursive(api)
 		for _, n := range slices.Sorted(maps.Keys(api.Schemas)) {
+			if recursive[n] {
+				fmt.Fprintf(&b, "type %s = any -- itself with no table in between\n", names[n])
+				continue
+			}
 			fmt.Fprintf(&b, "type %s = %s\n", names[n], t.typ(api.Schemas[n], 0))
 		}
 		var fields []string

@@ -42,7 +42,7 @@ type Docs struct {
 func New(cat *catalog.Catalog) *Docs {
 	d := &Docs{cat: cat, names: map[string]map[string]string{}, schemaNames: map[string][]string{}}
 	for _, api := range cat.APIs {
-		d.names[api.Name] = typeNames(api, "")
+		d.names[api.Name] = typeNames(api, "", map[string]bool{})
 		d.schemaNames[api.Name] = slices.Sorted(maps.Keys(api.Schemas))
 	}
 	d.fingerprint = d.fingerprintOf()

@@ -2,10 +2,12 @@ package sdkdocs
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/sdk/learned"
@@ -23,12 +25,14 @@ var luauReserved = map[string]bool{
 }
 
 // typeNames gives every named schema of an API a Luau type name: the
-// schema's name with other characters made "_", unique, never a built-in
-// type; prefix is put first (for a definitions file holding several APIs).
-func typeNames(api *catalog.API, prefix string) map[string]string {
+// schema's name with other characters made "_", never a built-in type,
+// none of taken (which it adds them to); prefix is put first (for a
+// definitions file holding several APIs, which share taken: API "a"'s
+// schema "b_c" and API "a_b"'s "c" would both be a_b_c, and a type
+// defined twice leaves the definitions unloadable).
+func typeNames(api *catalog.API, prefix string, taken map[string]bool) map[string]string {
 	names := slices.Sorted(maps.Keys(api.Schemas))
 	out := make(map[string]string, len(names))
-	taken := map[string]bool{}
 	for _, n := range names {
 		var b strings.Builder
 		for i, r := range n {
@@ -180,8 +184,7 @@ func literal(raw json.RawMessage) string {
 	}
 	switch x := v.(type) {
 	case string:
-		q, _ := json.Marshal(x)
-		return string(q)
+		return luauString(x)
 	case bool:
 		if x {
 			return "true"
@@ -247,8 +250,32 @@ func key(name string) string {
 	if catalog.IsIdentifier(name) {
 		return name
 	}
-	q, _ := json.Marshal(name)
-	return "[" + string(q) + "]"
+	return "[" + luauString(name) + "]"
+}
+
+// luauString is s as a Luau string literal holding the text a script
+// gets for it from JSON (each invalid UTF-8 byte U+FFFD): the quote and
+// the backslash escaped, control characters and other unprintable ones
+// written as \u{...}. JSON's own escapes (\u003c) are no Luau: a spec's
+// or an upstream server's enum value or property name written with them
+// would leave the definitions unloadable, and every check unchecked.
+func luauString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range s { // an invalid byte is utf8.RuneError
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x80 && r >= 0x20 && r != 0x7f, r >= 0x80 && unicode.IsPrint(r):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, "\\u{%X}", r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // paren wraps a union or intersection so that "?" or "&" binds to all of it.
@@ -305,6 +332,85 @@ func (t *typer) plain(s *catalog.Schema, depth int) []string {
 		case "object":
 			out = append(out, t.object(s, depth))
 		}
+	}
+	return out
+}
+
+// selfRecursive are the named schemas of api that are themselves with no
+// table in between (a $ref to itself alone, in a union or an
+// intersection; two that are each other): JSON Schema allows them, and a
+// Luau type alias cannot be one ("Type contains a self-recursive
+// construct"), which would leave the whole definitions unloadable. They
+// are the schemas in a cycle of unguardedRefs (Tarjan's strongly
+// connected components).
+func selfRecursive(api *catalog.API) map[string]bool {
+	out := map[string]bool{}
+	index, low, onStack := map[string]int{}, map[string]int{}, map[string]bool{}
+	var stack []string
+	var visit func(n string)
+	visit = func(n string) {
+		index[n], low[n] = len(index), len(index)
+		stack = append(stack, n)
+		onStack[n] = true
+		self := false
+		for _, m := range unguardedRefs(api.Schemas[n], nil) {
+			if _, ok := api.Schemas[m]; !ok {
+				continue
+			}
+			self = self || m == n
+			if _, seen := index[m]; !seen {
+				visit(m)
+				low[n] = min(low[n], low[m])
+			} else if onStack[m] {
+				low[n] = min(low[n], index[m])
+			}
+		}
+		if low[n] != index[n] {
+			return
+		}
+		i := len(stack) - 1
+		for stack[i] != n {
+			i--
+		}
+		component := stack[i:]
+		stack = stack[:i]
+		for _, m := range component {
+			onStack[m] = false
+			if len(component) > 1 || self {
+				out[m] = true
+			}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(api.Schemas)) {
+		if _, seen := index[n]; !seen {
+			visit(n)
+		}
+	}
+	return out
+}
+
+// unguardedRefs appends the named schemas s renders as (typ) other than
+// inside a table's braces: itself a $ref, or a part of its union or
+// intersection.
+func unguardedRefs(s *catalog.Schema, out []string) []string {
+	if s == nil {
+		return out
+	}
+	if s.Ref != "" {
+		return append(out, s.Ref)
+	}
+	var parts []*catalog.Schema
+	switch {
+	case len(s.Enum) > 0 || len(s.Const) > 0:
+	case len(s.AllOf) > 0 && len(s.Properties) == 0:
+		parts = s.AllOf
+	case len(s.OneOf)+len(s.AnyOf) > 0:
+		parts = append(append(parts, s.OneOf...), s.AnyOf...)
+	case len(s.AllOf) > 0 && s.Has("object"):
+		parts = s.AllOf // object: the parts beside the table's braces
+	}
+	for _, p := range parts {
+		out = unguardedRefs(p, out)
 	}
 	return out
 }

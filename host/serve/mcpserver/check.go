@@ -12,7 +12,6 @@ import (
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
-	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 )
 
@@ -49,7 +48,8 @@ type CheckReport struct {
 const ToolCheckScript = "check_script"
 
 // maxCheckMessage bounds one diagnostic's message in check_script's
-// answer: the type checker's name whole table types.
+// answer (the type checker's name whole table types), and the reason the
+// types were unchecked.
 const maxCheckMessage = 1000
 
 // checkOutputSchema is check_script's structured content (checkAnswer).
@@ -132,7 +132,8 @@ func (s *Server) addCheckScript() {
 }
 
 // checkScript is check_script's handler: the script checked, in one of
-// the user's slots (a check costs the host as a short execution does).
+// the user's slots (a check costs the host as a short execution does),
+// waited for and refused as execute_script's are (acquireSlot).
 func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.GetArguments()
 	script, ok := args["script"].(string)
@@ -149,10 +150,9 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	// The wait for starting upstream servers holds no slot.
 	docs := s.checkDocs(ctx)
-	user, _ := auth.UserFrom(ctx)
-	release, err := s.slots.Acquire(ctx, user)
-	if err != nil {
-		return invalid("The check did not start: " + err.Error()), nil
+	release, res, err := s.acquireSlot(ctx)
+	if release == nil {
+		return res, err
 	}
 	defer release()
 	out, err := s.cfg.Checker.CheckScript(ctx, docs, []byte(script), s.cfg.IO != nil)
@@ -172,8 +172,9 @@ func (s *Server) checkScript(ctx context.Context, req mcp.CallToolRequest) (*mcp
 // text and structured content together fit in budget characters listed,
 // the others counted.
 func boundedAnswer(out *CheckReport, budget int) checkAnswer {
-	answer := checkAnswer{Diagnostics: []CheckDiagnostic{}, Unchecked: out.Unchecked}
-	used := len(out.Unchecked) * 2
+	// The reason is cut as a message is: it may quote the definitions.
+	answer := checkAnswer{Diagnostics: []CheckDiagnostic{}, Unchecked: truncate(out.Unchecked, maxCheckMessage)}
+	used := len(answer.Unchecked) * 2
 	for _, d := range out.Diagnostics {
 		if d.Severity == "error" {
 			answer.Errors++

@@ -21,13 +21,15 @@ func TestCheckAnswerBounded(t *testing.T) {
 		name          string
 		count, length int
 		omitted       bool
+		unchecked     int // the length of why the types were not checked
 	}{
-		{"few", 3, 40, false},
-		{"many", 5000, 40, true},
-		{"long messages", 200, 100000, true},
-		{"escaped messages", 200, -1, true},
+		{"few", 3, 40, false, 0},
+		{"many", 5000, 40, true, 0},
+		{"long messages", 200, 100000, true, 0},
+		{"escaped messages", 200, -1, true, 0},
+		{"long reason unchecked", 3, 40, false, 100000},
 	} {
-		out := &CheckReport{}
+		out := &CheckReport{Unchecked: strings.Repeat("r", tc.unchecked)}
 		for i := range tc.count {
 			sev := "error"
 			if i%2 == 1 {

@@ -23,8 +23,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/toolscript/toolscript/host/contract/catalog"
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/sdk/sdkdocs"
 	"github.com/toolscript/toolscript/host/serve/auth"
 	"github.com/toolscript/toolscript/host/serve/auth/authtest"
 	"github.com/toolscript/toolscript/host/serve/hosted"
@@ -59,6 +61,7 @@ type hostedOptions struct {
 	writeTimeout time.Duration
 	largeResults mcpserver.LargeResults
 	redactor     *redact.Redactor
+	checker      mcpserver.ScriptChecker
 }
 
 type hostedServer struct {
@@ -87,6 +90,10 @@ func startHosted(t *testing.T, o hostedOptions) *hostedServer {
 		MaxUnwrittenBytesPerUser: o.maxUnwritten,
 		LargeResults:             o.largeResults,
 		Redactor:                 o.redactor,
+		Checker:                  o.checker,
+	}
+	if o.checker != nil { // check_script is offered beside the sdk's docs
+		cfg.SDKDocs = sdkdocs.New(&catalog.Catalog{})
 	}
 	if o.ioDir != "" {
 		cfg.IO, cfg.PerUserIO = &luau.IO{Dir: o.ioDir}, true

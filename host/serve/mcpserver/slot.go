@@ -19,22 +19,34 @@ import (
 // cancelled while it waits is answered as cancelled.
 func (s *Server) withSlot(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		user, _ := auth.UserFrom(ctx)
-		release, err := s.slots.Acquire(ctx, user)
-		if err != nil {
-			var busy *limit.BusyError
-			if !errors.As(err, &busy) {
-				return cancelled(), nil
-			}
-			if busy.PerUser {
-				s.cfg.Metrics.Refused(metrics.LimitUserSlots)
-			} else {
-				s.cfg.Metrics.Refused(metrics.LimitOverallSlots)
-			}
-			accesslog.FromContext(ctx).SetOutcome(outcomeBusy, "")
-			return nil, err
+		release, res, err := s.acquireSlot(ctx)
+		if release == nil {
+			return res, err
 		}
 		defer release()
 		return next(ctx, req)
 	}
+}
+
+// acquireSlot waits for one of the user's slots, for execute_script and
+// check_script alike. Without one, release is nil and the call answers
+// res and err: a refusal counted and logged (a JSON-RPC error), or a
+// cancellation.
+func (s *Server) acquireSlot(ctx context.Context) (release func(), res *mcp.CallToolResult, err error) {
+	user, _ := auth.UserFrom(ctx)
+	release, err = s.slots.Acquire(ctx, user)
+	if err == nil {
+		return release, nil, nil
+	}
+	var busy *limit.BusyError
+	if !errors.As(err, &busy) {
+		return nil, cancelled(), nil
+	}
+	if busy.PerUser {
+		s.cfg.Metrics.Refused(metrics.LimitUserSlots)
+	} else {
+		s.cfg.Metrics.Refused(metrics.LimitOverallSlots)
+	}
+	accesslog.FromContext(ctx).SetOutcome(outcomeBusy, "")
+	return nil, nil, err
 }
