@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -86,31 +87,32 @@ func TestPausedTableBoundsMemory(t *testing.T) {
 
 // TestHoldEndsWithItsOwnWait: an execution resumed in place and paused
 // again is held for the whole of its new wait: the end of its first wait
-// neither releases nor stops it; the end of its own does both.
+// neither releases nor stops it; the end of its own does both. (Time is
+// synctest's: the moment it stops is exact.)
 func TestHoldEndsWithItsOwnWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Server{cfg: Config{ApprovalTimeout: 10 * time.Minute}}
-		var stopped atomic.Bool
-		r := &running{id: "r", owner: "alice", x: &execution{}, cancel: func() { stopped.Store(true) }}
+		const wait = 10 * time.Minute
+		s := &Server{cfg: Config{ApprovalTimeout: wait}}
+		stopped := make(chan struct{})
+		r := &running{id: "r", owner: "alice", x: &execution{}, cancel: sync.OnceFunc(func() { close(stopped) })}
+		start := time.Now()
 		if !s.hold(r) {
 			t.Fatal("not held")
 		}
-		time.Sleep(9 * time.Minute) // the retry comes late in the first wait
+		retry := time.NewTimer(wait - time.Minute)
+		<-retry.C // the client's retry comes late in the first wait
 		if s.pausedRuns.take("r", "alice") != r {
 			t.Fatal("the retry did not find it")
 		}
 		if !s.hold(r) { // it pauses again at once
 			t.Fatal("not held again")
 		}
-		time.Sleep(2 * time.Minute) // past the first wait's end
-		synctest.Wait()
-		if stopped.Load() || !s.pausedRuns.holds("r", "alice") {
-			t.Fatalf("1 minute into its second wait: stopped %v, held %v", stopped.Load(), s.pausedRuns.holds("r", "alice"))
+		<-stopped
+		if elapsed, want := time.Since(start), 2*wait-time.Minute; elapsed != want {
+			t.Errorf("stopped %v after the first pause, want %v: at the end of its second wait, not of its first", elapsed, want)
 		}
-		time.Sleep(9 * time.Minute) // past the second wait's end
-		synctest.Wait()
-		if !stopped.Load() || s.pausedRuns.holds("r", "alice") {
-			t.Fatalf("past its second wait: stopped %v, held %v", stopped.Load(), s.pausedRuns.holds("r", "alice"))
+		if s.pausedRuns.holds("r", "alice") {
+			t.Error("still held once stopped")
 		}
 	})
 }
