@@ -372,7 +372,9 @@ func TestRunLargeFilesStoppable(t *testing.T) {
 		t.Fatalf("small files: the stoppable Runtime was made %d times, diagnostics %+v", made, rep.Diagnostics)
 	}
 	large := lint.Source{Name: "slow.luau", Text: []byte(strings.Repeat(")", 1<<20))}
-	rep, err = lint.Run(ctx, fast, []lint.Source{large, large, small[0]}, opts)
+	// Only large files: under load even a small file may take longer than
+	// the millisecond allowed.
+	rep, err = lint.Run(ctx, fast, []lint.Source{large, large}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -259,13 +259,21 @@ func (inst *instance) fillTable(ctx context.Context, indices []uint32) error {
 		binary.LittleEndian.PutUint32(buf[4*k:], i)
 	}
 	fn, err := exported(inst.mod, tableExports.Fill)
-	if err == nil {
-		if _, err = fn.Call(ctx, uint64(inst.inputAddr), uint64(len(indices))); err != nil {
-			err = fmt.Errorf("luau: filling the function table: %w", err)
-		}
+	if err != nil {
+		copy(buf, saved)
+		return err
+	}
+	if _, err := fn.Call(ctx, uint64(inst.inputAddr), uint64(len(indices))); err != nil {
+		// The memory is not touched again: with Config.StopOnContextDone
+		// a call that ctx stopped has closed the module and unmapped its
+		// memory, and buf with it. The caller drops the instance.
+		return fmt.Errorf("luau: filling the function table: %w", err)
+	}
+	if buf, ok = inst.mem.Read(inst.inputAddr, size); !ok {
+		return fmt.Errorf("luau: the input buffer at %d is outside the memory", inst.inputAddr)
 	}
 	copy(buf, saved)
-	return err
+	return nil
 }
 
 // initHeapLimit bounds the Luau heap while ts_init builds the environment,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/toolscript/toolscript/host/runtime/memimage"
@@ -105,4 +106,35 @@ func TestModuleWithoutTableExports(t *testing.T) {
 			t.Fatalf("execution: %s, %+v", res.Value, res.Error)
 		}
 	}
+}
+
+// TestStoppedTableFillLeavesMemoryAlone checks that an instance made with
+// a context already done, by a Runtime that stops the module on it, fails
+// with ctx's error: the call that fills the table closes the module and
+// unmaps its memory, and nothing may write there after it (the host
+// crashed with a SIGSEGV when fillTable put the input buffer back).
+func TestStoppedTableFillLeavesMemoryAlone(t *testing.T) {
+	ctx := context.Background()
+	rt, err := New(ctx, Config{StopOnContextDone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	mustInstance(t, rt).close() // makes the image, whose hot entries a new instance fills
+	if len(rt.sdk.Load().image.tableHot) == 0 {
+		t.Fatal("the image has no table entries to fill")
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for range 3 {
+		inst, err := rt.newInstance(done)
+		if err == nil {
+			inst.close()
+			t.Fatal("an instance was made with a context already done")
+		}
+		if !strings.Contains(err.Error(), "filling the function table") {
+			t.Fatalf("err = %v, want the table fill's", err)
+		}
+	}
+	mustInstance(t, rt).close()
 }
