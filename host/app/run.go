@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -245,19 +247,26 @@ func syntaxErrors(ctx context.Context, rt *luau.Runtime, name string, source []b
 	return &result.Error{Kind: result.Syntax, Line: first.Line, Message: strings.Join(lines, "\n")}
 }
 
-// redactResult redacts the configuration's secrets from what a run shows:
-// its value, logs and error (its effects were redacted as they were
-// made), as serve's messages are.
+// redactResult redacts the configuration's secrets from what a run shows,
+// as serve redacts its messages: the result's JSON value by value, every
+// field of it (value, logs, error, the files touched, effects,
+// warnings). A script never holds a secret, but an API may echo one
+// back, and the script may put it anywhere, a file's name included. A
+// dry run's effects with a secret redacted no longer match what a plan
+// run does, which then stops (error kind plan) rather than show it.
 func redactResult(r *redact.Redactor, res *result.Result) *result.Result {
 	if !r.Active() || res == nil {
 		return res
 	}
-	res.Value = r.JSON(res.Value)
-	for i, line := range res.Logs {
-		res.Logs[i] = r.String(line)
+	text := res.JSON()
+	redacted := r.JSON(text)
+	if bytes.Equal(redacted, text) {
+		return res
 	}
-	if res.Error != nil {
-		res.Error.Message = r.String(res.Error.Message)
+	var out result.Result
+	if err := json.Unmarshal(redacted, &out); err != nil {
+		return &result.Result{Error: &result.Error{Kind: result.Internal,
+			Message: fmt.Sprintf("the result held a secret and reading it back redacted failed: %v", err)}}
 	}
-	return res
+	return &out
 }

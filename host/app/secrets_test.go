@@ -260,26 +260,42 @@ func excerpt(text, value string) string {
 	return text[max(0, i-200):min(len(text), i+len(value)+100)]
 }
 
-// TestRunRedactsItsResult: what `run` shows of a script (its value, logs
-// and error) passes the configuration's redactor, as serve's messages do.
+// TestRunRedactsItsResult: what `run` shows of a script (its value, logs,
+// error, the names of the files it touched and its warnings) passes the
+// configuration's redactor, as serve's messages do. A script never holds
+// a secret, but an API may echo one back, and the script may then put it
+// anywhere.
 func TestRunRedactsItsResult(t *testing.T) {
 	const token = "run-token-4k2j9x"
 	t.Setenv("TSLEAK_RUN_TOKEN", token)
 	api := testapi.New(t)
 	file := petsConfig(t, api, "")
 	file.APIs["pets"] = func(a config.API) config.API { a.AuthEnv = "TSLEAK_RUN_TOKEN"; return a }(file.APIs["pets"])
-	for _, source := range []string{
-		`return {v = "` + token + `"}`,
-		`print("` + token + `") return 1`,
-		`error("` + token + `")`,
+	withIO, err := config.Resolve(file, config.Flags{IODir: t.TempDir()}, os.Getenv, config.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		source   string
+		settings config.Settings
+		dryRun   bool
+	}{
+		{`return {v = "` + token + `"}`, settings(t, file, config.Run), false},
+		{`print("` + token + `") return 1`, settings(t, file, config.Run), false},
+		{`error("` + token + `")`, settings(t, file, config.Run), false},
+		{`io.open("` + token + `.txt", "w"):write("x"):close() return 1`, withIO, false},
+		{`io.open("` + token + `.txt", "w"):write("x"):close() return 1`, withIO, true},
 	} {
 		res, err := app.Run(testwait.Context(t), app.RunConfig{
-			File: file, Settings: settings(t, file, config.Run), SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(source)})
+			File: file, Settings: c.settings, SDK: app.SDKOptions{Stderr: io.Discard}, Source: []byte(c.source), DryRun: c.dryRun})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if b := res.JSON(); strings.Contains(string(b), token) || !strings.Contains(string(b), "[REDACTED]") {
-			t.Errorf("%s: %s", source, b)
+			t.Errorf("%s: %s", c.source, b)
+		}
+		if c.dryRun && (len(res.Effects) != 1 || res.Effects[0].Path != "[REDACTED].txt" || len(res.FilesTouched) != 1 || !res.FilesTouched[0].DryRun) {
+			t.Errorf("the redacted dry run lost its effect or its files: %s", res.JSON())
 		}
 	}
 }
