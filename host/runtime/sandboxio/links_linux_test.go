@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/toolscript/toolscript/host/contract/effects"
+	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/policy"
 	"github.com/toolscript/toolscript/internal/testtree"
 )
@@ -107,8 +108,10 @@ func TestPlanNamesTheFileALinkChanges(t *testing.T) {
 	if err := writeNotes(s); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(t, s, "secret/keys.txt"); got != "new keys\n" {
-		t.Errorf("the dry run reads the linked file as %q", got)
+	for _, name := range []string{"secret/keys.txt", "public/notes.txt", "docs/keys.txt"} {
+		if got := read(t, s, name); got != "new keys\n" {
+			t.Errorf("the dry run reads %s as %q", name, got)
+		}
 	}
 	s.CloseAll()
 	touched, _ := s.Touched()
@@ -318,5 +321,17 @@ func TestLinkSwappedAfterResolving(t *testing.T) {
 				t.Errorf("effects %s", got)
 			}
 		})
+	}
+}
+
+// A resumed execution reports a file its prefix wrote through a link by
+// the file's own name, as the prefix's records named it.
+func TestContinueFromNamesTheFileALinkChanged(t *testing.T) {
+	dir := linkedTree(t)
+	s := New(dir, Limits{MaxBytes: 1 << 20})
+	s.ContinueFrom([]trace.IO{{Op: trace.IOOpen, Path: "public/notes.txt", Mode: "a", Result: 1}})
+	s.CloseAll()
+	if touched, _ := s.Touched(); fmt.Sprint(touched) != "[{secret/keys.txt append 5 false}]" {
+		t.Errorf("touched %v", touched)
 	}
 }
