@@ -70,13 +70,7 @@ func TestRulesSeeTheFileALinkChanges(t *testing.T) {
 		{"remove a secret-looking link", func() error { return s.Remove("secret/alias.txt") }, deny("os.remove", "secret/alias.txt")},
 		{"write through a secret-looking link", func() error { return writeErr(s, "secret/alias.txt", "w", "public\n") }, ""},
 	} {
-		err := tc.step()
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-		}
+		wantErr(t, tc.name, tc.step(), tc.want)
 	}
 	s.CloseAll()
 	touched, _ := s.Touched()
@@ -233,10 +227,7 @@ func TestLinkResolutionBounds(t *testing.T) {
 		s.CloseAll()
 		touched, _ := s.Touched()
 		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%s: %v", c.path, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("%s: %v, want %q", c.path, err, c.want)
+		case !wantErr(t, c.path, err, c.want):
 		case c.want != "" && len(touched) != 0:
 			t.Errorf("%s: refused, and touched %v", c.path, touched)
 		case c.want == "" && (len(touched) != 1 || touched[0].Name != c.file):
