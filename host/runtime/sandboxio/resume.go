@@ -144,7 +144,6 @@ func digest(root *os.Root, name string, budget *int64) (string, error) {
 // and the files they opened for writing are among those s touched, by
 // their real names (realName) as the prefix's own records named them.
 func (s *FS) ContinueFrom(opens []trace.IO) {
-	_ = s.openRoot(false) // none yet: no link either
 	for _, o := range opens {
 		if o.Op != trace.IOOpen || o.Result <= 0 {
 			continue
@@ -153,6 +152,7 @@ func (s *FS) ContinueFrom(opens []trace.IO) {
 		name, err := Clean(o.Path)
 		_, _, writable, appendOnly, ok := modeFlags(o.Mode)
 		if err == nil && ok && writable {
+			_ = s.openRoot(false) // none yet: no link either
 			if real, err := s.realName(name, true); err == nil {
 				name = real
 			}
