@@ -3,6 +3,7 @@
 package sandboxio
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -324,5 +325,28 @@ func TestContinueFromNamesTheFileALinkChanged(t *testing.T) {
 	s.CloseAll()
 	if touched, _ := s.Touched(); fmt.Sprint(touched) != "[{secret/keys.txt append 5 false}]" {
 		t.Errorf("touched %v", touched)
+	}
+}
+
+// A dry run shows the script its staged changes through a link as a
+// real run would show them: a file made through a directory link is
+// listed, described and read through the link.
+func TestDryRunViewThroughALink(t *testing.T) {
+	dir := linkedTree(t)
+	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.New(effects.DryRun))
+	defer s.Touched()
+	defer s.CloseAll()
+	write(t, s, "secret/new.txt", "w", "new\n")
+	write(t, s, "docs/keys.txt", "a", "more\n")
+	if got, err := s.List(context.Background(), "docs"); err != nil || fmt.Sprint(got) != "[alias.txt keys.txt new.txt]" {
+		t.Errorf("List(docs) = %v, %v", got, err)
+	}
+	for name, size := range map[string]int64{"docs/new.txt": 4, "docs/keys.txt": 10, "public/deep/chain/keys.txt": 10} {
+		if info, err := s.Stat(name); err != nil || info.Size != size {
+			t.Errorf("Stat(%s) = %+v, %v; want %d bytes", name, info, err, size)
+		}
+	}
+	if got := read(t, s, "docs/new.txt"); got != "new\n" {
+		t.Errorf("docs/new.txt reads %q", got)
 	}
 }

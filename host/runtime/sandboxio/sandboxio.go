@@ -608,6 +608,10 @@ func (s *FS) List(ctx context.Context, p string) ([]string, error) {
 		if err := s.openRootStaged(op, p); err != nil {
 			return nil, err
 		}
+		// A dry run lists what it staged under the real name (realName).
+		if name, err = s.resolve(op, p, name, true); err != nil {
+			return nil, err
+		}
 		info, err := s.stat(name)
 		if err != nil {
 			return nil, ioError(op, p, err)
