@@ -43,9 +43,10 @@ func (e *linkError) Error() string {
 // Reasons of a linkError.
 const (
 	whyEscapes = "path escapes the io directory"
-	whyLoop    = "too many levels of symbolic links (more than 40: a loop, or a chain too long)"
 	whyLong    = "the path, its symbolic links followed, is too long to resolve"
 )
+
+var whyLoop = fmt.Sprintf("too many levels of symbolic links (more than %d: a loop, or a chain too long)", MaxLinkHops)
 
 // errLinkAppeared is the error of a change whose real name (realName) has
 // a symbolic link in it by the time the change is made.
