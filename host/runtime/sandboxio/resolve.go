@@ -40,13 +40,12 @@ func (e *linkError) Error() string {
 	return fmt.Sprintf("%s (through the symbolic link '%s')", e.why, e.link)
 }
 
-// Reasons of a linkError.
+// Reasons of a linkError (whyLoop takes MaxLinkHops).
 const (
 	whyEscapes = "path escapes the io directory"
 	whyLong    = "the path, its symbolic links followed, is too long to resolve"
+	whyLoop    = "too many levels of symbolic links (more than %d: a loop, or a chain too long)"
 )
-
-var whyLoop = fmt.Sprintf("too many levels of symbolic links (more than %d: a loop, or a chain too long)", MaxLinkHops)
 
 // errLinkAppeared is the error of a change whose real name (realName) has
 // a symbolic link in it by the time the change is made.
@@ -117,7 +116,7 @@ func (s *FS) realName(name string, final bool) (string, error) {
 			continue
 		}
 		if hops++; hops > MaxLinkHops {
-			return "", &linkError{link: next, why: whyLoop}
+			return "", &linkError{link: next, why: fmt.Sprintf(whyLoop, MaxLinkHops)}
 		}
 		target, err := s.root.Readlink(next)
 		if err != nil {
