@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -349,4 +350,51 @@ func TestDryRunViewThroughALink(t *testing.T) {
 	if got := read(t, s, "docs/new.txt"); got != "new\n" {
 		t.Errorf("docs/new.txt reads %q", got)
 	}
+}
+
+// FuzzRealName resolves fuzzed paths through a link with a fuzzed target
+// beside links that loop, chain and lead out: a real name, when there is
+// one, is clean, inside, no deeper than a path may be, and has no link
+// among its components.
+func FuzzRealName(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"sub", "l/x"}, {"..", "l/x"}, {"/", "l"}, {"l", "l"}, {"a/../../x", "l"}, {"sub/../a.txt", "l"},
+		{"./././a.txt", "l"}, {"loop/x", "l/y"}, {"up", "l/up/x"}, {"sub/deep", "l/z"}, {"missing/../a.txt", "l"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, target, p string) {
+		dir := t.TempDir()
+		tree(t, dir, map[string]string{"a.txt": "a", "sub/": "", "loop": "->loop", "up": "->..", "chain": "->sub"})
+		if err := os.Symlink(target, filepath.Join(dir, "l")); err != nil {
+			return
+		}
+		name, err := Clean(p)
+		if err != nil {
+			return
+		}
+		s := New(dir, Limits{MaxBytes: 1 << 20})
+		defer s.Touched()
+		if err := s.openRoot(false); err != nil {
+			t.Fatal(err)
+		}
+		for _, final := range []bool{true, false} {
+			real, err := s.realName(name, final)
+			if err != nil {
+				continue
+			}
+			if real != path.Clean(real) || strings.HasPrefix(real, "/") || real == ".." || strings.HasPrefix(real, "../") || strings.Count(real, "/") >= MaxPathDepth {
+				t.Fatalf("realName(%q) through l -> %q = %q", name, target, real)
+			}
+			parts := strings.Split(real, "/")
+			for i := range parts {
+				if i == len(parts)-1 && !final {
+					break
+				}
+				if info, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(path.Join(parts[:i+1]...)))); err == nil && info.Mode()&os.ModeSymlink != 0 {
+					t.Fatalf("realName(%q) through l -> %q = %q, a link at %q", name, target, real, path.Join(parts[:i+1]...))
+				}
+			}
+		}
+	})
 }
