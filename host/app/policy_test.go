@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"io"
+	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,5 +173,56 @@ func TestRunRulesSeeTheLocalUser(t *testing.T) {
 	}
 	if res.Error == nil || res.Error.Kind != result.Denied || !strings.Contains(res.Error.Message, `denied by rule "the local user"`) {
 		t.Fatalf("error %+v, want the rule on the local user to deny", res.Error)
+	}
+}
+
+// TestRunRulesSeeTheFileALinkChanges: in `run`, whose io directory is the
+// user's own and may hold symbolic links, a rule on secret/ denies a
+// write through a link into secret/ (the file stays as it was), and a dry
+// run lists the file the link leads to, and reports no other touched.
+func TestRunRulesSeeTheFileALinkChanges(t *testing.T) {
+	dir := t.TempDir()
+	for name, err := range map[string]error{
+		"secret": os.Mkdir(filepath.Join(dir, "secret"), 0o755),
+		"public": os.Mkdir(filepath.Join(dir, "public"), 0o755),
+	} {
+		if err != nil {
+			t.Fatal(name, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "secret", "keys.txt"), []byte("keys\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../secret/keys.txt", filepath.Join(dir, "public", "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	file := configFile(t, "[[policy]]\nname = \"secret\"\nwhen = 'effect.path.startsWith(\"secret/\")'\naction = \"deny\"\n")
+	s, err := config.Resolve(file, config.Flags{IODir: dir}, os.Getenv, config.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := `local f = assert(io.open("public/notes.txt", "w")) f:write("gone") local ok, err = pcall(f.close, f) return {ok == true, tostring(err)}`
+	for _, dry := range []bool{false, true} {
+		res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: s, SDK: app.SDKOptions{Stderr: io.Discard},
+			Source: []byte(source), DryRun: dry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range res.Effects {
+			got = append(got, string(e.Op)+" "+e.Path+" "+e.Decision)
+		}
+		for _, f := range res.FilesTouched {
+			if f.Name != "secret/keys.txt" {
+				t.Errorf("dry run %v: touched %s", dry, f.Name)
+			}
+		}
+		want := `[false,"close: 'secret/keys.txt': denied by rule \"secret\""]`
+		if string(res.Value) != want || strings.Join(got, ",") != "write secret/keys.txt denied" {
+			t.Errorf("dry run %v: %s %+v, effects %q; want %s and the write of secret/keys.txt denied", dry, res.Value, res.Error, got, want)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "secret", "keys.txt")); string(data) != "keys\n" {
+			t.Errorf("dry run %v: secret/keys.txt is %q", dry, data)
+		}
 	}
 }

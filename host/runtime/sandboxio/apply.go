@@ -65,11 +65,11 @@ func (s *FS) applyRemove(name string) error {
 }
 
 // applyWrite carries a plan run's write out: the overlay's content of
-// name is copied to a new file beside the real one, synced, and renamed
-// over it (the real file keeps its permissions; a symbolic link is
-// written through, as a real run does). Nothing is left behind on
-// failure. A file removed since it was written is left alone: the
-// write left nothing.
+// name (a real name: realName) is copied to a new file beside the real
+// one, synced, and renamed over it (the real file keeps its permissions),
+// without following a link, so that the file changed is the one the
+// effect named. Nothing is left behind on failure. A file removed since
+// it was written is left alone: the write left nothing.
 func (s *FS) applyWrite(name string) error {
 	staged, ok := s.ov.files[name]
 	if !ok {
@@ -84,19 +84,19 @@ func (s *FS) applyWrite(name string) error {
 		return withoutPath(err)
 	}
 	defer in.Close()
-	if info, err := s.root.Lstat(name); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		// A real run writes through a link (one that stays inside): so
-		// does this, in place, rather than replace the link with a file.
-		return s.writeThrough(name, in)
-	}
 	perm, existed := fs.FileMode(0o644), false // a new file's, as a real run's
-	if info, err := s.root.Stat(name); err == nil && info.Mode().IsRegular() {
-		perm, existed = info.Mode().Perm(), true
+	if info, err := s.root.Lstat(name); err == nil {
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			return errLinkAppeared // it was resolved when opened: the effect names the file, not a link
+		case info.Mode().IsRegular():
+			perm, existed = info.Mode().Perm(), true
+		}
 	}
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:])
 	tmp := path.Join(path.Dir(name), ".toolscript-plan-"+hex.EncodeToString(suffix[:]))
-	out, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openFlags, perm)
+	out, err := openNoFollow(s.root, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openFlags, perm)
 	if err != nil {
 		return withoutPath(err)
 	}
@@ -111,31 +111,13 @@ func (s *FS) applyWrite(name string) error {
 		err = closeErr
 	}
 	if err == nil {
-		err = s.root.Rename(tmp, name)
+		err = renameNoFollow(s.root, tmp, name)
 	}
 	if err != nil {
-		_ = s.root.Remove(tmp)
+		_ = removeFile(s.root, tmp)
 		return withoutPath(err)
 	}
 	return nil
-}
-
-// writeThrough writes the content of in to the file name links to, in
-// place.
-func (s *FS) writeThrough(name string, in io.Reader) error {
-	out, err := s.root.OpenFile(name, os.O_WRONLY|os.O_TRUNC|openFlags, 0)
-	if err != nil {
-		return withoutPath(err)
-	}
-	if info, err := out.Stat(); err != nil || !info.Mode().IsRegular() {
-		out.Close()
-		return errors.New("not a regular file")
-	}
-	_, err = io.Copy(out, in)
-	if err == nil {
-		err = out.Sync()
-	}
-	return errors.Join(withoutPath(err), out.Close())
 }
 
 // appliedOnly keeps of names those a plan run changed in the real

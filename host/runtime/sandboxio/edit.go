@@ -93,6 +93,9 @@ func (s *FS) readSmall(op, p string) (string, error) {
 	if err := s.openView(op, p); err != nil {
 		return "", err
 	}
+	if name, err = s.resolve(op, p, name, true); err != nil {
+		return "", err
+	}
 	f, err := s.openRead(name)
 	if err != nil {
 		return "", ioError(op, p, withoutPath(err))
@@ -160,12 +163,15 @@ func (s *FS) renameEnd(op, p string) (string, error) {
 		return "", refuse(op, p, errors.New("is a directory: os.rename moves files only"))
 	}
 	if s.ov != nil {
-		return name, s.openRootStaged(op, p)
-	}
-	if err := s.openRoot(false); err != nil {
+		if err := s.openRootStaged(op, p); err != nil {
+			return "", err
+		}
+	} else if err := s.openRoot(false); err != nil {
 		return "", refuse(op, p, err)
 	}
-	return name, nil
+	// A link at either end is refused (renameChecks); links among the
+	// directories are followed.
+	return s.resolve(op, p, name, false)
 }
 
 // renameChecks refuses a rename of anything but a regular file, or onto
@@ -207,7 +213,7 @@ func notMovable(info fs.FileInfo) string {
 // applyRename renames for real: in a plan run the overlay's copy too.
 func (s *FS) applyRename(src, dst string) error {
 	if s.ov == nil {
-		return s.root.Rename(src, dst)
+		return renameNoFollow(s.root, src, dst)
 	}
 	if err := s.renameStaged(src, dst); err != nil {
 		return err
@@ -219,7 +225,7 @@ func (s *FS) applyRename(src, dst string) error {
 	if _, err := s.root.Lstat(src); errors.Is(err, fs.ErrNotExist) {
 		return nil // written in this run, not yet on disk
 	}
-	return s.root.Rename(src, dst)
+	return renameNoFollow(s.root, src, dst)
 }
 
 // renameStaged is a rename in the overlay: the staged file of src, or a

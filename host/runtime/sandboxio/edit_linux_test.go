@@ -89,7 +89,7 @@ func TestRename(t *testing.T) {
 		{"link", "x", "os.rename: 'link': is a symbolic link: os.rename moves regular files only"},
 		{"a.txt", "sub", "os.rename: 'sub': is a directory: os.rename moves files only"},
 		{"a.txt", "link", "os.rename: 'link': is a symbolic link: os.rename moves regular files only"},
-		{"a.txt", "out/x", "os.rename: 'out/x': path escapes the io directory (through a symbolic link)"},
+		{"a.txt", "out/x", "os.rename: 'out/x': path escapes the io directory (through the symbolic link 'out')"},
 		{"missing", "x", "os.rename: 'missing': no such file or directory"},
 		{"a.txt", "../x", "os.rename: '../x': '..' is not allowed: paths must stay inside the io directory"},
 	} {

@@ -134,6 +134,10 @@ func (s *FS) openStaged(op, p, name string, flags int, readable, writable, appen
 		}
 		return 0, refuse(op, p, errors.New("is a directory"))
 	}
+	name, err := s.resolve(op, p, name, true)
+	if err != nil {
+		return 0, err
+	}
 	create := flags&os.O_CREATE != 0
 	if create {
 		if err := s.makeParents(op, p, name); err != nil {

@@ -18,6 +18,21 @@ func (d *declines) Ask(effects.Question) (effects.Answer, error) {
 	return effects.Decline, nil
 }
 
+// wantErr reports whether err is as wanted: nil for "", else an error
+// containing want; it tells the test when it is not.
+func wantErr(t *testing.T, name string, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: %v", name, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: %v, want %q", name, err, want)
+	default:
+		return true
+	}
+	return false
+}
+
 // Rules decide a real run's io: a denied write, removal or directory
 // leaves the real directory as it was and gives the script an io error
 // naming the rule (it goes on); an allowed write lands when its handle
@@ -60,12 +75,7 @@ func TestRulesDecideIO(t *testing.T) {
 		{"big report declined", func() error { return writeErr(s, "reports/a.txt", "w", "far too long a report") }, `close: 'reports/a.txt': denied: declined by a person (rule "big reports" asked)`},
 	} {
 		err := tc.step()
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("%s: %v", tc.name, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
-		case tc.want != "" && !run.Denied("script:1: "+err.Error()):
+		if wantErr(t, tc.name, err, tc.want) && err != nil && !run.Denied("script:1: "+err.Error()) {
 			t.Errorf("%s: the run does not know the denial", tc.name)
 		}
 	}

@@ -141,7 +141,8 @@ func digest(root *os.Root, name string, budget *int64) (string, error) {
 
 // ContinueFrom makes s go on from a paused execution's prefix, whose io
 // opened opens (their outcomes): its handles are numbered after theirs,
-// and the files they opened for writing are among those s touched.
+// and the files they opened for writing are among those s touched, by
+// their real names (realName) as the prefix's own records named them.
 func (s *FS) ContinueFrom(opens []trace.IO) {
 	for _, o := range opens {
 		if o.Op != trace.IOOpen || o.Result <= 0 {
@@ -151,6 +152,10 @@ func (s *FS) ContinueFrom(opens []trace.IO) {
 		name, err := Clean(o.Path)
 		_, _, writable, appendOnly, ok := modeFlags(o.Mode)
 		if err == nil && ok && writable {
+			_ = s.openRoot(false) // none yet: no link either
+			if real, err := s.realName(name, true); err == nil {
+				name = real
+			}
 			s.touch(name, appendOnly)
 			if s.applied != nil {
 				s.applied[name] = true // written by the prefix, for real

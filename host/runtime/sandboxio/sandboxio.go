@@ -3,7 +3,8 @@
 // link leads outside it, with a cumulative write budget checked before any
 // byte reaches the disk, a cap on open handles, bounded walks that never
 // follow a link (Glob, Grep), and a record of the files the script wrote,
-// appended to, renamed or removed.
+// appended to, renamed or removed, each by its real name: the file a
+// symbolic link already in the directory leads to (resolve.go).
 package sandboxio
 
 import (
@@ -118,6 +119,9 @@ type FS struct {
 	// beforeReadDir, when set (by tests), is called before a walk reads a
 	// directory: a test swaps the directory there.
 	beforeReadDir func(dir string)
+	// afterResolve, when set (by tests), is called once a path is
+	// resolved to its real name: a test swaps a link in there.
+	afterResolve func(name string)
 	// walkRead and grepRead count the directory entries walks read and
 	// the bytes Grep read, for tests that count work.
 	walkRead int
@@ -311,6 +315,9 @@ func (s *FS) Open(p, mode string) (int32, error) {
 		}
 		return 0, refuse(op, p, errors.New("is a directory"))
 	}
+	if name, err = s.resolve(op, p, name, true); err != nil {
+		return 0, err
+	}
 	if create {
 		if err := s.makeParents(op, p, name); err != nil {
 			return 0, err
@@ -321,8 +328,8 @@ func (s *FS) Open(p, mode string) (int32, error) {
 		return 0, err
 	}
 	// It may have been swapped since: open without blocking (openFlags)
-	// and check what was opened.
-	f, err := s.root.OpenFile(name, flags|openFlags, 0o644)
+	// or following a link, and check what was opened.
+	f, err := openNoFollow(s.root, name, flags|openFlags, 0o644)
 	if err != nil {
 		return 0, ioError(op, p, err)
 	}
@@ -430,7 +437,7 @@ func (s *FS) makeParents(op, p, name string) error {
 			if err := s.openRoot(true); err != nil { // a plan run's first change may make it
 				return refuse(op, p, err)
 			}
-			if err := s.root.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := mkdirNoFollow(s.root, d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return ioError(op, p, err)
 			}
 		}
@@ -601,6 +608,10 @@ func (s *FS) List(ctx context.Context, p string) ([]string, error) {
 		if err := s.openRootStaged(op, p); err != nil {
 			return nil, err
 		}
+		// A dry run lists what it staged under the real name (realName).
+		if name, err = s.resolve(op, p, name, true); err != nil {
+			return nil, err
+		}
 		info, err := s.stat(name)
 		if err != nil {
 			return nil, ioError(op, p, err)
@@ -677,6 +688,11 @@ func (s *FS) Remove(p string) error {
 	} else if err := s.openRoot(false); err != nil {
 		return refuse(op, p, err)
 	}
+	// The link itself, when p is one, is what goes; links among its
+	// directories are followed.
+	if name, err = s.resolve(op, p, name, false); err != nil {
+		return err
+	}
 	info, err := s.lstat(name)
 	if err != nil {
 		return ioError(op, p, err)
@@ -742,8 +758,8 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 			continue
 		}
 		if s.root != nil {
-			// Stat follows links that stay inside: a file written through
-			// one is reported with its size, not as removed.
+			// The name is the real one (realName): a file written through
+			// a link is reported by its own name, with its size.
 			info, err := s.root.Stat(name)
 			if err == nil || !errors.Is(err, fs.ErrNotExist) {
 				entry.Op = result.OpWrite

@@ -94,6 +94,11 @@ func (s *FS) Stat(p string) (Info, error) {
 		}
 		return Info{}, ioError(op, p, notCreated{})
 	}
+	// Links among the directories are followed as a change follows them
+	// (realName), so that a dry run shows what it staged there.
+	if name, err = s.resolve(op, p, name, false); err != nil {
+		return Info{}, err
+	}
 	info, err := s.lstat(name)
 	if err != nil {
 		return Info{}, ioError(op, p, withoutPath(err))
