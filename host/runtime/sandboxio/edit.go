@@ -147,9 +147,8 @@ func (s *FS) Rename(from, to string) error {
 			return ioError(op, from, withoutPath(err))
 		}
 	}
-	for _, name := range []string{src, dst} {
-		s.touch(name, false)
-	}
+	s.touchRemoved(src)
+	s.touch(dst, false)
 	return nil
 }
 

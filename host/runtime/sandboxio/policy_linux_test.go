@@ -1,6 +1,7 @@
 package sandboxio
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/contract/effects"
 	"github.com/toolscript/toolscript/host/contract/policy"
+	"github.com/toolscript/toolscript/internal/testfile"
 )
 
 // declines answers every question with Decline.
@@ -105,5 +107,51 @@ func TestRulesDecideIO(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("log:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A dry run with rules reports as touched what it staged, as a real run
+// with the same rules reports what it changed: a denied write, removal
+// or rename is not among the files touched (it was listed as a removal);
+// a file made and removed again is a removal, as in a real run.
+func TestDryRunTouchedLeavesDenied(t *testing.T) {
+	set, err := policy.Compile([]policy.Rule{
+		{Name: "secret", When: `effect.path.startsWith("secret/") || effect.to.startsWith("secret/")`, Action: "deny"},
+	}, effects.ActionAllow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []effects.Mode{effects.Real, effects.DryRun} {
+		dir := t.TempDir()
+		for _, name := range []string{"secret/keys.txt", "public/x.txt", "public/y.txt"} {
+			testfile.Write(t, filepath.Join(dir, name), "old\n")
+		}
+		s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(effects.New(mode).WithRules(set.For(policy.Who{Sub: "ann"}), &declines{}))
+		const denied = "denied by rule"
+		for _, step := range []struct {
+			name string
+			err  error
+			want string
+		}{
+			{"write a secret", writeErr(s, "secret/keys.txt", "w", "gone"), denied},
+			{"make a secret", writeErr(s, "secret/new.txt", "w", "new"), denied},
+			{"remove a secret", s.Remove("secret/keys.txt"), denied},
+			{"rename into secret", s.Rename("public/y.txt", "secret/y.txt"), denied},
+			{"write", writeErr(s, "public/b.txt", "w", "b"), ""},
+			{"remove", s.Remove("public/x.txt"), ""},
+			{"make", writeErr(s, "tmp.txt", "w", "t"), ""},
+			{"remove what was made", s.Remove("tmp.txt"), ""},
+		} {
+			wantErr(t, step.name, step.err, step.want)
+		}
+		s.CloseAll()
+		touched, _ := s.Touched()
+		var got []string
+		for _, f := range touched {
+			got = append(got, fmt.Sprintf("%s %s %d", f.Name, f.Op, f.Bytes))
+		}
+		if want := "public/b.txt write 1; public/x.txt remove 0; tmp.txt remove 0"; strings.Join(got, "; ") != want {
+			t.Errorf("%v: files touched %q, want %q", mode, got, want)
+		}
 	}
 }

@@ -160,6 +160,9 @@ func (s *FS) current(h *handle) bool {
 
 type touch struct {
 	appendOnly bool
+	// removed: the script removed the file, or renamed it away, at some
+	// point (what a dry run reports of a name it has no staged file for).
+	removed bool
 }
 
 // New returns the file system over dir with the given budgets. The
@@ -715,11 +718,15 @@ func (s *FS) Remove(p string) error {
 			return ioError(op, p, err)
 		}
 	}
-	if _, seen := s.touched[name]; !seen {
-		s.touched[name] = &touch{}
-		s.order = append(s.order, name)
-	}
+	s.touchRemoved(name)
 	return nil
+}
+
+// touchRemoved counts name among the files the execution changed, as
+// removed.
+func (s *FS) touchRemoved(name string) {
+	s.touch(name, false)
+	s.touched[name].removed = true
 }
 
 // OpenHandles is the number of open handles.
@@ -754,7 +761,9 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 	for _, name := range names {
 		entry := result.FileTouched{Name: name, Op: result.OpRemove}
 		if s.ov != nil && !s.apply {
-			out = append(out, s.touchedStaged(name))
+			if staged, ok := s.touchedStaged(name); ok {
+				out = append(out, staged)
+			}
 			continue
 		}
 		if s.root != nil {
@@ -782,10 +791,16 @@ func (s *FS) Touched() (touched []result.FileTouched, omitted int) {
 }
 
 // touchedStaged is the files_touched entry of name in a dry run: the file
-// as the overlay has it.
-func (s *FS) touchedStaged(name string) result.FileTouched {
+// as the overlay has it. A name the overlay neither holds nor removed,
+// and the script never removed, changed nothing (its change was denied
+// or declined), and has none.
+func (s *FS) touchedStaged(name string) (result.FileTouched, bool) {
 	entry := result.FileTouched{Name: name, Op: result.OpRemove, DryRun: true}
-	if tmp, ok := s.ov.files[name]; ok {
+	tmp, staged := s.ov.files[name]
+	if !staged && !s.ov.removed[name] && !s.touched[name].removed {
+		return entry, false
+	}
+	if staged {
 		entry.Op = result.OpWrite
 		if s.touched[name].appendOnly {
 			entry.Op = result.OpAppend
@@ -794,7 +809,7 @@ func (s *FS) touchedStaged(name string) result.FileTouched {
 			entry.Bytes = info.Size()
 		}
 	}
-	return entry
+	return entry, true
 }
 
 // openTarget checks what an open finds at a path, given the result of its
