@@ -24,14 +24,22 @@
 // out, its time limit, its caller's context) leaves the script unchecked
 // (an *UncheckedError); its instance is dropped and no other check is
 // affected.
+//
+// Definitions loaded in parts (LoadParts: the sdk's APIs) do not fail as a
+// whole for one part: when the whole text does not load, the parts that
+// do not load are found (by halves, at most MaxPartLoads loads, once per
+// definitions) and declared loosely, and the rest is checked
+// (parts.go).
 package typecheck
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +85,11 @@ type Config struct {
 	MaxParallelChecks int
 	// Module is the checker module; nil means the embedded check.Binary.
 	Module []byte
+	// OnLoose, when set, is told of the parts of definitions loaded in
+	// parts that were declared loosely because they do not load, once
+	// for each definitions' load that declared some (from the load's
+	// goroutine).
+	OnLoose func([]PartError)
 }
 
 func (c Config) withDefaults() Config {
@@ -167,7 +180,7 @@ type Checker struct {
 	modules   *modules
 
 	mu          sync.Mutex
-	definitions []byte
+	definitions Parts
 	// current makes or holds the image of definitions; nil until a check
 	// asks for it.
 	current *imageJob
@@ -188,14 +201,47 @@ func New(ctx context.Context, cfg Config) (*Checker, error) {
 // into the checker at the next check, whose error says when they do not
 // load.
 func (c *Checker) Load(definitions []byte) error {
-	if len(definitions) > c.cfg.MaxDefinitionsBytes {
-		return fmt.Errorf("%w: %d bytes is over the limit of %d bytes", ErrDefinitions, len(definitions), c.cfg.MaxDefinitionsBytes)
+	return c.LoadParts(Parts{Text: definitions})
+}
+
+// LoadParts sets definitions made of parts, as Load does. Their whole
+// text over Config.MaxDefinitionsBytes is refused only when they have no
+// parts; otherwise the load declares loosely the parts that do not load
+// (over the cap, refused by the checker or failing inside it).
+func (c *Checker) LoadParts(definitions Parts) error {
+	if len(definitions.Text) > c.cfg.MaxDefinitionsBytes && len(definitions.Names) == 0 {
+		return c.overCap(definitions.Text)
 	}
+	definitions.Text = bytes.Clone(definitions.Text)
+	definitions.Names = slices.Clone(definitions.Names)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.definitions = append([]byte(nil), definitions...)
+	c.definitions = definitions
 	c.dropCurrentLocked()
 	return nil
+}
+
+// overCap is the error of definitions over Config.MaxDefinitionsBytes.
+func (c *Checker) overCap(text []byte) error {
+	return fmt.Errorf("%w: %d bytes is over the limit of %d bytes", ErrDefinitions, len(text), c.cfg.MaxDefinitionsBytes)
+}
+
+// Loose are the parts of the current definitions declared loosely because
+// they do not load: known once their load is done, nil before and when
+// every part loads.
+func (c *Checker) Loose() []PartError {
+	c.mu.Lock()
+	job := c.current
+	c.mu.Unlock()
+	if job == nil {
+		return nil
+	}
+	select {
+	case <-job.done:
+		return job.loose
+	default:
+		return nil
+	}
 }
 
 // ErrClosed is the error of a check asked of a closed Checker.
