@@ -7,16 +7,24 @@
 // creates its typecheck.Checker on the first check (a process that never
 // checks compiles nothing), and loads the definitions again only when
 // their text changes (the sdk grows as upstream MCP servers start),
-// which a hash of the text tells; concurrent checks share one load.
+// which a hash of the text tells; concurrent checks share one load. The
+// definitions load in parts, one an API (Definitions): an API whose
+// definitions do not load is declared loosely, its calls unchecked, and
+// a script that names it gets a warning that says so.
 package scriptcheck
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -110,12 +118,15 @@ func (c *Checker) Check(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Doc
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{}
+	out := &Outcome{Diagnostics: looseUses(name, s.Source, docs, types.loose)}
 	for _, d := range report.Diagnostics {
 		if d.Rule == lint.RuleType && types.unchecked != nil && strings.HasPrefix(d.Message, types.unchecked.Error()) {
 			continue // said in Unchecked
 		}
 		out.Diagnostics = append(out.Diagnostics, d)
+	}
+	if len(types.loose) > 0 {
+		slices.SortStableFunc(out.Diagnostics, func(a, b lint.Diagnostic) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	}
 	switch {
 	case types.unchecked != nil:
@@ -145,6 +156,9 @@ type againstDocs struct {
 	docs      *sdkdocs.Docs
 	checked   bool
 	unchecked error
+	// loose are the APIs declared loosely in the definitions checked
+	// against.
+	loose []typecheck.PartError
 }
 
 func (a *againstDocs) Check(ctx context.Context, source string) ([]typecheck.Diagnostic, error) {
@@ -153,6 +167,7 @@ func (a *againstDocs) Check(ctx context.Context, source string) ([]typecheck.Dia
 	if err == nil {
 		var found []typecheck.Diagnostic
 		if found, err = checker.Check(ctx, source); err == nil {
+			a.loose = checker.Loose()
 			return found, nil
 		}
 	}
@@ -194,13 +209,72 @@ func (c *Checker) withDefinitions(ctx context.Context, docs *sdkdocs.Docs) (*typ
 		c.docs = docs
 		return c.checker, nil
 	}
-	if err := c.checker.Load(text); err != nil {
+	if err := c.checker.LoadParts(Definitions(docs, text)); err != nil {
 		c.docs, c.loaded, c.refused = docs, false, err
 		return nil, err
 	}
 	c.docs, c.hash, c.loaded, c.refused = docs, hash, true, nil
 	c.loads++
 	return c.checker, nil
+}
+
+// Definitions are docs' definitions in parts, one an API, whose whole
+// text is text (docs.Definitions()): what every type check of the sdk
+// loads.
+func Definitions(docs *sdkdocs.Docs, text []byte) typecheck.Parts {
+	return typecheck.Parts{Text: text, Names: docs.APINames(), Loose: func(names []string) []byte {
+		return []byte(docs.DefinitionsLoose(names))
+	}}
+}
+
+// LooseWarning words an API declared loosely because its definitions do
+// not load: its calls are unchecked.
+func LooseWarning(p typecheck.PartError) string {
+	return fmt.Sprintf("type check: the definitions of sdk.%s do not load, so its calls are unchecked: %s", p.Part, p.Reason())
+}
+
+// WarnLoose is a typecheck.Config.OnLoose that says each API declared
+// loosely with warn (LooseWarning).
+func WarnLoose(warn func(string)) func([]typecheck.PartError) {
+	return func(parts []typecheck.PartError) {
+		for _, p := range parts {
+			warn(LooseWarning(p))
+		}
+	}
+}
+
+// looseUses are the warnings on the first place source names each API
+// of loose (sdk.<api>, sdk["<api>"], or one of its functions that are
+// also sdk.<name>): its calls are unchecked. The names are found in the
+// text, comments and strings included: a warning, never a refusal.
+func looseUses(file string, source []byte, docs *sdkdocs.Docs, loose []typecheck.PartError) []lint.Diagnostic {
+	var out []lint.Diagnostic
+	for _, p := range loose {
+		at := -1
+		for _, name := range docs.SDKNames(p.Part) {
+			if i := sdkUse(source, name); i >= 0 && (at < 0 || i < at) {
+				at = i
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		line := 1 + bytes.Count(source[:at], []byte("\n"))
+		column := 1 + utf8.RuneCount(source[bytes.LastIndexByte(source[:at], '\n')+1:at])
+		out = append(out, lint.Diagnostic{File: file, Line: line, Column: column, EndLine: line, EndColumn: column,
+			Severity: lint.Warning, Rule: lint.RuleType, Message: LooseWarning(p)})
+	}
+	return out
+}
+
+// sdkUse is the offset of the first sdk.<name> or sdk["<name>"] in
+// source, -1 when there is none.
+func sdkUse(source []byte, name string) int {
+	re := regexp.MustCompile(`\bsdk\s*(\.\s*` + regexp.QuoteMeta(name) + `\b|\[\s*["']` + regexp.QuoteMeta(name) + `["']\s*\])`)
+	if loc := re.FindIndex(source); loc != nil {
+		return loc[0]
+	}
+	return -1
 }
 
 // Refuses reports whether d stops a run that asked for a check: an error
