@@ -94,7 +94,8 @@ type Script struct {
 // Outcome is what a check found.
 type Outcome struct {
 	// Diagnostics are the module's and the type checker's, in the order
-	// of their positions.
+	// of their positions, with a warning where the script first names an
+	// API whose definitions do not load (looseUses).
 	Diagnostics []lint.Diagnostic
 	// Unchecked, when set, says why the types were not checked: the
 	// script is neither accepted nor refused by them.
