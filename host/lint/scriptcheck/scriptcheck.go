@@ -167,8 +167,7 @@ func (a *againstDocs) Check(ctx context.Context, source string) ([]typecheck.Dia
 	checker, err := a.c.withDefinitions(ctx, a.docs)
 	if err == nil {
 		var found []typecheck.Diagnostic
-		if found, err = checker.Check(ctx, source); err == nil {
-			a.loose = checker.Loose()
+		if found, a.loose, err = checker.CheckLoose(ctx, source); err == nil {
 			return found, nil
 		}
 	}

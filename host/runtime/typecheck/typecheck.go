@@ -226,24 +226,6 @@ func (c *Checker) overCap(text []byte) error {
 	return fmt.Errorf("%w: %d bytes is over the limit of %d bytes", ErrDefinitions, len(text), c.cfg.MaxDefinitionsBytes)
 }
 
-// Loose are the parts of the current definitions declared loosely because
-// they do not load: known once their load is done, nil before and when
-// every part loads.
-func (c *Checker) Loose() []PartError {
-	c.mu.Lock()
-	job := c.current
-	c.mu.Unlock()
-	if job == nil {
-		return nil
-	}
-	select {
-	case <-job.done:
-		return job.loose
-	default:
-		return nil
-	}
-}
-
 // ErrClosed is the error of a check asked of a closed Checker.
 var ErrClosed = errors.New("typecheck: the checker is closed")
 
@@ -251,12 +233,20 @@ var ErrClosed = errors.New("typecheck: the checker is closed")
 // returns what the checker found, at most MaxDiagnostics. An
 // *UncheckedError says that the check could not finish.
 func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error) {
+	diags, _, err := c.CheckLoose(ctx, source)
+	return diags, err
+}
+
+// CheckLoose is Check, and also returns the parts of the definitions the
+// script was checked against that are declared loosely because they do
+// not load (LoadParts): the script's uses of them are unchecked.
+func (c *Checker) CheckLoose(ctx context.Context, source string) ([]Diagnostic, []PartError, error) {
 	if len(source) > c.cfg.MaxSourceBytes {
-		return nil, &UncheckedError{Reason: fmt.Sprintf("the script's %d bytes are over the checker's limit of %d bytes", len(source), c.cfg.MaxSourceBytes)}
+		return nil, nil, &UncheckedError{Reason: fmt.Sprintf("the script's %d bytes are over the checker's limit of %d bytes", len(source), c.cfg.MaxSourceBytes)}
 	}
 	job, err := c.loadedImage(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.release(job)
 	if ctx.Err() == nil {
@@ -267,9 +257,13 @@ func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &UncheckedError{Reason: "waiting for the checker was stopped", Err: err}
+		return nil, nil, &UncheckedError{Reason: "waiting for the checker was stopped", Err: err}
 	}
-	return c.checkIn(ctx, job, source)
+	diags, err := c.checkIn(ctx, job, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	return diags, job.loose, nil
 }
 
 // Close waits for the checks and the load in progress and releases the
