@@ -273,6 +273,9 @@ func TestCheckOneAPIsDefinitionsFail(t *testing.T) {
 	if got := executeChecked(t, c, misuse); got.Error == nil || got.Error.Kind != result.Type {
 		t.Errorf("check: true with the good API's misuse: %+v", got)
 	}
+	if got := executeChecked(t, c, "local ok = pcall(sdk.things.get_thing_1, {kind = \"x\"})\nreturn ok\n"); len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "sdk.things") {
+		t.Errorf("check: true naming the failing API: %+v, want it run with a warning naming sdk.things", got)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +308,29 @@ func TestCheckOneAPIsDefinitionsFail(t *testing.T) {
 	}
 	if !found || !strings.Contains(lintErr.String(), "sdk.things") {
 		t.Errorf("lint --types: %+v, stderr %q; want the misuse found and sdk.things named", report.Diagnostics, lintErr.String())
+	}
+}
+
+// TestRunCheckRedactsLooseWarning: the warnings that name an API whose
+// definitions do not load, on standard error and in the result's
+// warnings, pass the configuration's redactor (here a secret that is the
+// words the warning gives why).
+func TestRunCheckRedactsLooseWarning(t *testing.T) {
+	const token = "over the limit"
+	t.Setenv("TSLEAK_THINGS_TOKEN", token)
+	api := testapi.New(t)
+	file := petsConfig(t, api, "[apis.things]\nspec = "+strconv.Quote(amplifiedSpec(t))+"\nbase_url = "+strconv.Quote(api.URL)+"\n")
+	file.APIs["things"] = func(a config.API) config.API { a.AuthEnv = "TSLEAK_THINGS_TOKEN"; return a }(file.APIs["things"])
+	var stderr syncbuf.Buffer
+	res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+		SDK: app.SDKOptions{Stderr: &stderr}, Source: []byte("local ok = pcall(sdk.things.get_thing_1, {kind = \"x\"})\nreturn ok\n"), Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := strings.Join(res.Warnings, "\n")
+	for what, text := range map[string]string{"stderr": stderr.String(), "the result's warnings": warnings} {
+		if !strings.Contains(text, "sdk.things") || strings.Contains(text, token) || !strings.Contains(text, "[REDACTED]") {
+			t.Errorf("%s: %q, want sdk.things named and the secret redacted", what, text)
+		}
 	}
 }

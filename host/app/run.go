@@ -253,7 +253,7 @@ func syntaxErrors(ctx context.Context, rt *luau.Runtime, name string, source []b
 }
 
 // redactResult redacts the configuration's secrets from what a run shows:
-// its value, logs and error (its effects were redacted as they were
+// its value, logs, warnings and error (its effects were redacted as they were
 // made), as serve's messages are.
 func redactResult(r *redact.Redactor, res *result.Result) *result.Result {
 	if !r.Active() || res == nil {
@@ -262,6 +262,9 @@ func redactResult(r *redact.Redactor, res *result.Result) *result.Result {
 	res.Value = r.JSON(res.Value)
 	for i, line := range res.Logs {
 		res.Logs[i] = r.String(line)
+	}
+	for i, line := range res.Warnings {
+		res.Warnings[i] = r.String(line)
 	}
 	if res.Error != nil {
 		res.Error.Message = r.String(res.Error.Message)

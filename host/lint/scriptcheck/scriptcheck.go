@@ -100,6 +100,9 @@ type Outcome struct {
 	// Unchecked, when set, says why the types were not checked: the
 	// script is neither accepted nor refused by them.
 	Unchecked string
+	// Loose say, of each API the script names whose definitions do not
+	// load, that its calls are unchecked (LooseWarning).
+	Loose []string
 }
 
 // Check lints s with rt's module and type-checks it against docs'
@@ -120,6 +123,9 @@ func (c *Checker) Check(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Doc
 		return nil, err
 	}
 	out := &Outcome{Diagnostics: looseUses(name, s.Source, docs, types.loose)}
+	for _, d := range out.Diagnostics {
+		out.Loose = append(out.Loose, d.Message)
+	}
 	for _, d := range report.Diagnostics {
 		if d.Rule == lint.RuleType && types.unchecked != nil && strings.HasPrefix(d.Message, types.unchecked.Error()) {
 			continue // said in Unchecked
@@ -322,13 +328,22 @@ func (o *Outcome) Refusal() *result.Error {
 }
 
 // Warnings are what a run that asked for a check says of it: of an
-// unchecked script, which runs, that it ran unchecked and why; nothing
-// for a checked one, or without a check (a nil Outcome).
+// unchecked script, which runs, that it ran unchecked and why; of a
+// script naming an API whose definitions do not load, that its calls
+// ran unchecked; nothing for a checked one, or without a check (a nil
+// Outcome).
 func (o *Outcome) Warnings() []string {
-	if o == nil || o.Unchecked == "" {
+	if o == nil {
 		return nil
 	}
-	return []string{"the script was run unchecked: " + o.Unchecked}
+	var out []string
+	if o.Unchecked != "" {
+		out = append(out, "the script was run unchecked: "+o.Unchecked)
+	}
+	for _, l := range o.Loose {
+		out = append(out, "the script was run with an API unchecked: "+l)
+	}
+	return out
 }
 
 // Lines writes diagnostics one a line (NAME:LINE:COLUMN: severity rule:
