@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,8 +16,11 @@ import (
 
 	"github.com/toolscript/toolscript/host/app"
 	"github.com/toolscript/toolscript/host/config"
+	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/serve/mcpserver"
+	"github.com/toolscript/toolscript/internal/syncbuf"
+	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testclient"
 	"github.com/toolscript/toolscript/internal/testfile"
 	"github.com/toolscript/toolscript/internal/testspecs"
@@ -214,5 +218,119 @@ func TestRunCheck(t *testing.T) {
 	}
 	if res := run("return 1 --" + strings.Repeat("x", 70<<10)); res.Error != nil || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "unchecked") {
 		t.Errorf("oversized for a check: %+v, want it run with a warning", res)
+	}
+}
+
+// amplifiedSpec writes an OpenAPI spec of some 80 KB whose definitions
+// are over the type checker's 8 MiB: one query parameter with an enum of
+// 1000 values, shared by 400 operations, each of which declares its
+// arguments in full. It stands for any API (or upstream server) whose
+// definitions do not load.
+func amplifiedSpec(t *testing.T) string {
+	t.Helper()
+	enum := make([]string, 1000)
+	for i := range enum {
+		enum[i] = fmt.Sprintf("value-number-%06d", i)
+	}
+	paths := map[string]any{}
+	for i := range 400 {
+		paths[fmt.Sprintf("/things%d", i)] = map[string]any{"get": map[string]any{"operationId": fmt.Sprintf("get_thing_%d", i),
+			"parameters": []any{map[string]any{"$ref": "#/components/parameters/Kind"}},
+			"responses":  map[string]any{"200": map[string]any{"description": "ok"}}}}
+	}
+	spec, err := json.Marshal(map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "things", "version": "1"}, "paths": paths,
+		"servers": []any{map[string]any{"url": "https://things.example"}},
+		"components": map[string]any{"parameters": map[string]any{"Kind": map[string]any{"name": "kind", "in": "query", "required": true,
+			"schema": map[string]any{"type": "string", "enum": enum}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testfile.Temp(t, "big.json", string(spec))
+}
+
+// TestCheckOneAPIsDefinitionsFail: of two APIs, one whose definitions do
+// not load (over the checker's cap) leaves its own calls unchecked, not
+// every script: check_script, check: true, run --check and lint --types
+// still find the other API's misuse, accept the failing API's calls with
+// a warning that names it, and the server's and the run's standard error
+// name it.
+func TestCheckOneAPIsDefinitionsFail(t *testing.T) {
+	api := testapi.New(t)
+	file := petsConfig(t, api, "[apis.things]\nspec = "+strconv.Quote(amplifiedSpec(t))+"\nbase_url = "+strconv.Quote(api.URL)+"\n")
+	const (
+		misuse  = "local pet = sdk.pets.get_pet({petId = 1})\nreturn pet.nmae\n"
+		bigCall = "local ok = sdk.things.get_thing_1({kind = \"not a value\"})\nreturn ok\n"
+	)
+	c, stderr, stop := startStdio(t, file)
+	defer stop()
+	if answer, res := checkScript(t, c, misuse); answer.Errors == 0 || !hasDiagnostic(answer, 2, "type", "nmae") {
+		t.Errorf("the good API's misuse: %+v; text %v", answer, res.Content)
+	}
+	answer, res := checkScript(t, c, bigCall)
+	if answer.Errors != 0 || answer.Unchecked != "" || !hasDiagnostic(answer, 1, "type", "sdk.things") {
+		t.Errorf("the failing API's call: %+v, want accepted with a warning naming sdk.things; text %v", answer, res.Content)
+	}
+	if got := executeChecked(t, c, misuse); got.Error == nil || got.Error.Kind != result.Type {
+		t.Errorf("check: true with the good API's misuse: %+v", got)
+	}
+	if got := executeChecked(t, c, "local ok = pcall(sdk.things.get_thing_1, {kind = \"x\"})\nreturn ok\n"); len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "sdk.things") {
+		t.Errorf("check: true naming the failing API: %+v, want it run with a warning naming sdk.things", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "sdk.things") || !strings.Contains(stderr.String(), "over the limit") {
+		t.Errorf("serve's stderr %q, want a warning naming sdk.things and why", stderr.String())
+	}
+
+	var runErr syncbuf.Buffer
+	res2, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+		SDK: app.SDKOptions{Stderr: &runErr}, Source: []byte(misuse), Name: "pet.luau", Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.Error == nil || res2.Error.Kind != result.Type || !strings.Contains(res2.Error.Message, "pet.luau:2:") {
+		t.Errorf("run --check with the good API's misuse: %+v", res2)
+	}
+	if !strings.Contains(runErr.String(), "sdk.things") {
+		t.Errorf("run's stderr %q, want a warning naming sdk.things", runErr.String())
+	}
+
+	var lintErr syncbuf.Buffer
+	report, err := app.Lint(testwait.Context(t), app.LintConfig{File: file, SDK: app.SDKOptions{Stderr: &lintErr}, Types: true,
+		Sources: []lint.Source{{Name: "pet.luau", Text: []byte(misuse)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, d := range report.Diagnostics {
+		found = found || d.Rule == lint.RuleType && d.Line == 2 && strings.Contains(d.Message, "nmae")
+	}
+	if !found || !strings.Contains(lintErr.String(), "sdk.things") {
+		t.Errorf("lint --types: %+v, stderr %q; want the misuse found and sdk.things named", report.Diagnostics, lintErr.String())
+	}
+}
+
+// TestRunCheckRedactsLooseWarning: the warnings that name an API whose
+// definitions do not load, on standard error and in the result's
+// warnings, pass the configuration's redactor (here a secret that is the
+// words the warning gives why).
+func TestRunCheckRedactsLooseWarning(t *testing.T) {
+	const token = "over the limit"
+	t.Setenv("TSLEAK_THINGS_TOKEN", token)
+	api := testapi.New(t)
+	file := petsConfig(t, api, "[apis.things]\nspec = "+strconv.Quote(amplifiedSpec(t))+"\nbase_url = "+strconv.Quote(api.URL)+"\n")
+	file.APIs["things"] = func(a config.API) config.API { a.AuthEnv = "TSLEAK_THINGS_TOKEN"; return a }(file.APIs["things"])
+	var stderr syncbuf.Buffer
+	res, err := app.Run(testwait.Context(t), app.RunConfig{File: file, Settings: settings(t, file, config.Run),
+		SDK: app.SDKOptions{Stderr: &stderr}, Source: []byte("local ok = pcall(sdk.things.get_thing_1, {kind = \"x\"})\nreturn ok\n"), Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := strings.Join(res.Warnings, "\n")
+	for what, text := range map[string]string{"stderr": stderr.String(), "the result's warnings": warnings} {
+		if !strings.Contains(text, "sdk.things") || strings.Contains(text, token) || !strings.Contains(text, "[REDACTED]") {
+			t.Errorf("%s: %q, want sdk.things named and the secret redacted", what, text)
+		}
 	}
 }

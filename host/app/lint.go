@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolscript/toolscript/host/config"
 	"github.com/toolscript/toolscript/host/lint"
-	"github.com/toolscript/toolscript/host/platform/cachedir"
+	"github.com/toolscript/toolscript/host/lint/scriptcheck"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
 	"github.com/toolscript/toolscript/host/sdk"
@@ -35,7 +35,11 @@ type LintConfig struct {
 // runtime would build the sdk from). Every error is a UsageError: the
 // lint could not be run as asked.
 func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
-	client, err := OpenSDK(ctx, cfg.File, cfg.SDK)
+	setup, err := resolveSDK(cfg.File, cfg.SDK)
+	if err != nil {
+		return nil, err
+	}
+	client, err := openSDK(ctx, setup, cfg.SDK)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +58,8 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 	}
 	if cfg.Types {
 		learnedSet := learnedTypes(ctx, cfg.File, getenvOf(cfg.SDK), cfg.SDK.Learn, warnTo(cfg.SDK.Stderr))
-		checker, err := typeChecker(ctx, client, learnedSet, rtConfig.CacheWarning)
+		checker, err := typeChecker(ctx, client, learnedSet, typecheck.Config{CacheWarning: rtConfig.CacheWarning,
+			OnLoose: scriptcheck.WarnLoose(redactedWarn(setup.cfg.Redactor, warnTo(cfg.SDK.Stderr)))})
 		if err != nil {
 			return nil, usage(err)
 		}
@@ -88,15 +93,17 @@ func Lint(ctx context.Context, cfg LintConfig) (*lint.Report, error) {
 	return report, nil
 }
 
-// typeChecker returns a type checker with the sdk's definitions loaded:
-// those of client's catalog (toolscript's globals alone without one), with
-// the result types learned from recorded calls.
-func typeChecker(ctx context.Context, client *sdk.Client, learnedSet learned.Set, warning *cachedir.Warning) (*typecheck.Checker, error) {
-	checker, err := typecheck.New(ctx, typecheck.Config{CacheWarning: warning})
+// typeChecker returns a type checker of cfg with the sdk's definitions
+// loaded, in parts (scriptcheck.Definitions): those of client's catalog
+// (toolscript's globals alone without one), with the result types
+// learned from recorded calls.
+func typeChecker(ctx context.Context, client *sdk.Client, learnedSet learned.Set, cfg typecheck.Config) (*typecheck.Checker, error) {
+	checker, err := typecheck.New(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checker.Load([]byte(docsOf(client, learnedSet).Definitions())); err != nil {
+	docs := docsOf(client, learnedSet)
+	if err := checker.LoadParts(scriptcheck.Definitions(docs, []byte(docs.Definitions()))); err != nil {
 		checker.Close(context.Background())
 		return nil, err
 	}

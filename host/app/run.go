@@ -14,7 +14,6 @@ import (
 	"github.com/toolscript/toolscript/host/contract/redact"
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/lint/scriptcheck"
-	"github.com/toolscript/toolscript/host/platform/cachedir"
 	"github.com/toolscript/toolscript/host/runtime/luau"
 	"github.com/toolscript/toolscript/host/runtime/result"
 	"github.com/toolscript/toolscript/host/runtime/typecheck"
@@ -154,7 +153,9 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	var check *scriptcheck.Outcome
 	if cfg.Check {
 		learnedSet := learnedTypes(ctx, cfg.File, getenvOf(cfg.SDK), cfg.SDK.Learn, warnTo(cfg.SDK.Stderr))
-		check, err = checkScript(ctx, rt, docsOf(client, learnedSet), rtConfig.CacheWarning, scriptcheck.Script{Name: cfg.Name, Source: cfg.Source, IO: script.IO != nil})
+		warn := redactedWarn(setup.cfg.Redactor, warnTo(cfg.SDK.Stderr))
+		check, err = checkScript(ctx, rt, docsOf(client, learnedSet), typecheck.Config{CacheWarning: rtConfig.CacheWarning, OnLoose: scriptcheck.WarnLoose(warn)},
+			scriptcheck.Script{Name: cfg.Name, Source: cfg.Source, IO: script.IO != nil})
 		if err != nil {
 			return nil, err
 		}
@@ -174,11 +175,17 @@ func Run(ctx context.Context, cfg RunConfig) (res *result.Result, err error) {
 	return redactResult(setup.cfg.Redactor, res), nil
 }
 
-// checkScript checks s before a run against the definitions of docs.
-func checkScript(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Docs, warning *cachedir.Warning, s scriptcheck.Script) (*scriptcheck.Outcome, error) {
-	checker := scriptcheck.New(typecheck.Config{CacheWarning: warning})
+// checkScript checks s before a run against the definitions of docs with
+// a type checker of cfg.
+func checkScript(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Docs, cfg typecheck.Config, s scriptcheck.Script) (*scriptcheck.Outcome, error) {
+	checker := scriptcheck.New(cfg)
 	defer checker.Close(context.Background())
 	return checker.Check(ctx, rt, docs, s)
+}
+
+// redactedWarn is warn with r's secrets redacted from each message.
+func redactedWarn(r *redact.Redactor, warn func(string)) func(string) {
+	return func(msg string) { warn(r.String(msg)) }
 }
 
 // Asking is how a run's Asker asks, from the configuration.

@@ -135,8 +135,11 @@ func Serve(ctx context.Context, cfg ServeConfig) error {
 	}
 	mcfg := a.mcpConfig()
 	// The process's one type checker: compiled and loaded on the first
-	// check, closed when the server is done.
-	checker := scriptcheck.New(typecheck.Config{CacheWarning: cacheWarning(a.logger, a.cfg.Stderr)})
+	// check, closed when the server is done; an API whose definitions do
+	// not load is warned of (on the redacted standard error) when a load
+	// finds it.
+	checker := scriptcheck.New(typecheck.Config{CacheWarning: cacheWarning(a.logger, a.cfg.Stderr),
+		OnLoose: scriptcheck.WarnLoose(func(msg string) { a.warn(termtext.Line(msg)) })})
 	defer checker.Close(context.Background())
 	mcfg.Checker = scriptChecker{checker: checker, rt: mcfg.Runtime}
 	if cfg.Server.Mode() == config.Hosted {

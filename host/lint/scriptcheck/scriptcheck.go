@@ -7,16 +7,24 @@
 // creates its typecheck.Checker on the first check (a process that never
 // checks compiles nothing), and loads the definitions again only when
 // their text changes (the sdk grows as upstream MCP servers start),
-// which a hash of the text tells; concurrent checks share one load.
+// which a hash of the text tells; concurrent checks share one load. The
+// definitions load in parts, one an API (Definitions): an API whose
+// definitions do not load is declared loosely, its calls unchecked, and
+// a script that names it gets a warning that says so.
 package scriptcheck
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/toolscript/toolscript/host/lint"
 	"github.com/toolscript/toolscript/host/runtime/luau"
@@ -86,11 +94,15 @@ type Script struct {
 // Outcome is what a check found.
 type Outcome struct {
 	// Diagnostics are the module's and the type checker's, in the order
-	// of their positions.
+	// of their positions, with a warning where the script first names an
+	// API whose definitions do not load (looseUses).
 	Diagnostics []lint.Diagnostic
 	// Unchecked, when set, says why the types were not checked: the
 	// script is neither accepted nor refused by them.
 	Unchecked string
+	// Loose say, of each API the script names whose definitions do not
+	// load, that its calls are unchecked (LooseWarning).
+	Loose []string
 }
 
 // Check lints s with rt's module and type-checks it against docs'
@@ -110,12 +122,18 @@ func (c *Checker) Check(ctx context.Context, rt *luau.Runtime, docs *sdkdocs.Doc
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{}
+	out := &Outcome{Diagnostics: looseUses(name, s.Source, docs, types.loose)}
+	for _, d := range out.Diagnostics {
+		out.Loose = append(out.Loose, d.Message)
+	}
 	for _, d := range report.Diagnostics {
 		if d.Rule == lint.RuleType && types.unchecked != nil && strings.HasPrefix(d.Message, types.unchecked.Error()) {
 			continue // said in Unchecked
 		}
 		out.Diagnostics = append(out.Diagnostics, d)
+	}
+	if len(types.loose) > 0 {
+		slices.SortStableFunc(out.Diagnostics, func(a, b lint.Diagnostic) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	}
 	switch {
 	case types.unchecked != nil:
@@ -145,6 +163,9 @@ type againstDocs struct {
 	docs      *sdkdocs.Docs
 	checked   bool
 	unchecked error
+	// loose are the APIs declared loosely in the definitions checked
+	// against.
+	loose []typecheck.PartError
 }
 
 func (a *againstDocs) Check(ctx context.Context, source string) ([]typecheck.Diagnostic, error) {
@@ -152,7 +173,7 @@ func (a *againstDocs) Check(ctx context.Context, source string) ([]typecheck.Dia
 	checker, err := a.c.withDefinitions(ctx, a.docs)
 	if err == nil {
 		var found []typecheck.Diagnostic
-		if found, err = checker.Check(ctx, source); err == nil {
+		if found, a.loose, err = checker.CheckLoose(ctx, source); err == nil {
 			return found, nil
 		}
 	}
@@ -194,13 +215,72 @@ func (c *Checker) withDefinitions(ctx context.Context, docs *sdkdocs.Docs) (*typ
 		c.docs = docs
 		return c.checker, nil
 	}
-	if err := c.checker.Load(text); err != nil {
+	if err := c.checker.LoadParts(Definitions(docs, text)); err != nil {
 		c.docs, c.loaded, c.refused = docs, false, err
 		return nil, err
 	}
 	c.docs, c.hash, c.loaded, c.refused = docs, hash, true, nil
 	c.loads++
 	return c.checker, nil
+}
+
+// Definitions are docs' definitions in parts, one an API, whose whole
+// text is text (docs.Definitions()): what every type check of the sdk
+// loads.
+func Definitions(docs *sdkdocs.Docs, text []byte) typecheck.Parts {
+	return typecheck.Parts{Text: text, Names: docs.APINames(), Loose: func(names []string) []byte {
+		return []byte(docs.DefinitionsLoose(names))
+	}}
+}
+
+// LooseWarning words an API declared loosely because its definitions do
+// not load: its calls are unchecked.
+func LooseWarning(p typecheck.PartError) string {
+	return fmt.Sprintf("type check: the definitions of sdk.%s do not load, so its calls are unchecked: %s", p.Part, p.Reason())
+}
+
+// WarnLoose is a typecheck.Config.OnLoose that says each API declared
+// loosely with warn (LooseWarning).
+func WarnLoose(warn func(string)) func([]typecheck.PartError) {
+	return func(parts []typecheck.PartError) {
+		for _, p := range parts {
+			warn(LooseWarning(p))
+		}
+	}
+}
+
+// looseUses are the warnings on the first place source names each API
+// of loose (sdk.<api>, sdk["<api>"], or one of its functions that are
+// also sdk.<name>): its calls are unchecked. The names are found in the
+// text, comments and strings included: a warning, never a refusal.
+func looseUses(file string, source []byte, docs *sdkdocs.Docs, loose []typecheck.PartError) []lint.Diagnostic {
+	var out []lint.Diagnostic
+	for _, p := range loose {
+		at := -1
+		for _, name := range docs.SDKNames(p.Part) {
+			if i := sdkUse(source, name); i >= 0 && (at < 0 || i < at) {
+				at = i
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		line := 1 + bytes.Count(source[:at], []byte("\n"))
+		column := 1 + utf8.RuneCount(source[bytes.LastIndexByte(source[:at], '\n')+1:at])
+		out = append(out, lint.Diagnostic{File: file, Line: line, Column: column, EndLine: line, EndColumn: column,
+			Severity: lint.Warning, Rule: lint.RuleType, Message: LooseWarning(p)})
+	}
+	return out
+}
+
+// sdkUse is the offset of the first sdk.<name> or sdk["<name>"] in
+// source, -1 when there is none.
+func sdkUse(source []byte, name string) int {
+	re := regexp.MustCompile(`\bsdk\s*(\.\s*` + regexp.QuoteMeta(name) + `\b|\[\s*["']` + regexp.QuoteMeta(name) + `["']\s*\])`)
+	if loc := re.FindIndex(source); loc != nil {
+		return loc[0]
+	}
+	return -1
 }
 
 // Refuses reports whether d stops a run that asked for a check: an error
@@ -248,13 +328,22 @@ func (o *Outcome) Refusal() *result.Error {
 }
 
 // Warnings are what a run that asked for a check says of it: of an
-// unchecked script, which runs, that it ran unchecked and why; nothing
-// for a checked one, or without a check (a nil Outcome).
+// unchecked script, which runs, that it ran unchecked and why; of a
+// script naming an API whose definitions do not load, that its calls
+// ran unchecked; nothing for a checked one, or without a check (a nil
+// Outcome).
 func (o *Outcome) Warnings() []string {
-	if o == nil || o.Unchecked == "" {
+	if o == nil {
 		return nil
 	}
-	return []string{"the script was run unchecked: " + o.Unchecked}
+	var out []string
+	if o.Unchecked != "" {
+		out = append(out, "the script was run unchecked: "+o.Unchecked)
+	}
+	for _, l := range o.Loose {
+		out = append(out, "the script was run with an API unchecked: "+l)
+	}
+	return out
 }
 
 // Lines writes diagnostics one a line (NAME:LINE:COLUMN: severity rule:

@@ -2,6 +2,7 @@ package scriptcheck_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -189,5 +190,70 @@ func TestRefusedDefinitionsNotRebuilt(t *testing.T) {
 	}
 	if n := scriptcheck.TextsBuilt(c); n != 1 {
 		t.Errorf("the definitions' text was written %d times for 3 checks of the same docs, want 1", n)
+	}
+}
+
+// TestLooseAPI: of two APIs, one whose definitions are over the checker's
+// cap is declared loosely: the other's misuse is still refused, and a
+// script that names the loose one (its table, written either way, or one
+// of its functions that are also sdk.<name>) runs with a warning on the
+// first place it does, naming it; a script that does not gets none.
+func TestLooseAPI(t *testing.T) {
+	pets := &catalog.API{Name: "pets", Kind: catalog.MCP, Functions: []*catalog.Function{{Name: "get_pet", Kind: catalog.MCP, Tool: "get_pet",
+		InputSchema: &catalog.Schema{Type: []string{"object"}, Required: []string{"id"}, Properties: []*catalog.Property{{Name: "id", Schema: &catalog.Schema{Type: []string{"number"}}}}}}}}
+	bulk := &catalog.API{Name: "bulk", Kind: catalog.OpenAPI, Functions: []*catalog.Function{{Name: "bulk_ping", Kind: catalog.OpenAPI, Method: "GET", Path: "/ping"}}}
+	for i := range 300 {
+		bulk.Functions = append(bulk.Functions, &catalog.Function{Name: fmt.Sprintf("tool_%03d", i), Kind: catalog.MCP, Tool: fmt.Sprintf("tool_%03d", i)})
+	}
+	cat := &catalog.Catalog{APIs: []*catalog.API{pets, bulk}}
+	if err := cat.Link(); err != nil {
+		t.Fatal(err)
+	}
+	docs := sdkdocs.New(cat)
+	limit := len(docs.DefinitionsLoose([]string{"bulk"})) + 512
+	if len(docs.Definitions()) <= limit {
+		t.Fatalf("the definitions' %d bytes are not over the limit of %d", len(docs.Definitions()), limit)
+	}
+	c := scriptcheck.New(typecheck.Config{CacheDir: t.TempDir(), MaxDefinitionsBytes: limit})
+	t.Cleanup(func() { c.Close(context.Background()) })
+	rt, ctx := newRuntime(t, cat), testwait.Context(t)
+	tests := []struct {
+		name, source string
+		refused      bool
+		warnLine     int // 0: no warning about bulk
+		warnColumn   int
+	}{
+		{"other API's misuse", "return sdk.pets.get_pet({id = \"one\"})\n", true, 0, 0},
+		{"loose API", "local n = 1\nlocal r = sdk.bulk.tool_001()\nreturn r\n", false, 2, 11},
+		{"loose API by a string key", "local r = sdk[\"bulk\"].tool_002()\nreturn r\n", false, 1, 11},
+		{"loose API's flat function", "local s = \"é\"; return s, sdk.bulk_ping()\n", false, 1, 26},
+		{"not named", "return sdk.pets.get_pet({id = 1})\n", false, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := c.Check(ctx, rt, docs, scriptcheck.Script{Name: "s.luau", Source: []byte(tc.source)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (out.Refusal() != nil) != tc.refused || out.Unchecked != "" {
+				t.Errorf("refusal %v, unchecked %q; want refused %v, checked", out.Refusal(), out.Unchecked, tc.refused)
+			}
+			var warned []lint.Diagnostic
+			for _, d := range out.Diagnostics {
+				if strings.Contains(d.Message, "sdk.bulk do not load") {
+					warned = append(warned, d)
+				}
+			}
+			switch {
+			case tc.warnLine == 0 && len(warned) > 0:
+				t.Errorf("warned %+v, want nothing about bulk", warned)
+			case tc.warnLine > 0 && (len(warned) != 1 || warned[0].Line != tc.warnLine || warned[0].Column != tc.warnColumn ||
+				warned[0].Severity != lint.Warning || !strings.Contains(warned[0].Message, "over the limit")):
+				t.Errorf("warned %+v, want one warning at %d:%d saying why", warned, tc.warnLine, tc.warnColumn)
+			}
+		})
+	}
+	if c.Loads() != 1 {
+		t.Errorf("%d definitions' texts loaded, want 1", c.Loads())
 	}
 }

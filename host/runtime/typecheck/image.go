@@ -139,9 +139,11 @@ type imageJob struct {
 	// superseded is closed when the job's definitions are no longer the
 	// Checker's (Load, Close): a load that has not started does not.
 	superseded chan struct{}
-	// img and err are set before done is closed.
-	img *image
-	err error
+	// img, loose and err are set before done is closed: loose are the
+	// parts of the definitions img declares loosely.
+	img   *image
+	loose []PartError
+	err   error
 	// refs counts the job's users (Checker.mu): the Checker while the job
 	// is current, the load while it runs, each check that waits or runs.
 	refs int
@@ -211,7 +213,7 @@ var errSuperseded = &UncheckedError{Reason: "the definitions changed before they
 // never loaded, so definitions that change often (an upstream server's
 // tools) cost one load running and the newest waiting, however many
 // changes and checks there are.
-func (c *Checker) makeImage(job *imageJob, definitions []byte) {
+func (c *Checker) makeImage(job *imageJob, definitions Parts) {
 	defer c.release(job)
 	ctx := context.Background()
 	m, err := c.ensureModules(ctx)
@@ -229,16 +231,16 @@ func (c *Checker) makeImage(job *imageJob, definitions []byte) {
 		}
 	}
 	if err == nil {
-		if c.beforeLoad != nil {
-			c.beforeLoad()
-		}
-		job.img, err = m.load(ctx, definitions)
+		job.img, job.loose, err = c.loadParts(ctx, m, job, definitions)
 	}
 	job.err = err
 	if err == nil {
 		m.learnHot(ctx, job.img)
 	}
 	close(job.done)
+	if len(job.loose) > 0 && c.cfg.OnLoose != nil {
+		c.cfg.OnLoose(job.loose)
+	}
 	if err == nil {
 		m.prepare(job.img)
 	}
@@ -329,8 +331,10 @@ func (m *modules) newInstance(ctx context.Context, img *image) (api.Module, erro
 }
 
 // load instantiates the loader module, initialises it (its data
-// segments, _initialize), loads definitions and takes the image.
-func (m *modules) load(ctx context.Context, definitions []byte) (*image, error) {
+// segments, _initialize), loads definitions and takes the image (none
+// when keep is false: the load only tells whether they load). An error
+// of the definitions' load itself is a *loadError.
+func (m *modules) load(ctx context.Context, definitions []byte, keep bool) (*image, error) {
 	mod, err := m.loader.InstantiateModule(memimage.WithAllocator(ctx, nil, nil), m.loaderCompiled, instanceConfig)
 	if err != nil {
 		return nil, &UncheckedError{Reason: "starting the checker failed", Err: err}
@@ -349,11 +353,14 @@ func (m *modules) load(ctx context.Context, definitions []byte) (*image, error) 
 	}
 	out, err := call(ctx, mod, "tc_load_definitions", definitions)
 	if err != nil {
-		return nil, uncheckedCall(ctx, ctx, mod, "loading the definitions", 0, err)
+		return nil, &loadError{uncheckedCall(ctx, ctx, mod, "loading the definitions", 0, err)}
 	}
 	if out.status == 0 {
 		diags, _ := decodeDiagnostics(out)
-		return nil, fmt.Errorf("%w do not load: %s", ErrDefinitions, firstMessage(diags))
+		return nil, &loadError{fmt.Errorf("%w do not load: %s", ErrDefinitions, firstMessage(diags))}
+	}
+	if !keep {
+		return nil, nil
 	}
 	loaded, ok := mem.Read(0, mem.Size())
 	if !ok {

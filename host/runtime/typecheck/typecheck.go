@@ -24,14 +24,22 @@
 // out, its time limit, its caller's context) leaves the script unchecked
 // (an *UncheckedError); its instance is dropped and no other check is
 // affected.
+//
+// Definitions loaded in parts (LoadParts: the sdk's APIs) do not fail as a
+// whole for one part: when the whole text does not load, the parts that
+// do not load are found (by halves, at most MaxPartLoads loads, once per
+// definitions) and declared loosely, and the rest is checked
+// (parts.go).
 package typecheck
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +85,11 @@ type Config struct {
 	MaxParallelChecks int
 	// Module is the checker module; nil means the embedded check.Binary.
 	Module []byte
+	// OnLoose, when set, is told of the parts of definitions loaded in
+	// parts that were declared loosely because they do not load, once
+	// for each definitions' load that declared some (from the load's
+	// goroutine).
+	OnLoose func([]PartError)
 }
 
 func (c Config) withDefaults() Config {
@@ -167,7 +180,7 @@ type Checker struct {
 	modules   *modules
 
 	mu          sync.Mutex
-	definitions []byte
+	definitions Parts
 	// current makes or holds the image of definitions; nil until a check
 	// asks for it.
 	current *imageJob
@@ -188,14 +201,29 @@ func New(ctx context.Context, cfg Config) (*Checker, error) {
 // into the checker at the next check, whose error says when they do not
 // load.
 func (c *Checker) Load(definitions []byte) error {
-	if len(definitions) > c.cfg.MaxDefinitionsBytes {
-		return fmt.Errorf("%w: %d bytes is over the limit of %d bytes", ErrDefinitions, len(definitions), c.cfg.MaxDefinitionsBytes)
+	return c.LoadParts(Parts{Text: definitions})
+}
+
+// LoadParts sets definitions made of parts, as Load does. Their whole
+// text over Config.MaxDefinitionsBytes is refused only when they have no
+// parts; otherwise the load declares loosely the parts that do not load
+// (over the cap, refused by the checker or failing inside it).
+func (c *Checker) LoadParts(definitions Parts) error {
+	if len(definitions.Text) > c.cfg.MaxDefinitionsBytes && len(definitions.Names) == 0 {
+		return c.overCap(definitions.Text)
 	}
+	definitions.Text = bytes.Clone(definitions.Text)
+	definitions.Names = slices.Clone(definitions.Names)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.definitions = append([]byte(nil), definitions...)
+	c.definitions = definitions
 	c.dropCurrentLocked()
 	return nil
+}
+
+// overCap is the error of definitions over Config.MaxDefinitionsBytes.
+func (c *Checker) overCap(text []byte) error {
+	return fmt.Errorf("%w: %d bytes is over the limit of %d bytes", ErrDefinitions, len(text), c.cfg.MaxDefinitionsBytes)
 }
 
 // ErrClosed is the error of a check asked of a closed Checker.
@@ -205,12 +233,20 @@ var ErrClosed = errors.New("typecheck: the checker is closed")
 // returns what the checker found, at most MaxDiagnostics. An
 // *UncheckedError says that the check could not finish.
 func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error) {
+	diags, _, err := c.CheckLoose(ctx, source)
+	return diags, err
+}
+
+// CheckLoose is Check, and also returns the parts of the definitions the
+// script was checked against that are declared loosely because they do
+// not load (LoadParts): the script's uses of them are unchecked.
+func (c *Checker) CheckLoose(ctx context.Context, source string) ([]Diagnostic, []PartError, error) {
 	if len(source) > c.cfg.MaxSourceBytes {
-		return nil, &UncheckedError{Reason: fmt.Sprintf("the script's %d bytes are over the checker's limit of %d bytes", len(source), c.cfg.MaxSourceBytes)}
+		return nil, nil, &UncheckedError{Reason: fmt.Sprintf("the script's %d bytes are over the checker's limit of %d bytes", len(source), c.cfg.MaxSourceBytes)}
 	}
 	job, err := c.loadedImage(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.release(job)
 	if ctx.Err() == nil {
@@ -221,9 +257,13 @@ func (c *Checker) Check(ctx context.Context, source string) ([]Diagnostic, error
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &UncheckedError{Reason: "waiting for the checker was stopped", Err: err}
+		return nil, nil, &UncheckedError{Reason: "waiting for the checker was stopped", Err: err}
 	}
-	return c.checkIn(ctx, job, source)
+	diags, err := c.checkIn(ctx, job, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	return diags, job.loose, nil
 }
 
 // Close waits for the checks and the load in progress and releases the
