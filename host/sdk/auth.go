@@ -170,7 +170,7 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 		if name == "" {
 			return authPlan{}, errors.New("api_key auth needs a name (the spec has no apiKey scheme to take it from)")
 		}
-		return keyPlan(name, in, cred.Value), nil
+		return keyPlan(name, in, cred.Value)
 	}
 	// A bare secret: the spec decides.
 	if !sc.hasFirst {
@@ -178,7 +178,7 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 	}
 	switch s := sc.first; {
 	case s.Type == "apiKey":
-		return keyPlan(s.Name, s.In, cred.Token), nil
+		return keyPlan(s.Name, s.In, cred.Token)
 	case s.Type == "http" && s.Scheme == "basic":
 		return headerPlan("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred.Token))), nil
 	default: // http bearer, oauth2, openIdConnect
@@ -186,14 +186,21 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 	}
 }
 
-func keyPlan(name, in, value string) authPlan {
+// keyPlan puts an API key value in place in under name. A cookie's value
+// goes into the Cookie header as it is: one holding ';' (which would end
+// it and add a cookie of its own choosing, a frozen one's name included)
+// or a control character is refused.
+func keyPlan(name, in, value string) (authPlan, error) {
 	switch in {
 	case "query":
-		return authPlan{query: name, qvalue: value}
+		return authPlan{query: name, qvalue: value}, nil
 	case "cookie":
-		return authPlan{cookie: name + "=" + value}
+		if strings.ContainsFunc(value, func(r rune) bool { return r == ';' || r < 0x20 || r == 0x7f }) {
+			return authPlan{}, fmt.Errorf("the value of cookie %q cannot hold ';' or a control character", name)
+		}
+		return authPlan{cookie: name + "=" + value}, nil
 	}
-	return headerPlan(name, value)
+	return headerPlan(name, value), nil
 }
 
 // findScheme returns the first scheme matching ok among those the

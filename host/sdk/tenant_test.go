@@ -43,6 +43,14 @@ func TestRequestCredentialSlot(t *testing.T) {
 			meta: `{"type":"api_key","value":"v9"}`, fn: "list_tenant_items", args: `[{"tenant":"t"}]`, want: "api_version is a query parameter of the operation"},
 		{name: "the declared slot is a host header", schemes: key("User-Agent", "header"),
 			meta: `{"type":"api_key","value":"evil"}`, fn: "echo", args: `[{"value":"x"}]`, want: "the host sets that header itself"},
+		{name: "the declared cookie", schemes: key("sid", "cookie"), meta: `{"type":"api_key","value":"v1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, sent: func(e echo) bool { return e.Headers["cookie"] == "sid=v1" }},
+		// A value that would end its cookie and add another (a frozen
+		// cookie's name, which an API taking the last one would read).
+		{name: "a cookie that adds a cookie", schemes: key("sid", "cookie"), meta: `{"type":"api_key","value":"v1; tenant=globex"}`,
+			fn: "echo", args: `[{"value":"x"}]`, want: `the value of cookie "sid" cannot hold ';' or a control character`},
+		{name: "a cookie with a line break", schemes: key("sid", "cookie"), meta: `{"type":"api_key","value":"v1\r\nX-Admin: 1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, want: `the value of cookie "sid" cannot hold ';' or a control character`},
 		{name: "bearer where the spec wants a key", schemes: key("X-Key", "header"), meta: `{"type":"bearer","token":"t"}`,
 			fn: "echo", args: `[{"value":"x"}]`, want: `bearer is not a credential slot of this API: a request's credential may fill only api_key "X-Key" in header`},
 	} {
