@@ -140,7 +140,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			}
 			return line
 		})
-		tr = transport.NewIO(stdout, &closingStdin{WriteCloser: proc.stdin}, nil)
+		requests := &serverRequests{note: func() {
+			s.note(fmt.Sprintf("dropping its requests while %d wait for their answers (it reads none of them)", maxServerRequests))
+		}}
+		stdout.admit = requests.admit
+		tr = transport.NewIO(stdout, &closingStdin{WriteCloser: proc.stdin, requests: requests}, nil)
 	} else {
 		// The transport's own diagnostics: warnings and errors only,
 		// marked with the server's name like a stdio server's stderr.
