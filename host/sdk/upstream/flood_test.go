@@ -3,10 +3,16 @@
 package upstream
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolscript/toolscript/internal/syncbuf"
@@ -132,5 +138,77 @@ func TestServerRequestsCount(t *testing.T) {
 	r.wrote([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
 	if !r.admit(scanned(`{"id":3,"method":"ping"}`)) {
 		t.Error("a request after an answer was dropped")
+	}
+}
+
+// TestHTTPServerRequestFlood: over streamable HTTP, a server that sends
+// request after request on its stream and answers none of the POSTs that
+// carry their answers cannot make the host hold a goroutine and a
+// connection for each: past maxServerRequests waiting, the stream that
+// carries the next request is ended.
+func TestHTTPServerRequestFlood(t *testing.T) {
+	const n = 5000
+	signal := make(chan string, 1) // the progress token, when the flood may begin
+	var answers atomic.Int64       // answers the server received
+	ended := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			token := ""
+			select {
+			case token = <-signal:
+			case <-r.Context().Done():
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range n {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\"}\n\n", i+1000)
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%q,\"progress\":1}}\n\n", token)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			ended <- struct{}{}
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &msg)
+		switch {
+		case msg.Method == "" && msg.ID != nil: // an answer: never acknowledged
+			answers.Add(1)
+			<-r.Context().Done()
+			return
+		case msg.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result any = map[string]any{"tools": []any{}}
+		if msg.Method == "initialize" {
+			result = map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "flood", "version": "1"}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": result})
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(srv.CloseClientConnections)
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}}, Config{Name: "flood", URL: srv.URL})
+
+	after := make(chan struct{})
+	var once sync.Once
+	token, done := set.progress.open(func(float64, *float64, string) { once.Do(func() { close(after) }) })
+	defer done()
+	before := runtime.NumGoroutine()
+	signal <- token
+	select {
+	case <-after: // the whole flood was read
+	case <-ended: // the stream was ended
+	}
+	// Each answer in flight holds a goroutine of mcp-go's, the
+	// connection's two and the server's handler.
+	if grew := runtime.NumGoroutine() - before; grew > 6*maxServerRequests {
+		t.Errorf("%d requests of the server left %d more goroutines, more than %d", n, grew, 6*maxServerRequests)
 	}
 }

@@ -27,6 +27,9 @@ const (
 	overSize
 	overDepth
 	overBlocks
+	// overRequests: a request of the server past maxServerRequests
+	// waiting for their answers (serverRequests).
+	overRequests
 )
 
 // topKey classifies a key of the message object (depth 1) or of its

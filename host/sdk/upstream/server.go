@@ -156,9 +156,10 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		// A redirect leaves the server's origin never, with no Referer
 		// (the headers, the URL's query and the body stay with it).
 		hc := &http.Client{Transport: base, CheckRedirect: redirect.Check}
-		if max > 0 {
-			hc.Transport = limitedTransport{base: base, max: max}
-		}
+		requests := &serverRequests{note: func() {
+			s.note(fmt.Sprintf("ending its streams while %d of its requests wait for their answers", maxServerRequests))
+		}}
+		hc.Transport = limitedTransport{base: base, max: max, requests: requests}
 		// Servers on protocol versions before 2026-07-28 send
 		// notifications/tools/list_changed only on the standalone GET
 		// stream that continuous listening opens; newer ones on
@@ -257,6 +258,8 @@ func (s *server) refusedError(why overKind) error {
 		return fmt.Errorf("the MCP server %s sent a message nested more than %d levels deep", s.cfg.Name, maxDepth)
 	case overBlocks:
 		return &limitError{fmt.Errorf("the MCP server %s sent a result of more than %d content blocks", s.cfg.Name, maxBlocks)}
+	case overRequests:
+		return fmt.Errorf("the MCP server %s sent a request while %d of its requests wait for their answers", s.cfg.Name, maxServerRequests)
 	}
 	return fmt.Errorf("the MCP server %s sent a message larger than %d bytes (max_response_bytes is %d)",
 		s.cfg.Name, maxMessageBytes(s.set.opts.MaxResponseBytes), s.set.opts.MaxResponseBytes)
