@@ -77,6 +77,15 @@ func (c *Credential) secrets() []string {
 	return out
 }
 
+// The bounds of a request's _meta.auth: how many APIs it may name, and
+// how long each of its strings (a token, a username, a password, a key)
+// may be. Each credential joins the redactor that every response and
+// message of the execution passes, whose cost grows with them.
+const (
+	maxMetaAuthAPIs   = 64
+	maxMetaAuthSecret = 16 << 10
+)
+
 // ParseMetaAuth reads the _meta.auth object of an MCP request:
 // { "petstore": { "type": "bearer", "token": "..." } }, types bearer
 // (token), basic (username, password) and api_key (value, optionally name
@@ -97,6 +106,9 @@ func ParseMetaAuth(raw json.RawMessage) (map[string]*Credential, error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, errors.New("_meta.auth must be an object of API names to {type, token | username, password | value}")
 	}
+	if len(in) > maxMetaAuthAPIs {
+		return nil, fmt.Errorf("_meta.auth names %d APIs, more than %d", len(in), maxMetaAuthAPIs)
+	}
 	out := make(map[string]*Credential, len(in))
 	names := make([]string, 0, len(in))
 	for name := range in {
@@ -108,6 +120,11 @@ func ParseMetaAuth(raw json.RawMessage) (map[string]*Credential, error) {
 		c := &Credential{Type: strings.ToLower(v.Type), Token: v.Token, Username: v.Username, Password: v.Password, Value: v.Value, Name: v.Name, In: v.In}
 		if c.Type == "" {
 			c.Type = AuthBearer
+		}
+		for _, field := range []struct{ name, v string }{{"token", v.Token}, {"username", v.Username}, {"password", v.Password}, {"value", v.Value}} {
+			if len(field.v) > maxMetaAuthSecret {
+				return nil, fmt.Errorf("_meta.auth.%s: the %s is longer than %d bytes", name, field.name, maxMetaAuthSecret)
+			}
 		}
 		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("_meta.auth.%s: %w", name, err)
