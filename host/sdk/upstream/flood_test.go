@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,5 +211,31 @@ func TestHTTPServerRequestFlood(t *testing.T) {
 	// connection's two and the server's handler.
 	if grew := runtime.NumGoroutine() - before; grew > 6*maxServerRequests {
 		t.Errorf("%d requests of the server left %d more goroutines, more than %d", n, grew, 6*maxServerRequests)
+	}
+}
+
+// TestIsAnswer: the POSTs that carry answers to a server's requests, as
+// mcp-go makes them, are told from the client's own requests and
+// notifications.
+func TestIsAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want bool
+	}{
+		{`{"jsonrpc":"2.0","id":1000,"result":{}}`, true},
+		{`{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"no"}}`, true},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`, false},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, false},
+	} {
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isAnswer(req); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.body, got, tc.want)
+		}
+		if b, _ := io.ReadAll(req.Body); string(b) != tc.body {
+			t.Errorf("the body sent became %q", b)
+		}
 	}
 }
