@@ -77,6 +77,15 @@ func (c *Credential) secrets() []string {
 	return out
 }
 
+// The bounds of a request's _meta.auth: how many APIs it may name, and
+// how long each of its strings (a token, a username, a password, a key)
+// may be. Each credential joins the redactor that every response and
+// message of the execution passes, whose cost grows with them.
+const (
+	maxMetaAuthAPIs   = 64
+	maxMetaAuthSecret = 16 << 10
+)
+
 // ParseMetaAuth reads the _meta.auth object of an MCP request:
 // { "petstore": { "type": "bearer", "token": "..." } }, types bearer
 // (token), basic (username, password) and api_key (value, optionally name
@@ -97,6 +106,9 @@ func ParseMetaAuth(raw json.RawMessage) (map[string]*Credential, error) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, errors.New("_meta.auth must be an object of API names to {type, token | username, password | value}")
 	}
+	if len(in) > maxMetaAuthAPIs {
+		return nil, fmt.Errorf("_meta.auth names %d APIs, more than %d", len(in), maxMetaAuthAPIs)
+	}
 	out := make(map[string]*Credential, len(in))
 	names := make([]string, 0, len(in))
 	for name := range in {
@@ -108,6 +120,11 @@ func ParseMetaAuth(raw json.RawMessage) (map[string]*Credential, error) {
 		c := &Credential{Type: strings.ToLower(v.Type), Token: v.Token, Username: v.Username, Password: v.Password, Value: v.Value, Name: v.Name, In: v.In}
 		if c.Type == "" {
 			c.Type = AuthBearer
+		}
+		for _, field := range []struct{ name, v string }{{"token", v.Token}, {"username", v.Username}, {"password", v.Password}, {"value", v.Value}} {
+			if len(field.v) > maxMetaAuthSecret {
+				return nil, fmt.Errorf("_meta.auth.%s: the %s is longer than %d bytes", name, field.name, maxMetaAuthSecret)
+			}
 		}
 		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("_meta.auth.%s: %w", name, err)
@@ -170,7 +187,7 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 		if name == "" {
 			return authPlan{}, errors.New("api_key auth needs a name (the spec has no apiKey scheme to take it from)")
 		}
-		return keyPlan(name, in, cred.Value), nil
+		return keyPlan(name, in, cred.Value)
 	}
 	// A bare secret: the spec decides.
 	if !sc.hasFirst {
@@ -178,7 +195,7 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 	}
 	switch s := sc.first; {
 	case s.Type == "apiKey":
-		return keyPlan(s.Name, s.In, cred.Token), nil
+		return keyPlan(s.Name, s.In, cred.Token)
 	case s.Type == "http" && s.Scheme == "basic":
 		return headerPlan("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred.Token))), nil
 	default: // http bearer, oauth2, openIdConnect
@@ -186,14 +203,21 @@ func plan(cred *Credential, sc schemes) (authPlan, error) {
 	}
 }
 
-func keyPlan(name, in, value string) authPlan {
+// keyPlan puts an API key value in place in under name. A cookie's value
+// goes into the Cookie header as it is: one holding ';' (which would end
+// it and add a cookie of its own choosing, a frozen one's name included)
+// or a control character is refused.
+func keyPlan(name, in, value string) (authPlan, error) {
 	switch in {
 	case "query":
-		return authPlan{query: name, qvalue: value}
+		return authPlan{query: name, qvalue: value}, nil
 	case "cookie":
-		return authPlan{cookie: name + "=" + value}
+		if strings.ContainsFunc(value, func(r rune) bool { return r == ';' || r < 0x20 || r == 0x7f }) {
+			return authPlan{}, fmt.Errorf("the value of cookie %q cannot hold ';' or a control character", name)
+		}
+		return authPlan{cookie: name + "=" + value}, nil
 	}
-	return headerPlan(name, value)
+	return headerPlan(name, value), nil
 }
 
 // findScheme returns the first scheme matching ok among those the

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/andybalholm/brotli"
 
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
@@ -260,5 +263,83 @@ func TestHostBudgetHeaders(t *testing.T) {
 				t.Error("bytes stay held")
 			}
 		})
+	}
+}
+
+// TestHostBudgetDecoderWindow: a brotli decoder's window counts toward
+// the host memory budgets while a response is read. Four bytes (a window
+// of 16 MiB, a meta-block that says 16 MiB follow) make the decoder
+// allocate 16 MiB before the first byte of the body is read; the server
+// then stalls, and the call holds at least the window. (zstd's window is
+// refused past max_response_bytes.)
+func TestHostBudgetDecoderWindow(t *testing.T) {
+	head := append([]byte{0xCF, 0xFF, 0xFF, 0xFF}, bytes.Repeat([]byte("a"), 100)...)
+	// The same, as the first meta-block of a brotli stream of a 16 MiB
+	// window too (flushed, not ended).
+	var twice bytes.Buffer
+	w := brotli.NewWriterOptions(&twice, brotli.WriterOptions{Quality: 5, LGWin: 24})
+	w.Write(head)
+	w.Flush()
+	for _, tc := range []struct {
+		coding string
+		head   []byte
+		window int64
+	}{
+		{"br", head, 16 << 20},
+		{"br, br", twice.Bytes(), 24 << 20}, // two windows: all the budget
+	} {
+		t.Run(tc.coding, func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Encoding", tc.coding)
+				w.Header().Set("Content-Type", "text/plain")
+				w.Write(tc.head)
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}))
+			defer srv.Close()
+			client := newClient(t, newTestAPI(t), Config{MaxResponseBytes: 1 << 20}, APIConfig{BaseURL: srv.URL})
+			s := client.Session(nil)
+			done := make(chan *sdkcall.Response, 1)
+			go func() { done <- call(t, s, "echo", `[{"value":"x"}]`) }()
+			// The call holds its bytes from before the body is read until
+			// it ends.
+			var early *sdkcall.Response
+			testwait.Until(t, "the call holds its bytes", func() bool {
+				select {
+				case early = <-done:
+					return true
+				default:
+					return s.HostBytesHeld() > 0
+				}
+			})
+			if early != nil {
+				t.Fatalf("the call ended first: %d %s", early.Fail, early.Message)
+			}
+			if held := s.HostBytesHeld(); held < tc.window {
+				t.Errorf("reading a %s body of a %d MiB window holds %d bytes", tc.coding, tc.window>>20, held)
+			}
+			close(release)
+			if r := <-done; r.Release != nil {
+				r.Release()
+			}
+		})
+	}
+}
+
+// TestBrotliWindow: the window read from a stream's first byte is the one
+// its encoder used, for every window brotli allows.
+func TestBrotliWindow(t *testing.T) {
+	for bits := 10; bits <= 24; bits++ {
+		var b bytes.Buffer
+		w := brotli.NewWriterOptions(&b, brotli.WriterOptions{Quality: 5, LGWin: bits})
+		w.Write([]byte("some text"))
+		w.Close()
+		if got := brotliWindow(b.Bytes()[0]); got != 1<<bits {
+			t.Errorf("LGWin %d: window %d, want %d", bits, got, 1<<bits)
+		}
 	}
 }

@@ -73,8 +73,11 @@ func codings(h http.Header) ([]string, error) {
 // decoded is body with codings undone (the last applied first), its bytes
 // on the wire counted against wireCap(max); close releases the decoders.
 // Decoding is streamed: the caller reads what it wants, the decoders keep
-// only their windows.
-func decoded(body io.Reader, codings []string, max int64) (r io.Reader, close func(), err error) {
+// only their windows, of which windows is the memory the brotli ones may
+// take (the stream's header says how much, up to 16 MiB, and four bytes
+// make the decoder allocate it; zstd's is refused past max, gzip's and
+// deflate's are 32 KiB).
+func decoded(body io.Reader, codings []string, max int64) (r io.Reader, windows int64, close func(), err error) {
 	r = &capped{r: body, left: wireCap(max)}
 	var closers []func()
 	close = func() {
@@ -87,17 +90,17 @@ func decoded(body io.Reader, codings []string, max int64) (r io.Reader, close fu
 		head, err := buf.Peek(2)
 		if len(head) == 0 {
 			if err == io.EOF || err == nil {
-				return eof{}, close, nil // an empty body: nothing to decode
+				return eof{}, windows, close, nil // an empty body: nothing to decode
 			}
 			close()
-			return nil, nil, err
+			return nil, 0, nil, err
 		}
 		switch codings[i] {
 		case "gzip", "x-gzip":
 			z, err := gzip.NewReader(buf)
 			if err != nil {
 				close()
-				return nil, nil, fmt.Errorf("gzip: %w", err)
+				return nil, 0, nil, fmt.Errorf("gzip: %w", err)
 			}
 			closers = append(closers, func() { z.Close() })
 			r = z
@@ -108,7 +111,7 @@ func decoded(body io.Reader, codings []string, max int64) (r io.Reader, close fu
 				z, err := zlib.NewReader(buf)
 				if err != nil {
 					close()
-					return nil, nil, fmt.Errorf("deflate: %w", err)
+					return nil, 0, nil, fmt.Errorf("deflate: %w", err)
 				}
 				closers = append(closers, func() { z.Close() })
 				r = z
@@ -118,19 +121,40 @@ func decoded(body io.Reader, codings []string, max int64) (r io.Reader, close fu
 				r = z
 			}
 		case "br":
+			windows += brotliWindow(head[0])
 			r = brotli.NewReader(buf)
 		case "zstd":
 			z, err := zstd.NewReader(buf, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
 				zstd.WithDecoderMaxWindow(zstdWindow), zstd.WithDecoderMaxMemory(uint64(max)+1))
 			if err != nil {
 				close()
-				return nil, nil, fmt.Errorf("zstd: %w", err)
+				return nil, 0, nil, fmt.Errorf("zstd: %w", err)
 			}
 			closers = append(closers, z.Close)
 			r = z
 		}
 	}
-	return r, close, nil
+	return r, windows, close, nil
+}
+
+// brotliWindow is the window a brotli stream whose first byte is b
+// declares (RFC 7932, 9.1: WBITS in its first 1, 4 or 7 bits): what its
+// decoder may allocate. A large window (an extension the decoder refuses)
+// counts as the largest window.
+func brotliWindow(b byte) int64 {
+	bits := 16
+	switch n, m := b>>1&7, b>>4&7; {
+	case b&1 == 0:
+	case n != 0:
+		bits = 17 + int(n)
+	case m == 0:
+		bits = 17
+	case m == 1: // large window
+		bits = 24
+	default:
+		bits = 8 + int(m)
+	}
+	return 1 << bits
 }
 
 // capped reads at most left bytes of r, then fails with errWireLimit.

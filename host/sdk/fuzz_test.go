@@ -295,7 +295,7 @@ func FuzzDecoded(f *testing.F) {
 			return
 		}
 		wire := bytes.NewReader(body)
-		r, closeAll, err := decoded(wire, list, max)
+		r, _, closeAll, err := decoded(wire, list, max)
 		if err != nil {
 			return
 		}

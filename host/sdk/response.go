@@ -49,15 +49,16 @@ func (s *Session) response(ctx context.Context, f *function, resp *http.Response
 			"%s: the response is %d bytes (headers %d, body %d), more than max_response_bytes (%d; [sdk] max_response_bytes)",
 			f.name, headers+announced, headers, announced, maxBytes)}
 	}
+	var windows int64 // the decoders' memory
 	if codings != nil {
-		r, close, err := decoded(resp.Body, codings, maxBytes)
+		r, w, close, err := decoded(resp.Body, codings, maxBytes)
 		if err != nil {
 			return s.readFailed(f, err)
 		}
 		defer close()
-		body = r
+		body, windows = r, w
 	}
-	want, most := headers+bodyEstimate(size, maxBody), min(s.budget.Size(), s.c.budget.Size())
+	want, most := headers+windows+bodyEstimate(size, maxBody), min(s.budget.Size(), s.c.budget.Size())
 	if size < 0 { // at most the budgets, grown as it is read
 		want = max(headers, min(want, most))
 	}

@@ -92,7 +92,7 @@ func slotPlan(cred *Credential, slots []catalog.SecurityScheme) (authPlan, error
 	for _, s := range slots {
 		if fits(s) {
 			if cred.Type == AuthAPIKey {
-				return keyPlan(s.Name, s.In, cred.Value), nil
+				return keyPlan(s.Name, s.In, cred.Value)
 			}
 			return plan(cred, schemes{})
 		}

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -43,6 +44,14 @@ func TestRequestCredentialSlot(t *testing.T) {
 			meta: `{"type":"api_key","value":"v9"}`, fn: "list_tenant_items", args: `[{"tenant":"t"}]`, want: "api_version is a query parameter of the operation"},
 		{name: "the declared slot is a host header", schemes: key("User-Agent", "header"),
 			meta: `{"type":"api_key","value":"evil"}`, fn: "echo", args: `[{"value":"x"}]`, want: "the host sets that header itself"},
+		{name: "the declared cookie", schemes: key("sid", "cookie"), meta: `{"type":"api_key","value":"v1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, sent: func(e echo) bool { return e.Headers["cookie"] == "sid=v1" }},
+		// A value that would end its cookie and add another (a frozen
+		// cookie's name, which an API taking the last one would read).
+		{name: "a cookie that adds a cookie", schemes: key("sid", "cookie"), meta: `{"type":"api_key","value":"v1; tenant=globex"}`,
+			fn: "echo", args: `[{"value":"x"}]`, want: `the value of cookie "sid" cannot hold ';' or a control character`},
+		{name: "a cookie with a line break", schemes: key("sid", "cookie"), meta: `{"type":"api_key","value":"v1\r\nX-Admin: 1"}`,
+			fn: "echo", args: `[{"value":"x"}]`, want: `the value of cookie "sid" cannot hold ';' or a control character`},
 		{name: "bearer where the spec wants a key", schemes: key("X-Key", "header"), meta: `{"type":"bearer","token":"t"}`,
 			fn: "echo", args: `[{"value":"x"}]`, want: `bearer is not a credential slot of this API: a request's credential may fill only api_key "X-Key" in header`},
 	} {
@@ -69,6 +78,51 @@ func TestRequestCredentialSlot(t *testing.T) {
 			}
 			if n := a.requests.Load() - before; n != 0 {
 				t.Errorf("the API received %d requests, want none", n)
+			}
+		})
+	}
+}
+
+// TestMetaAuthBounds: a request's _meta.auth brings at most
+// maxMetaAuthAPIs credentials of at most maxMetaAuthSecret bytes each.
+// Each one joins the redactor every response of the execution passes, and
+// the redactor's cost grows with them: 40,000 short tokens made each
+// 64 KiB of a response cost 47 ms to redact instead of microseconds.
+func TestMetaAuthBounds(t *testing.T) {
+	many := func(n int) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"api%d":{"type":"bearer","token":"tok-%06d"}`, i, i)
+		}
+		return b.String() + "}"
+	}
+	long := func(n int) string { return strings.Repeat("s", n) }
+	for _, tc := range []struct {
+		name, meta, want string // want: in the error; "" for none
+	}{
+		{"as many APIs as allowed", many(maxMetaAuthAPIs), ""},
+		{"one API more", many(maxMetaAuthAPIs + 1), fmt.Sprintf("_meta.auth names %d APIs, more than %d", maxMetaAuthAPIs+1, maxMetaAuthAPIs)},
+		{"the longest token", `{"pets":{"type":"bearer","token":"` + long(maxMetaAuthSecret) + `"}}`, ""},
+		{"a longer token", `{"pets":{"type":"bearer","token":"` + long(maxMetaAuthSecret+1) + `"}}`,
+			fmt.Sprintf("_meta.auth.pets: the token is longer than %d bytes", maxMetaAuthSecret)},
+		{"a longer password", `{"pets":{"type":"basic","username":"u","password":"` + long(maxMetaAuthSecret+1) + `"}}`,
+			fmt.Sprintf("_meta.auth.pets: the password is longer than %d bytes", maxMetaAuthSecret)},
+		{"a longer username", `{"pets":{"type":"basic","username":"` + long(maxMetaAuthSecret+1) + `","password":"p"}}`,
+			fmt.Sprintf("_meta.auth.pets: the username is longer than %d bytes", maxMetaAuthSecret)},
+		{"a longer key", `{"pets":{"type":"api_key","value":"` + long(maxMetaAuthSecret+1) + `"}}`,
+			fmt.Sprintf("_meta.auth.pets: the value is longer than %d bytes", maxMetaAuthSecret)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseMetaAuth(json.RawMessage(tc.meta))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Errorf("got %v, want %q", err, tc.want)
 			}
 		})
 	}

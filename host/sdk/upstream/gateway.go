@@ -247,12 +247,19 @@ func (h typedRelay) ListRoots(ctx context.Context, _ mcp.ListRootsRequest) (*mcp
 // for roots 350 ms after it starts); mcp-go answers it with an error, and
 // would log the failed write as a plain line on toolscript's standard
 // error.
+//
+// It also counts the answers written to the server's requests, once
+// written (requests, when not nil).
 type closingStdin struct {
 	io.WriteCloser
-	closed atomic.Bool
+	closed   atomic.Bool
+	requests *serverRequests
 }
 
 func (w *closingStdin) Write(p []byte) (int, error) {
+	if w.requests != nil {
+		defer w.requests.wrote(p)
+	}
 	if w.closed.Load() {
 		return len(p), nil
 	}

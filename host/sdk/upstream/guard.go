@@ -36,6 +36,10 @@ type lineGuard struct {
 	r      io.Reader
 	max    int64
 	refuse func(id []byte, why overKind) []byte
+	// admit, when not nil, decides whether a whole line within the bounds
+	// passes: one it does not admit is dropped as a refused one is (its
+	// bytes passed already get cutEnd instead of their newline).
+	admit func(*scan) bool
 
 	buf  []byte
 	in   []byte // read and not yet handled
@@ -109,10 +113,15 @@ func (g *lineGuard) Read(p []byte) (int, error) {
 			return n, nil
 		}
 		if take == end && len(g.in) > 0 && n < len(p) {
-			// The line ends here, within bounds: its newline too.
-			p[n] = '\n'
-			n++
+			// The line ends here, within bounds: its newline too, unless
+			// it is not admitted.
 			g.in = g.in[1:]
+			if g.admit != nil && !g.admit(&g.scan) {
+				g.out = cutEnd
+			} else {
+				p[n] = '\n'
+				n++
+			}
 			g.nextLine()
 		}
 		return n, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"sync/atomic"
@@ -63,6 +64,10 @@ type limitReader struct {
 	// error is what Read returns from then on.
 	trip func(why overKind) error
 	scan *scan // nil: sizes only
+	// admit, when not nil (events, with a scan), decides whether a whole
+	// event may end: the stream fails with overRequests at the end of one
+	// it does not admit, which mcp-go then never handles.
+	admit func(*scan) bool
 
 	size  int64 // bytes of the current message so far
 	dirty bool  // (events) the current line has a byte other than '\r'
@@ -109,6 +114,9 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		// line after an event), or a byte of the event.
 		l.linePos, l.decided = 0, false
 		if l.framing == lines || !l.dirty {
+			if l.framing == events && l.admit != nil && l.scan != nil && !l.admit(l.scan) {
+				return l.fail(end, overRequests)
+			}
 			l.size = 0
 			if l.scan != nil {
 				l.scan.reset()
@@ -174,6 +182,8 @@ func (e *refusedRead) Error() string {
 		return fmt.Sprintf("a message nested more than %d levels deep", maxDepth)
 	case overBlocks:
 		return fmt.Sprintf("a result of more than %d content blocks", maxBlocks)
+	case overRequests:
+		return fmt.Sprintf("a request while %d of its requests wait for their answers", maxServerRequests)
 	}
 	return fmt.Sprintf("a message larger than %d bytes", e.max)
 }
@@ -196,12 +206,20 @@ func markCalls(ctx context.Context) (context.Context, *oversize) {
 // text/event-stream body, or the whole of any other body (mcp-go reads
 // those whole). A response cut off marks the call it answers (see
 // markCalls).
+//
+// With requests, it also bounds the server's requests that wait for their
+// answers: an answer counts once its POST has been made, and a stream
+// that carries a request past the bound is ended.
 type limitedTransport struct {
-	base http.RoundTripper
-	max  int64
+	base     http.RoundTripper
+	max      int64
+	requests *serverRequests
 }
 
 func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.requests != nil && req.Method == http.MethodPost && isAnswer(req) {
+		defer t.requests.answered()
+	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp.Body == nil {
 		return resp, err
@@ -212,13 +230,20 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	mark, _ := req.Context().Value(oversizeKey{}).(*oversize)
 	body := resp.Body
-	lr := newLimitReader(body, f, t.max, func(why overKind) error {
+	max := t.max
+	if max <= 0 { // no cap
+		max = math.MaxInt64
+	}
+	lr := newLimitReader(body, f, max, func(why overKind) error {
 		if mark != nil {
 			mark.why.Store(int32(why))
 		}
-		return &refusedRead{why: why, max: t.max}
+		return &refusedRead{why: why, max: max}
 	})
 	lr.scan = &scan{}
+	if t.requests != nil && f == events {
+		lr.admit = t.requests.admit
+	}
 	resp.Body = struct {
 		io.Reader
 		io.Closer
@@ -226,4 +251,26 @@ func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The length no longer holds for what the reader passes.
 	resp.ContentLength = -1
 	return resp, nil
+}
+
+// isAnswer reports whether req's body (read again through GetBody) is the
+// answer to a request of the server.
+func isAnswer(req *http.Request) bool {
+	if req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	var s scan
+	buf := make([]byte, 4096)
+	for {
+		n, err := body.Read(buf)
+		s.feed(buf[:n], false)
+		if err != nil {
+			return s.answer()
+		}
+	}
 }

@@ -27,6 +27,9 @@ const (
 	overSize
 	overDepth
 	overBlocks
+	// overRequests: a request of the server past maxServerRequests
+	// waiting for their answers (serverRequests).
+	overRequests
 )
 
 // topKey classifies a key of the message object (depth 1) or of its
@@ -86,6 +89,8 @@ type scan struct {
 	idLen     int
 	idOK      bool
 	hasMethod bool
+	// hasID: the message has a top-level "id".
+	hasID bool
 }
 
 func (s *scan) reset() { *s = scan{} }
@@ -190,7 +195,7 @@ func (s *scan) structure(c byte, check bool) overKind {
 		s.expectKey = false
 	case ':':
 		if s.depth == 1 && s.key1 == keyID {
-			s.capturing, s.idLen, s.idOK = true, 0, true
+			s.capturing, s.idLen, s.idOK, s.hasID = true, 0, true, true
 		}
 	case ',':
 		if s.depth == 1 {
@@ -282,6 +287,23 @@ func (s *scan) answers() []byte {
 		return nil
 	}
 	return s.id[:s.idLen]
+}
+
+// request reports whether the message is a request (a method and an
+// id that is not null: mcp-go takes one with a null id for a
+// notification).
+func (s *scan) request() bool {
+	return s.hasMethod && s.hasID && !s.nullID()
+}
+
+// answer reports whether the message answers a request (an id, and no
+// method).
+func (s *scan) answer() bool {
+	return !s.hasMethod && s.hasID && !s.nullID()
+}
+
+func (s *scan) nullID() bool {
+	return s.idOK && !s.capturing && string(s.id[:s.idLen]) == "null"
 }
 
 // nestingDepth is how deep the JSON text raw nests: the depth of its

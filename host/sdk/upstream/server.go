@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -139,7 +140,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			}
 			return line
 		})
-		tr = transport.NewIO(stdout, &closingStdin{WriteCloser: proc.stdin}, nil)
+		requests := &serverRequests{note: func() {
+			s.note(fmt.Sprintf("dropping its requests while %d wait for their answers (it reads none of them)", maxServerRequests))
+		}}
+		stdout.admit = requests.admit
+		tr = transport.NewIO(stdout, &closingStdin{WriteCloser: proc.stdin, requests: requests}, nil)
 	} else {
 		// The transport's own diagnostics: warnings and errors only,
 		// marked with the server's name like a stdio server's stderr.
@@ -151,9 +156,10 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		// A redirect leaves the server's origin never, with no Referer
 		// (the headers, the URL's query and the body stay with it).
 		hc := &http.Client{Transport: base, CheckRedirect: redirect.Check}
-		if max > 0 {
-			hc.Transport = limitedTransport{base: base, max: max}
-		}
+		requests := &serverRequests{note: func() {
+			s.note(fmt.Sprintf("ending its streams while %d of its requests wait for their answers", maxServerRequests))
+		}}
+		hc.Transport = limitedTransport{base: base, max: max, requests: requests}
 		// Servers on protocol versions before 2026-07-28 send
 		// notifications/tools/list_changed only on the standalone GET
 		// stream that continuous listening opens; newer ones on
@@ -252,6 +258,8 @@ func (s *server) refusedError(why overKind) error {
 		return fmt.Errorf("the MCP server %s sent a message nested more than %d levels deep", s.cfg.Name, maxDepth)
 	case overBlocks:
 		return &limitError{fmt.Errorf("the MCP server %s sent a result of more than %d content blocks", s.cfg.Name, maxBlocks)}
+	case overRequests:
+		return fmt.Errorf("the MCP server %s sent a request while %d of its requests wait for their answers", s.cfg.Name, maxServerRequests)
 	}
 	return fmt.Errorf("the MCP server %s sent a message larger than %d bytes (max_response_bytes is %d)",
 		s.cfg.Name, maxMessageBytes(s.set.opts.MaxResponseBytes), s.set.opts.MaxResponseBytes)
@@ -276,17 +284,14 @@ func (s *server) describe() string {
 // whether they changed.
 func (s *server) list(ctx context.Context, c *conn) error {
 	ctx, mark := markCalls(ctx)
-	res, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
+	tools, err := s.listPages(ctx, c)
 	if err != nil {
 		if r := s.refused(c, mark, err); r != nil {
 			err = r
 		}
 		return fmt.Errorf("mcp server %s: listing tools: %w", s.cfg.Name, err)
 	}
-	if len(res.Tools) > MaxTools {
-		return fmt.Errorf("mcp server %s: %d tools, more than the %d a server may offer", s.cfg.Name, len(res.Tools), MaxTools)
-	}
-	ts := newToolset(s.cfg.Name, res.Tools)
+	ts := newToolset(s.cfg.Name, tools)
 	old := s.tools.Swap(ts)
 	// A Set that Launch made has changed when the first tools arrive.
 	first := old == nil && s.set.opts.background
@@ -294,6 +299,47 @@ func (s *server) list(ctx context.Context, c *conn) error {
 		go s.set.opts.OnToolsChanged(s.cfg.Name)
 	}
 	return nil
+}
+
+// listPages fetches the pages of c's tool list, the next while the last
+// names a cursor, within the bounds of one listing: MaxTools tools and
+// pages, and maxMessageBytes bytes of tools (as JSON) in all pages. A
+// server that pages without end (a fresh cursor every time) is asked for
+// no page past the first that passes a bound; a cursor it gave before
+// ends the listing with an error too.
+func (s *server) listPages(ctx context.Context, c *conn) ([]mcp.Tool, error) {
+	maxBytes := maxMessageBytes(s.set.opts.MaxResponseBytes)
+	var tools []mcp.Tool
+	var size int64
+	seen := map[mcp.Cursor]bool{}
+	req := mcp.ListToolsRequest{}
+	for pages := 1; ; pages++ {
+		res, err := c.client.ListToolsByPage(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, res.Tools...)
+		if len(tools) > MaxTools {
+			return nil, fmt.Errorf("more than the %d tools a server may offer", MaxTools)
+		}
+		if data, err := json.Marshal(res.Tools); err == nil {
+			size += int64(len(data))
+		}
+		if maxBytes > 0 && size > maxBytes {
+			return nil, fmt.Errorf("its tools take more than %d bytes (max_response_bytes is %d)", maxBytes, s.set.opts.MaxResponseBytes)
+		}
+		next := res.NextCursor
+		switch {
+		case next == "":
+			return tools, nil
+		case pages >= MaxTools:
+			return nil, fmt.Errorf("more than %d pages of tools", MaxTools)
+		case seen[next]:
+			return nil, fmt.Errorf("the server named the cursor %q twice", capText(string(next), maxErrorText))
+		}
+		seen[next] = true
+		req.Params.Cursor = next
+	}
 }
 
 // relist re-lists the tools after notifications/tools/list_changed, one
@@ -328,7 +374,8 @@ func (s *server) relist(c *conn) {
 func (s *server) checkHung(c *conn) {
 	ctx, cancel := context.WithTimeout(s.set.ctx, healthTimeout)
 	defer cancel()
-	if _, err := c.client.ListTools(ctx, mcp.ListToolsRequest{}); err != nil && s.set.ctx.Err() == nil {
+	// One page tells whether it answers.
+	if _, err := c.client.ListToolsByPage(ctx, mcp.ListToolsRequest{}); err != nil && s.set.ctx.Err() == nil {
 		s.died(c, "it stopped answering")
 	}
 }
