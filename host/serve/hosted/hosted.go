@@ -324,7 +324,7 @@ func peeked(max int64, requests *requestBudget, next http.Handler) http.Handler 
 			return
 		}
 		// Held at its weight from here on: what decoding it may cost.
-		if extra := requestWeight(body) - declared; extra > 0 {
+		if extra := mcpserver.RequestWeight(body) - declared; extra > 0 {
 			more := requests.hold(w, r, extra)
 			if more == nil {
 				return

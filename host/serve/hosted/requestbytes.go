@@ -9,13 +9,14 @@ import (
 	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/serve/accesslog"
 	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 )
 
 // The memory the requests to /mcp hold, from the reading of their body to
 // the end of their response (a call waiting for its slot, its script
 // running), is bounded per user and in all: each request is weighed by
-// what it may cost decoded (requestWeight), and its weight is held in its
+// what it may cost decoded (mcpserver.RequestWeight), and its weight is held in its
 // user's budget and in the server's while it is handled. A body's
 // declared length (Content-Length; without one, the largest body) is held
 // before a byte of it is read, so that bodies on their way cannot pass
@@ -26,55 +27,12 @@ import (
 // the server's with 503: each with Retry-After, at once, holding nothing.
 
 // The defaults of Config.MaxRequestBytesPerUser and MaxRequestBytesTotal,
-// in weights of the largest body (MaxBodyBytes of a long string): two of
-// them of one user at once, eight of everyone's.
+// in bodies of the largest size (MaxBodyBytes): the weights of two such
+// bodies of one long string of one user's at once, of eight of everyone's.
 const (
-	DefaultRequestBodiesPerUser = 2 * bodyCopies
-	DefaultRequestBodiesTotal   = 8 * bodyCopies
+	DefaultRequestBodiesPerUser = 2 * mcpserver.RequestBodyCopies
+	DefaultRequestBodiesTotal   = 8 * mcpserver.RequestBodyCopies
 )
-
-// The weight of a request: what its body may cost while its call is
-// handled, as measured through the whole server (TestHTTPWaitingCallsHoldLittle):
-// its bytes are held about six times over (the body, the message's params,
-// mcp-go's decodings of them), and each JSON value decoded into Go's generic
-// types, twice, up to about 750 bytes for three values ({"a":0}). So each
-// byte counts bodyCopies, each value valueWeight.
-const (
-	bodyCopies  = 7
-	valueWeight = 300
-)
-
-// requestWeight returns the weight of body: bodyCopies a byte and
-// valueWeight a JSON value (each object, array, string, member name and
-// literal), counted by one scan that decodes nothing.
-func requestWeight(body []byte) int64 {
-	values := int64(0)
-	inString, escaped, inLiteral := false, false, false
-	for _, c := range body {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString:
-			inString = c != '"'
-		case c == '"':
-			inString, inLiteral = true, false
-			values++
-		case c == '{' || c == '[':
-			inLiteral = false
-			values++
-		case c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '.' || c == '+' || c >= 'A' && c <= 'Z':
-			if !inLiteral {
-				values++
-			}
-			inLiteral = true
-		default:
-			inLiteral = false
-		}
-	}
-	return bodyCopies*int64(len(body)) + valueWeight*values
-}
 
 // requestBudget holds the weights of the requests being handled.
 type requestBudget struct {

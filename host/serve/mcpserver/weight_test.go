@@ -1,4 +1,4 @@
-package hosted
+package mcpserver_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/toolscript/toolscript/host/serve/mcpserver"
 )
 
 // FuzzRequestWeight: the scan counts at least every JSON value
@@ -34,7 +36,7 @@ func FuzzRequestWeight(f *testing.F) {
 				values++
 			}
 		}
-		if got, want := requestWeight(body), bodyCopies*int64(len(body))+valueWeight*values; got < want {
+		if got, want := mcpserver.RequestWeight(body), mcpserver.RequestBodyCopies*int64(len(body))+mcpserver.RequestValueWeight*values; got < want {
 			t.Errorf("%q weighs %d, less than %d (%d values)", body, got, want, values)
 		}
 	})
