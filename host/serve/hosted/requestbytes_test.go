@@ -88,6 +88,11 @@ func TestRequestBytesBounded(t *testing.T) {
 			t.Errorf("a request within the budgets: status %d", resp.StatusCode)
 		}
 	}
+	scrape := httptest.NewRecorder()
+	m.Handler().ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, hosted.PathMetrics, nil))
+	if want := `toolscript_limit_refusals_total{limit="request_bytes"} 3`; !strings.Contains(scrape.Body.String(), want) {
+		t.Errorf("metrics lack %q", want)
+	}
 	// Given back: alice's request goes through again.
 	unblock = make(chan struct{})
 	close(unblock)
