@@ -23,8 +23,11 @@
 //     headers alone: 401 or 403 before a byte of the body is read, or the
 //     user in the context; without an Authenticator every request is
 //     Anonymous;
-//  4. the body cap (413 beyond MaxBodyBytes, 408 when the body does not
-//     arrive within BodyTimeout) and a look at the JSON-RPC message: its
+//  4. the weight of the requests being handled, of the user and of all
+//     (requestbytes.go: 429, 413 or 503, held from before the body is
+//     read to the end of the response), the body cap (413 beyond
+//     MaxBodyBytes, 408 when the body does not arrive within
+//     BodyTimeout) and a look at the JSON-RPC message: its
 //     method and tool go to the access log, and the number of tools/call
 //     requests it holds (Calls) to the context;
 //  5. the rate per user (429 with Retry-After), charged one execution per
@@ -101,6 +104,11 @@ type Config struct {
 	// MaxBodyBytes caps a request body to /mcp. Required: the largest
 	// script plus the JSON around it.
 	MaxBodyBytes int64
+	// MaxRequestBytesPerUser and MaxRequestBytesTotal bound the weight of
+	// the requests to /mcp handled at once (requestbytes.go), of one user
+	// and of all. Defaults: DefaultRequestBodiesPerUser and
+	// DefaultRequestBodiesTotal times MaxBodyBytes.
+	MaxRequestBytesPerUser, MaxRequestBytesTotal int64
 	// BodyTimeout bounds the time from the start of a request's handling
 	// to the end of its body, on every path. Default DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -139,6 +147,16 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.BodyTimeout == 0 {
 		cfg.BodyTimeout = DefaultBodyTimeout
 	}
+	if cfg.MaxRequestBytesPerUser == 0 {
+		cfg.MaxRequestBytesPerUser = DefaultRequestBodiesPerUser * cfg.MaxBodyBytes
+	}
+	if cfg.MaxRequestBytesTotal == 0 {
+		cfg.MaxRequestBytesTotal = DefaultRequestBodiesTotal * cfg.MaxBodyBytes
+	}
+	requests, err := newRequestBudget(cfg.MaxRequestBytesPerUser, cfg.MaxRequestBytesTotal, cfg.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("hosted: %w", err)
+	}
 	origins, err := ParseOrigins(cfg.AllowedOrigins)
 	if err != nil {
 		return nil, fmt.Errorf("hosted: %w", err)
@@ -154,7 +172,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Rate != nil {
 		mcp = rateLimited(cfg.Rate, cfg.Metrics, mcp)
 	}
-	mcp = peeked(cfg.MaxBodyBytes, mcp)
+	mcp = peeked(cfg.MaxBodyBytes, requests, mcp)
 	mcp = withUser(mcp)
 	if cfg.Auth != nil {
 		mcp = cfg.Auth.Middleware(mcp)
@@ -274,12 +292,21 @@ func Calls(ctx context.Context) int {
 // in the context, and hands the body on unchanged. A message (not a
 // batch) is decoded once, and handed on decoded too
 // (mcpserver.WithMessage): the MCP transport behind does not read it again.
-func peeked(max int64, next http.Handler) http.Handler {
+func peeked(max int64, requests *requestBudget, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
+		declared := max
+		if r.ContentLength >= 0 && r.ContentLength < max {
+			declared = r.ContentLength
+		}
+		release := requests.hold(w, r, declared)
+		if release == nil {
+			return
+		}
+		defer func() { release() }()
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 		if err != nil {
 			var tooLarge *http.MaxBytesError
@@ -295,6 +322,15 @@ func peeked(max int64, next http.Handler) http.Handler {
 				http.Error(w, "reading the request body failed", http.StatusBadRequest)
 			}
 			return
+		}
+		// Held at its weight from here on: what decoding it may cost.
+		if extra := mcpserver.RequestWeight(body) - declared; extra > 0 {
+			more := requests.hold(w, r, extra)
+			if more == nil {
+				return
+			}
+			all := release
+			release = func() { more(); all() }
 		}
 		ctx := r.Context()
 		calls, method, tool := 0, "", ""

@@ -43,15 +43,40 @@ const (
 // peer is what a client declared when it initialized: which requests of
 // the server it can answer. Its methods accept a nil peer (unknown: a
 // stateless HTTP request), which declares nothing.
+//
+// A peer lives as long as its session (up to MaxSessionsPerUser of one
+// user's, each for SessionIdleTimeout unused), so it keeps only what the
+// server uses of an initialize request: the three capabilities it relays
+// requests for, and the client's name and version within
+// maxClientNameBytes. Experimental capabilities, extensions, icons and
+// the rest are read past, never kept: decoded, a request's worth of them
+// is tens of times its size.
 type peer struct {
 	params atomic.Pointer[initParams]
 }
 
-// initParams are what an initialize request's params declare of the
-// client.
+// initParams are what the server keeps of an initialize request's params.
 type initParams struct {
-	Capabilities mcp.ClientCapabilities `json:"capabilities"`
-	ClientInfo   mcp.Implementation     `json:"clientInfo"`
+	Capabilities mcp.ClientCapabilities
+	ClientInfo   mcp.Implementation
+}
+
+// maxClientNameBytes bounds the client's name and its version as the
+// server keeps them (for policies and a paused execution's binding); a
+// longer one is not kept, as if the client had given none.
+const maxClientNameBytes = 256
+
+// sentInitParams are the members of an initialize request's params the
+// server reads; json.Unmarshal skips every other without keeping it.
+type sentInitParams struct {
+	Capabilities struct {
+		Roots *struct {
+			ListChanged bool `json:"listChanged,omitempty"`
+		} `json:"roots"`
+		Sampling    *mcp.SamplingCapability    `json:"sampling"`
+		Elicitation *mcp.ElicitationCapability `json:"elicitation"`
+	} `json:"capabilities"`
+	ClientInfo mcp.Implementation `json:"clientInfo"`
 }
 
 type peerKey struct{}
@@ -73,10 +98,30 @@ func (p *peer) declare(params json.RawMessage) {
 	if p == nil {
 		return
 	}
-	var init initParams
-	if json.Unmarshal(params, &init) == nil {
-		p.params.Store(&init)
+	var sent sentInitParams
+	if json.Unmarshal(params, &sent) != nil {
+		return
 	}
+	init := &initParams{ClientInfo: clientName(sent.ClientInfo)}
+	init.Capabilities.Roots = sent.Capabilities.Roots
+	init.Capabilities.Sampling = sent.Capabilities.Sampling
+	init.Capabilities.Elicitation = sent.Capabilities.Elicitation
+	p.params.Store(init)
+}
+
+// clientName returns the name and version of a client's declaration,
+// each dropped when longer than maxClientNameBytes: what every use of a
+// client's name (policies, a paused execution's binding) sees, whichever
+// protocol revision declared it.
+func clientName(info mcp.Implementation) mcp.Implementation {
+	var kept mcp.Implementation
+	if len(info.Name) <= maxClientNameBytes {
+		kept.Name = info.Name
+	}
+	if len(info.Version) <= maxClientNameBytes {
+		kept.Version = info.Version
+	}
+	return kept
 }
 
 // declared returns what the client declared at initialize, the zero
@@ -104,7 +149,7 @@ func (p *peer) client() mcp.Implementation { return p.declared().ClientInfo }
 // said at initialize; the zero value when it said nothing.
 func clientOf(ctx context.Context) mcp.Implementation {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientInfo != nil {
-		return *info.ClientInfo
+		return clientName(*info.ClientInfo)
 	}
 	if c := callFrom(ctx); c != nil {
 		return c.peer.client()

@@ -105,6 +105,9 @@ type running struct {
 	// memory is the trace a pause keeps the prefix of (nil when the
 	// execution records elsewhere, or cannot pause on a question).
 	memory *trace.Writer
+	// request is the weight of the message of the call that started r
+	// (RequestWeight): r's context keeps that call, and so its message.
+	request int64
 	// bytes is what the table counts of r while it holds it; held is
 	// the hold under way, which its wait's end finds r by (nil when
 	// none: a retry took r on, and the wait keeps nothing of it).
@@ -136,11 +139,12 @@ type holding struct {
 }
 
 // pausedBytes is what r may hold in memory while paused: its wasm
-// instance at its bound (the heap's and the runtime's own), and the
-// trace it records to memory.
+// instance at its bound (the heap's and the runtime's own), the trace it
+// records to memory, and the message of the call that started it.
 func (r *running) pausedBytes() int64 {
 	heap := r.x.script.Limits.WithDefaults().HeapBytes
-	return int64(min(heap, math.MaxInt64-luau.MemoryOverheadBytes)) + luau.MemoryOverheadBytes + r.memory.Held()
+	instance := int64(min(heap, math.MaxInt64-luau.MemoryOverheadBytes)) + luau.MemoryOverheadBytes
+	return instance + r.memory.Held() + r.request
 }
 
 // event is what a running execution did next: it paused on a question
@@ -347,6 +351,9 @@ func (s *Server) start(ctx context.Context, x *execution, ask bool) *running {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.stopped, cancel)
 	r := &running{id: newExecutionID(), owner: ownerOf(ctx), events: make(chan event), answers: make(chan effects.Answer, 1), cancel: cancel, x: x}
+	if c := callFrom(ctx); c != nil {
+		r.request = RequestWeight(c.raw)
+	}
 	script := x.script
 	var memory *trace.Writer
 	if ask && !script.Effects.Traced() {

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -19,6 +21,8 @@ import (
 	"github.com/toolscript/toolscript/host/contract/effects/trace"
 	"github.com/toolscript/toolscript/host/contract/sdkcall"
 	"github.com/toolscript/toolscript/host/runtime/luau"
+	"github.com/toolscript/toolscript/host/serve/auth"
+	"github.com/toolscript/toolscript/internal/testruntime"
 )
 
 // TestPausedTableBoundsMemory: a paused execution held in place keeps its
@@ -276,5 +280,30 @@ func TestInCallAskBoundsHostBytes(t *testing.T) {
 	}
 	if s.pausedRuns.hostBytes.all != 0 {
 		t.Errorf("%d bytes still counted", s.pausedRuns.hostBytes.all)
+	}
+}
+
+// TestPausedExecutionCountsItsRequest: an execution that may pause keeps
+// the context of the call that started it, and with it the call's
+// message, decoded (its _meta, say) and as sent; held paused, it counts
+// that message's weight (RequestWeight) beside its wasm instance's bound,
+// so that paused executions started by padded requests stay within the
+// paused executions' bounds of memory.
+func TestPausedExecutionCountsItsRequest(t *testing.T) {
+	rt := testruntime.New(t, luau.Config{PoolSize: 1})
+	s, err := New(Config{Runtime: rt, ErrorLog: io.Discard, ApprovalTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute_script","arguments":{"script":"return 1"},` +
+		`"_meta":{"pad":[` + strings.TrimSuffix(strings.Repeat(`{"a":0},`, 100_000), ",") + `]}}}`)
+	ctx := context.WithValue(auth.WithUser(context.Background(), auth.User{Issuer: "i", Subject: "alice"}), callKey{}, &call{raw: raw})
+	x := &execution{script: luau.Script{Source: []byte("return 1")}}
+	r := s.start(ctx, x, false)
+	<-r.events
+	instance := int64(x.script.Limits.WithDefaults().HeapBytes) + luau.MemoryOverheadBytes
+	if got, want := r.pausedBytes(), instance+RequestWeight(raw); got < want {
+		t.Errorf("an execution started by a request of %d bytes (weighing %d) counts %d bytes paused, less than %d",
+			len(raw), RequestWeight(raw), got, want)
 	}
 }

@@ -49,6 +49,10 @@ const (
 	// LimitUnwrittenBytes drops an execution's result whose response
 	// its user's unwritten responses leave no room for.
 	LimitUnwrittenBytes = "unwritten_bytes"
+	// LimitRequestBytes refuses a request (429, 413 or 503) that the
+	// weight of its user's requests being handled, or of everyone's,
+	// leaves no room for.
+	LimitRequestBytes = "request_bytes"
 )
 
 // durationBuckets are the upper bounds, in seconds, of the execution
@@ -107,7 +111,7 @@ func New(authReasons []string) *Metrics {
 	for _, r := range authReasons {
 		m.authFailures.WithLabelValues(r)
 	}
-	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections, LimitUnwrittenBytes} {
+	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections, LimitUnwrittenBytes, LimitRequestBytes} {
 		m.refusals.WithLabelValues(l)
 	}
 	return m
@@ -199,7 +203,8 @@ func (m *Metrics) AuthFailure(reason string) {
 }
 
 // Refused counts a request refused by a limit (LimitRate,
-// LimitUserSlots, LimitOverallSlots, LimitUnwrittenBytes), or a
+// LimitUserSlots, LimitOverallSlots, LimitUnwrittenBytes,
+// LimitRequestBytes), or a
 // connection (LimitConnections, LimitClientConnections).
 func (m *Metrics) Refused(limit string) {
 	if m == nil {
