@@ -44,12 +44,7 @@ func linkedTree(t *testing.T) string {
 // the public file, and is allowed; removing that link removes the link,
 // a change under secret/, and is denied.
 func TestRulesSeeTheFileALinkChanges(t *testing.T) {
-	set, err := policy.Compile([]policy.Rule{
-		{Name: "secret", When: `effect.path.startsWith("secret/") || effect.to.startsWith("secret/")`, Action: "deny"},
-	}, effects.ActionAllow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := denySecret(t)
 	dir := linkedTree(t)
 	run := effects.New(effects.Real).WithRules(set.For(policy.Who{Sub: "ann"}), &declines{})
 	s := New(dir, Limits{MaxBytes: 1 << 20}).WithEffects(run)

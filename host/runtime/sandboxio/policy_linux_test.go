@@ -115,12 +115,7 @@ func TestRulesDecideIO(t *testing.T) {
 // or rename is not among the files touched (it was listed as a removal);
 // a file made and removed again is a removal, as in a real run.
 func TestDryRunTouchedLeavesDenied(t *testing.T) {
-	set, err := policy.Compile([]policy.Rule{
-		{Name: "secret", When: `effect.path.startsWith("secret/") || effect.to.startsWith("secret/")`, Action: "deny"},
-	}, effects.ActionAllow)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := denySecret(t)
 	for _, mode := range []effects.Mode{effects.Real, effects.DryRun} {
 		dir := t.TempDir()
 		for _, name := range []string{"secret/keys.txt", "public/x.txt", "public/y.txt"} {
@@ -154,4 +149,17 @@ func TestDryRunTouchedLeavesDenied(t *testing.T) {
 			t.Errorf("%v: files touched %q, want %q", mode, got, want)
 		}
 	}
+}
+
+// denySecret is the rule set that denies every change under secret/,
+// renames into it included.
+func denySecret(t *testing.T) *policy.Set {
+	t.Helper()
+	set, err := policy.Compile([]policy.Rule{
+		{Name: "secret", When: `effect.path.startsWith("secret/") || effect.to.startsWith("secret/")`, Action: "deny"},
+	}, effects.ActionAllow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
