@@ -47,6 +47,14 @@ const (
 	whyLoop    = "too many levels of symbolic links (more than %d: a loop, or a chain too long)"
 )
 
+// notDirError is a path that goes on past a file, as if it were a
+// directory.
+type notDirError struct{ file string }
+
+func (e *notDirError) Error() string {
+	return fmt.Sprintf("not a directory: '%s' is a file", e.file)
+}
+
 // errLinkAppeared is the error of a change whose real name (realName) has
 // a symbolic link in it by the time the change is made.
 var errLinkAppeared = errors.New("a symbolic link appeared in the path after it was resolved: nothing was changed")
@@ -62,7 +70,8 @@ func (s *FS) resolve(op, p, name string, final bool) (string, error) {
 		return real, nil
 	}
 	var le *linkError
-	if errors.As(err, &le) {
+	var nd *notDirError
+	if errors.As(err, &le) || errors.As(err, &nd) {
 		return "", refuse(op, p, err)
 	}
 	return "", ioError(op, p, withoutPath(err))
@@ -107,6 +116,9 @@ func (s *FS) realName(name string, final bool) (string, error) {
 		info, err := s.lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
 			return missing(next, todo)
+		}
+		if errors.Is(err, syscall.ENOTDIR) && len(real) > 0 {
+			return "", &notDirError{file: path.Join(real...)}
 		}
 		if err != nil {
 			return "", err
