@@ -371,6 +371,10 @@ func result(name string, res *mcp.CallToolResult, maxBytes int64) *sdkcall.Respo
 			text = "the tool reported an error"
 		}
 		out := &sdkcall.Response{Fail: sdkcall.Upstream, Message: name + ": " + capText(text, maxErrorText), Content: blocks()}
+		if size := int64(len(out.Content)); maxBytes > 0 && size > maxBytes {
+			out.Content = json.RawMessage("[]")
+			out.Message += fmt.Sprintf(" (its content is %d bytes, more than max_response_bytes (%d), and is left out)", size, maxBytes)
+		}
 		if d := levels(out.Content); d > sdkcall.MaxNestingDepth {
 			out.Content = json.RawMessage("[]")
 			out.Message += fmt.Sprintf(" (its content nests %d levels deep, more than the %d a script takes, and is left out)", d, sdkcall.MaxNestingDepth)

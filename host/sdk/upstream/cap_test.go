@@ -390,3 +390,27 @@ func sayHelloProxy(t *testing.T, onSayHello func(http.ResponseWriter, *http.Requ
 	t.Cleanup(front.Close)
 	return front.URL + target.Path
 }
+
+func TestToolErrorContentBounded(t *testing.T) {
+	// A tool error's content is held to max_response_bytes as a result
+	// is: past it the script gets the error's message and no content,
+	// and the message says why.
+	const maxResponse = 64 << 10
+	set := start(t, Options{Stderr: &syncbuf.Buffer{}, MaxResponseBytes: maxResponse}, stdio("py", testupstreams.Python(t)))
+	ctx := context.Background()
+	for _, c := range []struct {
+		size    int
+		content bool
+	}{{maxResponse / 2, true}, {2 * maxResponse, false}} {
+		r := call(ctx, t, set, "py", "fail", fmt.Sprintf(`[{"reason":"%s"}]`, strings.Repeat("x", c.size)))
+		if r.Fail != sdkcall.Upstream || !strings.Contains(r.Message, "failed on purpose: xxx") {
+			t.Fatalf("%d bytes: %.200q", c.size, r.Message)
+		}
+		if got := len(r.Content) > c.size; got != c.content {
+			t.Errorf("%d bytes: the content (%d bytes) kept %v, want %v", c.size, len(r.Content), got, c.content)
+		}
+		if said := strings.Contains(r.Message, "more than max_response_bytes"); said == c.content {
+			t.Errorf("%d bytes: the message %.100q...%q", c.size, r.Message, r.Message[max(0, len(r.Message)-120):])
+		}
+	}
+}
