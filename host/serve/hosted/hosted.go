@@ -213,6 +213,17 @@ func AuthFailureHook(m *metrics.Metrics) func(*http.Request, auth.Reason) {
 	}
 }
 
+// AuthThrottledHook returns what auth.Config.OnThrottled should be: it
+// counts the refusal in m (which may be nil) under the limit
+// metrics.LimitAuthFailures and marks the access log line rate_limited,
+// of that kind.
+func AuthThrottledHook(m *metrics.Metrics) func(*http.Request) {
+	return func(r *http.Request) {
+		m.Refused(metrics.LimitAuthFailures)
+		accesslog.FromContext(r.Context()).SetOutcome("rate_limited", metrics.LimitAuthFailures)
+	}
+}
+
 // AuthReasons returns auth.Reasons as strings, for metrics.New.
 func AuthReasons() []string {
 	out := make([]string, len(auth.Reasons))
