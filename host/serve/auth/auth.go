@@ -82,6 +82,11 @@ type Config struct {
 	// client's token has its signature checked once, not with every
 	// request. Default 10000; negative turns the cache off.
 	CacheSize int
+	// CacheBytes and CacheBytesPerUser bound the weight of the verified
+	// tokens remembered (their decoded claims, which the issuer chooses,
+	// by an estimate never less than what they hold), in all and of one
+	// user. Defaults DefaultCacheBytes and DefaultCacheBytesPerUser.
+	CacheBytes, CacheBytesPerUser int64
 	// CacheTTL is how long a verified token is remembered at most (never
 	// past its expiry). Default 5 minutes.
 	CacheTTL time.Duration
@@ -120,6 +125,13 @@ const (
 	DefaultFetchTimeout       = 10 * time.Second
 	DefaultCacheSize          = 10000
 	DefaultCacheTTL           = 5 * time.Minute
+	// DefaultCacheBytes bounds the cache's weight: room for its 10,000
+	// entries of common tokens (about 1.5 KB each), or for a hundred of
+	// the heaviest a 16 KB token can be.
+	DefaultCacheBytes = 32 << 20
+	// DefaultCacheBytesPerUser bounds one user's part: room for the
+	// heaviest token (about 330 KB), or a few hundred common ones.
+	DefaultCacheBytesPerUser = 512 << 10
 	// DefaultFailuresPerMinute lets a client address fail one
 	// authentication a second on average: a signature check costs 75 µs
 	// to 2 ms, so a client alone costs at most a fifth of a percent of a
@@ -265,7 +277,7 @@ func New(ctx context.Context, cfg Config) (*Authenticator, error) {
 		jwksURI:  jwksURI,
 		keys:     kf,
 		stop:     stop,
-		cache:    newTokenCache(cfg.CacheSize, cfg.CacheTTL),
+		cache:    newTokenCache(cfg.CacheSize, cfg.CacheBytes, cfg.CacheBytesPerUser, cfg.CacheTTL),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(slices.Clone(algorithms)),
 			jwt.WithIssuer(cfg.Issuer),
@@ -314,6 +326,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.CacheSize = DefaultCacheSize
 	}
 	cfg.CacheTTL = positive.Or(cfg.CacheTTL, DefaultCacheTTL)
+	cfg.CacheBytes = positive.Or(cfg.CacheBytes, DefaultCacheBytes)
+	cfg.CacheBytesPerUser = positive.Or(cfg.CacheBytesPerUser, DefaultCacheBytesPerUser)
 	if cfg.FailuresPerMinute == 0 {
 		cfg.FailuresPerMinute = DefaultFailuresPerMinute
 	}

@@ -22,7 +22,7 @@ func TestTokenCache(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newTokenCache(10, 5*time.Minute)
+			c := newTokenCache(10, 1<<20, 1<<20, 5*time.Minute)
 			c.put("token", alice, Claims{"role": "admin"}, tt.expires, now)
 			u, claims, ok := c.get("token", tt.at)
 			if ok != tt.hit || (ok && (u != alice || claims["role"] != "admin")) {
@@ -37,7 +37,7 @@ func TestTokenCache(t *testing.T) {
 
 func TestTokenCacheBounded(t *testing.T) {
 	now := time.Now()
-	c := newTokenCache(100, time.Minute)
+	c := newTokenCache(100, 1<<30, 1<<30, time.Minute)
 	for i := range 1000 {
 		c.put(fmt.Sprint("token", i), User{Subject: fmt.Sprint(i)}, nil, now.Add(time.Hour), now)
 		if n := c.len(); n > 100 {
@@ -49,7 +49,7 @@ func TestTokenCacheBounded(t *testing.T) {
 		t.Errorf("the newest token: %+v %v", u, ok)
 	}
 	// Expired entries go first.
-	c = newTokenCache(4, time.Minute)
+	c = newTokenCache(4, 1<<30, 1<<30, time.Minute)
 	c.put("old", User{}, nil, now.Add(time.Second), now)
 	for i := range 3 {
 		c.put(fmt.Sprint("new", i), User{}, nil, now.Add(time.Hour), now)
@@ -63,7 +63,7 @@ func TestTokenCacheBounded(t *testing.T) {
 	if c.len() != 4 {
 		t.Errorf("%d entries, want 4", c.len())
 	}
-	if newTokenCache(-1, time.Minute) != nil {
+	if newTokenCache(-1, 1<<30, 1<<30, time.Minute) != nil {
 		t.Error("a cache of negative size")
 	}
 }
