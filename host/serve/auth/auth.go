@@ -10,14 +10,20 @@
 // carry. A token whose header has "crit" is refused: it names extensions
 // the recipient must understand, and this one understands none. A token signed with a key it does not know triggers one refresh of
 // the keys, rate-limited so that a flood of unknown key ids cannot hammer
-// the issuer.
+// the issuer. The tokens that passed are remembered, bounded in number and
+// in the memory their claims hold, in all and per user (cache.go), so
+// that a client's token has its signature checked once; the failures are
+// bounded per client address (Config.FailuresPerMinute), so that tokens
+// with wrong signatures cannot make the server check signatures without
+// end.
 //
 // Its Middleware is plain net/http and decides from the headers alone,
 // before any of the request's body is read: it refuses a request without
 // a valid token with 401 (403 for a missing scope) and a WWW-Authenticate
-// header pointing to the RFC 9728 metadata, which MetadataHandler serves,
-// and hands an accepted request on with its User in the context. Why a
-// token failed is logged, never told to the client.
+// header pointing to the RFC 9728 metadata, which MetadataHandler serves
+// (429 with Retry-After, before any check, from an address past its bound
+// on failures), and hands an accepted request on with its User in the
+// context. Why a token failed is logged, never told to the client.
 //
 // JOSE and JWT are github.com/golang-jwt/jwt/v5; the key set is
 // github.com/MicahParks/keyfunc/v3 over github.com/MicahParks/jwkset.
@@ -140,8 +146,8 @@ const (
 )
 
 // MaxFailureClients bounds the client addresses whose failures are
-// counted at once (about 300 bytes each): past it the least recently seen
-// is forgotten.
+// counted at once (about 270 bytes each, measured: 4.4 MB in all): past
+// it the least recently seen is forgotten.
 const MaxFailureClients = 16384
 
 // MaxFetchBytes caps a discovery document or a key set.
