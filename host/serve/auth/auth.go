@@ -132,12 +132,13 @@ const (
 	DefaultCacheSize          = 10000
 	DefaultCacheTTL           = 5 * time.Minute
 	// DefaultCacheBytes bounds the cache's weight: room for its 10,000
-	// entries of common tokens (about 1.5 KB each), or for a hundred of
-	// the heaviest a 16 KB token can be.
+	// entries of common tokens (about 1.9 KB each), or for 38 of the
+	// heaviest a 16 KB token can be (about 850 KB: thousands of nested
+	// objects).
 	DefaultCacheBytes = 32 << 20
-	// DefaultCacheBytesPerUser bounds one user's part: room for the
-	// heaviest token (about 330 KB), or a few hundred common ones.
-	DefaultCacheBytesPerUser = 512 << 10
+	// DefaultCacheBytesPerUser bounds one user's part: hundreds of common
+	// tokens, or one of the heaviest.
+	DefaultCacheBytesPerUser = 1 << 20
 	// DefaultFailuresPerMinute lets a client address fail one
 	// authentication a second on average: a signature check costs 75 µs
 	// to 2 ms, so a client alone costs at most a fifth of a percent of a

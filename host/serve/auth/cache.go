@@ -183,18 +183,26 @@ func (c *tokenCache) bytes(u User) (user, total int64) {
 
 // The weight of an entry: what it holds in memory, by an estimate that
 // is never less than what encoding/json's decoding of a token's claims
-// holds (measured for the shapes that cost the most a byte: empty
-// objects, nested arrays, short strings, numbers): claimValueBytes a
-// value in an array, claimMemberBytes a member of an object, besides its
-// name's bytes, mapBytes and sliceBytes an object and an array, and the
-// bytes of each string; an entry itself costs entryBytes.
+// holds (TestWeighCoversDecodedClaims measures the shapes that cost the
+// most a byte: objects of one member nested or side by side, empty
+// objects and arrays, short strings, numbers, objects just past a
+// growth of their table). A value costs what it allocates: an object its
+// table (emptyMapBytes, smallMapBytes up to smallMapMembers members, else
+// mapBytes and mapMemberBytes a member) and its members' names, an array
+// sliceBytes and sliceValueBytes an element (its slot, with room to
+// grow), a string stringBytes and its bytes, a number scalarBytes; an
+// entry itself costs entryBytes.
 const (
-	entryBytes       = 256
-	mapBytes         = 64
-	sliceBytes       = 32
-	claimValueBytes  = 16
-	claimMemberBytes = 48
-	scalarBytes      = 16
+	entryBytes      = 256
+	emptyMapBytes   = 64
+	smallMapBytes   = 352
+	smallMapMembers = 8
+	mapBytes        = 256
+	mapMemberBytes  = 96
+	sliceBytes      = 48
+	sliceValueBytes = 32
+	stringBytes     = 16
+	scalarBytes     = 8
 )
 
 // entryWeight is the weight of an entry for u with claims.
@@ -202,24 +210,36 @@ func entryWeight(u User, claims Claims) int64 {
 	return entryBytes + int64(len(u.Issuer)+len(u.Subject)) + weigh(map[string]any(claims))
 }
 
-// weigh is the weight of a value decoded from JSON.
+// weigh is the weight of a value decoded from JSON into Go's generic
+// values.
 func weigh(v any) int64 {
 	switch v := v.(type) {
 	case map[string]any:
-		w := int64(mapBytes)
+		var w int64
+		switch n := len(v); {
+		case n == 0:
+			w = emptyMapBytes
+		case n <= smallMapMembers:
+			w = smallMapBytes
+		default:
+			w = mapBytes + mapMemberBytes*int64(n)
+		}
 		for name, member := range v {
-			w += claimMemberBytes + int64(len(name)) + weigh(member)
+			w += allocated(len(name)) + weigh(member)
 		}
 		return w
 	case []any:
 		w := int64(sliceBytes)
 		for _, e := range v {
-			w += claimValueBytes + weigh(e)
+			w += sliceValueBytes + weigh(e)
 		}
 		return w
 	case string:
-		return scalarBytes + int64(len(v))
+		return stringBytes + allocated(len(v))
 	default:
 		return scalarBytes
 	}
 }
+
+// allocated is what n bytes take on the heap: a multiple of 8.
+func allocated(n int) int64 { return int64((n + 7) &^ 7) }

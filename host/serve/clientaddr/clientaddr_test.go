@@ -41,3 +41,39 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOfRemote: any RemoteAddr is named without a panic; an IP address
+// is named as its connection would be, and every address of an IPv6 /64
+// by one name.
+func FuzzOfRemote(f *testing.F) {
+	for _, s := range []string{"192.0.2.7:1", "[2001:db8::1]:443", "[::ffff:192.0.2.7]:2", "@sock", "", ":", "[::1]", "[fe80::1%eth0]:80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, remote string) {
+		name := clientaddr.OfRemote(remote)
+		host, port, err := net.SplitHostPort(remote)
+		if err != nil {
+			return
+		}
+		ip := net.ParseIP(host)
+		if ip == nil {
+			return
+		}
+		if got := clientaddr.Of(&net.TCPAddr{IP: ip, Port: 1}); got != name {
+			t.Errorf("OfRemote(%q) = %q, its connection's name %q", remote, name, got)
+		}
+		if ip.To4() == nil {
+			// Another address of the same /64.
+			other := append(net.IP(nil), ip...)
+			for i := 8; i < 16; i++ {
+				other[i] ^= 0xa5
+			}
+			if other.To4() != nil {
+				return // an IPv4-mapped address: IPv4's, not the /64's
+			}
+			if got := clientaddr.OfRemote(net.JoinHostPort(other.String(), port)); got != name {
+				t.Errorf("%s and %s, of one /64, named %q and %q", ip, other, name, got)
+			}
+		}
+	})
+}
