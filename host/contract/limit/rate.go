@@ -5,9 +5,10 @@
 // for up to a bound and then fails (Slots). Both are keyed by any
 // comparable value, such as auth.User, and keep state only for the keys in
 // use (a Rate made by NewBoundedRate, for at most a number of them: the
-// failed authentications per client address are one). Bytes are budgets of bytes held at once (the host memory a script's
-// calls hold: per execution and server-wide), a Hold is bytes taken
-// from several of them as one, and KeyedBytes are a budget per key (the
+// failed authentications per client address are one). Bytes are budgets
+// of bytes held at once (the host memory a script's calls hold: per
+// execution and server-wide), a Hold is bytes taken from several of them
+// as one, and KeyedBytes are a budget per key (the
 // bytes of a user's responses not yet written).
 package limit
 
