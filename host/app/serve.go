@@ -447,6 +447,7 @@ func (a *assembly) serveHTTP(ctx context.Context, cfg mcpserver.Config) error {
 		authn, err = auth.New(ctx, auth.Config{
 			Issuer: h.Auth.Authority, Audience: h.Auth.Audience, JWKSURI: h.Auth.JWKSURI,
 			Scopes: h.Auth.Scopes, PublicURL: h.Auth.PublicURL,
+			FailuresPerMinute: h.AuthFailuresPerMinute, OnThrottled: hosted.AuthThrottledHook(m),
 			Logger: logger, OnFailure: hosted.AuthFailureHook(m),
 		})
 		if err != nil {

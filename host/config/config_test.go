@@ -42,6 +42,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative per user", "[server]\nmax_concurrent_per_user = -1\n", "server.max_concurrent_per_user"},
 		{"negative connections", "[server]\nmax_connections = -1\n", "server.max_connections: must not be negative"},
 		{"negative connections per client", "[server]\nmax_connections_per_client = -5\n", "server.max_connections_per_client: must not be negative"},
+		{"negative auth failures", "[server]\nauth_failures_per_minute = -1\n", "server.auth_failures_per_minute: must not be negative"},
 		{"large_results neither", "[server]\nlarge_results = \"disk\"\n", `server.large_results: "disk" is neither "resource" nor "file"`},
 		{"bad body timeout", "[server]\nbody_timeout = \"0s\"\n", "server.body_timeout"},
 		{"body timeout not a duration", "[server]\nbody_timeout = 30\n", "body_timeout"},

@@ -94,6 +94,9 @@ type HostedSettings struct {
 	// MaxConnections and MaxConnectionsPerClient cap the open
 	// connections; 0 is hosted's default.
 	MaxConnections, MaxConnectionsPerClient int
+	// AuthFailuresPerMinute bounds the failed authentications of one
+	// client address a minute; 0 is auth's default.
+	AuthFailuresPerMinute int
 	// BodyTimeout bounds the time a client takes to send a request body;
 	// 0 is the HTTP server's default.
 	BodyTimeout time.Duration
@@ -132,6 +135,7 @@ func ResolveHosted(f *File, addr string, flags HostedFlags) (HostedSettings, err
 		MaxConnections:       sv.MaxConnections,
 		// 0 is hosted's default; the total bounds it.
 		MaxConnectionsPerClient:  sv.MaxConnectionsPerClient,
+		AuthFailuresPerMinute:    sv.AuthFailuresPerMinute,
 		MaxUnwrittenBytesPerUser: sv.MaxUnwrittenBytesPerUser,
 		MetricsAddr:              sv.MetricsAddr,
 	}

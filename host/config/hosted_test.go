@@ -21,6 +21,7 @@ tls_key = "key.pem"
 shutdown_grace = "20s"
 max_connections = 2000
 max_connections_per_client = 50
+auth_failures_per_minute = 30
 body_timeout = "5s"
 write_timeout = "45s"
 max_unwritten_bytes_per_user = 8388608
@@ -46,7 +47,7 @@ public_url = "https://toolscript.example.com"
 	want := HostedSettings{
 		Addr: "127.0.0.1:9000", Stateless: true, MaxConcurrentPerUser: 2, RateLimit: 120,
 		AllowedOrigins: []string{"https://app.example.com"}, TLSCert: "cert.pem", TLSKey: "key.pem",
-		ShutdownGrace: 20 * time.Second, MaxConnections: 2000, MaxConnectionsPerClient: 50, BodyTimeout: 5 * time.Second,
+		ShutdownGrace: 20 * time.Second, MaxConnections: 2000, MaxConnectionsPerClient: 50, AuthFailuresPerMinute: 30, BodyTimeout: 5 * time.Second,
 		WriteTimeout: 45 * time.Second, MaxUnwrittenBytesPerUser: 8 << 20,
 		Auth: &Auth{Authority: "https://issuer.example.com", Audience: "https://toolscript.example.com",
 			JWKSURI: "https://issuer.example.com/keys", Scopes: []string{"toolscript"}, PublicURL: "https://toolscript.example.com"},
@@ -91,7 +92,7 @@ func TestHostedDefaults(t *testing.T) {
 	}
 	if h.Auth != nil || h.ShutdownGrace != 0 || h.RateLimit != 0 || len(h.Warnings) != 1 ||
 		h.BodyTimeout != 0 || h.WriteTimeout != 0 || h.MaxUnwrittenBytesPerUser != 0 ||
-		h.MaxConnections != 0 || h.MaxConnectionsPerClient != 0 ||
+		h.MaxConnections != 0 || h.MaxConnectionsPerClient != 0 || h.AuthFailuresPerMinute != 0 ||
 		!strings.Contains(h.Warnings[0], "authentication is off") {
 		t.Errorf("defaults: %+v", h)
 	}

@@ -40,6 +40,9 @@ type Server struct {
 	// MaxConnectionsPerClient caps the open connections of one client
 	// address. 0 is the default.
 	MaxConnectionsPerClient int `toml:"max_connections_per_client"`
+	// AuthFailuresPerMinute bounds the failed authentications of one
+	// client address a minute. 0 is the default.
+	AuthFailuresPerMinute int `toml:"auth_failures_per_minute"`
 	// BodyTimeout bounds the time a client takes to send a request body.
 	BodyTimeout string `toml:"body_timeout" kind:"duration"`
 	// WriteTimeout bounds each write of a response to a client.
@@ -98,6 +101,7 @@ func (s Server) check() error {
 		count{"server.rate_limit", int64(s.RateLimit)},
 		count{"server.max_connections", int64(s.MaxConnections)},
 		count{"server.max_connections_per_client", int64(s.MaxConnectionsPerClient)},
+		count{"server.auth_failures_per_minute", int64(s.AuthFailuresPerMinute)},
 		count{"server.max_unwritten_bytes_per_user", s.MaxUnwrittenBytesPerUser},
 		count{"server.max_inline_result", int64(s.MaxInlineResult)},
 		count{"server.results_kept_per_user", int64(s.ResultsKeptPerUser)},

@@ -99,6 +99,57 @@ func TestRateForgetsIdleKeys(t *testing.T) {
 	}
 }
 
+// TestBoundedRate: a bounded Rate holds at most its number of keys,
+// however many come, forgetting the least recently used first.
+func TestBoundedRate(t *testing.T) {
+	r, err := NewBoundedRate[int](2, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	r.Allow(-1, 2, t0) // the key in use, over its rate
+	for k := range 10000 {
+		r.Allow(k, 1, t0)
+		if k%50 == 0 {
+			if ok, _ := r.Allow(-1, 1, t0); ok {
+				t.Fatal("the key in use was forgotten and refilled")
+			}
+		}
+		if n := r.keys(); n > 100 {
+			t.Fatalf("%d keys in a rate of 100", n)
+		}
+	}
+	if ok, _ := r.Allow(0, 1, t0); !ok {
+		t.Error("a key forgotten long ago is not full again")
+	}
+	if _, err := NewBoundedRate[int](1, 0); err == nil {
+		t.Error("NewBoundedRate for no keys: no error")
+	}
+}
+
+// TestRateReserve: an event reserved and given back is as if never taken;
+// one kept counts.
+func TestRateReserve(t *testing.T) {
+	r, _ := NewRate[string](2)
+	t0 := time.Now()
+	for i := range 5 {
+		giveBack, _, ok := r.Reserve("alice", t0)
+		if !ok {
+			t.Fatalf("reservation %d given back each time: refused", i)
+		}
+		giveBack(t0)
+	}
+	for i := range 2 {
+		if _, _, ok := r.Reserve("alice", t0); !ok {
+			t.Fatalf("kept reservation %d: refused", i)
+		}
+	}
+	giveBack, retry, ok := r.Reserve("alice", t0)
+	if ok || giveBack != nil || retry != 30*time.Second {
+		t.Errorf("a third kept reservation: ok %v, retry after %s; want refused, 30s", ok, retry)
+	}
+}
+
 func TestRateMiddleware(t *testing.T) {
 	r, _ := NewRate[string](3)
 	var reached atomic.Int64

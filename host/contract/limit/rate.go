@@ -4,9 +4,11 @@
 // Retry-After), and execution slots per user and overall that a call waits
 // for up to a bound and then fails (Slots). Both are keyed by any
 // comparable value, such as auth.User, and keep state only for the keys in
-// use. Bytes are budgets of bytes held at once (the host memory a script's
-// calls hold: per execution and server-wide), a Hold is bytes taken
-// from several of them as one, and KeyedBytes are a budget per key (the
+// use (a Rate made by NewBoundedRate, for at most a number of them: the
+// failed authentications per client address are one). Bytes are budgets
+// of bytes held at once (the host memory a script's calls hold: per
+// execution and server-wide), a Hold is bytes taken from several of them
+// as one, and KeyedBytes are a budget per key (the
 // bytes of a user's responses not yet written).
 package limit
 
@@ -18,18 +20,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"golang.org/x/time/rate"
 )
 
 // Rate limits events per key to a number a minute, with bursts of up to
 // that number: a token bucket per key (golang.org/x/time/rate) that refills
-// evenly over the minute. It is safe for concurrent use.
+// evenly over the minute. It keeps state only for the keys active in the
+// last minute or two, and, when made by NewBoundedRate, for at most a
+// number of keys: past it the least recently used key is forgotten (its
+// bucket starts full again), by github.com/hashicorp/golang-lru/v2. It is
+// safe for concurrent use.
 type Rate[K comparable] struct {
 	perMinute int
 	limit     rate.Limit
 
 	mu      sync.Mutex
-	buckets map[K]*bucket
+	buckets *simplelru.LRU[K, *bucket]
 	sweptAt time.Time
 }
 
@@ -41,13 +48,25 @@ type bucket struct {
 // NewRate returns a Rate of perMinute events a minute per key; perMinute
 // must be positive.
 func NewRate[K comparable](perMinute int) (*Rate[K], error) {
+	return NewBoundedRate[K](perMinute, math.MaxInt)
+}
+
+// NewBoundedRate returns a Rate of perMinute events a minute per key that
+// keeps state for at most maxKeys keys, forgetting the least recently
+// used; both must be positive. The keys are what a client chooses (its
+// address, say): the bound is what many of them may cost in memory.
+func NewBoundedRate[K comparable](perMinute, maxKeys int) (*Rate[K], error) {
 	if perMinute <= 0 {
 		return nil, fmt.Errorf("limit: a rate of %d a minute: must be positive", perMinute)
+	}
+	buckets, err := simplelru.NewLRU[K, *bucket](maxKeys, nil)
+	if err != nil {
+		return nil, fmt.Errorf("limit: a rate for %d keys: %w", maxKeys, err)
 	}
 	return &Rate[K]{
 		perMinute: perMinute,
 		limit:     rate.Every(time.Minute / time.Duration(perMinute)),
-		buckets:   make(map[K]*bucket),
+		buckets:   buckets,
 	}, nil
 }
 
@@ -61,37 +80,56 @@ func (r *Rate[K]) Allow(key K, n int, now time.Time) (ok bool, retryAfter time.D
 	if n <= 0 {
 		return true, 0
 	}
+	_, retryAfter, ok = r.reserve(key, n, now)
+	return ok, retryAfter
+}
+
+// Reserve takes one event for key at now, as Allow does, and returns with
+// it the function that gives the event back (at its time): for an event
+// charged before it is known to count, such as an attempt charged only
+// when it fails. Given back, the event is as if never taken, as far as the
+// events taken since allow.
+func (r *Rate[K]) Reserve(key K, now time.Time) (giveBack func(at time.Time), retryAfter time.Duration, ok bool) {
+	res, retryAfter, ok := r.reserve(key, 1, now)
+	if !ok {
+		return nil, retryAfter, false
+	}
+	return res.CancelAt, 0, true
+}
+
+// reserve takes n (positive) events for key at now, all or none.
+func (r *Rate[K]) reserve(key K, n int, now time.Time) (res *rate.Reservation, retryAfter time.Duration, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sweep(now)
-	b := r.buckets[key]
-	if b == nil {
+	b, found := r.buckets.Get(key)
+	if !found {
 		b = &bucket{lim: rate.NewLimiter(r.limit, r.perMinute)}
-		r.buckets[key] = b
+		r.buckets.Add(key, b)
 	}
 	if n > r.perMinute {
-		return false, time.Minute
+		return nil, time.Minute, false
 	}
-	res := b.lim.ReserveN(now, n)
+	res = b.lim.ReserveN(now, n)
 	if delay := res.DelayFrom(now); delay > 0 {
 		res.CancelAt(now)
-		return false, delay
+		return nil, delay, false
 	}
 	b.last = now
-	return true, 0
+	return res, 0, true
 }
 
 // sweep forgets, once a minute, the buckets idle for a minute: they are
-// full again, as a new one would be. The map holds the keys active in the
-// last two minutes at most.
+// full again, as a new one would be. The keys held are those active in
+// the last two minutes at most.
 func (r *Rate[K]) sweep(now time.Time) {
 	if now.Sub(r.sweptAt) < time.Minute {
 		return
 	}
 	r.sweptAt = now
-	for k, b := range r.buckets {
-		if now.Sub(b.last) >= time.Minute {
-			delete(r.buckets, k)
+	for _, k := range r.buckets.Keys() {
+		if b, _ := r.buckets.Peek(k); now.Sub(b.last) >= time.Minute {
+			r.buckets.Remove(k)
 		}
 	}
 }
@@ -100,7 +138,7 @@ func (r *Rate[K]) sweep(now time.Time) {
 func (r *Rate[K]) keys() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.buckets)
+	return r.buckets.Len()
 }
 
 // Middleware returns next behind the rate: cost says whose events a
@@ -122,7 +160,13 @@ func (r *Rate[K]) Middleware(next http.Handler, cost func(*http.Request) (key K,
 // Refuse answers a request over the rate: 429 Too Many Requests with
 // Retry-After, retryAfter in whole seconds rounded up.
 func (r *Rate[K]) Refuse(w http.ResponseWriter, retryAfter time.Duration) {
-	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+	SetRetryAfter(w.Header(), retryAfter)
 	http.Error(w, fmt.Sprintf("too many requests: at most %d executions a minute", r.perMinute),
 		http.StatusTooManyRequests)
+}
+
+// SetRetryAfter sets h's Retry-After to retryAfter in whole seconds,
+// rounded up, at least 1: the one form of every 429 the limits answer.
+func SetRetryAfter(h http.Header, retryAfter time.Duration) {
+	h.Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
 }

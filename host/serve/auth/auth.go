@@ -10,14 +10,20 @@
 // carry. A token whose header has "crit" is refused: it names extensions
 // the recipient must understand, and this one understands none. A token signed with a key it does not know triggers one refresh of
 // the keys, rate-limited so that a flood of unknown key ids cannot hammer
-// the issuer.
+// the issuer. The tokens that passed are remembered, bounded in number and
+// in the memory their claims hold, in all and per user (cache.go), so
+// that a client's token has its signature checked once; the failures are
+// bounded per client address (Config.FailuresPerMinute), so that tokens
+// with wrong signatures cannot make the server check signatures without
+// end.
 //
 // Its Middleware is plain net/http and decides from the headers alone,
 // before any of the request's body is read: it refuses a request without
 // a valid token with 401 (403 for a missing scope) and a WWW-Authenticate
-// header pointing to the RFC 9728 metadata, which MetadataHandler serves,
-// and hands an accepted request on with its User in the context. Why a
-// token failed is logged, never told to the client.
+// header pointing to the RFC 9728 metadata, which MetadataHandler serves
+// (429 with Retry-After, before any check, from an address past its bound
+// on failures), and hands an accepted request on with its User in the
+// context. Why a token failed is logged, never told to the client.
 //
 // JOSE and JWT are github.com/golang-jwt/jwt/v5; the key set is
 // github.com/MicahParks/keyfunc/v3 over github.com/MicahParks/jwkset.
@@ -40,6 +46,7 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/toolscript/toolscript/host/contract/limit"
 	"github.com/toolscript/toolscript/host/platform/positive"
 )
 
@@ -81,9 +88,23 @@ type Config struct {
 	// client's token has its signature checked once, not with every
 	// request. Default 10000; negative turns the cache off.
 	CacheSize int
+	// CacheBytes and CacheBytesPerUser bound the weight of the verified
+	// tokens remembered (their decoded claims, which the issuer chooses,
+	// by an estimate never less than what they hold), in all and of one
+	// user. Defaults DefaultCacheBytes and DefaultCacheBytesPerUser.
+	CacheBytes, CacheBytesPerUser int64
 	// CacheTTL is how long a verified token is remembered at most (never
 	// past its expiry). Default 5 minutes.
 	CacheTTL time.Duration
+	// FailuresPerMinute bounds the failed authentications of one client
+	// address (clientaddr.OfRemote of the request's RemoteAddr: an IPv6
+	// client's /64) a minute, in bursts of as many; a refusal charges its
+	// address, a token that passes does not. Past the bound, a request
+	// from that address whose token is not in the cache gets 429 with
+	// Retry-After before its signature is checked; a cached token still
+	// passes. Default DefaultFailuresPerMinute; negative turns the bound
+	// off.
+	FailuresPerMinute int
 	// HTTPClient fetches the discovery document and the keys. Default: a
 	// client of its own. Responses are capped at MaxFetchBytes either way.
 	HTTPClient *http.Client
@@ -94,6 +115,12 @@ type Config struct {
 	// OnFailure, when set, is called for every refused request, with the
 	// reason (for metrics and access logs).
 	OnFailure func(r *http.Request, reason Reason)
+	// OnThrottled, when set, is called for every request refused for its
+	// address's failures (FailuresPerMinute): no authentication was tried.
+	OnThrottled func(r *http.Request)
+	// Now is the clock the checks read: exp and nbf, the cache, the bound
+	// on failures. Default time.Now.
+	Now func() time.Time
 }
 
 // The defaults of Config.
@@ -104,7 +131,25 @@ const (
 	DefaultFetchTimeout       = 10 * time.Second
 	DefaultCacheSize          = 10000
 	DefaultCacheTTL           = 5 * time.Minute
+	// DefaultCacheBytes bounds the cache's weight: room for its 10,000
+	// entries of common tokens (about 1.9 KB each), or for 38 of the
+	// heaviest a 16 KB token can be (about 850 KB: thousands of nested
+	// objects).
+	DefaultCacheBytes = 32 << 20
+	// DefaultCacheBytesPerUser bounds one user's part: hundreds of common
+	// tokens, or one of the heaviest.
+	DefaultCacheBytesPerUser = 1 << 20
+	// DefaultFailuresPerMinute lets a client address fail one
+	// authentication a second on average: a signature check costs 75 µs
+	// to 2 ms, so a client alone costs at most a fifth of a percent of a
+	// core.
+	DefaultFailuresPerMinute = 60
 )
+
+// MaxFailureClients bounds the client addresses whose failures are
+// counted at once (about 270 bytes each, measured: 4.4 MB in all): past
+// it the least recently seen is forgotten.
+const MaxFailureClients = 16384
 
 // MaxFetchBytes caps a discovery document or a key set.
 const MaxFetchBytes = 1 << 20
@@ -180,6 +225,9 @@ type Authenticator struct {
 	keys    keyfunc.Keyfunc
 	parser  *jwt.Parser
 	cache   *tokenCache
+	// failures counts the failed authentications by client address; nil
+	// when unbounded.
+	failures *limit.Rate[string]
 	// stop ends the background refresh.
 	stop context.CancelFunc
 }
@@ -222,19 +270,28 @@ func New(ctx context.Context, cfg Config) (*Authenticator, error) {
 		stop()
 		return nil, fmt.Errorf("auth: %w", err)
 	}
+	var failures *limit.Rate[string]
+	if cfg.FailuresPerMinute > 0 {
+		if failures, err = limit.NewBoundedRate[string](cfg.FailuresPerMinute, MaxFailureClients); err != nil {
+			stop()
+			return nil, fmt.Errorf("auth: %w", err)
+		}
+	}
 	a := &Authenticator{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		jwksURI: jwksURI,
-		keys:    kf,
-		stop:    stop,
-		cache:   newTokenCache(cfg.CacheSize, cfg.CacheTTL),
+		failures: failures,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		jwksURI:  jwksURI,
+		keys:     kf,
+		stop:     stop,
+		cache:    newTokenCache(cfg.CacheSize, cfg.CacheBytes, cfg.CacheBytesPerUser, cfg.CacheTTL),
 		parser: jwt.NewParser(
 			jwt.WithValidMethods(slices.Clone(algorithms)),
 			jwt.WithIssuer(cfg.Issuer),
 			jwt.WithAudience(cfg.Audience),
 			jwt.WithLeeway(cfg.Leeway),
 			jwt.WithExpirationRequired(),
+			jwt.WithTimeFunc(cfg.Now),
 		),
 	}
 	return a, nil
@@ -276,6 +333,14 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.CacheSize = DefaultCacheSize
 	}
 	cfg.CacheTTL = positive.Or(cfg.CacheTTL, DefaultCacheTTL)
+	cfg.CacheBytes = positive.Or(cfg.CacheBytes, DefaultCacheBytes)
+	cfg.CacheBytesPerUser = positive.Or(cfg.CacheBytesPerUser, DefaultCacheBytesPerUser)
+	if cfg.FailuresPerMinute == 0 {
+		cfg.FailuresPerMinute = DefaultFailuresPerMinute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -337,16 +402,30 @@ func (a *Authenticator) Verify(ctx context.Context, token string) (User, error) 
 // them, as its payload holds them (what [[policy]] rules see as
 // user.claims).
 func (a *Authenticator) VerifyClaims(ctx context.Context, token string) (User, Claims, error) {
-	if token == "" {
-		return User{}, nil, refused(ReasonMissing, nil)
+	if err := checkLength(token); err != nil {
+		return User{}, nil, err
 	}
-	if len(token) > MaxTokenBytes {
-		return User{}, nil, refused(ReasonMalformed, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes))
-	}
-	now := time.Now()
+	now := a.cfg.Now()
 	if u, all, ok := a.cache.get(token, now); ok {
 		return u, all, nil
 	}
+	return a.verify(ctx, token, now)
+}
+
+// checkLength refuses an empty token, or one longer than MaxTokenBytes.
+func checkLength(token string) error {
+	if token == "" {
+		return refused(ReasonMissing, nil)
+	}
+	if len(token) > MaxTokenBytes {
+		return refused(ReasonMalformed, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes))
+	}
+	return nil
+}
+
+// verify checks a token that is not in the cache, and caches it when it
+// passes.
+func (a *Authenticator) verify(ctx context.Context, token string, now time.Time) (User, Claims, error) {
 	var c claims
 	all := Claims{}
 	parsed, err := a.parser.ParseWithClaims(token, &c, a.keyFor(ctx))

@@ -3,9 +3,14 @@ package auth
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/toolscript/toolscript/host/contract/limit"
+	"github.com/toolscript/toolscript/host/serve/clientaddr"
 )
 
 // MetadataPath is where MetadataHandler belongs: the RFC 9728 protected
@@ -15,23 +20,74 @@ const MetadataPath = "/.well-known/oauth-protected-resource"
 // Middleware returns next behind authentication. A request without a
 // valid bearer token gets 401, one whose token lacks a required scope 403,
 // each with a WWW-Authenticate challenge that points to the metadata; the
-// reason goes to the log and to Config.OnFailure, never to the client. An
-// accepted request reaches next with its User and its token's Claims in
-// the context (UserFrom, ClaimsFrom).
+// reason goes to the log and to Config.OnFailure, never to the client. A
+// request whose token is not in the cache, from a client address past its
+// bound on failures (Config.FailuresPerMinute), gets 429 with Retry-After
+// and is told to Config.OnThrottled, before its token is looked at
+// further. An accepted request reaches next with its User and its token's
+// Claims in the context (UserFrom, ClaimsFrom).
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, sent, err := bearerToken(r)
-		var user User
-		var claims Claims
 		if err == nil {
-			user, claims, err = a.VerifyClaims(r.Context(), token)
+			err = checkLength(token)
 		}
 		if err != nil {
 			a.refuse(w, r, sent, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(WithClaims(WithUser(r.Context(), user), claims)))
+		user, claims, retryAfter, err := a.verifyFrom(r, token)
+		switch {
+		case retryAfter > 0:
+			a.throttle(w, r, retryAfter)
+		case err != nil:
+			a.refuse(w, r, sent, err)
+		default:
+			next.ServeHTTP(w, r.WithContext(WithClaims(WithUser(r.Context(), user), claims)))
+		}
 	})
+}
+
+// verifyFrom checks the token of r: from the cache, or, while r's client
+// address is within its bound on failures, by verifying it, a failure
+// charged to that address. Past the bound it returns how long until the
+// address may try again.
+func (a *Authenticator) verifyFrom(r *http.Request, token string) (User, Claims, time.Duration, error) {
+	now := a.cfg.Now()
+	if u, claims, ok := a.cache.get(token, now); ok {
+		return u, claims, 0, nil
+	}
+	if a.failures == nil {
+		u, claims, err := a.verify(r.Context(), token, now)
+		return u, claims, 0, err
+	}
+	// The attempt is charged before it is made (so that requests at once
+	// cannot pass the bound together) and given back if it passes.
+	giveBack, retryAfter, ok := a.failures.Reserve(clientaddr.OfRemote(r.RemoteAddr), now)
+	if !ok {
+		return User{}, nil, max(retryAfter, time.Nanosecond), nil
+	}
+	u, claims, err := a.verify(r.Context(), token, now)
+	if err == nil {
+		giveBack(now)
+	}
+	return u, claims, 0, err
+}
+
+// throttle answers a request from a client address past its bound on
+// failures: 429 Too Many Requests with Retry-After.
+func (a *Authenticator) throttle(w http.ResponseWriter, r *http.Request, retryAfter time.Duration) {
+	a.log.LogAttrs(r.Context(), slog.LevelDebug, "auth: request throttled: too many failed authentications",
+		slog.String("remote", r.RemoteAddr),
+		slog.String("path", r.URL.Path))
+	if a.cfg.OnThrottled != nil {
+		a.cfg.OnThrottled(r)
+	}
+	h := w.Header()
+	limit.SetRetryAfter(h, retryAfter)
+	h.Set("Cache-Control", "no-store")
+	http.Error(w, fmt.Sprintf("too many requests: at most %d failed authentications a minute from one address", a.cfg.FailuresPerMinute),
+		http.StatusTooManyRequests)
 }
 
 // bearerToken returns the request's bearer token; sent is false when the

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolscript/toolscript/host/serve/clientaddr"
 	"github.com/toolscript/toolscript/host/serve/metrics"
 )
 
@@ -89,7 +90,7 @@ func DefaultMaxConnections(fileLimit uint64) int {
 }
 
 // limitListener caps the connections it has open, in all and per client
-// address (clientKey). A connection over a cap takes the place of one that
+// address (clientaddr.Of). A connection over a cap takes the place of one that
 // waits for a request, which is closed (as the server may close any
 // connection that has no request in progress): first one that has not
 // yet sent a whole request head (a fresh one: a silent or slow client's),
@@ -156,7 +157,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 // admit counts c in, as a fresh connection, in the place of a waiting one
 // (evicted, to be closed) when at a cap, or returns the cap it is over.
 func (l *limitListener) admit(c net.Conn) (counted *countedConn, over string, evicted *countedConn) {
-	client := clientKey(c.RemoteAddr())
+	client := clientaddr.Of(c.RemoteAddr())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -367,31 +368,6 @@ func answerBusy(c net.Conn, tlsConfig *tls.Config) {
 	}
 	_ = c.SetReadDeadline(time.Now().Add(shedLinger))
 	_, _ = io.Copy(io.Discard, io.LimitReader(conn, shedDrainBytes))
-}
-
-// clientKey names the client of a connection for its cap: its IP address,
-// or for IPv6 its /64 network, which one client commonly has whole. Never
-// a header (X-Forwarded-For): behind a proxy every connection is the
-// proxy's, and the per-client cap should be raised to the total.
-func clientKey(addr net.Addr) string {
-	var ip net.IP
-	switch a := addr.(type) {
-	case *net.TCPAddr:
-		ip = a.IP
-	default:
-		host, _, err := net.SplitHostPort(addr.String())
-		if err != nil {
-			return addr.String()
-		}
-		ip = net.ParseIP(host)
-		if ip == nil {
-			return host
-		}
-	}
-	if ip4 := ip.To4(); ip4 != nil {
-		return ip4.String()
-	}
-	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // countedConn is a connection within the caps: it counts until closed.

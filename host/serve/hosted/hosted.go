@@ -20,8 +20,9 @@
 //  2. the Origin check (403 for a browser on an origin not allowed) and
 //     CORS for the allowed ones;
 //  3. authentication (auth.Authenticator.Middleware), decided from the
-//     headers alone: 401 or 403 before a byte of the body is read, or the
-//     user in the context; without an Authenticator every request is
+//     headers alone: 401 or 403 before a byte of the body is read (429
+//     for a client address past its bound on failed authentications), or
+//     the user in the context; without an Authenticator every request is
 //     Anonymous;
 //  4. the weight of the requests being handled, of the user and of all
 //     (requestbytes.go: 429, 413 or 503, held from before the body is
@@ -210,6 +211,17 @@ func AuthFailureHook(m *metrics.Metrics) func(*http.Request, auth.Reason) {
 	return func(r *http.Request, reason auth.Reason) {
 		m.AuthFailure(string(reason))
 		accesslog.FromContext(r.Context()).SetOutcome("unauthenticated", string(reason))
+	}
+}
+
+// AuthThrottledHook returns what auth.Config.OnThrottled should be: it
+// counts the refusal in m (which may be nil) under the limit
+// metrics.LimitAuthFailures and marks the access log line rate_limited,
+// of that kind.
+func AuthThrottledHook(m *metrics.Metrics) func(*http.Request) {
+	return func(r *http.Request) {
+		m.Refused(metrics.LimitAuthFailures)
+		accesslog.FromContext(r.Context()).SetOutcome("rate_limited", metrics.LimitAuthFailures)
 	}
 }
 

@@ -80,7 +80,7 @@ func buildFixture(t testing.TB, withAuth bool, rate int, ready func(context.Cont
 		f.issuer = authtest.NewIssuer(t, authtest.Options{})
 		a, err := auth.New(context.Background(), auth.Config{
 			Issuer: f.issuer.URL, Audience: f.issuer.Audience, HTTPClient: f.issuer.Client(),
-			Logger: logger, OnFailure: hosted.AuthFailureHook(f.metrics),
+			Logger: logger, OnFailure: hosted.AuthFailureHook(f.metrics), OnThrottled: hosted.AuthThrottledHook(f.metrics),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -261,6 +261,45 @@ func TestRefusals(t *testing.T) {
 		`toolscript_auth_failures_total{reason="missing"} 1`,
 		`toolscript_auth_failures_total{reason="expired"} 1`,
 		`toolscript_limit_refusals_total{limit="rate"} 2`,
+	} {
+		if !strings.Contains(scrape, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// TestAuthFailuresBounded: past its bound on failed authentications, a
+// client address gets 429 with Retry-After, counted as a refusal by the
+// limit "auth_failures" and marked so in the access log; a valid token
+// still passes.
+func TestAuthFailuresBounded(t *testing.T) {
+	f := newFixture(t, true, 0, nil)
+	valid := f.token(t, "alice")
+	if resp := f.post(t, valid, callWhoami); resp.StatusCode != 200 {
+		t.Fatalf("a valid token: status %d", resp.StatusCode)
+	}
+	forged := authtest.Sign(t, authtest.Key{ID: f.issuer.Key(t, "ES256").ID, Alg: "ES256",
+		Signer: f.issuer.GenerateKey(t, "ES256").Signer}, f.issuer.Claims("mallory"))
+	for i := range auth.DefaultFailuresPerMinute {
+		if resp := f.post(t, forged, callWhoami); resp.StatusCode != 401 {
+			t.Fatalf("failure %d: status %d, want 401", i, resp.StatusCode)
+		}
+	}
+	f.logs.Reset()
+	resp := f.post(t, forged, callWhoami)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("past the bound: status %d, Retry-After %q; want 429, 1", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if line := f.accessLine(t); line["outcome"] != "rate_limited" || line["error_kind"] != metrics.LimitAuthFailures {
+		t.Errorf("access log line %v: want outcome rate_limited, kind %s", line, metrics.LimitAuthFailures)
+	}
+	if resp := f.post(t, valid, callWhoami); resp.StatusCode != 200 {
+		t.Errorf("the valid token past the bound: status %d", resp.StatusCode)
+	}
+	scrape := f.get(t, hosted.PathMetrics)
+	for _, want := range []string{
+		fmt.Sprintf(`toolscript_auth_failures_total{reason="signature"} %d`, auth.DefaultFailuresPerMinute),
+		`toolscript_limit_refusals_total{limit="auth_failures"} 1`,
 	} {
 		if !strings.Contains(scrape, want) {
 			t.Errorf("metrics lack %q", want)

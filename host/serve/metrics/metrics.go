@@ -53,6 +53,10 @@ const (
 	// weight of its user's requests being handled, or of everyone's,
 	// leaves no room for.
 	LimitRequestBytes = "request_bytes"
+	// LimitAuthFailures refuses a request (429) from a client address
+	// past its bound on failed authentications, before its token is
+	// checked.
+	LimitAuthFailures = "auth_failures"
 )
 
 // durationBuckets are the upper bounds, in seconds, of the execution
@@ -93,7 +97,7 @@ func New(authReasons []string) *Metrics {
 		authFailures: counter("auth_failures_total",
 			"Requests refused by authentication, by reason.", "reason"),
 		refusals: counter("limit_refusals_total",
-			"Requests refused by a limit: the rate per user, execution slots per user or overall, or open connections overall or per client.", "limit"),
+			"Requests refused by a limit: the rate per user, execution slots per user or overall, open connections overall or per client, failed authentications per client, or the bytes of requests and responses.", "limit"),
 	}
 	m.registry.MustRegister(
 		m.executions, m.duration, m.inFlight, m.upstream, m.authFailures, m.refusals,
@@ -111,7 +115,7 @@ func New(authReasons []string) *Metrics {
 	for _, r := range authReasons {
 		m.authFailures.WithLabelValues(r)
 	}
-	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections, LimitUnwrittenBytes, LimitRequestBytes} {
+	for _, l := range []string{LimitRate, LimitUserSlots, LimitOverallSlots, LimitConnections, LimitClientConnections, LimitUnwrittenBytes, LimitRequestBytes, LimitAuthFailures} {
 		m.refusals.WithLabelValues(l)
 	}
 	return m
@@ -204,7 +208,7 @@ func (m *Metrics) AuthFailure(reason string) {
 
 // Refused counts a request refused by a limit (LimitRate,
 // LimitUserSlots, LimitOverallSlots, LimitUnwrittenBytes,
-// LimitRequestBytes), or a
+// LimitRequestBytes, LimitAuthFailures), or a
 // connection (LimitConnections, LimitClientConnections).
 func (m *Metrics) Refused(limit string) {
 	if m == nil {
