@@ -3,6 +3,7 @@ package auth
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -119,23 +120,34 @@ func TestWeighCoversDecodedClaims(t *testing.T) {
 			}
 			weight := weigh(map[string]any(probe))
 			copies := max(20, int((20<<20)/weight))
-			kept := make([]Claims, copies)
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			for i := range kept {
-				if err := json.Unmarshal([]byte(payload), &kept[i]); err != nil {
-					t.Fatal(err)
-				}
+			// What else the process allocates meanwhile only adds to a
+			// measure: the least of three is the closest.
+			held := int64(math.MaxInt64)
+			for range 3 {
+				held = min(held, heldPerCopy(t, payload, copies))
 			}
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			held := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(copies)
-			runtime.KeepAlive(kept)
 			t.Logf("%d bytes of JSON: %d held, weighed %d", len(payload), held, weight)
 			if weight < held {
 				t.Errorf("%d bytes of JSON hold %d bytes decoded, weighed %d", len(payload), held, weight)
 			}
 		})
 	}
+}
+
+// heldPerCopy is the heap that each of copies decodings of payload holds.
+func heldPerCopy(t *testing.T, payload string, copies int) int64 {
+	t.Helper()
+	kept := make([]Claims, copies)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range kept {
+		if err := json.Unmarshal([]byte(payload), &kept[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(kept)
+	return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(copies)
 }
