@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/toolscript/toolscript/internal/testapi"
 	"github.com/toolscript/toolscript/internal/testconfig"
@@ -174,6 +175,43 @@ func TestLintShowsParseErrorsEscaped(t *testing.T) {
 	screen, _ := vtscreen.Render(stdout + stderr)
 	if !strings.Contains(screen, `got "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"`) || !strings.HasPrefix(screen, "a.luau:1:") {
 		t.Errorf("the screen shows\n%s", screen)
+	}
+}
+
+// lint runs in CI on pull requests: a hostile file's name (which starts
+// each line of the text output) and the source a parse error quotes must
+// not be workflow commands to a GitHub Actions runner, which reads "::"
+// after a line's leading white space and the legacy "##[" anywhere in it.
+func TestLintFileNamesAreNoWorkflowCommands(t *testing.T) {
+	dir := t.TempDir()
+	for name, source := range map[string]string{
+		"::stop-commands::pwn.luau":    "local x = \n",
+		" ::error title=a::b.luau":     "local x = \n",
+		"x ##[add-matcher]m.json.luau": "local x = \n",
+		"q.luau":                       "local x = 1 \"##[warning]forged\"\n",
+	} {
+		testfile.Write(t, filepath.Join(dir, name), source)
+	}
+	t.Chdir(dir)
+	for _, format := range []string{"text", "github"} {
+		stdout, stderr, status := toolscriptRun(t, "lint", "--format", format, ".")
+		if status != exitScriptError {
+			t.Fatalf("--format %s: status %d: %s %s", format, status, stdout, stderr)
+		}
+		if n := strings.Count(stdout, "\n"); n != 4 {
+			t.Errorf("--format %s: %d lines, want 4:\n%s", format, n, stdout)
+		}
+		for _, line := range strings.Split(stdout+stderr, "\n") {
+			if strings.Contains(line, "##[") {
+				t.Errorf("--format %s: a legacy workflow command: %q", format, line)
+			}
+			if format == "text" && strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") {
+				t.Errorf("--format text: a workflow command: %q", line)
+			}
+			if format == "github" && line != "" && !strings.HasPrefix(line, "::error file=") {
+				t.Errorf("--format github: a line that is not an annotation: %q", line)
+			}
+		}
 	}
 }
 

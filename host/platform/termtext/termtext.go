@@ -15,6 +15,15 @@
 // paragraph separators U+2028 and U+2029, and bytes that are not UTF-8.
 // Tab and newline are kept only where the text may span lines (Text).
 //
+// A terminal is often a CI job's log, and a GitHub Actions runner reads
+// two sequences in it as workflow commands (which annotate, mask, stop
+// the commands that follow, load problem matchers): "::" at a line's
+// start after its white space, and the legacy "##[" anywhere in a line.
+// In Line, Text and JSON the first colon of such a "::" is escaped
+// (\x3a), at the text's start and after each newline kept, and in every
+// form the bracket of "##[" is (\x5b), so that no line the text makes
+// is such a command.
+//
 // The escapes: \t, \n and \r by name, other bytes below 0x80 and bytes
 // that are not UTF-8 as \xHH, characters from U+0080 on as \uHHHH (lower
 // case hex). A backslash that would otherwise read as the start of an
@@ -37,6 +46,7 @@ package termtext
 import (
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -55,10 +65,12 @@ func Escapes(r rune) bool {
 }
 
 // Line returns s escaped to show as one line of a listing.
-func Line(s string) string { return escape(s, form{doubleBackslash: true}) }
+func Line(s string) string { return escape(s, form{doubleBackslash: true, lineStarts: true}) }
 
 // Text returns s escaped to show as lines: tab and newline are kept.
-func Text(s string) string { return escape(s, form{keepLines: true, doubleBackslash: true}) }
+func Text(s string) string {
+	return escape(s, form{keepLines: true, doubleBackslash: true, lineStarts: true})
+}
 
 // JSON returns the JSON text s escaped to show to a person: each
 // character the rule escapes becomes a \uHHHH escape (where such a
@@ -66,13 +78,16 @@ func Text(s string) string { return escape(s, form{keepLines: true, doubleBacksl
 // means the same JSON value. Tab and newline, which valid JSON has only
 // as whitespace between tokens, are kept; a caller that shows the value
 // on one line compacts it first (encoding/json's Compact).
-func JSON(s string) string { return escape(s, form{keepLines: true, json: true}) }
+func JSON(s string) string { return escape(s, form{keepLines: true, json: true, lineStarts: true}) }
 
 // form is how escape writes.
 type form struct {
 	keepLines       bool // tab and newline pass as they are
 	doubleBackslash bool // a backslash that starts an escape is doubled
 	json            bool // every escape is \uHHHH
+	// lineStarts escapes a workflow command's "::" at a line's start
+	// (the Writer's text may be such a command of toolscript's own).
+	lineStarts bool
 }
 
 // escape applies the rule to s in form f.
@@ -82,33 +97,55 @@ func escape(s string, f form) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
+	lineStart := f.lineStarts // no character but white space yet on this line
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		raw := false
 		switch {
 		case r == utf8.RuneError && size == 1:
 			writeHex(&b, 'x', rune(s[i]), 2)
 		case r == '\\' && f.doubleBackslash && startsEscape(s[i+1:], f):
 			b.WriteString(`\\`)
+		case lineStart && r == ':' && strings.HasPrefix(s[i+1:], ":"),
+			r == '[' && strings.HasSuffix(s[:i], "##"):
+			writeCommandEscape(&b, r, f)
 		case kept(r, f) || !Escapes(r):
 			b.WriteString(s[i : i+size])
+			raw = true
 		default:
 			writeEscape(&b, r, f)
 		}
+		lineStart = f.lineStarts && raw && (r == '\n' || lineStart && unicode.IsSpace(r))
 		i += size
 	}
 	return b.String()
 }
 
 // clean reports whether s needs no change: the common case, without
-// allocating.
+// allocating. A "::" or "##[" anywhere takes the slow path, which finds
+// whether it is a workflow command.
 func clean(s string, f form) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 || c == 0x7f || (c < 0x20 && !(f.keepLines && (c == '\t' || c == '\n'))) || (c == '\\' && f.doubleBackslash) {
 			return false
 		}
+		if (c == ':' && f.lineStarts && strings.HasPrefix(s[i+1:], ":")) || (c == '[' && strings.HasSuffix(s[:i], "##")) {
+			return false
+		}
 	}
 	return true
+}
+
+// writeCommandEscape escapes r, the character that would make a line a
+// workflow command (the colon of "::", the bracket of "##["), as \xHH or,
+// in JSON, \uHHHH.
+func writeCommandEscape(b *strings.Builder, r rune, f form) {
+	if f.json {
+		writeHex(b, 'u', r, 4)
+		return
+	}
+	writeHex(b, 'x', r, 2)
 }
 
 func kept(r rune, f form) bool { return f.keepLines && (r == '\t' || r == '\n') }

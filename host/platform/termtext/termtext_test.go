@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -28,6 +29,14 @@ func TestLineAndText(t *testing.T) {
 		{"backslash before an escaped character is doubled", "\\\x1b", `\\\x1b`, `\\\x1b`},
 		{"backslash before a kept newline", "a\\\nb", `a\\\nb`, "a\\\nb"},
 		{"trailing backslash", `a\`, `a\`, `a\`},
+		{"a workflow command at the start", "::warning file=a::x", `\x3a:warning file=a::x`, `\x3a:warning file=a::x`},
+		{"a workflow command after spaces", " \u00a0::stop-commands::t", " \u00a0" + `\x3a:stop-commands::t`, " \u00a0" + `\x3a:stop-commands::t`},
+		{"a workflow command after a line break", "a\n ::error::x", `a\n ::error::x`, "a\n " + `\x3a:error::x`},
+		{"an escaped tab ends the line's start", "\t::x", `\t::x`, "\t" + `\x3a:x`},
+		{"colons inside a line stay", "a ::b ::1", "a ::b ::1", "a ::b ::1"},
+		{"a legacy workflow command anywhere", "x ##[add-matcher]m.json ###[", `x ##\x5badd-matcher]m.json ###\x5b`, `x ##\x5badd-matcher]m.json ###\x5b`},
+		{"a backslash before a legacy command", `\##[`, `\##\x5b`, `\##\x5b`},
+		{"an escape's text is kept apart", `\x3a:a`, `\\x3a:a`, `\\x3a:a`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,8 +110,20 @@ func assertNoControls(t *testing.T, s string, lines bool) {
 	}
 }
 
+// assertNoWorkflowCommand fails if a line of s is one a GitHub Actions
+// runner reads as a workflow command: "::" after leading white space, or
+// the legacy "##[" anywhere.
+func assertNoWorkflowCommand(t *testing.T, s string) {
+	t.Helper()
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(strings.TrimLeftFunc(l, unicode.IsSpace), "::") || strings.Contains(l, "##[") {
+			t.Fatalf("%q has a workflow command in the line %q", s, l)
+		}
+	}
+}
+
 func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"", "a\x1b[6A\r\x1b[J", `\x1b`, "\\\x1b", "\u202e\u009b\x7f", "a\\", "\xff\xfe", "x\n\t\\n"} {
+	for _, s := range []string{"::warning::x", " \n\t::a", "###[x]", "a\x1b[6A\r\x1b[J", `\x1b`, "\\\x1b", "\u202e\u009b\x7f", "a\\", "\xff\xfe", "x\n\t\\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -126,6 +147,11 @@ func FuzzEscape(f *testing.F) {
 		assertNoControls(t, raw.String(), true)
 		if strings.Count(line, "\n") != 0 {
 			t.Fatalf("Line(%q) has a newline", s)
+		}
+		assertNoWorkflowCommand(t, line)
+		assertNoWorkflowCommand(t, text)
+		if strings.Contains(raw.String(), "##[") {
+			t.Fatalf("Writer left a legacy workflow command in %q", raw.String())
 		}
 	})
 }
