@@ -102,8 +102,8 @@ func runLint(c *cli.Context) error {
 	}
 
 	out := c.App.Writer
-	if format == app.LintJSON || format == app.LintSARIF {
-		out = termtext.Raw(out) // exact data
+	if format != app.LintText {
+		out = termtext.Raw(out) // exact data; GitHub's commands escape their own fields
 	}
 	if err := app.WriteLint(out, format, report, toolscriptVersion()); err != nil {
 		return usagef("%v", err)

@@ -188,7 +188,7 @@ func TestLintFileNamesAreNoWorkflowCommands(t *testing.T) {
 		"::stop-commands::pwn.luau":    "local x = \n",
 		" ::error title=a::b.luau":     "local x = \n",
 		"x ##[add-matcher]m.json.luau": "local x = \n",
-		"q.luau":                       "local x = 1 \"##[warning]forged\"\n",
+		"q.luau":                       "local x = 1 \"##[warning]forged\x1b]0;t\x07\"\n",
 	} {
 		testfile.Write(t, filepath.Join(dir, name), source)
 	}
@@ -201,6 +201,9 @@ func TestLintFileNamesAreNoWorkflowCommands(t *testing.T) {
 		if n := strings.Count(stdout, "\n"); n != 4 {
 			t.Errorf("--format %s: %d lines, want 4:\n%s", format, n, stdout)
 		}
+		if strings.ContainsAny(stdout, "\x1b\x07") {
+			t.Errorf("--format %s: a control character on the terminal: %q", format, stdout)
+		}
 		for _, line := range strings.Split(stdout+stderr, "\n") {
 			if strings.Contains(line, "##[") {
 				t.Errorf("--format %s: a legacy workflow command: %q", format, line)
@@ -210,6 +213,34 @@ func TestLintFileNamesAreNoWorkflowCommands(t *testing.T) {
 			}
 			if format == "github" && line != "" && !strings.HasPrefix(line, "::error file=") {
 				t.Errorf("--format github: a line that is not an annotation: %q", line)
+			}
+		}
+	}
+}
+
+// A spec's descriptions are lines of `sdk docs`: a third party's spec read
+// in CI must not make one of them a workflow command.
+func TestSpecDocsAreNoWorkflowCommands(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	spec := `{"openapi": "3.0.3",
+  "info": {"title": "Shop", "version": "1", "description": "hi\n::warning file=README.md::from info\n##[error]x"},
+  "servers": [{"url": "http://127.0.0.1:1"}],
+  "paths": {"/items": {"get": {"operationId": "listItems", "summary": "List",
+    "description": "Lists.\n::error::from op\n  ::stop-commands::tok",
+    "responses": {"200": {"description": "ok"}}}}}}`
+	path := filepath.Join(t.TempDir(), "spec.json")
+	testfile.Write(t, path, spec)
+	for _, name := range []string{"shop", "list_items"} {
+		stdout, stderr, status := toolscriptRun(t, "sdk", "--api", "shop="+path, "docs", name)
+		if status != 0 {
+			t.Fatalf("status %d: %s %s", status, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "::") {
+			t.Fatalf("sdk docs %s does not show the descriptions:\n%s", name, stdout)
+		}
+		for _, line := range strings.Split(stdout+stderr, "\n") {
+			if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") || strings.Contains(line, "##[") {
+				t.Errorf("sdk docs %s: a workflow command: %q", name, line)
 			}
 		}
 	}

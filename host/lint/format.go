@@ -112,11 +112,15 @@ func writeJSON(w *bufio.Writer, report *Report) error {
 
 // writeGitHub writes workflow commands
 // (::error file=F,line=L,col=C,title=T::message), escaped as GitHub's
-// toolkit escapes them.
+// toolkit escapes them. The commands are toolscript's, so the output
+// takes no termtext.Writer (it would escape them): each field passes
+// host/platform/termtext itself (the message as text that may span
+// lines), so that nothing in it acts on a terminal or is a command.
 func writeGitHub(w *bufio.Writer, report *Report) error {
 	for _, d := range report.Diagnostics {
 		fmt.Fprintf(w, "::%s file=%s,line=%d,col=%d,title=%s::%s\n",
-			d.Severity, escapeProperty(d.File), d.Line, d.Column, escapeProperty(d.Rule), escapeData(d.Message))
+			d.Severity, escapeProperty(termtext.Line(d.File)), d.Line, d.Column,
+			escapeProperty(termtext.Line(d.Rule)), escapeData(termtext.Text(d.Message)))
 	}
 	return nil
 }

@@ -19,10 +19,11 @@
 // two sequences in it as workflow commands (which annotate, mask, stop
 // the commands that follow, load problem matchers): "::" at a line's
 // start after its white space, and the legacy "##[" anywhere in a line.
-// In Line, Text and JSON the first colon of such a "::" is escaped
-// (\x3a), at the text's start and after each newline kept, and in every
-// form the bracket of "##[" is (\x5b), so that no line the text makes
-// is such a command.
+// The first colon of such a "::" is escaped (\x3a; in JSON \u003a), at
+// the text's start (a Writer's: a line's) and after each newline kept,
+// and the bracket of "##[" is (\x5b), so that no line the text makes is
+// such a command. Outputs that write workflow commands of their own
+// (lint's GitHub format) take the writer beneath (Raw).
 //
 // The escapes: \t, \n and \r by name, other bytes below 0x80 and bytes
 // that are not UTF-8 as \xHH, characters from U+0080 on as \uHHHH (lower
@@ -65,12 +66,10 @@ func Escapes(r rune) bool {
 }
 
 // Line returns s escaped to show as one line of a listing.
-func Line(s string) string { return escape(s, form{doubleBackslash: true, lineStarts: true}) }
+func Line(s string) string { return escape(s, form{doubleBackslash: true}) }
 
 // Text returns s escaped to show as lines: tab and newline are kept.
-func Text(s string) string {
-	return escape(s, form{keepLines: true, doubleBackslash: true, lineStarts: true})
-}
+func Text(s string) string { return escape(s, form{keepLines: true, doubleBackslash: true}) }
 
 // JSON returns the JSON text s escaped to show to a person: each
 // character the rule escapes becomes a \uHHHH escape (where such a
@@ -78,26 +77,26 @@ func Text(s string) string {
 // means the same JSON value. Tab and newline, which valid JSON has only
 // as whitespace between tokens, are kept; a caller that shows the value
 // on one line compacts it first (encoding/json's Compact).
-func JSON(s string) string { return escape(s, form{keepLines: true, json: true, lineStarts: true}) }
+func JSON(s string) string { return escape(s, form{keepLines: true, json: true}) }
 
 // form is how escape writes.
 type form struct {
 	keepLines       bool // tab and newline pass as they are
 	doubleBackslash bool // a backslash that starts an escape is doubled
 	json            bool // every escape is \uHHHH
-	// lineStarts escapes a workflow command's "::" at a line's start
-	// (the Writer's text may be such a command of toolscript's own).
-	lineStarts bool
 }
 
-// escape applies the rule to s in form f.
-func escape(s string, f form) string {
+// escape applies the rule to s in form f, s starting a line.
+func escape(s string, f form) string { return escapeAt(s, f, true) }
+
+// escapeAt applies the rule to s in form f; lineStart says whether s
+// starts a line (nothing but white space before it on its line).
+func escapeAt(s string, f form, lineStart bool) string {
 	if clean(s, f) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	lineStart := f.lineStarts // no character but white space yet on this line
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		raw := false
@@ -115,7 +114,7 @@ func escape(s string, f form) string {
 		default:
 			writeEscape(&b, r, f)
 		}
-		lineStart = f.lineStarts && raw && (r == '\n' || lineStart && unicode.IsSpace(r))
+		lineStart = raw && (r == '\n' || lineStart && unicode.IsSpace(r))
 		i += size
 	}
 	return b.String()
@@ -130,7 +129,7 @@ func clean(s string, f form) bool {
 		if c >= 0x80 || c == 0x7f || (c < 0x20 && !(f.keepLines && (c == '\t' || c == '\n'))) || (c == '\\' && f.doubleBackslash) {
 			return false
 		}
-		if (c == ':' && f.lineStarts && strings.HasPrefix(s[i+1:], ":")) || (c == '[' && strings.HasSuffix(s[:i], "##")) {
+		if (c == ':' && strings.HasPrefix(s[i+1:], ":")) || (c == '[' && strings.HasSuffix(s[:i], "##")) {
 			return false
 		}
 	}
@@ -251,9 +250,11 @@ func hexValue(s string) int {
 // is escaped as Text escapes, except that backslashes pass as they are,
 // so that text already escaped (Line, Text, JSON) passes unchanged. A
 // character split across two Writes is escaped as the bytes it is made
-// of: write whole lines (as fmt's functions do).
+// of: write whole lines (as fmt's functions do). A Write that goes on a
+// line another began does not start a line.
 type Writer struct {
-	w io.Writer
+	w       io.Writer
+	midLine bool // the last Write left its line with more than white space
 }
 
 // NewWriter returns a Writer writing to w.
@@ -262,11 +263,27 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // Write escapes p and writes it; it reports len(p) when all of it was
 // written.
 func (t *Writer) Write(p []byte) (int, error) {
-	s := escape(string(p), form{keepLines: true})
+	text := string(p)
+	s := escapeAt(text, form{keepLines: true}, !t.midLine)
+	t.midLine = !endsAtLineStart(text, !t.midLine)
 	if _, err := io.WriteString(t.w, s); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// endsAtLineStart reports whether s, written where lineStart says, leaves
+// its last line with nothing but white space shown as it is.
+func endsAtLineStart(s string, lineStart bool) bool {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s, lineStart = s[i+1:], true
+	}
+	for _, r := range s {
+		if !unicode.IsSpace(r) || (Escapes(r) && r != '\t') {
+			return false
+		}
+	}
+	return lineStart
 }
 
 // Raw returns the writer beneath w when w is a Writer, else w: where
