@@ -59,6 +59,7 @@ func TestJSONKeepsTheValue(t *testing.T) {
 		"\x1b[2J\u009b\u202e\u2066\x7f",
 		`back\slash "quoted" \x1b`,
 		"line\nbreak\ttab",
+		"::warning::x ##[add-mask]y\n::error::z",
 	}
 	for _, s := range tests {
 		data, err := json.Marshal(map[string]string{"s": s})
@@ -74,6 +75,7 @@ func TestJSONKeepsTheValue(t *testing.T) {
 			t.Errorf("JSON(%s) = %s means %q, want %q (%v)", data, shown, back["s"], s, err)
 		}
 		assertNoControls(t, shown, true)
+		assertNoWorkflowCommand(t, shown)
 	}
 }
 
