@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -101,12 +102,24 @@ func runLint(c *cli.Context) error {
 		return exitFor(err)
 	}
 
-	out := c.App.Writer
-	if format != app.LintText {
-		out = termtext.Raw(out) // exact data; GitHub's commands escape their own fields
+	// Text goes through the termtext net; GitHub's commands past it (they
+	// escape their own fields); JSON and SARIF are exact data
+	// (writeExactJSON).
+	out, exact := c.App.Writer, new(bytes.Buffer)
+	switch format {
+	case app.LintJSON, app.LintSARIF:
+		out = exact
+	case app.LintText:
+	default:
+		out = termtext.Raw(out)
 	}
 	if err := app.WriteLint(out, format, report, toolscriptVersion()); err != nil {
 		return usagef("%v", err)
+	}
+	if exact.Len() > 0 {
+		if err := writeExactJSON(c.App.Writer, exact.Bytes()); err != nil {
+			return usagef("writing the report: %v", err)
+		}
 	}
 	if format == app.LintText {
 		fmt.Fprintln(c.App.ErrWriter, app.LintSummary(report))

@@ -151,6 +151,16 @@ func usagef(format string, args ...any) error {
 	return cli.Exit(fmt.Sprintf("toolscript: "+format, args...), exitUsage)
 }
 
+// writeExactJSON writes data, a JSON text that is the command's exact
+// output (--json, lint's JSON and SARIF), to the writer beneath w as the
+// same JSON value with each character host/platform/termtext escapes
+// written as a \uHHHH escape: a terminal or a CI log that shows it runs
+// nothing a script, a spec or a file name put in it.
+func writeExactJSON(w io.Writer, data []byte) error {
+	_, err := io.WriteString(termtext.Raw(w), termtext.JSON(string(data)))
+	return err
+}
+
 // errorText shows err for a person: each error it joins (errors.Join) on
 // a line of its own, escaped as one line (host/platform/termtext), so that a path
 // or a spec's text in it cannot start a line of its own.

@@ -176,7 +176,7 @@ func runScript(c *cli.Context) error {
 	}
 
 	if asJSON {
-		fmt.Fprintf(termtext.Raw(out), "%s\n", res.JSON())
+		_ = writeExactJSON(out, append(res.JSON(), '\n'))
 	} else {
 		if res.Error == nil && string(res.Value) != "null" {
 			fmt.Fprintf(out, "%s\n", termtext.JSON(string(res.Value)))

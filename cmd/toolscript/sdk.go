@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -242,7 +243,11 @@ func sdkTypes(c *cli.Context) error {
 }
 
 func printJSON(c *cli.Context, v any) error {
-	enc := json.NewEncoder(termtext.Raw(c.App.Writer)) // exact data
+	var data bytes.Buffer
+	enc := json.NewEncoder(&data)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return writeExactJSON(c.App.Writer, data.Bytes())
 }

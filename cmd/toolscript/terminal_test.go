@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -135,6 +136,35 @@ error("boom \27[2J\27[H gone")
 	}
 }
 
+// --json is exact data, one JSON line that a CI log may show: what a
+// script prints reaches it as the same JSON values, with no legacy
+// workflow command ("##[", read anywhere in a line) and no character that
+// acts on a terminal.
+func TestRunJSONHoldsNoWorkflowCommand(t *testing.T) {
+	script := testfile.Temp(t, "script.luau", `
+print("##[add-matcher]m.json")
+print("abc\u{202e}txt \u{9b}2J")
+return "##[error]x"
+`)
+	stdout, stderr, status := toolscriptRun(t, "run", "--no-io", "--json", script)
+	if status != 0 {
+		t.Fatalf("status %d: %s %s", status, stdout, stderr)
+	}
+	var res struct {
+		Value string   `json:"result"`
+		Logs  []string `json:"logs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, stdout)
+	}
+	if res.Value != "##[error]x" || len(res.Logs) != 2 || res.Logs[0] != "##[add-matcher]m.json" || res.Logs[1] != "abc\u202etxt \u009b2J" {
+		t.Errorf("the values changed: %+v", res)
+	}
+	if strings.Contains(stdout, "##[") || strings.ContainsAny(stdout, "\u202e\u009b") {
+		t.Errorf("standard output holds a workflow command or a control: %q", stdout)
+	}
+}
+
 // A pull request adds evil.luau, which deletes, and scripts whose names
 // say that evil.luau is harmless: one moves the cursor up over evil.luau's
 // line and clears it, one starts lines of its own.
@@ -193,12 +223,16 @@ func TestLintFileNamesAreNoWorkflowCommands(t *testing.T) {
 		testfile.Write(t, filepath.Join(dir, name), source)
 	}
 	t.Chdir(dir)
-	for _, format := range []string{"text", "github"} {
+	for _, format := range []string{"text", "github", "json", "sarif"} {
 		stdout, stderr, status := toolscriptRun(t, "lint", "--format", format, ".")
 		if status != exitScriptError {
 			t.Fatalf("--format %s: status %d: %s %s", format, status, stdout, stderr)
 		}
-		if n := strings.Count(stdout, "\n"); n != 4 {
+		if format == "json" || format == "sarif" {
+			if !json.Valid([]byte(stdout)) || !strings.Contains(stdout, "::stop-commands::pwn.luau") {
+				t.Errorf("--format %s: not the JSON wanted: %s", format, stdout)
+			}
+		} else if n := strings.Count(stdout, "\n"); n != 4 {
 			t.Errorf("--format %s: %d lines, want 4:\n%s", format, n, stdout)
 		}
 		if strings.ContainsAny(stdout, "\x1b\x07") {
