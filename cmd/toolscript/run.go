@@ -53,7 +53,7 @@ func settings(c *cli.Context, file *app.ConfigFile, mode app.Mode) (app.Settings
 	// (such as a CI system's workflow command).
 	warn := func(w string) { fmt.Fprintf(c.App.ErrWriter, "toolscript: warning: %s\n", termtext.Line(w)) }
 	if mode == app.ModeHosted { // standard error is JSON lines only
-		logger := slog.New(slog.NewJSONHandler(termtext.Raw(c.App.ErrWriter), nil))
+		logger := slog.New(slog.NewJSONHandler(termtext.NewJSONWriter(termtext.Raw(c.App.ErrWriter)), nil))
 		warn = func(w string) { logger.Warn(w) }
 	}
 	for _, w := range s.Warnings {

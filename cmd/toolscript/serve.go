@@ -106,7 +106,7 @@ func serve(c *cli.Context) error {
 	// for a person in the stdio mode, JSON lines in the hosted mode.
 	stderr, sdkOpts := c.App.ErrWriter, sdkOptions(c)
 	if limits.Mode() == app.ModeHosted {
-		stderr = termtext.Raw(stderr)
+		stderr = termtext.NewJSONWriter(termtext.Raw(stderr))
 		sdkOpts.Stderr = stderr
 	}
 	err = app.Serve(ctx, app.ServeConfig{

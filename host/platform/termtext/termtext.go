@@ -295,3 +295,24 @@ func Raw(w io.Writer) io.Writer {
 	}
 	return w
 }
+
+// JSONWriter applies JSON's form of the rule to everything written
+// through it: for JSON lines shown to a person (the hosted mode's
+// standard error, read with `kubectl logs` or `docker logs`). Each Write
+// must be whole JSON texts (as slog's JSON handler writes one record a
+// Write); each keeps its value.
+type JSONWriter struct {
+	w io.Writer
+}
+
+// NewJSONWriter returns a JSONWriter writing to w.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{w: w} }
+
+// Write escapes p as JSON does and writes it; it reports len(p) when all
+// of it was written.
+func (t *JSONWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, JSON(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

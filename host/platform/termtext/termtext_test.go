@@ -115,6 +115,24 @@ func TestWriterEscapesWorkflowCommandsAtLineStarts(t *testing.T) {
 	}
 }
 
+// A JSON line writer (the hosted mode's standard error) writes each
+// record as the same JSON value, nothing in it acting on a terminal.
+func TestJSONWriterKeepsEachRecordsValue(t *testing.T) {
+	var out bytes.Buffer
+	w := NewJSONWriter(&out)
+	record := map[string]string{"msg": "upstream said \u009b2J\u202etxt.exe ##[error]x \x1b]52;c;aGk=\x07"}
+	data, _ := json.Marshal(record)
+	if _, err := w.Write(append(data, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out.Bytes(), &back); err != nil || back["msg"] != record["msg"] {
+		t.Fatalf("wrote %s: %v, %q", out.String(), err, back["msg"])
+	}
+	assertNoControls(t, out.String(), true)
+	assertNoWorkflowCommand(t, out.String())
+}
+
 // assertNoControls fails if s holds a character the rule escapes, tab and
 // newline aside when lines are allowed.
 func assertNoControls(t *testing.T, s string, lines bool) {
