@@ -47,6 +47,7 @@ package termtext
 import (
 	"io"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -252,8 +253,10 @@ func hexValue(s string) int {
 // character split across two Writes is escaped as the bytes it is made
 // of: write whole lines (as fmt's functions do). A Write that goes on a
 // line another began does not start a line.
+// Writes from several goroutines are serialised.
 type Writer struct {
 	w       io.Writer
+	mu      sync.Mutex
 	midLine bool // the last Write left its line with more than white space
 }
 
@@ -263,6 +266,8 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // Write escapes p and writes it; it reports len(p) when all of it was
 // written.
 func (t *Writer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	text := string(p)
 	s := escapeAt(text, form{keepLines: true}, !t.midLine)
 	t.midLine = !endsAtLineStart(text, !t.midLine)

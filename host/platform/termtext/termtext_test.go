@@ -133,6 +133,28 @@ func TestJSONWriterKeepsEachRecordsValue(t *testing.T) {
 	assertNoWorkflowCommand(t, out.String())
 }
 
+// A Writer is shared by goroutines (an upstream's standard error, the
+// server's warnings): run with -race.
+func TestWriterIsSafeForConcurrentWrites(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 100 {
+				w.Write([]byte("::x\n"))
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	if want := strings.Repeat(`\x3a:x`+"\n", 400); out.String() != want {
+		t.Errorf("wrote %d bytes, want %d", out.Len(), len(want))
+	}
+}
+
 // assertNoControls fails if s holds a character the rule escapes, tab and
 // newline aside when lines are allowed.
 func assertNoControls(t *testing.T, s string, lines bool) {
